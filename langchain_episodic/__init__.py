@@ -1,0 +1,91 @@
+"""langchain-episodic: episodic memory with prioritized experience replay for LangChain.
+
+An agent records each finished task as an :class:`Episode`; on a new task,
+:class:`EpisodicMemory` recalls the few past episodes that matter most (similar,
+recent, rewarded, successful) and :func:`format_replay_prompt` turns them into context
+for the model. Episodes live in ChromaDB: on disk, in memory, or on a Chroma server.
+"""
+
+from langchain_episodic.diagnostics import LearningSnapshot, compute_learning_curve
+from langchain_episodic.embeddings import HashingEmbeddings
+from langchain_episodic.episode import (
+    Episode,
+    Feedback,
+    OutcomeStatus,
+    TaskCategory,
+    TaskDescription,
+)
+from langchain_episodic.errors import (
+    EpisodeConflictError,
+    EpisodeValidationError,
+    EpisodicValueError,
+    StoreConfigurationError,
+)
+from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.replay import (
+    ReplayContext,
+    approximate_token_count,
+    build_replay_context,
+    format_replay_prompt,
+    render_episode,
+)
+from langchain_episodic.scoring import (
+    PrioritizedResult,
+    ReplayWeights,
+    SearchResult,
+    compute_priority,
+    cosine_similarity,
+    temporal_decay,
+)
+from langchain_episodic.skills import (
+    SkillProfile,
+    compute_skill_profiles,
+    identify_weak_skills,
+)
+from langchain_episodic.store import ChromaEpisodeStore
+from langchain_episodic.strategy import (
+    STRATEGY_POOL,
+    StrategyChoice,
+    choose_strategy,
+    select_strategy,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "STRATEGY_POOL",
+    "ChromaEpisodeStore",
+    "Episode",
+    "EpisodeConflictError",
+    "EpisodeFilter",
+    "EpisodeValidationError",
+    "EpisodicMemory",
+    "EpisodicValueError",
+    "Feedback",
+    "HashingEmbeddings",
+    "LearningSnapshot",
+    "OutcomeStatus",
+    "PrioritizedResult",
+    "ReplayContext",
+    "ReplayWeights",
+    "SearchResult",
+    "SkillProfile",
+    "StoreConfigurationError",
+    "StrategyChoice",
+    "TaskCategory",
+    "TaskDescription",
+    "__version__",
+    "approximate_token_count",
+    "build_replay_context",
+    "choose_strategy",
+    "compute_learning_curve",
+    "compute_priority",
+    "compute_skill_profiles",
+    "cosine_similarity",
+    "format_replay_prompt",
+    "identify_weak_skills",
+    "render_episode",
+    "select_strategy",
+    "temporal_decay",
+]

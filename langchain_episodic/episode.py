@@ -1,0 +1,281 @@
+"""The episode data model: immutable, validated records of what an agent did.
+
+An :class:`Episode` is one finished attempt at a task: the task itself, the solution,
+the feedback from tests, the outcome, when it happened, how many iterations it took
+and which strategy was used. Every class here is a frozen dataclass that validates
+itself on construction, so an invalid episode can never exist, and each one
+round-trips exactly through ``to_dict()`` / ``from_dict()`` (JSON-safe).
+
+Example:
+    .. code-block:: python
+
+        from langchain_episodic import (
+            Episode, Feedback, OutcomeStatus, TaskCategory, TaskDescription,
+        )
+
+        episode = Episode(
+            episode_id="login-1",
+            task=TaskDescription("Implement a login form", TaskCategory.CODE_GENERATION, 0.6),
+            solution="def login(user, password): ...",
+            feedback=Feedback(reward=0.9, message="9/10 pass", tests_passed=9, tests_total=10),
+            outcome=OutcomeStatus.SUCCESS,
+            timestamp=1_700_000_000.0,
+            iterations=3,
+            strategy_used="iterative",
+        )
+        assert Episode.from_dict(episode.to_dict()) == episode
+        assert episode.feedback.pass_rate == 0.9
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, TypeVar
+
+from langchain_episodic.errors import EpisodeValidationError
+
+__all__ = ["Episode", "Feedback", "OutcomeStatus", "TaskCategory", "TaskDescription"]
+
+
+class OutcomeStatus(str, Enum):
+    """How an attempt at a task ended."""
+
+    SUCCESS = "success"
+    PARTIAL = "partial"
+    FAILURE = "failure"
+
+
+class TaskCategory(str, Enum):
+    """The kind of task; skill profiles and strategy selection group by it."""
+
+    CODE_GENERATION = "code_generation"
+    DEBUGGING = "debugging"
+    REFACTORING = "refactoring"
+    TESTING = "testing"
+    ARCHITECTURE = "architecture"
+    UNKNOWN = "unknown"
+
+
+_E = TypeVar("_E", bound=Enum)
+
+
+def _fail(owner: str, field: str, value: object, rule: str) -> EpisodeValidationError:
+    return EpisodeValidationError(f"{owner}.{field}={value!r} is invalid: {rule}")
+
+
+def _as_enum(owner: str, field: str, value: object, enum_type: type[_E]) -> _E:
+    if isinstance(value, enum_type):
+        return value
+    try:
+        return enum_type(value)
+    except ValueError:
+        allowed = ", ".join(repr(member.value) for member in enum_type)
+        raise _fail(owner, field, value, f"must be one of {allowed}") from None
+
+
+def _as_finite_float(owner: str, field: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _fail(owner, field, value, "must be a number")
+    number = float(value)
+    if not math.isfinite(number):
+        raise _fail(owner, field, value, "must be finite")
+    return number
+
+
+def _as_unit_float(owner: str, field: str, value: object) -> float:
+    number = _as_finite_float(owner, field, value)
+    if not 0.0 <= number <= 1.0:
+        raise _fail(owner, field, value, "must be between 0 and 1")
+    return number
+
+
+def _as_int(owner: str, field: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(owner, field, value, "must be an integer")
+    if value < minimum:
+        raise _fail(owner, field, value, f"must be >= {minimum}")
+    return value
+
+
+def _as_text(owner: str, field: str, value: object, *, allow_empty: bool) -> str:
+    if not isinstance(value, str):
+        raise _fail(owner, field, value, "must be a string")
+    if not allow_empty and not value.strip():
+        raise _fail(owner, field, value, "must not be empty")
+    return value
+
+
+def _set(instance: object, field: str, value: object) -> None:
+    # Frozen dataclasses normalise their own fields once, during __post_init__.
+    object.__setattr__(instance, field, value)
+
+
+def _fields_of(owner: str, data: object, required: set[str], optional: set[str]) -> dict[str, Any]:
+    if not isinstance(data, Mapping):
+        raise EpisodeValidationError(f"{owner} data={data!r} is invalid: must be a mapping")
+    missing = sorted(required - data.keys())
+    if missing:
+        raise EpisodeValidationError(f"{owner} data is missing field(s) {missing}")
+    unknown = sorted(str(key) for key in data.keys() - required - optional)
+    if unknown:
+        raise EpisodeValidationError(f"{owner} data has unknown field(s) {unknown}")
+    return dict(data)
+
+
+@dataclass(frozen=True)
+class TaskDescription:
+    """A task the agent was given.
+
+    Attributes:
+        description: What was asked, in words. This is the text that is embedded.
+        category: The kind of task.
+        complexity: Estimated difficulty, from 0 (trivial) to 1 (hardest).
+    """
+
+    description: str
+    category: TaskCategory = TaskCategory.UNKNOWN
+    complexity: float = 0.5
+
+    def __post_init__(self) -> None:
+        owner = "TaskDescription"
+        _as_text(owner, "description", self.description, allow_empty=False)
+        _set(self, "category", _as_enum(owner, "category", self.category, TaskCategory))
+        _set(self, "complexity", _as_unit_float(owner, "complexity", self.complexity))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe dict that :meth:`from_dict` turns back into an equal task."""
+        return {
+            "description": self.description,
+            "category": self.category.value,
+            "complexity": self.complexity,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TaskDescription:
+        """Build a task from :meth:`to_dict` output, validating every field."""
+        fields = _fields_of("TaskDescription", data, {"description"}, {"category", "complexity"})
+        return cls(**fields)
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What the tests said about a solution.
+
+    Attributes:
+        reward: Scalar reward in [0, 1].
+        message: Free-text feedback, e.g. the failing assertion.
+        tests_passed: Number of tests that passed.
+        tests_total: Number of tests that ran; at least ``tests_passed``.
+    """
+
+    reward: float
+    message: str = ""
+    tests_passed: int = 0
+    tests_total: int = 0
+
+    def __post_init__(self) -> None:
+        owner = "Feedback"
+        _set(self, "reward", _as_unit_float(owner, "reward", self.reward))
+        _as_text(owner, "message", self.message, allow_empty=True)
+        _as_int(owner, "tests_passed", self.tests_passed, 0)
+        _as_int(owner, "tests_total", self.tests_total, 0)
+        if self.tests_passed > self.tests_total:
+            raise _fail(
+                owner,
+                "tests_passed",
+                self.tests_passed,
+                f"must not exceed tests_total={self.tests_total!r}",
+            )
+
+    @property
+    def pass_rate(self) -> float:
+        """Share of tests that passed, or 0.0 when no test ran."""
+        return self.tests_passed / self.tests_total if self.tests_total > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe dict that :meth:`from_dict` turns back into equal feedback."""
+        return {
+            "reward": self.reward,
+            "message": self.message,
+            "tests_passed": self.tests_passed,
+            "tests_total": self.tests_total,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Feedback:
+        """Build feedback from :meth:`to_dict` output, validating every field."""
+        fields = _fields_of(
+            "Feedback", data, {"reward"}, {"message", "tests_passed", "tests_total"}
+        )
+        return cls(**fields)
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One finished attempt at a task: immutable once created.
+
+    Attributes:
+        episode_id: Unique id within a memory's namespace.
+        task: The task that was attempted.
+        solution: What the agent produced (code, a plan, ...).
+        feedback: What the tests said.
+        outcome: Success, partial success or failure.
+        timestamp: When it happened, in seconds (e.g. ``time.time()``).
+        iterations: How many attempts it took, at least 1.
+        strategy_used: Name of the strategy used, e.g. a key of ``STRATEGY_POOL``.
+    """
+
+    episode_id: str
+    task: TaskDescription
+    solution: str
+    feedback: Feedback
+    outcome: OutcomeStatus
+    timestamp: float = 0.0
+    iterations: int = 1
+    strategy_used: str = "default"
+
+    def __post_init__(self) -> None:
+        owner = "Episode"
+        _as_text(owner, "episode_id", self.episode_id, allow_empty=False)
+        if not isinstance(self.task, TaskDescription):
+            raise _fail(owner, "task", self.task, "must be a TaskDescription")
+        _as_text(owner, "solution", self.solution, allow_empty=True)
+        if not isinstance(self.feedback, Feedback):
+            raise _fail(owner, "feedback", self.feedback, "must be a Feedback")
+        _set(self, "outcome", _as_enum(owner, "outcome", self.outcome, OutcomeStatus))
+        _set(self, "timestamp", _as_finite_float(owner, "timestamp", self.timestamp))
+        _as_int(owner, "iterations", self.iterations, 1)
+        _as_text(owner, "strategy_used", self.strategy_used, allow_empty=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe dict that :meth:`from_dict` turns back into an equal episode."""
+        return {
+            "episode_id": self.episode_id,
+            "task": self.task.to_dict(),
+            "solution": self.solution,
+            "feedback": self.feedback.to_dict(),
+            "outcome": self.outcome.value,
+            "timestamp": self.timestamp,
+            "iterations": self.iterations,
+            "strategy_used": self.strategy_used,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Episode:
+        """Build an episode from :meth:`to_dict` output, validating every field.
+
+        Raises:
+            EpisodeValidationError: A field is missing, unknown or out of range.
+        """
+        fields = _fields_of(
+            "Episode",
+            data,
+            {"episode_id", "task", "solution", "feedback", "outcome"},
+            {"timestamp", "iterations", "strategy_used"},
+        )
+        fields["task"] = TaskDescription.from_dict(fields["task"])
+        fields["feedback"] = Feedback.from_dict(fields["feedback"])
+        return cls(**fields)

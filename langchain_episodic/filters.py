@@ -1,0 +1,82 @@
+"""Which stored episodes a recall may consider: a pure, validated description."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TypeVar
+
+from langchain_episodic.episode import OutcomeStatus, TaskCategory
+from langchain_episodic.errors import EpisodicValueError
+
+__all__ = ["EpisodeFilter"]
+
+_E = TypeVar("_E", bound=Enum)
+
+
+def _members(field: str, value: object, enum_type: type[_E]) -> tuple[_E, ...] | None:
+    if value is None:
+        return None
+    items = [value] if isinstance(value, (str, Enum)) or not isinstance(value, Iterable) else value
+    members: list[_E] = []
+    for item in items:
+        try:
+            members.append(item if isinstance(item, enum_type) else enum_type(item))
+        except ValueError:
+            allowed = ", ".join(repr(m.value) for m in enum_type)
+            msg = f"EpisodeFilter.{field}={value!r} is invalid: values must be among {allowed}"
+            raise EpisodicValueError(msg) from None
+    if not members:
+        msg = f"EpisodeFilter.{field}={value!r} is invalid: must not be empty"
+        raise EpisodicValueError(msg)
+    return tuple(dict.fromkeys(members))
+
+
+def _strings(field: str, value: object) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) or not isinstance(value, Iterable) else list(value)
+    strings = [item for item in items if isinstance(item, str) and item]
+    if not items or len(strings) != len(items):
+        msg = f"EpisodeFilter.{field}={value!r} is invalid: must be non-empty strings"
+        raise EpisodicValueError(msg)
+    return tuple(dict.fromkeys(strings))
+
+
+@dataclass(frozen=True, init=False)
+class EpisodeFilter:
+    """Restrict recall to episodes whose fields take one of the given values.
+
+    Each field accepts one value or several; ``None`` means "any". Fields combine
+    with AND, values within a field with OR.
+
+    Attributes:
+        categories: Task categories to keep.
+        outcomes: Outcomes to keep.
+        strategies: ``strategy_used`` names to keep.
+
+    Example:
+        .. code-block:: python
+
+            EpisodeFilter(category="debugging", outcome=["success", "partial"])
+    """
+
+    categories: tuple[TaskCategory, ...] | None
+    outcomes: tuple[OutcomeStatus, ...] | None
+    strategies: tuple[str, ...] | None
+
+    def __init__(
+        self,
+        category: TaskCategory | str | Iterable[TaskCategory | str] | None = None,
+        outcome: OutcomeStatus | str | Iterable[OutcomeStatus | str] | None = None,
+        strategy_used: str | Iterable[str] | None = None,
+    ) -> None:
+        object.__setattr__(self, "categories", _members("category", category, TaskCategory))
+        object.__setattr__(self, "outcomes", _members("outcome", outcome, OutcomeStatus))
+        object.__setattr__(self, "strategies", _strings("strategy_used", strategy_used))
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the filter keeps every episode."""
+        return self.categories is None and self.outcomes is None and self.strategies is None

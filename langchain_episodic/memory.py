@@ -1,0 +1,389 @@
+"""EpisodicMemory: a short-term window over a long-term Chroma tier (article, section 7)."""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.runnables.config import run_in_executor
+
+from langchain_episodic.embeddings import HashingEmbeddings
+from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
+from langchain_episodic.errors import EpisodeConflictError, EpisodicValueError
+from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.scoring import (
+    DEFAULT_HALF_LIFE,
+    PrioritizedResult,
+    ReplayWeights,
+    check_half_life,
+    check_time,
+    rank_by_priority,
+)
+from langchain_episodic.skills import (
+    SkillProfile,
+    SkillTally,
+    profiles_from_tallies,
+    tally_episodes,
+)
+from langchain_episodic.store import DEFAULT_NAMESPACE, ChromaEpisodeStore
+
+__all__ = ["EpisodicMemory"]
+
+_COUNT_KEY = "count"
+_TALLY_FIELDS = ("total", "successes", "reward_sum", "iterations_sum")
+
+
+def _summary_from_tallies(count: int, tallies: Mapping[TaskCategory, SkillTally]) -> dict[str, Any]:
+    summary: dict[str, Any] = {_COUNT_KEY: count}
+    for category, tally in tallies.items():
+        for field in _TALLY_FIELDS:
+            summary[f"{category.value}.{field}"] = getattr(tally, field)
+    return summary
+
+
+def _tallies_from_summary(summary: Mapping[str, int | float]) -> dict[TaskCategory, SkillTally]:
+    tallies: dict[TaskCategory, SkillTally] = {}
+    for category in TaskCategory:
+        values = [summary.get(f"{category.value}.{field}") for field in _TALLY_FIELDS]
+        if all(value is not None for value in values):
+            total, successes, reward_sum, iterations_sum = values
+            tallies[category] = SkillTally(
+                int(total or 0),
+                int(successes or 0),
+                float(reward_sum or 0),
+                int(iterations_sum or 0),
+            )
+    return tallies
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        msg = f"{name}={value!r} is invalid: must be an integer >= {minimum}"
+        raise EpisodicValueError(msg)
+    return value
+
+
+def _query_text(query: str | TaskDescription) -> str:
+    if isinstance(query, TaskDescription):
+        return query.description
+    if not isinstance(query, str) or not query.strip():
+        msg = f"query={query!r} is invalid: must be a non-empty string or a TaskDescription"
+        raise EpisodicValueError(msg)
+    return query
+
+
+def _check_vector(vector: Sequence[float], what: str) -> list[float]:
+    values = [float(v) for v in vector]
+    if not values or not all(math.isfinite(v) for v in values):
+        msg = f"the embedding of {what} is invalid: must be a non-empty vector of finite numbers"
+        raise EpisodicValueError(msg)
+    if not any(values):
+        msg = f"the embedding of {what} is the zero vector, which has no cosine similarity"
+        raise EpisodicValueError(msg)
+    return values
+
+
+class EpisodicMemory:
+    """Two-tier episodic memory with prioritized experience replay.
+
+    The short-term tier is a sliding window of the last ``short_term_limit`` recorded
+    episodes; the long-term tier is a :class:`ChromaEpisodeStore` holding every
+    episode with the embedding of its task description. :meth:`recall` fetches
+    ``fetch_k`` candidates by cosine similarity, then ranks them by replay priority
+    (similarity, recency, reward, outcome).
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langchain-episodic
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+
+            memory = EpisodicMemory(store=ChromaEpisodeStore(path="./episodic-memory"))
+
+    Record:
+        .. code-block:: python
+
+            from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
+
+            memory.record(Episode(
+                episode_id="login-1",
+                task=TaskDescription("Implement a login form with validation"),
+                solution="def login(...): ...",
+                feedback=Feedback(reward=0.9, tests_passed=9, tests_total=10),
+                outcome=OutcomeStatus.SUCCESS,
+                timestamp=1_700_000_000.0,
+                strategy_used="iterative",
+            ))
+
+    Recall:
+        .. code-block:: python
+
+            for hit in memory.recall("Build a signup form", top_k=3):
+                print(hit.episode.episode_id, round(hit.priority, 3))
+
+    Async:
+        .. code-block:: python
+
+            hits = await memory.arecall("Build a signup form")
+
+    Args:
+        store: The long-term tier; a private in-process store when ``None``.
+        embeddings: Any LangChain ``Embeddings``; :class:`HashingEmbeddings` when ``None``.
+        short_term_limit: Size of the short-term window (the article's N = 5).
+        namespace: Episodes of one namespace are invisible to every other.
+        clock: Returns "now" in seconds when ``current_time`` is not given.
+
+    Episodes are immutable: recording an identical episode again is a no-op; recording
+    a different one under a stored ``episode_id`` raises :class:`EpisodeConflictError`.
+    One process should write to a namespace at a time; readers may be many.
+    """
+
+    def __init__(
+        self,
+        store: ChromaEpisodeStore | None = None,
+        embeddings: Embeddings | None = None,
+        short_term_limit: int = 5,
+        namespace: str = DEFAULT_NAMESPACE,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        _check_int("short_term_limit", short_term_limit, 0)
+        if not isinstance(namespace, str) or not namespace.strip():
+            msg = f"namespace={namespace!r} is invalid: must be a non-empty string"
+            raise EpisodicValueError(msg)
+        if embeddings is not None and not isinstance(embeddings, Embeddings):
+            msg = f"embeddings={embeddings!r} is invalid: must be a LangChain Embeddings"
+            raise TypeError(msg)
+        if store is not None and not isinstance(store, ChromaEpisodeStore):
+            msg = f"store={store!r} is invalid: must be a ChromaEpisodeStore"
+            raise TypeError(msg)
+        if store is None:
+            # Ephemeral Chroma clients share one in-process system, so a default
+            # memory gets a collection of its own instead of everyone's "episodes".
+            store = ChromaEpisodeStore(collection_name=f"episodes-{uuid.uuid4().hex}")
+        self.store: ChromaEpisodeStore = store
+        self.embeddings: Embeddings = embeddings if embeddings is not None else HashingEmbeddings()
+        self.short_term_limit = short_term_limit
+        self.namespace = namespace
+        self._clock = clock
+        self._count, self._tallies = self._load_summary()
+        self._short_term: deque[Episode] = deque(
+            self.store.latest(namespace, short_term_limit, self._count), maxlen=short_term_limit
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"EpisodicMemory(store={self.store!r}, namespace={self.namespace!r}, "
+            f"short_term_limit={self.short_term_limit})"
+        )
+
+    def _load_summary(self) -> tuple[int, dict[TaskCategory, SkillTally]]:
+        stored = self.store.read_summary(self.namespace)
+        actual = self.store.count(self.namespace)
+        if stored.get(_COUNT_KEY) == actual:
+            return actual, _tallies_from_summary(stored)
+        # Written by an older version or by a second writer: recount once, streaming.
+        tallies = tally_episodes(self.store.iter_episodes(self.namespace))
+        if actual:
+            self.store.write_summary(self.namespace, _summary_from_tallies(actual, tallies))
+        return actual, tallies
+
+    # ------------------------------------------------------------------ record
+
+    def record(self, episode: Episode) -> bool:
+        """Store one episode in both tiers.
+
+        Returns:
+            ``True`` if it was new, ``False`` if the identical episode was already stored.
+
+        Raises:
+            TypeError: ``episode`` is not an :class:`Episode`.
+            EpisodeConflictError: A different episode holds the same ``episode_id``.
+        """
+        return self.record_many([episode]) == 1
+
+    def record_many(self, episodes: Iterable[Episode]) -> int:
+        """Store many episodes, validating all of them before writing any.
+
+        Each batch is written in time order (stable sort by timestamp) so that the
+        short-term window and :meth:`episodes` follow time. Embeddings are computed in
+        one ``embed_documents`` call; writes are batched under Chroma's limit.
+
+        Returns:
+            How many episodes were new (identical re-records are skipped).
+
+        Raises:
+            TypeError: An item is not an :class:`Episode`.
+            EpisodeConflictError: Two different episodes share an ``episode_id``, in
+                the batch or against the store. Nothing is written.
+            EpisodicValueError: The embeddings model returned unusable vectors.
+        """
+        batch = list(episodes)
+        unique: dict[str, Episode] = {}
+        for index, episode in enumerate(batch):
+            if not isinstance(episode, Episode):
+                msg = f"episodes[{index}]={episode!r} is not an Episode"
+                raise TypeError(msg)
+            seen = unique.setdefault(episode.episode_id, episode)
+            if seen != episode:
+                raise EpisodeConflictError(episode.episode_id, self.namespace)
+        if not unique:
+            return 0
+        stored = self.store.get(self.namespace, list(unique))
+        for episode_id, existing in stored.items():
+            if existing != unique[episode_id]:
+                raise EpisodeConflictError(episode_id, self.namespace)
+        new = sorted(
+            (episode for episode_id, episode in unique.items() if episode_id not in stored),
+            key=lambda episode: episode.timestamp,
+        )
+        if not new:
+            return 0
+        vectors = self.embeddings.embed_documents([episode.task.description for episode in new])
+        if len(vectors) != len(new):
+            msg = f"embeddings returned {len(vectors)} vectors for {len(new)} texts"
+            raise EpisodicValueError(msg)
+        checked = [
+            _check_vector(vector, f"episode_id={episode.episode_id!r}")
+            for episode, vector in zip(new, vectors, strict=True)
+        ]
+        self.store.add(self.namespace, new, checked, first_seq=self._count)
+        self._count += len(new)
+        self._tallies = tally_episodes(new, self._tallies)
+        self._short_term.extend(new)
+        self.store.write_summary(self.namespace, _summary_from_tallies(self._count, self._tallies))
+        return len(new)
+
+    async def arecord(self, episode: Episode) -> bool:
+        """Async twin of :meth:`record`."""
+        return await run_in_executor(None, self.record, episode)
+
+    async def arecord_many(self, episodes: Iterable[Episode]) -> int:
+        """Async twin of :meth:`record_many`."""
+        return await run_in_executor(None, self.record_many, list(episodes))
+
+    # ------------------------------------------------------------------ recall
+
+    def recall(
+        self,
+        query: str | TaskDescription,
+        top_k: int = 3,
+        current_time: float | None = None,
+        weights: ReplayWeights | None = None,
+        half_life: float = DEFAULT_HALF_LIFE,
+        fetch_k: int | None = None,
+        *,
+        min_similarity: float | None = None,
+        filters: EpisodeFilter | None = None,
+        category: TaskCategory | str | Iterable[TaskCategory | str] | None = None,
+        outcome: OutcomeStatus | str | Iterable[OutcomeStatus | str] | None = None,
+    ) -> tuple[PrioritizedResult, ...]:
+        """The ``top_k`` past episodes most worth replaying for ``query``.
+
+        Fetches ``fetch_k`` candidates by cosine similarity (default ``2 * top_k``,
+        as in the article), drops those below ``min_similarity``, and ranks the
+        rest by :func:`~langchain_episodic.compute_priority`, highest first.
+
+        Args:
+            query: The new task, as text or a :class:`TaskDescription`.
+            top_k: How many episodes to return.
+            current_time: "Now" in seconds for recency; the memory's clock when ``None``.
+            weights: Priority weights; the article's defaults when ``None``.
+            half_life: Recency half-life in seconds.
+            fetch_k: Candidates fetched by similarity before ranking; at least ``top_k``.
+            min_similarity: Optional similarity floor in [-1, 1].
+            filters: Restrict candidates (category, outcome, strategy).
+            category: Shorthand for ``filters=EpisodeFilter(category=...)``.
+            outcome: Shorthand for ``filters=EpisodeFilter(outcome=...)``.
+
+        Raises:
+            EpisodicValueError: An argument is out of range; the message names it.
+        """
+        text = _query_text(query)
+        top_k = _check_int("top_k", top_k, 1)
+        fetch_k = 2 * top_k if fetch_k is None else _check_int("fetch_k", fetch_k, top_k)
+        now = check_time("current_time", self._clock() if current_time is None else current_time)
+        half_life = check_half_life(half_life)
+        if weights is not None and not isinstance(weights, ReplayWeights):
+            msg = f"weights={weights!r} is invalid: must be a ReplayWeights"
+            raise EpisodicValueError(msg)
+        floor = self._check_floor(min_similarity)
+        merged = self._merge_filters(filters, category, outcome)
+        vector = _check_vector(self.embeddings.embed_query(text), f"query={text!r}")
+        candidates = self.store.search(self.namespace, vector, fetch_k, merged)
+        if floor is not None:
+            candidates = [c for c in candidates if c.similarity >= floor]
+        return rank_by_priority(candidates, now, top_k, weights, half_life)
+
+    async def arecall(
+        self,
+        query: str | TaskDescription,
+        top_k: int = 3,
+        current_time: float | None = None,
+        weights: ReplayWeights | None = None,
+        half_life: float = DEFAULT_HALF_LIFE,
+        fetch_k: int | None = None,
+        **kwargs: Any,
+    ) -> tuple[PrioritizedResult, ...]:
+        """Async twin of :meth:`recall`, with the same arguments."""
+        return await run_in_executor(
+            None, self.recall, query, top_k, current_time, weights, half_life, fetch_k, **kwargs
+        )
+
+    @staticmethod
+    def _check_floor(min_similarity: float | None) -> float | None:
+        if min_similarity is None:
+            return None
+        if (
+            isinstance(min_similarity, bool)
+            or not isinstance(min_similarity, (int, float))
+            or not -1.0 <= min_similarity <= 1.0
+        ):
+            msg = f"min_similarity={min_similarity!r} is invalid: must be a number in [-1, 1]"
+            raise EpisodicValueError(msg)
+        return float(min_similarity)
+
+    @staticmethod
+    def _merge_filters(
+        filters: EpisodeFilter | None, category: Any, outcome: Any
+    ) -> EpisodeFilter | None:
+        if filters is not None and not isinstance(filters, EpisodeFilter):
+            msg = f"filters={filters!r} is invalid: must be an EpisodeFilter"
+            raise EpisodicValueError(msg)
+        if category is None and outcome is None:
+            return filters
+        if filters is not None:
+            msg = "pass either filters=... or category=/outcome=, not both"
+            raise EpisodicValueError(msg)
+        return EpisodeFilter(category=category, outcome=outcome)
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def short_term(self) -> tuple[Episode, ...]:
+        """The last ``short_term_limit`` recorded episodes, oldest first."""
+        return tuple(self._short_term)
+
+    def episodes(self, page_size: int = 1000) -> Iterator[Episode]:
+        """Every episode of this namespace in recording (time) order, streamed in pages."""
+        return self.store.iter_episodes(self.namespace, _check_int("page_size", page_size, 1))
+
+    def skill_profiles(self) -> tuple[SkillProfile, ...]:
+        """Per-category skill profiles, kept up to date as episodes are recorded.
+
+        Equal to ``compute_skill_profiles(memory.episodes())`` without reading them.
+        """
+        return profiles_from_tallies(self._tallies)
+
+    def __len__(self) -> int:
+        """Number of episodes in this namespace's long-term tier."""
+        return self.store.count(self.namespace)

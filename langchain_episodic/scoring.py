@@ -1,0 +1,273 @@
+"""Pure scoring: cosine similarity, temporal decay and prioritized replay.
+
+These are the article's formulas (sections 3, 5 and 6), with no I/O:
+
+* ``cosine_similarity(a, b) = a·b / (|a| |b|)``, 0.0 when either vector is zero.
+* ``temporal_decay(s, t_episode, t_now, h) = s · exp(-ln 2 · max(0, t_now - t_episode) / h)``
+* ``priority = w_sim · max(0, similarity) + w_rec · decay(1, t) + w_rew · reward
+  + w_out · outcome`` with outcome 1.0 for success, 0.5 for partial, 0.0 for failure.
+
+Example:
+    .. code-block:: python
+
+        from langchain_episodic import ReplayWeights, temporal_decay
+
+        assert round(temporal_decay(1.0, 0.0, 86_400.0), 2) == 0.5
+        assert ReplayWeights.for_phase("early").similarity == 0.6
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from langchain_episodic.episode import Episode, OutcomeStatus
+from langchain_episodic.errors import EpisodicValueError
+
+__all__ = [
+    "DEFAULT_HALF_LIFE",
+    "Phase",
+    "PrioritizedResult",
+    "ReplayWeights",
+    "SearchResult",
+    "compute_priority",
+    "cosine_similarity",
+    "outcome_score",
+    "rank_by_priority",
+    "temporal_decay",
+]
+
+DEFAULT_HALF_LIFE = 86_400.0
+"""One day, in seconds: the article's default half-life."""
+
+Phase = Literal["early", "normal", "late"]
+
+_OUTCOME_SCORES = {
+    OutcomeStatus.SUCCESS: 1.0,
+    OutcomeStatus.PARTIAL: 0.5,
+    OutcomeStatus.FAILURE: 0.0,
+}
+
+
+def check_half_life(half_life: float) -> float:
+    """Return ``half_life`` as a float, or raise if it is not a positive finite number."""
+    if isinstance(half_life, bool) or not isinstance(half_life, (int, float)):
+        msg = f"half_life={half_life!r} is invalid: must be a number"
+        raise EpisodicValueError(msg)
+    if not math.isfinite(half_life) or half_life <= 0:
+        msg = f"half_life={half_life!r} is invalid: must be a positive finite number of seconds"
+        raise EpisodicValueError(msg)
+    return float(half_life)
+
+
+def check_time(name: str, value: float) -> float:
+    """Return a timestamp as a float, or raise naming ``name`` if it is not finite."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        msg = f"{name}={value!r} is invalid: must be a finite number of seconds"
+        raise EpisodicValueError(msg)
+    return float(value)
+
+
+def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine of the angle between two vectors of equal length.
+
+    Args:
+        a: First vector.
+        b: Second vector, same length as ``a``.
+
+    Returns:
+        A value in [-1, 1]; 0.0 when either vector has zero magnitude.
+
+    Raises:
+        EpisodicValueError: The vectors differ in length.
+
+    Example:
+        >>> cosine_similarity([1.0, 0.0], [1.0, 1.0])  # doctest: +ELLIPSIS
+        0.7071...
+        >>> cosine_similarity([0.0, 0.0], [1.0, 1.0])
+        0.0
+    """
+    va = np.asarray(a, dtype=np.float64)
+    vb = np.asarray(b, dtype=np.float64)
+    if va.shape != vb.shape:
+        msg = f"vectors differ in shape: len(a)={va.size}, len(b)={vb.size}"
+        raise EpisodicValueError(msg)
+    mag_a = float(np.linalg.norm(va))
+    mag_b = float(np.linalg.norm(vb))
+    if mag_a == 0.0 or mag_b == 0.0:
+        return 0.0
+    return float(np.dot(va, vb) / (mag_a * mag_b))
+
+
+def temporal_decay(
+    similarity: float,
+    episode_time: float,
+    current_time: float,
+    half_life: float = DEFAULT_HALF_LIFE,
+) -> float:
+    """Scale ``similarity`` down exponentially with the episode's age.
+
+    An episode from the future (clock skew) counts as age 0: it never gets a boost.
+
+    Args:
+        similarity: The value to decay (use 1.0 for the bare decay factor).
+        episode_time: When the episode happened, in seconds.
+        current_time: Now, in seconds.
+        half_life: Age, in seconds, at which the weight halves (default one day).
+
+    Example:
+        >>> round(temporal_decay(1.0, 0.0, 12 * 3600.0), 2)
+        0.71
+        >>> temporal_decay(1.0, 100.0, 0.0)
+        1.0
+    """
+    check_half_life(half_life)
+    age = max(0.0, current_time - episode_time)
+    decay_factor = math.exp(-math.log(2) * age / half_life)
+    return similarity * decay_factor
+
+
+@dataclass(frozen=True)
+class ReplayWeights:
+    """Weights of the four signals in an episode's replay priority.
+
+    Attributes:
+        similarity: Weight of cosine similarity to the query (negative clipped to 0).
+        recency: Weight of the temporal-decay factor.
+        reward: Weight of the episode's reward.
+        outcome_bonus: Weight of the outcome (success 1, partial 0.5, failure 0).
+    """
+
+    similarity: float = 0.4
+    recency: float = 0.3
+    reward: float = 0.2
+    outcome_bonus: float = 0.1
+
+    def __post_init__(self) -> None:
+        for name in ("similarity", "recency", "reward", "outcome_bonus"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                msg = f"ReplayWeights.{name}={value!r} is invalid: must be a number"
+                raise EpisodicValueError(msg)
+            if not math.isfinite(value) or value < 0:
+                msg = f"ReplayWeights.{name}={value!r} is invalid: must be finite and >= 0"
+                raise EpisodicValueError(msg)
+
+    @classmethod
+    def for_phase(cls, phase: Phase) -> ReplayWeights:
+        """Return the article's weights for a learning phase.
+
+        ============  ==========  =======  ======  =======
+        phase         similarity  recency  reward  outcome
+        ============  ==========  =======  ======  =======
+        ``early``     0.6         0.1      0.2     0.1
+        ``normal``    0.4         0.3      0.2     0.1
+        ``late``      0.3         0.4      0.2     0.1
+        ============  ==========  =======  ======  =======
+
+        Raises:
+            EpisodicValueError: ``phase`` is not one of the three names.
+        """
+        try:
+            return _PHASES[phase]
+        except (KeyError, TypeError):
+            msg = f"phase={phase!r} is invalid: must be 'early', 'normal' or 'late'"
+            raise EpisodicValueError(msg) from None
+
+
+_PHASES: dict[str, ReplayWeights] = {
+    "early": ReplayWeights(similarity=0.6, recency=0.1, reward=0.2, outcome_bonus=0.1),
+    "normal": ReplayWeights(similarity=0.4, recency=0.3, reward=0.2, outcome_bonus=0.1),
+    "late": ReplayWeights(similarity=0.3, recency=0.4, reward=0.2, outcome_bonus=0.1),
+}
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """A candidate episode found by similarity search.
+
+    Attributes:
+        episode: The stored episode.
+        similarity: Cosine similarity between the query and the episode's task.
+    """
+
+    episode: Episode
+    similarity: float
+
+
+@dataclass(frozen=True)
+class PrioritizedResult:
+    """An episode ranked for replay.
+
+    Attributes:
+        episode: The stored episode.
+        similarity: Cosine similarity between the query and the episode's task.
+        priority: Weighted sum of similarity, recency, reward and outcome.
+    """
+
+    episode: Episode
+    similarity: float
+    priority: float
+
+
+def outcome_score(outcome: OutcomeStatus) -> float:
+    """The outcome signal of the priority: 1.0 success, 0.5 partial, 0.0 failure."""
+    return _OUTCOME_SCORES[outcome]
+
+
+def compute_priority(
+    result: SearchResult,
+    current_time: float,
+    weights: ReplayWeights | None = None,
+    half_life: float = DEFAULT_HALF_LIFE,
+) -> PrioritizedResult:
+    """Score a candidate exactly as the article's prioritized replay does.
+
+    Args:
+        result: The candidate and its similarity to the query.
+        current_time: Now, in seconds.
+        weights: Signal weights; the article's defaults when ``None``.
+        half_life: Recency half-life in seconds.
+
+    Returns:
+        The candidate with its priority.
+
+    Example:
+        >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
+        >>> ep = Episode("e1", TaskDescription("sort a list"), "sorted(xs)",
+        ...              Feedback(reward=1.0), OutcomeStatus.SUCCESS, timestamp=0.0)
+        >>> compute_priority(SearchResult(ep, 1.0), current_time=0.0).priority
+        1.0
+    """
+    w = weights or ReplayWeights()
+    episode = result.episode
+    sim_score = max(0.0, result.similarity)
+    recency_score = temporal_decay(1.0, episode.timestamp, current_time, half_life)
+    priority = (
+        w.similarity * sim_score
+        + w.recency * recency_score
+        + w.reward * episode.feedback.reward
+        + w.outcome_bonus * outcome_score(episode.outcome)
+    )
+    return PrioritizedResult(episode=episode, similarity=result.similarity, priority=priority)
+
+
+def rank_by_priority(
+    candidates: Iterable[SearchResult],
+    current_time: float,
+    top_k: int,
+    weights: ReplayWeights | None = None,
+    half_life: float = DEFAULT_HALF_LIFE,
+) -> tuple[PrioritizedResult, ...]:
+    """Prioritize candidates and keep the ``top_k`` best, highest priority first.
+
+    Ties keep the candidates' order (most similar first), as the article's stable
+    sort does.
+    """
+    prioritized = [compute_priority(c, current_time, weights, half_life) for c in candidates]
+    prioritized.sort(key=lambda p: p.priority, reverse=True)
+    return tuple(prioritized[:top_k])

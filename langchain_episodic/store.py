@@ -1,0 +1,358 @@
+"""The long-term tier: episodes in ChromaDB. The only module that talks to a database.
+
+Layout in Chroma:
+
+* One collection per namespace, in cosine space. The ``"default"`` namespace uses
+  ``collection_name`` itself; another namespace ``ns`` uses
+  ``f"{collection_name}-{slug(ns)}-{digest(ns)}"``. A collection per namespace, not a
+  ``where`` filter on a shared one, because a filtered Chroma query costs about 20x
+  an unfiltered one (measured: 57 ms vs 3 ms over 20k records).
+* One record per episode: id = ``episode_id``, document = the task description,
+  embedding = the vector the caller computed (Chroma's own embedding function is
+  never attached, so it can never download a model), metadata = the flat fields used
+  for filtering plus ``episode``, the full episode as JSON, so it round-trips exactly.
+* ``seq``, an integer per record in recording order, lets the store read the latest
+  records and stream all of them in pages without loading the collection.
+* The collection's metadata holds a small summary the caller keeps (counts per
+  category), so nothing has to scan the collection on open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import chromadb
+
+from langchain_episodic.episode import Episode
+from langchain_episodic.errors import EpisodicValueError, StoreConfigurationError
+from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.scoring import SearchResult
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+    from chromadb.api.models.Collection import Collection
+
+__all__ = ["DEFAULT_NAMESPACE", "ChromaEpisodeStore"]
+
+DEFAULT_NAMESPACE = "default"
+SCHEMA_VERSION = 1
+
+_NAMESPACE_KEY = "langchain_episodic:namespace"
+_SCHEMA_KEY = "langchain_episodic:schema"
+_SUMMARY_PREFIX = "langchain_episodic:summary:"
+_EPISODE_KEY = "episode"
+_UNSAFE_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]+")
+# Chroma's own rule for collection names, checked here for a clearer message.
+_COLLECTION_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
+
+
+def _episode_metadata(episode: Episode, seq: int) -> dict[str, str | int | float]:
+    return {
+        _EPISODE_KEY: json.dumps(episode.to_dict(), ensure_ascii=False, separators=(",", ":")),
+        "episode_id": episode.episode_id,
+        "seq": seq,
+        "timestamp": episode.timestamp,
+        "category": episode.task.category.value,
+        "complexity": episode.task.complexity,
+        "outcome": episode.outcome.value,
+        "reward": episode.feedback.reward,
+        "tests_passed": episode.feedback.tests_passed,
+        "tests_total": episode.feedback.tests_total,
+        "iterations": episode.iterations,
+        "strategy_used": episode.strategy_used,
+    }
+
+
+def _episode_from_metadata(metadata: Mapping[str, Any]) -> Episode:
+    return Episode.from_dict(json.loads(str(metadata[_EPISODE_KEY])))
+
+
+def _where(filters: EpisodeFilter | None) -> dict[str, Any] | None:
+    if filters is None or filters.is_empty:
+        return None
+    clauses: list[dict[str, Any]] = []
+    for key, values in (
+        ("category", filters.categories and [c.value for c in filters.categories]),
+        ("outcome", filters.outcomes and [o.value for o in filters.outcomes]),
+        ("strategy_used", filters.strategies and list(filters.strategies)),
+    ):
+        if values:
+            clauses.append({key: values[0]} if len(values) == 1 else {key: {"$in": values}})
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def _chunks(size: int, total: int) -> Iterator[slice]:
+    for start in range(0, total, size):
+        yield slice(start, min(start + size, total))
+
+
+class ChromaEpisodeStore:
+    """Episodes stored in ChromaDB: on disk, in memory, or on a Chroma server.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langchain-episodic
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_episodic import ChromaEpisodeStore
+
+            on_disk = ChromaEpisodeStore(path="./episodic-memory")   # PersistentClient
+            in_memory = ChromaEpisodeStore()                         # EphemeralClient
+
+            import chromadb
+            remote = ChromaEpisodeStore(client=chromadb.HttpClient(host="localhost", port=8000))
+
+    Most users never call the store directly: hand it to
+    :class:`~langchain_episodic.EpisodicMemory`, which embeds, validates and ranks.
+
+    Args:
+        path: Folder for an embedded, persistent Chroma database.
+        client: Any chromadb client (``HttpClient``, ``PersistentClient``, ...).
+            Give ``path`` or ``client``, not both; with neither, an in-process
+            ephemeral client is used (note: ephemeral clients in one process share data).
+        collection_name: Name of the default namespace's collection, and the prefix
+            of the other namespaces' collections.
+        max_batch_size: Records per Chroma call; defaults to the client's
+            ``get_max_batch_size()``.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        client: ClientAPI | None = None,
+        collection_name: str = "episodes",
+        *,
+        max_batch_size: int | None = None,
+    ) -> None:
+        if path is not None and client is not None:
+            msg = f"path={os.fspath(path)!r} and client={client!r} were both given: pass one"
+            raise EpisodicValueError(msg)
+        if not isinstance(collection_name, str) or not _COLLECTION_NAME.match(collection_name):
+            msg = (
+                f"collection_name={collection_name!r} is invalid: Chroma needs 3-512 "
+                "characters from [a-zA-Z0-9._-], starting and ending with a letter or digit"
+            )
+            raise EpisodicValueError(msg)
+        if max_batch_size is not None and (
+            isinstance(max_batch_size, bool)
+            or not isinstance(max_batch_size, int)
+            or max_batch_size < 1
+        ):
+            msg = f"max_batch_size={max_batch_size!r} is invalid: must be an integer >= 1"
+            raise EpisodicValueError(msg)
+        if client is None:
+            client = (
+                chromadb.PersistentClient(path=os.fspath(path))
+                if path is not None
+                else chromadb.EphemeralClient()
+            )
+        self._client = client
+        self._path = None if path is None else os.fspath(path)
+        self._collection_name = collection_name
+        self._batch_size = max_batch_size
+        self._collections: dict[str, Collection] = {}
+
+    def __repr__(self) -> str:
+        where = f"path={self._path!r}" if self._path else f"client={type(self._client).__name__}"
+        return f"ChromaEpisodeStore({where}, collection_name={self._collection_name!r})"
+
+    @property
+    def client(self) -> ClientAPI:
+        """The chromadb client in use."""
+        return self._client
+
+    @property
+    def collection_name(self) -> str:
+        """Name of the default namespace's collection."""
+        return self._collection_name
+
+    @property
+    def batch_size(self) -> int:
+        """Records per Chroma call, at most the client's own limit."""
+        if self._batch_size is None:
+            self._batch_size = int(self._client.get_max_batch_size())
+        return self._batch_size
+
+    def collection_name_for(self, namespace: str) -> str:
+        """The Chroma collection that holds ``namespace``."""
+        if namespace == DEFAULT_NAMESPACE:
+            return self._collection_name
+        slug = _UNSAFE_NAME_CHARS.sub("_", namespace).strip("_-")[:40] or "ns"
+        digest = hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:12]
+        return f"{self._collection_name}-{slug}-{digest}"
+
+    def collection(self, namespace: str) -> Collection:
+        """The namespace's collection, created in cosine space on first use.
+
+        Raises:
+            StoreConfigurationError: The collection exists but is not in cosine space,
+                or belongs to another namespace.
+        """
+        cached = self._collections.get(namespace)
+        if cached is not None:
+            return cached
+        name = self.collection_name_for(namespace)
+        collection = self._client.get_or_create_collection(
+            name,
+            configuration={"hnsw": {"space": "cosine"}},
+            metadata={_NAMESPACE_KEY: namespace, _SCHEMA_KEY: SCHEMA_VERSION},
+            embedding_function=None,
+        )
+        self._check_collection(collection, namespace)
+        self._collections[namespace] = collection
+        return collection
+
+    @staticmethod
+    def _check_collection(collection: Collection, namespace: str) -> None:
+        configuration: Mapping[str, Any] = collection.configuration or {}
+        hnsw = configuration.get("hnsw") or {}
+        metadata = collection.metadata or {}
+        space = hnsw.get("space") or metadata.get("hnsw:space") or "l2"
+        if space != "cosine":
+            msg = (
+                f"collection {collection.name!r} uses distance space={space!r}; episodes need "
+                "'cosine' (similarity = 1 - distance). Use another collection_name."
+            )
+            raise StoreConfigurationError(msg)
+        owner = metadata.get(_NAMESPACE_KEY, namespace)
+        if owner != namespace:
+            msg = (
+                f"collection {collection.name!r} holds namespace={owner!r}, "
+                f"not namespace={namespace!r}"
+            )
+            raise StoreConfigurationError(msg)
+
+    def namespaces(self) -> tuple[str, ...]:
+        """Namespaces that have a collection under this store's ``collection_name``."""
+        found = []
+        for collection in self._client.list_collections():
+            metadata = collection.metadata or {}
+            namespace = metadata.get(_NAMESPACE_KEY)
+            if (
+                isinstance(namespace, str)
+                and self.collection_name_for(namespace) == collection.name
+            ):
+                found.append(namespace)
+        return tuple(sorted(found))
+
+    def count(self, namespace: str) -> int:
+        """Number of episodes stored in ``namespace`` (one Chroma round trip)."""
+        return int(self.collection(namespace).count())
+
+    def get(self, namespace: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
+        """The stored episodes among ``episode_ids``, by id; missing ids are left out."""
+        collection = self.collection(namespace)
+        found: dict[str, Episode] = {}
+        for part in _chunks(self.batch_size, len(episode_ids)):
+            got = collection.get(ids=list(episode_ids[part]), include=["metadatas"])
+            for record_id, metadata in zip(got["ids"], got["metadatas"] or [], strict=True):
+                found[record_id] = _episode_from_metadata(metadata)
+        return found
+
+    def add(
+        self,
+        namespace: str,
+        episodes: Sequence[Episode],
+        embeddings: Sequence[Sequence[float]],
+        first_seq: int,
+    ) -> None:
+        """Write new episodes with their vectors, numbered from ``first_seq`` on.
+
+        The caller has validated the episodes and checked that their ids are new.
+        Writes go in batches of at most :attr:`batch_size` records.
+        """
+        if len(episodes) != len(embeddings):
+            msg = f"{len(episodes)} episodes but {len(embeddings)} embeddings"
+            raise EpisodicValueError(msg)
+        collection = self.collection(namespace)
+        for part in _chunks(self.batch_size, len(episodes)):
+            batch = episodes[part]
+            collection.add(
+                ids=[episode.episode_id for episode in batch],
+                embeddings=[list(vector) for vector in embeddings[part]],
+                documents=[episode.task.description for episode in batch],
+                metadatas=[
+                    _episode_metadata(episode, first_seq + part.start + offset)
+                    for offset, episode in enumerate(batch)
+                ],
+            )
+
+    def search(
+        self,
+        namespace: str,
+        embedding: Sequence[float],
+        k: int,
+        filters: EpisodeFilter | None = None,
+    ) -> list[SearchResult]:
+        """The ``k`` episodes nearest to ``embedding``, most similar first.
+
+        Similarity is ``1 - cosine distance``.
+        """
+        result = self.collection(namespace).query(
+            query_embeddings=[list(embedding)],
+            n_results=k,
+            where=_where(filters),
+            include=["metadatas", "distances"],
+        )
+        metadatas = (result["metadatas"] or [[]])[0]
+        distances = (result["distances"] or [[]])[0]
+        return [
+            SearchResult(episode=_episode_from_metadata(metadata), similarity=1.0 - float(distance))
+            for metadata, distance in zip(metadatas, distances, strict=True)
+        ]
+
+    def _get_seq_range(self, namespace: str, start: int, stop: int) -> list[tuple[int, Episode]]:
+        got = self.collection(namespace).get(
+            where={"$and": [{"seq": {"$gte": start}}, {"seq": {"$lt": stop}}]},
+            include=["metadatas"],
+        )
+        rows = [(int(m["seq"]), _episode_from_metadata(m)) for m in got["metadatas"] or []]
+        rows.sort(key=lambda row: row[0])
+        return rows
+
+    def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
+        """The last ``n`` recorded episodes of ``total``, oldest first."""
+        if n <= 0 or total <= 0:
+            return []
+        rows = self._get_seq_range(namespace, max(0, total - n), total)
+        return [episode for _, episode in rows[-n:]]
+
+    def iter_episodes(self, namespace: str, page_size: int = 1000) -> Iterator[Episode]:
+        """Every episode of ``namespace`` in recording order, fetched a page at a time."""
+        total = self.count(namespace)
+        start = 0
+        while True:
+            rows = self._get_seq_range(namespace, start, start + page_size)
+            if not rows and start >= total:
+                return
+            for _, episode in rows:
+                yield episode
+            start += page_size
+
+    def read_summary(self, namespace: str) -> dict[str, int | float]:
+        """The caller's summary scalars saved with :meth:`write_summary`."""
+        metadata = self.collection(namespace).metadata or {}
+        return {
+            key[len(_SUMMARY_PREFIX) :]: value
+            for key, value in metadata.items()
+            if key.startswith(_SUMMARY_PREFIX) and isinstance(value, (int, float))
+        }
+
+    def write_summary(self, namespace: str, summary: Mapping[str, int | float]) -> None:
+        """Save summary scalars in the namespace's collection metadata (replacing them)."""
+        collection = self.collection(namespace)
+        metadata: dict[str, Any] = {
+            key: value
+            for key, value in (collection.metadata or {}).items()
+            if not key.startswith(_SUMMARY_PREFIX)
+        }
+        metadata.update({_SUMMARY_PREFIX + key: value for key, value in summary.items()})
+        collection.modify(metadata=metadata)
