@@ -149,6 +149,8 @@ class ChromaEpisodeStore:
             msg = f"max_batch_size={max_batch_size!r} is invalid: must be an integer >= 1"
             raise EpisodicValueError(msg)
         if client is None:
+            # Default settings on purpose: Chroma refuses two clients of one system with
+            # different settings, and users create their own clients beside ours.
             client = (
                 chromadb.PersistentClient(path=os.fspath(path))
                 if path is not None

@@ -1,0 +1,201 @@
+"""ChromaEpisodeStore and persistence on a real embedded Chroma (on disk and in memory)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import chromadb
+import pytest
+
+from langchain_episodic import (
+    ChromaEpisodeStore,
+    Episode,
+    EpisodicMemory,
+    EpisodicValueError,
+    HashingEmbeddings,
+    StoreConfigurationError,
+    compute_skill_profiles,
+)
+from tests.unit_tests.factories import make_episode
+from tests.unit_tests.test_memory import corpus
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_python(code: str) -> str:
+    """Run ``code`` in a fresh interpreter (new hash seed, no shared Chroma state)."""
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+        timeout=300,
+        env={**os.environ, "PYTHONHASHSEED": "random"},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_store_round_trips_episodes_exactly() -> None:
+    store = ChromaEpisodeStore()
+    tricky = make_episode(
+        episode_id="tricky id/ü",
+        description='Ünïcode task with "quotes" and\nnewlines',
+        solution="def f():\n    return '</solution>'\n" * 3,
+        reward=0.1 + 0.2,
+        timestamp=1_700_000_000.123456789,
+    )
+    memory = EpisodicMemory(store=store)
+    memory.record(tricky)
+    assert store.get("default", ["tricky id/ü", "missing"]) == {"tricky id/ü": tricky}
+    assert next(memory.episodes()) == tricky
+    assert memory.recall("Ünïcode task")[0].episode == tricky
+
+
+def test_chroma_default_embedding_function_is_never_attached() -> None:
+    store = ChromaEpisodeStore()
+    collection = store.collection("default")
+    assert collection.configuration.get("embedding_function") is None
+    assert collection.configuration["hnsw"]["space"] == "cosine"
+    with pytest.raises(ValueError, match="embedding function"):
+        collection.add(ids=["x"], documents=["would need a model download"])
+
+
+def test_documents_are_task_descriptions_and_metadata_is_filterable() -> None:
+    store = ChromaEpisodeStore()
+    memory = EpisodicMemory(store=store)
+    episode = make_episode(description="Write tests for the parser", outcome="failure")
+    memory.record(episode)
+    got = store.collection("default").get(include=["documents", "metadatas"])
+    assert got["documents"] == ["Write tests for the parser"]
+    metadata = got["metadatas"][0]
+    assert metadata["outcome"] == "failure"
+    assert metadata["category"] == episode.task.category.value
+    assert Episode.from_dict(json.loads(metadata["episode"])) == episode
+
+
+def test_existing_l2_collection_is_refused(tmp_path: Path) -> None:
+    client = chromadb.PersistentClient(path=str(tmp_path))
+    client.create_collection("episodes", embedding_function=None)
+    with pytest.raises(StoreConfigurationError, match="space='l2'"):
+        EpisodicMemory(store=ChromaEpisodeStore(client=client))
+
+
+@pytest.mark.parametrize("name", ["ab", "-bad", "has space", "bad-"])
+def test_invalid_collection_name_is_named(name: str) -> None:
+    with pytest.raises(EpisodicValueError, match=f"collection_name={name!r}"):
+        ChromaEpisodeStore(collection_name=name)
+
+
+def test_path_and_client_together_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(EpisodicValueError, match="path="):
+        ChromaEpisodeStore(path=tmp_path, client=chromadb.EphemeralClient())
+
+
+def test_record_many_beyond_chromas_batch_limit() -> None:
+    store = ChromaEpisodeStore()
+    assert store.batch_size == store.client.get_max_batch_size() < 6_000
+    memory = EpisodicMemory(store=store, short_term_limit=3)
+    episodes = corpus(6_100, spacing=1.0)
+    assert memory.record_many(episodes) == 6_100
+    assert len(memory) == 6_100
+    assert memory.short_term == tuple(episodes[-3:])
+    streamed = memory.episodes(page_size=2_500)
+    assert isinstance(streamed, Iterator)
+    assert [e.episode_id for e in streamed] == [e.episode_id for e in episodes]
+    assert memory.skill_profiles() == compute_skill_profiles(episodes)
+    assert memory.record_many(episodes[::7]) == 0
+
+
+def test_small_batch_size_splits_writes() -> None:
+    store = ChromaEpisodeStore(max_batch_size=4)
+    memory = EpisodicMemory(store=store)
+    episodes = corpus(11)
+    memory.record_many(episodes)
+    assert list(memory.episodes(page_size=3)) == episodes
+
+
+class CountingStore(ChromaEpisodeStore):
+    """A real store that counts full scans, to show that reopening reads none."""
+
+    scans = 0
+
+    def iter_episodes(self, namespace: str, page_size: int = 1000) -> Iterator[Episode]:
+        CountingStore.scans += 1
+        return super().iter_episodes(namespace, page_size)
+
+
+def test_reopening_reads_only_the_window_and_summary(tmp_path: Path) -> None:
+    first = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path), short_term_limit=4)
+    episodes = corpus(500, spacing=60.0)
+    first.record_many(episodes)
+    CountingStore.scans = 0
+    reopened = EpisodicMemory(store=CountingStore(path=tmp_path), short_term_limit=4)
+    assert CountingStore.scans == 0
+    assert reopened.short_term == tuple(episodes[-4:])
+    assert reopened.skill_profiles() == compute_skill_profiles(episodes)
+
+
+def test_stale_summary_is_recounted_on_open(tmp_path: Path) -> None:
+    store = ChromaEpisodeStore(path=tmp_path)
+    EpisodicMemory(store=store).record_many(corpus(10))
+    store.write_summary("default", {"count": 3})
+    reopened = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path))
+    assert reopened.skill_profiles() == compute_skill_profiles(corpus(10))
+    assert ChromaEpisodeStore(path=tmp_path).read_summary("default")["count"] == 10
+
+
+def test_memory_persists_across_processes(tmp_path: Path) -> None:
+    path = str(tmp_path / "memory")
+    run_python(
+        f"""
+        from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+        from tests.unit_tests.test_memory import corpus
+        memory = EpisodicMemory(store=ChromaEpisodeStore(path={path!r}))
+        memory.record_many(corpus(20))
+        print(len(memory))
+        """
+    )
+    output = run_python(
+        f"""
+        import json
+        from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+        memory = EpisodicMemory(store=ChromaEpisodeStore(path={path!r}))
+        hits = memory.recall("Fix the login session bug", top_k=3, current_time=86400.0)
+        print(json.dumps({{
+            "len": len(memory),
+            "short_term": [e.episode_id for e in memory.short_term],
+            "hits": [[h.episode.episode_id, h.priority] for h in hits],
+            "all": [e.episode_id for e in memory.episodes()],
+        }}))
+        """
+    )
+    seen = json.loads(output)
+    # The same recall in this process, over an in-memory copy of the same episodes.
+    here = EpisodicMemory()
+    here.record_many(corpus(20))
+    expected = here.recall("Fix the login session bug", top_k=3, current_time=86400.0)
+    assert seen["len"] == 20
+    assert seen["short_term"] == [f"ep-{i}" for i in range(15, 20)]
+    assert seen["all"] == [f"ep-{i}" for i in range(20)]
+    assert [h[0] for h in seen["hits"]] == [h.episode.episode_id for h in expected]
+    assert [round(h[1], 9) for h in seen["hits"]] == [round(h.priority, 9) for h in expected]
+
+
+def test_embeddings_are_identical_across_processes() -> None:
+    text = "Implement a login form with email validation"
+    output = run_python(
+        f"""
+        import json
+        from langchain_episodic import HashingEmbeddings
+        print(json.dumps(HashingEmbeddings().embed_query({text!r})))
+        """
+    )
+    assert json.loads(output) == HashingEmbeddings().embed_query(text)
