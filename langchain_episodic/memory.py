@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -166,11 +165,7 @@ class EpisodicMemory:
         if store is not None and not isinstance(store, ChromaEpisodeStore):
             msg = f"store={store!r} is invalid: must be a ChromaEpisodeStore"
             raise TypeError(msg)
-        if store is None:
-            # Ephemeral Chroma clients share one in-process system, so a default
-            # memory gets a collection of its own instead of everyone's "episodes".
-            store = ChromaEpisodeStore(collection_name=f"episodes-{uuid.uuid4().hex}")
-        self.store: ChromaEpisodeStore = store
+        self.store: ChromaEpisodeStore = store if store is not None else ChromaEpisodeStore()
         self.embeddings: Embeddings = embeddings if embeddings is not None else HashingEmbeddings()
         self.short_term_limit = short_term_limit
         self.namespace = namespace

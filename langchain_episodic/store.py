@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import re
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -116,8 +117,9 @@ class ChromaEpisodeStore:
     Args:
         path: Folder for an embedded, persistent Chroma database.
         client: Any chromadb client (``HttpClient``, ``PersistentClient``, ...).
-            Give ``path`` or ``client``, not both; with neither, an in-process
-            ephemeral client is used (note: ephemeral clients in one process share data).
+            Give ``path`` or ``client``, not both. With neither, the store lives in
+            process memory and is private to this object (its collections get a
+            unique suffix); pass ``client=chromadb.EphemeralClient()`` to share one.
         collection_name: Name of the default namespace's collection, and the prefix
             of the other namespaces' collections.
         max_batch_size: Records per Chroma call; defaults to the client's
@@ -148,6 +150,7 @@ class ChromaEpisodeStore:
         ):
             msg = f"max_batch_size={max_batch_size!r} is invalid: must be an integer >= 1"
             raise EpisodicValueError(msg)
+        private = path is None and client is None
         if client is None:
             # Default settings on purpose: Chroma refuses two clients of one system with
             # different settings, and users create their own clients beside ours.
@@ -158,7 +161,11 @@ class ChromaEpisodeStore:
             )
         self._client = client
         self._path = None if path is None else os.fspath(path)
-        self._collection_name = collection_name
+        # Ephemeral clients in one process share one in-memory system, so a store made
+        # with neither path nor client keeps its collections apart under a unique prefix.
+        self._collection_name = (
+            f"{collection_name}-{uuid.uuid4().hex[:16]}" if private else collection_name
+        )
         self._batch_size = max_batch_size
         self._collections: dict[str, Collection] = {}
 

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 
 import pytest
-from langchain_core.embeddings import Embeddings
+from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 
 from langchain_episodic import (
     ChromaEpisodeStore,
@@ -285,194 +285,6 @@ def test_invalid_recall_arguments_are_named(
     assert named in str(caught.value)
 
 
-@pytest.mark.parametrize("query", QUERIES)
-def test_recall_equals_article_algorithm(query: str, top_k: int) -> None:
-    episodes = corpus(36)
-    memory = EpisodicMemory()
-    memory.record_many(episodes)
-    now = 2 * DAY
-    got = memory.recall(query, top_k=top_k, current_time=now, fetch_k=2 * top_k)
-    expected = article_recall(episodes, memory.embeddings, query, top_k, now)
-    assert [r.episode.episode_id for r in got] == [e[0] for e in expected]
-    for result, (_, priority) in zip(got, expected, strict=True):
-        assert math.isclose(result.priority, priority, abs_tol=1e-6)
-
-
-def test_default_fetch_k_is_twice_top_k(memory: EpisodicMemory) -> None:
-    episodes = corpus(36)
-    memory.record_many(episodes)
-    weights = ReplayWeights.for_phase("late")
-    got = memory.recall(QUERIES[0], top_k=2, current_time=DAY, weights=weights, half_life=3600.0)
-    expected = article_recall(episodes, memory.embeddings, QUERIES[0], 2, DAY, weights, 3600.0)
-    assert [r.episode.episode_id for r in got] == [e[0] for e in expected]
-
-
-def test_recall_ranks_by_priority_not_similarity(memory: EpisodicMemory) -> None:
-    old_success = make_episode(
-        episode_id="old", description="Implement login form", timestamp=0.0, reward=0.2
-    )
-    recent_similar = make_episode(
-        episode_id="recent",
-        description="Implement login form quickly",
-        timestamp=10 * DAY,
-        reward=1.0,
-    )
-    memory.record_many([old_success, recent_similar])
-    results = memory.recall("Implement login form", top_k=2, current_time=10 * DAY)
-    assert results[0].similarity < results[1].similarity
-    assert [r.episode.episode_id for r in results] == ["recent", "old"]
-    assert results[0].priority > results[1].priority
-
-
-def test_recall_on_empty_memory_returns_nothing(memory: EpisodicMemory) -> None:
-    assert memory.recall("anything") == ()
-
-
-def test_recall_accepts_task_description_and_filters(memory: EpisodicMemory) -> None:
-    memory.record_many(corpus(24))
-    task = make_episode(description="Fix the login crash").task
-    debugging = memory.recall(task, top_k=5, category="debugging")
-    assert debugging
-    assert all(r.episode.task.category is TaskCategory.DEBUGGING for r in debugging)
-    failures = memory.recall(task, top_k=5, filters=EpisodeFilter(outcome=["failure"]))
-    assert failures
-    assert all(r.episode.outcome is OutcomeStatus.FAILURE for r in failures)
-
-
-def test_similarity_floor_drops_unrelated_episodes(memory: EpisodicMemory) -> None:
-    memory.record_many(corpus(12))
-    everything = memory.recall("Implement login form", top_k=6)
-    floored = memory.recall("Implement login form", top_k=6, min_similarity=0.3)
-    assert len(floored) < len(everything)
-    assert all(r.similarity >= 0.3 for r in floored)
-
-
-async def test_arecall_matches_recall(memory: EpisodicMemory) -> None:
-    await memory.arecord_many(corpus(12))
-    assert await memory.arecord(corpus(1)[0]) is False
-    sync = memory.recall(QUERIES[1], top_k=3, current_time=DAY)
-    asynchronous = await memory.arecall(QUERIES[1], top_k=3, current_time=DAY)
-    assert sync == asynchronous
-
-
-def test_short_term_window_is_last_n_oldest_first(memory: EpisodicMemory) -> None:
-    episodes = corpus(8)
-    for episode in episodes:
-        memory.record(episode)
-    assert memory.short_term == tuple(episodes[-5:])
-    assert len(memory) == 8
-
-
-def test_record_many_writes_batches_in_time_order(memory: EpisodicMemory) -> None:
-    episodes = corpus(9)
-    memory.record_many(reversed(episodes))
-    assert list(memory.episodes()) == episodes
-    assert memory.short_term == tuple(episodes[-5:])
-
-
-def test_skill_profiles_track_records(memory: EpisodicMemory) -> None:
-    episodes = corpus(30)
-    memory.record_many(episodes[:10])
-    for episode in episodes[10:]:
-        memory.record(episode)
-    assert memory.skill_profiles() == compute_skill_profiles(episodes)
-
-
-# ---------------------------------------------------------------- immutability
-
-
-def test_recording_the_same_episode_twice_is_a_no_op(memory: EpisodicMemory) -> None:
-    episode = make_episode()
-    assert memory.record(episode) is True
-    assert memory.record(episode) is False
-    assert memory.record_many([episode, episode]) == 0
-    assert len(memory) == 1
-    assert memory.short_term == (episode,)
-    assert memory.skill_profiles()[0].total_episodes == 1
-
-
-def test_conflicting_episode_is_refused_and_stored_one_kept(memory: EpisodicMemory) -> None:
-    original = make_episode(episode_id="same", reward=0.9)
-    memory.record(original)
-    with pytest.raises(EpisodeConflictError, match="'same'") as caught:
-        memory.record(make_episode(episode_id="same", reward=0.1))
-    assert isinstance(caught.value, ValueError)
-    assert list(memory.episodes()) == [original]
-    assert memory.recall("Implement login form")[0].episode == original
-
-
-def test_conflict_inside_a_batch_writes_nothing(memory: EpisodicMemory) -> None:
-    batch = [make_episode(episode_id="a"), make_episode(episode_id="b")]
-    batch.append(make_episode(episode_id="a", solution="something else"))
-    with pytest.raises(EpisodeConflictError):
-        memory.record_many(batch)
-    assert len(memory) == 0
-    assert memory.short_term == ()
-
-
-def test_conflict_with_store_writes_nothing_of_the_batch(memory: EpisodicMemory) -> None:
-    memory.record(make_episode(episode_id="a"))
-    with pytest.raises(EpisodeConflictError):
-        memory.record_many([make_episode(episode_id="new"), make_episode(episode_id="a", reward=0)])
-    assert [e.episode_id for e in memory.episodes()] == ["a"]
-
-
-# ---------------------------------------------------------------- namespaces
-
-
-def test_namespaces_sharing_a_store_never_meet() -> None:
-    store = ChromaEpisodeStore()
-    alice = EpisodicMemory(store=store, namespace="alice")
-    bob = EpisodicMemory(store=store, namespace="bob/team 2")
-    alice.record_many(corpus(6))
-    bob.record(make_episode(episode_id="ep-0", description="Plot the monthly sales", reward=0.1))
-    assert len(alice) == 6
-    assert len(bob) == 1
-    assert [e.episode_id for e in bob.episodes()] == ["ep-0"]
-    assert bob.recall("Implement a login form")[0].episode.task.description.startswith("Plot")
-    alice_hits = alice.recall("Plot the monthly sales", top_k=6)
-    assert len(alice_hits) == 6
-    assert not any(r.episode.task.description.startswith("Plot") for r in alice_hits)
-    reopened = EpisodicMemory(store=store, namespace="bob/team 2")
-    assert [e.episode_id for e in reopened.short_term] == ["ep-0"]
-    assert set(store.namespaces()) == {"alice", "bob/team 2"}
-
-
-def test_default_memories_do_not_share_data() -> None:
-    first, second = EpisodicMemory(), EpisodicMemory()
-    first.record(make_episode())
-    assert len(second) == 0
-
-
-# ---------------------------------------------------------------- bad input
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "named"),
-    [
-        ({"top_k": 0}, "top_k=0"),
-        ({"top_k": 2.5}, "top_k=2.5"),
-        ({"fetch_k": 1, "top_k": 3}, "fetch_k=1"),
-        ({"half_life": 0.0}, "half_life=0.0"),
-        ({"half_life": -5}, "half_life=-5"),
-        ({"half_life": math.inf}, "half_life=inf"),
-        ({"current_time": math.nan}, "current_time=nan"),
-        ({"min_similarity": 2.0}, "min_similarity=2.0"),
-        ({"weights": {"similarity": 1}}, "weights="),
-        ({"category": "cooking"}, "cooking"),
-        ({"outcome": "won"}, "won"),
-    ],
-)
-def test_invalid_recall_arguments_are_named(
-    memory: EpisodicMemory, kwargs: dict[str, object], named: str
-) -> None:
-    memory.record(make_episode())
-    with pytest.raises(EpisodicValueError, match="^" + named.replace("(", r"\(").split("=")[0]):
-        memory.recall("Implement login", **kwargs)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=named.replace("[", r"\[")):
-        memory.recall("Implement login", **kwargs)  # type: ignore[arg-type]
-
-
 @pytest.mark.parametrize("query", ["", "   ", None, 42])
 def test_invalid_query_is_named(memory: EpisodicMemory, query: object) -> None:
     with pytest.raises(EpisodicValueError, match="query="):
@@ -518,8 +330,6 @@ def test_invalid_memory_arguments_are_named(kwargs: dict[str, object], named: st
 
 
 def test_any_langchain_embeddings_work() -> None:
-    from langchain_core.embeddings import DeterministicFakeEmbedding
-
     memory = EpisodicMemory(embeddings=DeterministicFakeEmbedding(size=32))
     memory.record_many(corpus(5))
     exact = memory.recall(TASKS[3][0], top_k=1, current_time=0.0, fetch_k=5)
