@@ -1,8 +1,8 @@
-"""Builders for test episodes."""
+"""Shared builders for unit tests."""
 
 from __future__ import annotations
 
-from langchain_episodic import (
+from langchain_episodic.episode import (
     Episode,
     Feedback,
     OutcomeStatus,
@@ -27,13 +27,18 @@ def make_episode(
     tests_total: int = 5,
     solution: str = "def f(): pass",
 ) -> Episode:
-    """An episode with sensible defaults; override any field by keyword."""
+    """Build a valid :class:`Episode`; override any field by keyword."""
     return Episode(
         episode_id=episode_id,
-        task=TaskDescription(description, category, complexity),  # type: ignore[arg-type]
+        task=TaskDescription(description=description, category=category, complexity=complexity),
         solution=solution,
-        feedback=Feedback(reward, message, tests_passed, tests_total),
-        outcome=outcome,  # type: ignore[arg-type]
+        feedback=Feedback(
+            reward=reward,
+            message=message,
+            tests_passed=tests_passed,
+            tests_total=tests_total,
+        ),
+        outcome=outcome,
         timestamp=timestamp,
         iterations=iterations,
         strategy_used=strategy,

@@ -1,0 +1,124 @@
+"""The memory against a real Chroma server (``chroma run``) through ``chromadb.HttpClient``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import chromadb
+import pytest
+
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, compute_skill_profiles
+from tests.unit_tests.factories import make_episode
+from tests.unit_tests.test_memory import corpus
+
+
+def chroma_executable() -> str:
+    found = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
+    assert Path(found).exists(), "the chroma CLI ships with the chromadb package"
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def chroma_server(path: Path) -> Iterator[chromadb.api.ClientAPI]:
+    """Start ``chroma run`` on a free loopback port; yield a client; stop it."""
+    port = free_port()
+    log = (path.parent / f"chroma-{port}.log").open("w")
+    process = subprocess.Popen(
+        [
+            chroma_executable(),
+            "run",
+            "--path",
+            str(path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                client = chromadb.HttpClient(host="127.0.0.1", port=port)
+                client.heartbeat()
+                break
+            except Exception:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.25)
+        yield client
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[chromadb.api.ClientAPI]:
+    with chroma_server(tmp_path / "data") as client:
+        yield client
+
+
+def test_record_and_recall_through_http_client(server: chromadb.api.ClientAPI) -> None:
+    memory = EpisodicMemory(store=ChromaEpisodeStore(client=server))
+    episodes = corpus(24)
+    assert memory.record_many(episodes) == 24
+    assert memory.record(episodes[0]) is False
+    local = EpisodicMemory()
+    local.record_many(episodes)
+    for query in ("Fix the login session bug", "payment refactoring"):
+        remote_hits = memory.recall(query, top_k=3, current_time=86_400.0)
+        local_hits = local.recall(query, top_k=3, current_time=86_400.0)
+        assert [h.episode for h in remote_hits] == [h.episode for h in local_hits]
+    assert list(memory.episodes(page_size=5)) == episodes
+
+
+def test_namespaces_on_a_server_are_separate(server: chromadb.api.ClientAPI) -> None:
+    store = ChromaEpisodeStore(client=server, collection_name="team-memory")
+    ours = EpisodicMemory(store=store, namespace="ours")
+    theirs = EpisodicMemory(store=store, namespace="theirs")
+    ours.record_many(corpus(4))
+    theirs.record(make_episode(episode_id="ep-0", description="Plot monthly sales"))
+    assert (len(ours), len(theirs)) == (4, 1)
+    assert store.namespaces() == ("ours", "theirs")
+
+
+def test_server_restart_keeps_everything(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    episodes = corpus(6_000, spacing=1.0)
+    with chroma_server(data) as client:
+        EpisodicMemory(store=ChromaEpisodeStore(client=client)).record_many(episodes)
+    with chroma_server(data) as client:
+        memory = EpisodicMemory(store=ChromaEpisodeStore(client=client))
+        assert len(memory) == 6_000
+        assert memory.short_term == tuple(episodes[-5:])
+        # Summary floats cross the HTTP API as JSON: equal up to the last bit or two.
+        for got, expected in zip(
+            memory.skill_profiles(), compute_skill_profiles(episodes), strict=True
+        ):
+            assert (got.category, got.total_episodes, got.successes) == (
+                expected.category,
+                expected.total_episodes,
+                expected.successes,
+            )
+            assert got.avg_reward == pytest.approx(expected.avg_reward, rel=1e-12)
+        hits = memory.recall("Write unit tests for the CSV parser", top_k=3)
+        assert hits[0].episode.task.description.startswith("Write unit tests for the CSV parser")
