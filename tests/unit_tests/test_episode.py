@@ -288,7 +288,8 @@ def test_iterations_below_one(value: int) -> None:
     [
         ({"tests_passed": True}, "tests_passed", "True"),
         ({"tests_total": True}, "tests_total", "True"),
-        ({"tests_passed": False, "tests_total": True}, "tests_total", "True"),
+        ({"tests_passed": 1, "tests_total": True}, "tests_total", "True"),
+        ({"tests_passed": False, "tests_total": 3}, "tests_passed", "False"),
         ({"iterations": True}, "iterations", "True"),
         ({"reward": True}, "reward", "True"),
         ({"complexity": False}, "complexity", "False"),
