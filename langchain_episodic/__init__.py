@@ -21,8 +21,14 @@ from langchain_episodic.errors import (
     EpisodicValueError,
     StoreConfigurationError,
 )
+from langchain_episodic.feedback import (
+    episode_from_tests,
+    feedback_from_tests,
+    outcome_for_pass_rate,
+)
 from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.prompting import areplay_prompt, replay_prompt
 from langchain_episodic.replay import (
     ReplayContext,
     approximate_token_count,
@@ -30,6 +36,8 @@ from langchain_episodic.replay import (
     format_replay_prompt,
     render_episode,
 )
+from langchain_episodic.retriever import EpisodicRetriever, result_to_document
+from langchain_episodic.runnable import create_replay_runnable
 from langchain_episodic.scoring import (
     PrioritizedResult,
     ReplayWeights,
@@ -50,6 +58,7 @@ from langchain_episodic.strategy import (
     choose_strategy,
     select_strategy,
 )
+from langchain_episodic.tools import create_recall_tool
 
 __version__ = "0.1.0"
 
@@ -61,6 +70,7 @@ __all__ = [
     "EpisodeFilter",
     "EpisodeValidationError",
     "EpisodicMemory",
+    "EpisodicRetriever",
     "EpisodicValueError",
     "Feedback",
     "HashingEmbeddings",
@@ -77,15 +87,23 @@ __all__ = [
     "TaskDescription",
     "__version__",
     "approximate_token_count",
+    "areplay_prompt",
     "build_replay_context",
     "choose_strategy",
     "compute_learning_curve",
     "compute_priority",
     "compute_skill_profiles",
     "cosine_similarity",
+    "create_recall_tool",
+    "create_replay_runnable",
+    "episode_from_tests",
+    "feedback_from_tests",
     "format_replay_prompt",
     "identify_weak_skills",
+    "outcome_for_pass_rate",
     "render_episode",
+    "replay_prompt",
+    "result_to_document",
     "select_strategy",
     "temporal_decay",
 ]

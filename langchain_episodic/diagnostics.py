@@ -15,8 +15,8 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, OutcomeStatus
-from langchain_episodic.errors import EpisodicValueError
 
 __all__ = ["LearningSnapshot", "compute_learning_curve"]
 
@@ -50,9 +50,7 @@ def compute_learning_curve(
     Raises:
         EpisodicValueError: ``window`` is not an integer >= 1.
     """
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        msg = f"window={window!r} is invalid: must be an integer >= 1"
-        raise EpisodicValueError(msg)
+    check_int("window", window, 1)
     recent: deque[Episode] = deque(maxlen=window)
     snapshots = []
     cumulative = 0.0

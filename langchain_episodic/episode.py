@@ -29,12 +29,12 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar
 
+from langchain_episodic._validation import finite_float
 from langchain_episodic.errors import EpisodeValidationError
 
 __all__ = ["Episode", "Feedback", "OutcomeStatus", "TaskCategory", "TaskDescription"]
@@ -77,11 +77,9 @@ def _as_enum(owner: str, field: str, value: object, enum_type: type[_E]) -> _E:
 
 
 def _as_finite_float(owner: str, field: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _fail(owner, field, value, "must be a number")
-    number = float(value)
-    if not math.isfinite(number):
-        raise _fail(owner, field, value, "must be finite")
+    number = finite_float(value)
+    if number is None:
+        raise _fail(owner, field, value, "must be a finite number")
     return number
 
 

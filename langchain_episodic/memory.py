@@ -6,11 +6,13 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
+from langchain_core.runnables import Runnable
 from langchain_core.runnables.config import run_in_executor
 
+from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
 from langchain_episodic.errors import EpisodeConflictError, EpisodicValueError
@@ -30,6 +32,9 @@ from langchain_episodic.skills import (
     tally_episodes,
 )
 from langchain_episodic.store import DEFAULT_NAMESPACE, ChromaEpisodeStore
+
+if TYPE_CHECKING:
+    from langchain_episodic.retriever import EpisodicRetriever
 
 __all__ = ["EpisodicMemory"]
 
@@ -58,13 +63,6 @@ def _tallies_from_summary(summary: Mapping[str, int | float]) -> dict[TaskCatego
                 int(iterations_sum or 0),
             )
     return tallies
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        msg = f"{name}={value!r} is invalid: must be an integer >= {minimum}"
-        raise EpisodicValueError(msg)
-    return value
 
 
 def _query_text(query: str | TaskDescription) -> str:
@@ -155,7 +153,7 @@ class EpisodicMemory:
         *,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        _check_int("short_term_limit", short_term_limit, 0)
+        check_int("short_term_limit", short_term_limit, 0)
         if not isinstance(namespace, str) or not namespace.strip():
             msg = f"namespace={namespace!r} is invalid: must be a non-empty string"
             raise EpisodicValueError(msg)
@@ -304,8 +302,8 @@ class EpisodicMemory:
             EpisodicValueError: An argument is out of range; the message names it.
         """
         text = _query_text(query)
-        top_k = _check_int("top_k", top_k, 1)
-        fetch_k = 2 * top_k if fetch_k is None else _check_int("fetch_k", fetch_k, top_k)
+        top_k = check_int("top_k", top_k, 1)
+        fetch_k = 2 * top_k if fetch_k is None else check_int("fetch_k", fetch_k, top_k)
         now = check_time("current_time", self._clock() if current_time is None else current_time)
         half_life = check_half_life(half_life)
         if weights is not None and not isinstance(weights, ReplayWeights):
@@ -338,14 +336,7 @@ class EpisodicMemory:
     def _check_floor(min_similarity: float | None) -> float | None:
         if min_similarity is None:
             return None
-        if (
-            isinstance(min_similarity, bool)
-            or not isinstance(min_similarity, (int, float))
-            or not -1.0 <= min_similarity <= 1.0
-        ):
-            msg = f"min_similarity={min_similarity!r} is invalid: must be a number in [-1, 1]"
-            raise EpisodicValueError(msg)
-        return float(min_similarity)
+        return check_number("min_similarity", min_similarity, -1.0, 1.0)
 
     @staticmethod
     def _merge_filters(
@@ -370,7 +361,7 @@ class EpisodicMemory:
 
     def episodes(self, page_size: int = 1000) -> Iterator[Episode]:
         """Every episode of this namespace in recording (time) order, streamed in pages."""
-        return self.store.iter_episodes(self.namespace, _check_int("page_size", page_size, 1))
+        return self.store.iter_episodes(self.namespace, check_int("page_size", page_size, 1))
 
     def skill_profiles(self) -> tuple[SkillProfile, ...]:
         """Per-category skill profiles, kept up to date as episodes are recorded.
@@ -378,6 +369,32 @@ class EpisodicMemory:
         Equal to ``compute_skill_profiles(memory.episodes())`` without reading them.
         """
         return profiles_from_tallies(self._tallies)
+
+    # ------------------------------------------------------------ integrations
+
+    def as_retriever(self, **kwargs: Any) -> EpisodicRetriever:
+        """This memory as a LangChain retriever.
+
+        Args:
+            **kwargs: Fields of :class:`~langchain_episodic.EpisodicRetriever`
+                (``k``, ``weights``, ``half_life``, ``fetch_k``, ``min_similarity``,
+                ``category``, ``outcome``, ``filters``, ``tags``, ...).
+        """
+        from langchain_episodic.retriever import EpisodicRetriever  # noqa: PLC0415
+
+        return EpisodicRetriever(memory=self, **kwargs)
+
+    def as_runnable(self, **kwargs: Any) -> Runnable[Any, str]:
+        """A runnable mapping a task to its replay prompt (see ``create_replay_runnable``).
+
+        Example:
+            .. code-block:: python
+
+                chain = {"replay": memory.as_runnable(), "task": RunnablePassthrough()} | prompt
+        """
+        from langchain_episodic.runnable import create_replay_runnable  # noqa: PLC0415
+
+        return create_replay_runnable(self, **kwargs)
 
     def __len__(self) -> int:
         """Number of episodes in this namespace's long-term tier."""

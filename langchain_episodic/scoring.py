@@ -25,6 +25,7 @@ from typing import Literal
 
 import numpy as np
 
+from langchain_episodic._validation import finite_float
 from langchain_episodic.episode import Episode, OutcomeStatus
 from langchain_episodic.errors import EpisodicValueError
 
@@ -55,21 +56,20 @@ _OUTCOME_SCORES = {
 
 def check_half_life(half_life: float) -> float:
     """Return ``half_life`` as a float, or raise if it is not a positive finite number."""
-    if isinstance(half_life, bool) or not isinstance(half_life, (int, float)):
-        msg = f"half_life={half_life!r} is invalid: must be a number"
-        raise EpisodicValueError(msg)
-    if not math.isfinite(half_life) or half_life <= 0:
+    number = finite_float(half_life)
+    if number is None or number <= 0:
         msg = f"half_life={half_life!r} is invalid: must be a positive finite number of seconds"
         raise EpisodicValueError(msg)
-    return float(half_life)
+    return number
 
 
 def check_time(name: str, value: float) -> float:
     """Return a timestamp as a float, or raise naming ``name`` if it is not finite."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    number = finite_float(value)
+    if number is None:
         msg = f"{name}={value!r} is invalid: must be a finite number of seconds"
         raise EpisodicValueError(msg)
-    return float(value)
+    return number
 
 
 def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
@@ -150,10 +150,8 @@ class ReplayWeights:
     def __post_init__(self) -> None:
         for name in ("similarity", "recency", "reward", "outcome_bonus"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                msg = f"ReplayWeights.{name}={value!r} is invalid: must be a number"
-                raise EpisodicValueError(msg)
-            if not math.isfinite(value) or value < 0:
+            number = finite_float(value)
+            if number is None or number < 0:
                 msg = f"ReplayWeights.{name}={value!r} is invalid: must be finite and >= 0"
                 raise EpisodicValueError(msg)
 
@@ -240,7 +238,7 @@ def compute_priority(
         >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
         >>> ep = Episode("e1", TaskDescription("sort a list"), "sorted(xs)",
         ...              Feedback(reward=1.0), OutcomeStatus.SUCCESS, timestamp=0.0)
-        >>> compute_priority(SearchResult(ep, 1.0), current_time=0.0).priority
+        >>> round(compute_priority(SearchResult(ep, 1.0), current_time=0.0).priority, 6)
         1.0
     """
     w = weights or ReplayWeights()

@@ -16,12 +16,11 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from langchain_episodic._validation import check_number
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory
-from langchain_episodic.errors import EpisodicValueError
 
 __all__ = [
     "SkillProfile",
@@ -133,12 +132,5 @@ def identify_weak_skills(
     Raises:
         EpisodicValueError: ``threshold`` is not a number in [0, 1].
     """
-    if (
-        isinstance(threshold, bool)
-        or not isinstance(threshold, (int, float))
-        or not math.isfinite(threshold)
-        or not 0.0 <= threshold <= 1.0
-    ):
-        msg = f"threshold={threshold!r} is invalid: must be a number between 0 and 1"
-        raise EpisodicValueError(msg)
+    check_number("threshold", threshold, 0.0, 1.0)
     return tuple(p for p in profiles if p.success_rate < threshold)

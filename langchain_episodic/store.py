@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import chromadb
 
+from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode
 from langchain_episodic.errors import EpisodicValueError, StoreConfigurationError
 from langchain_episodic.filters import EpisodeFilter
@@ -143,13 +144,8 @@ class ChromaEpisodeStore:
                 "characters from [a-zA-Z0-9._-], starting and ending with a letter or digit"
             )
             raise EpisodicValueError(msg)
-        if max_batch_size is not None and (
-            isinstance(max_batch_size, bool)
-            or not isinstance(max_batch_size, int)
-            or max_batch_size < 1
-        ):
-            msg = f"max_batch_size={max_batch_size!r} is invalid: must be an integer >= 1"
-            raise EpisodicValueError(msg)
+        if max_batch_size is not None:
+            check_int("max_batch_size", max_batch_size, 1)
         private = path is None and client is None
         if client is None:
             # Default settings on purpose: Chroma refuses two clients of one system with

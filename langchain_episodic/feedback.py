@@ -1,0 +1,126 @@
+"""Turn a test run into feedback and an outcome, and an agent run into an episode.
+
+The rule, stated once: ``reward = tests_passed / tests_total`` (the pass rate), and the
+outcome is
+
+* ``SUCCESS`` when every test passed (pass rate >= ``success_at``, default 1.0),
+* ``PARTIAL`` when at least half passed (pass rate >= ``partial_at``, default 0.5),
+* ``FAILURE`` otherwise, and also when no test ran (nothing was shown to work).
+
+Example:
+    >>> feedback, outcome = feedback_from_tests(7, 10, "3 edge cases fail")
+    >>> feedback.reward, outcome.value
+    (0.7, 'partial')
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from langchain_episodic._validation import check_number
+from langchain_episodic.episode import Episode, Feedback, OutcomeStatus, TaskDescription
+from langchain_episodic.errors import EpisodicValueError
+
+__all__ = ["episode_from_tests", "feedback_from_tests", "outcome_for_pass_rate"]
+
+
+def outcome_for_pass_rate(
+    pass_rate: float, *, success_at: float = 1.0, partial_at: float = 0.5
+) -> OutcomeStatus:
+    """Map a pass rate in [0, 1] to an outcome by the module's rule."""
+    rate = check_number("pass_rate", pass_rate, 0.0, 1.0)
+    success_at = check_number("success_at", success_at, 0.0, 1.0)
+    partial_at = check_number("partial_at", partial_at, 0.0, 1.0)
+    if partial_at > success_at:
+        msg = f"partial_at={partial_at!r} must not exceed success_at={success_at!r}"
+        raise EpisodicValueError(msg)
+    if rate >= success_at:
+        return OutcomeStatus.SUCCESS
+    if rate >= partial_at:
+        return OutcomeStatus.PARTIAL
+    return OutcomeStatus.FAILURE
+
+
+def feedback_from_tests(
+    tests_passed: int,
+    tests_total: int,
+    message: str = "",
+    *,
+    success_at: float = 1.0,
+    partial_at: float = 0.5,
+) -> tuple[Feedback, OutcomeStatus]:
+    """Feedback (reward = pass rate) and outcome for a test run.
+
+    Args:
+        tests_passed: Tests that passed.
+        tests_total: Tests that ran; with 0 the reward is 0 and the outcome a failure.
+        message: What the tests said, e.g. the first failing assertion.
+        success_at: Pass rate from which the run counts as a success.
+        partial_at: Pass rate from which it counts as a partial success.
+
+    Raises:
+        EpisodeValidationError: The counts are negative or inconsistent.
+    """
+    feedback = Feedback(
+        reward=tests_passed / tests_total if isinstance(tests_total, int) and tests_total else 0.0,
+        message=message,
+        tests_passed=tests_passed,
+        tests_total=tests_total,
+    )
+    if tests_total == 0:
+        return feedback, OutcomeStatus.FAILURE
+    outcome = outcome_for_pass_rate(
+        feedback.pass_rate, success_at=success_at, partial_at=partial_at
+    )
+    return feedback, outcome
+
+
+def episode_from_tests(
+    task: TaskDescription | str,
+    solution: str,
+    tests_passed: int,
+    tests_total: int,
+    message: str = "",
+    *,
+    strategy_used: str = "default",
+    iterations: int = 1,
+    episode_id: str | None = None,
+    timestamp: float | None = None,
+    success_at: float = 1.0,
+    partial_at: float = 0.5,
+) -> Episode:
+    """Build the episode for a finished attempt from its test counts, in one call.
+
+    Example:
+        .. code-block:: python
+
+            memory.record(episode_from_tests(task, code, passed, total, log_tail,
+                                             strategy_used="iterative", iterations=2))
+
+    Args:
+        task: The task (a string counts as category ``unknown``).
+        solution: What the agent produced.
+        tests_passed: Tests that passed.
+        tests_total: Tests that ran.
+        message: What the tests said.
+        strategy_used: The strategy the agent followed.
+        iterations: Attempts it took.
+        episode_id: A unique id; a random UUID when ``None``.
+        timestamp: When it finished; ``time.time()`` when ``None``.
+        success_at: See :func:`feedback_from_tests`.
+        partial_at: See :func:`feedback_from_tests`.
+    """
+    feedback, outcome = feedback_from_tests(
+        tests_passed, tests_total, message, success_at=success_at, partial_at=partial_at
+    )
+    return Episode(
+        episode_id=episode_id if episode_id is not None else uuid.uuid4().hex,
+        task=TaskDescription(task) if isinstance(task, str) else task,
+        solution=solution,
+        feedback=feedback,
+        outcome=outcome,
+        timestamp=time.time() if timestamp is None else timestamp,
+        iterations=iterations,
+        strategy_used=strategy_used,
+    )

@@ -1,0 +1,156 @@
+"""EpisodicRetriever: the memory as a LangChain ``BaseRetriever``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict, Field
+
+from langchain_episodic.episode import OutcomeStatus, TaskCategory
+from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.replay import render_episode
+from langchain_episodic.scoring import DEFAULT_HALF_LIFE, PrioritizedResult, ReplayWeights
+
+__all__ = ["EpisodicRetriever", "result_to_document"]
+
+_RECALL_OPTIONS = frozenset(
+    {
+        "current_time",
+        "weights",
+        "half_life",
+        "fetch_k",
+        "min_similarity",
+        "filters",
+        "category",
+        "outcome",
+    }
+)
+
+
+def result_to_document(result: PrioritizedResult) -> Document:
+    """A recalled episode as a ``Document``: rendered text plus its scores as metadata."""
+    episode = result.episode
+    return Document(
+        id=episode.episode_id,
+        page_content=render_episode(episode),
+        metadata={
+            "episode_id": episode.episode_id,
+            "similarity": result.similarity,
+            "priority": result.priority,
+            "outcome": episode.outcome.value,
+            "reward": episode.feedback.reward,
+            "strategy_used": episode.strategy_used,
+            "timestamp": episode.timestamp,
+            "category": episode.task.category.value,
+            "complexity": episode.task.complexity,
+            "task": episode.task.description,
+            "iterations": episode.iterations,
+            "tests_passed": episode.feedback.tests_passed,
+            "tests_total": episode.feedback.tests_total,
+            "pass_rate": episode.feedback.pass_rate,
+        },
+    )
+
+
+class EpisodicRetriever(BaseRetriever):
+    """Past episodes ranked by replay priority, as LangChain ``Document``s.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langchain-episodic
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_episodic import EpisodicMemory, EpisodicRetriever
+
+            memory = EpisodicMemory()
+            retriever = EpisodicRetriever(memory=memory, k=3)   # or memory.as_retriever(k=3)
+
+    Usage:
+        .. code-block:: python
+
+            docs = retriever.invoke("Fix the login crash")
+            docs = retriever.invoke("Fix the login crash", k=1, category="debugging")
+            docs[0].metadata["priority"], docs[0].metadata["outcome"]
+
+    Async:
+        .. code-block:: python
+
+            docs = await retriever.ainvoke("Fix the login crash")
+
+    Each document's ``page_content`` renders the episode (task, outcome, reward,
+    strategy, pass rate, feedback, solution) and its ``metadata`` holds
+    ``episode_id``, ``similarity``, ``priority``, ``outcome``, ``reward``,
+    ``strategy_used``, ``timestamp``, ``category`` and the other scalar fields.
+    Any recall option can also be given per call as a keyword of ``invoke``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: EpisodicMemory
+    """Where episodes are recalled from."""
+    k: int = Field(default=3, ge=1)
+    """How many documents to return."""
+    weights: ReplayWeights | None = None
+    """Priority weights; the article's defaults when ``None``."""
+    half_life: float = Field(default=DEFAULT_HALF_LIFE, gt=0)
+    """Recency half-life in seconds."""
+    fetch_k: int | None = Field(default=None, ge=1)
+    """Candidates fetched by similarity before ranking; ``2 * k`` when ``None``."""
+    min_similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
+    """Optional similarity floor."""
+    category: TaskCategory | str | list[TaskCategory | str] | None = None
+    """Keep only episodes of these task categories."""
+    outcome: OutcomeStatus | str | list[OutcomeStatus | str] | None = None
+    """Keep only episodes with these outcomes."""
+    filters: EpisodeFilter | None = None
+    """A full filter (instead of ``category`` / ``outcome``)."""
+
+    def _recall_arguments(self, k: int | None, overrides: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(overrides) - _RECALL_OPTIONS)
+        if unknown:
+            msg = f"unknown retriever option(s) {unknown}; known: {sorted(_RECALL_OPTIONS)}"
+            raise TypeError(msg)
+        arguments: dict[str, Any] = {
+            "top_k": self.k if k is None else k,
+            "weights": self.weights,
+            "half_life": self.half_life,
+            "fetch_k": self.fetch_k,
+            "min_similarity": self.min_similarity,
+            "filters": self.filters,
+            "category": self.category,
+            "outcome": self.outcome,
+        }
+        arguments.update(overrides)
+        return arguments
+
+    def _get_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: CallbackManagerForRetrieverRun,
+        k: int | None = None,
+        **kwargs: Any,
+    ) -> list[Document]:
+        results = self.memory.recall(query, **self._recall_arguments(k, kwargs))
+        return [result_to_document(result) for result in results]
+
+    async def _aget_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        k: int | None = None,
+        **kwargs: Any,
+    ) -> list[Document]:
+        results = await self.memory.arecall(query, **self._recall_arguments(k, kwargs))
+        return [result_to_document(result) for result in results]

@@ -1,0 +1,109 @@
+"""The replay prompt as an LCEL ``Runnable``: task in, prompt text out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import RunnableLambda
+
+from langchain_episodic.episode import TaskDescription
+from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.prompting import areplay_prompt, replay_prompt, strategy_instruction
+from langchain_episodic.replay import approximate_token_count
+
+if TYPE_CHECKING:
+    from langchain_episodic.memory import EpisodicMemory
+
+__all__ = ["create_replay_runnable", "task_from_input"]
+
+
+def task_from_input(value: Any, input_key: str = "task") -> TaskDescription:
+    """Read the task from a runnable's input: a str, a TaskDescription or a dict.
+
+    A dict holds the task under ``input_key``, as a str, a TaskDescription or a dict
+    of ``TaskDescription`` fields.
+
+    Raises:
+        EpisodicValueError: The input holds no usable task.
+    """
+    if isinstance(value, Mapping):
+        if input_key not in value:
+            msg = f"input has no key {input_key!r} (keys: {sorted(map(str, value))})"
+            raise EpisodicValueError(msg)
+        value = value[input_key]
+        if isinstance(value, Mapping):
+            return TaskDescription.from_dict(value)
+    if isinstance(value, TaskDescription):
+        return value
+    if isinstance(value, str):
+        return TaskDescription(value)
+    msg = f"input={value!r} is invalid: expected a str, a TaskDescription or a dict"
+    raise EpisodicValueError(msg)
+
+
+def create_replay_runnable(
+    memory: EpisodicMemory,
+    *,
+    input_key: str = "task",
+    top_k: int = 3,
+    max_tokens: int | None = None,
+    token_counter: Callable[[str], int] = approximate_token_count,
+    include_strategy: bool = False,
+    **recall_kwargs: Any,
+) -> RunnableLambda[Any, str]:
+    r"""A runnable mapping a task to its replay prompt, sync and async.
+
+    Example:
+        .. code-block:: python
+
+            from langchain_core.prompts import ChatPromptTemplate
+            from langchain_core.runnables import RunnablePassthrough
+
+            prompt = ChatPromptTemplate.from_messages([
+                ("system", "You are a coding agent.\\n\\n{replay}"),
+                ("human", "{task}"),
+            ])
+            chain = {"replay": memory.as_runnable(), "task": RunnablePassthrough()} | prompt | model
+            chain.invoke("Add password reset to the login form")
+
+    Args:
+        memory: Where to recall from.
+        input_key: Key of the task when the input is a dict.
+        top_k: Episodes to recall.
+        max_tokens: Token budget of the prompt.
+        token_counter: Counts tokens for the budget.
+        include_strategy: Append the selected strategy's instruction.
+        **recall_kwargs: Passed on to :meth:`EpisodicMemory.recall`.
+    """
+
+    def _suffix(task: TaskDescription) -> str:
+        if not include_strategy:
+            return ""
+        return "\n\n" + strategy_instruction(memory, task, recall_kwargs.get("current_time"))
+
+    def _invoke(value: Any) -> str:
+        task = task_from_input(value, input_key)
+        text = replay_prompt(
+            memory,
+            task,
+            top_k=top_k,
+            max_tokens=max_tokens,
+            token_counter=token_counter,
+            **recall_kwargs,
+        )
+        return text + _suffix(task)
+
+    async def _ainvoke(value: Any) -> str:
+        task = task_from_input(value, input_key)
+        text = await areplay_prompt(
+            memory,
+            task,
+            top_k=top_k,
+            max_tokens=max_tokens,
+            token_counter=token_counter,
+            **recall_kwargs,
+        )
+        return text + _suffix(task)
+
+    return RunnableLambda(_invoke, afunc=_ainvoke, name="episodic_replay")
