@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 
@@ -62,12 +63,9 @@ def feedback_from_tests(
     Raises:
         EpisodeValidationError: The counts are negative or inconsistent.
     """
-    feedback = Feedback(
-        reward=tests_passed / tests_total if isinstance(tests_total, int) and tests_total else 0.0,
-        message=message,
-        tests_passed=tests_passed,
-        tests_total=tests_total,
-    )
+    # Validate the counts first, so a bad count is named as such, not as a bad reward.
+    counted = Feedback(0.0, message, tests_passed, tests_total)
+    feedback = dataclasses.replace(counted, reward=counted.pass_rate)
     if tests_total == 0:
         return feedback, OutcomeStatus.FAILURE
     outcome = outcome_for_pass_rate(

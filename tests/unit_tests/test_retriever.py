@@ -1,0 +1,128 @@
+"""EpisodicRetriever and memory.as_retriever: documents ranked by priority."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnablePassthrough
+from pydantic import Field
+
+from langchain_episodic import (
+    EpisodicMemory,
+    EpisodicRetriever,
+    EpisodicValueError,
+    ReplayWeights,
+)
+from tests.unit_tests.factories import make_episode
+from tests.unit_tests.test_memory import corpus
+
+NOW = 86_400.0
+
+
+@pytest.fixture
+def memory() -> EpisodicMemory:
+    memory = EpisodicMemory(clock=lambda: NOW)
+    memory.record_many(corpus(24))
+    return memory
+
+
+class RecordingChatModel(GenericFakeChatModel):
+    """A fake chat model that keeps every message list it is called with."""
+
+    received: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        self.received.append(list(messages))
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+def test_documents_follow_recall_order_and_carry_scores(memory: EpisodicMemory) -> None:
+    retriever = memory.as_retriever(k=4)
+    assert isinstance(retriever, EpisodicRetriever)
+    docs = retriever.invoke("Fix the login session bug")
+    expected = memory.recall("Fix the login session bug", top_k=4)
+    assert [d.metadata["episode_id"] for d in docs] == [r.episode.episode_id for r in expected]
+    priorities = [d.metadata["priority"] for d in docs]
+    assert priorities == sorted(priorities, reverse=True)
+    first, top = docs[0], expected[0]
+    assert first.id == top.episode.episode_id
+    assert first.metadata["similarity"] == pytest.approx(top.similarity)
+    for key in ("outcome", "reward", "strategy_used", "timestamp", "category"):
+        assert key in first.metadata
+    assert first.metadata["outcome"] == top.episode.outcome.value
+    assert top.episode.task.description in first.page_content
+    assert top.episode.solution in first.page_content
+    assert f"Strategy: {top.episode.strategy_used}" in first.page_content
+
+
+def test_invoke_kwargs_override_constructor(memory: EpisodicMemory) -> None:
+    retriever = memory.as_retriever(k=5)
+    assert len(retriever.invoke("payment", k=1)) == 1
+    debugging = retriever.invoke("login", category="debugging")
+    assert debugging
+    assert {d.metadata["category"] for d in debugging} == {"debugging"}
+    failures = memory.as_retriever(k=5, outcome=["failure"]).invoke("login")
+    assert {d.metadata["outcome"] for d in failures} == {"failure"}
+
+
+def test_weights_and_half_life_are_used(memory: EpisodicMemory) -> None:
+    similarity_only = ReplayWeights(similarity=1.0, recency=0.0, reward=0.0, outcome_bonus=0.0)
+    docs = memory.as_retriever(k=3, weights=similarity_only).invoke("Write unit tests")
+    similarities = [d.metadata["similarity"] for d in docs]
+    assert similarities == sorted(similarities, reverse=True)
+    assert [d.metadata["priority"] for d in docs] == pytest.approx(similarities)
+
+
+def test_unknown_option_is_refused(memory: EpisodicMemory) -> None:
+    with pytest.raises(TypeError, match="colour"):
+        memory.as_retriever().invoke("login", colour="red")
+
+
+def test_invalid_k_is_refused(memory: EpisodicMemory) -> None:
+    with pytest.raises(ValueError, match="k"):
+        memory.as_retriever(k=0)
+    with pytest.raises(EpisodicValueError, match="top_k=0"):
+        memory.as_retriever().invoke("login", k=0)
+
+
+async def test_ainvoke_matches_invoke(memory: EpisodicMemory) -> None:
+    retriever = memory.as_retriever(k=3)
+    sync = retriever.invoke("Implement a signup form")
+    asynchronous = await retriever.ainvoke("Implement a signup form")
+    assert [d.metadata for d in sync] == [d.metadata for d in asynchronous]
+
+
+def test_retrieved_episodes_reach_the_model_in_a_rag_chain() -> None:
+    memory = EpisodicMemory(clock=lambda: NOW)
+    memory.record(
+        make_episode(
+            episode_id="csv-1",
+            description="Fix the CSV parser dropping quoted commas",
+            message="quoted fields now parse",
+            solution="csv.reader(f, quotechar='\"')",
+            timestamp=NOW,
+        )
+    )
+
+    def format_docs(docs: list[Document]) -> str:
+        return "\n\n".join(d.page_content for d in docs)
+
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "Past experience:\n{context}"), ("human", "{task}")]
+    )
+    model = RecordingChatModel(messages=iter([AIMessage(content="use csv.reader")]))
+    chain = (
+        {"context": memory.as_retriever(k=1) | format_docs, "task": RunnablePassthrough()}
+        | prompt
+        | model
+        | StrOutputParser()
+    )
+    assert chain.invoke("The CSV parser splits quoted fields") == "use csv.reader"
+    system = model.received[0][0].content
+    assert "Fix the CSV parser dropping quoted commas" in system
+    assert "quoted fields now parse" in system
+    assert "csv.reader(f, quotechar='\"')" in system

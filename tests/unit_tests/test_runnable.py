@@ -1,0 +1,109 @@
+"""memory.as_runnable(): task in, replay prompt out, inside LCEL chains."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnablePassthrough
+
+from langchain_episodic import (
+    STRATEGY_POOL,
+    EpisodicMemory,
+    EpisodicValueError,
+    TaskCategory,
+    TaskDescription,
+    build_replay_context,
+    format_replay_prompt,
+    replay_prompt,
+)
+from tests.unit_tests.factories import make_episode
+from tests.unit_tests.test_retriever import RecordingChatModel
+
+NOW = 10_000.0
+
+
+@pytest.fixture
+def memory() -> EpisodicMemory:
+    memory = EpisodicMemory(clock=lambda: NOW)
+    memory.record_many(
+        [
+            make_episode(
+                episode_id="reset-1",
+                description="Implement password reset by email",
+                message="token expiry untested",
+                strategy="defensive",
+                timestamp=NOW - 60,
+            ),
+            make_episode(
+                episode_id="plot-1",
+                description="Plot monthly revenue as a bar chart",
+                category="unknown",
+                timestamp=NOW - 120,
+            ),
+        ]
+    )
+    return memory
+
+
+def expected_prompt(memory: EpisodicMemory, task: TaskDescription) -> str:
+    return format_replay_prompt(build_replay_context(memory.recall(task, top_k=3)), task)
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "Implement password change by email",
+        TaskDescription("Implement password change by email"),
+        {"task": "Implement password change by email", "other": 1},
+        {"task": {"description": "Implement password change by email"}},
+    ],
+)
+def test_runnable_accepts_every_task_shape(memory: EpisodicMemory, given: object) -> None:
+    text = memory.as_runnable().invoke(given)
+    task = TaskDescription("Implement password change by email")
+    assert text == expected_prompt(memory, task)
+    assert "token expiry untested" in text
+
+
+def test_runnable_keeps_task_category(memory: EpisodicMemory) -> None:
+    task = TaskDescription("Implement password change", TaskCategory.CODE_GENERATION, 0.4)
+    assert "Category: code_generation" in memory.as_runnable().invoke(task)
+
+
+def test_custom_input_key_and_options(memory: EpisodicMemory) -> None:
+    runnable = memory.as_runnable(input_key="question", top_k=1, max_tokens=400)
+    text = runnable.invoke({"question": "password reset email"})
+    assert text == replay_prompt(memory, "password reset email", top_k=1, max_tokens=400)
+    assert "Relevant experiences (1):" in text
+    with pytest.raises(EpisodicValueError, match="'question'"):
+        runnable.invoke({"task": "password reset"})
+
+
+def test_strategy_instruction_is_appended_on_request(memory: EpisodicMemory) -> None:
+    text = memory.as_runnable(include_strategy=True).invoke("Implement password reset")
+    assert any(text.endswith(f"{name} - {line}") for name, line in STRATEGY_POOL.items())
+
+
+@pytest.mark.parametrize("bad", [42, None, "", {"task": 3}])
+def test_bad_input_is_named(memory: EpisodicMemory, bad: object) -> None:
+    with pytest.raises(ValueError, match="invalid"):
+        memory.as_runnable().invoke(bad)
+
+
+async def test_ainvoke_matches_invoke(memory: EpisodicMemory) -> None:
+    runnable = memory.as_runnable()
+    assert await runnable.ainvoke("password reset") == runnable.invoke("password reset")
+
+
+def test_prompt_reaches_the_model_through_lcel(memory: EpisodicMemory) -> None:
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "You are a coding agent.\n\n{replay}"), ("human", "{task}")]
+    )
+    model = RecordingChatModel(messages=iter([AIMessage(content="done")]))
+    chain = {"replay": memory.as_runnable(), "task": RunnablePassthrough()} | prompt | model
+    assert chain.invoke("Implement password change by email").content == "done"
+    system, human = model.received[0]
+    assert system.content.startswith("You are a coding agent.\n\nTask: Implement password change")
+    assert "Past task: Implement password reset by email" in system.content
+    assert human.content == "Implement password change by email"
