@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 from langchain_episodic.errors import EpisodicValueError
 
@@ -15,7 +16,7 @@ def finite_float(value: object) -> float | None:
     Booleans are not numbers here, and integers too large for a float (``10**400``)
     count as not finite rather than raising ``OverflowError``.
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
     try:
         number = float(value)

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["HashingEmbeddings"]
 
@@ -84,6 +84,16 @@ class HashingEmbeddings(BaseModel, Embeddings):
     char_weight: float = Field(
         default=0.2, ge=0.0, description="Weight of each character n-gram of a word."
     )
+
+    @model_validator(mode="after")
+    def _check_ngram_range(self) -> HashingEmbeddings:
+        if self.char_ngram_min > self.char_ngram_max:
+            msg = (
+                f"char_ngram_min={self.char_ngram_min!r} must not exceed "
+                f"char_ngram_max={self.char_ngram_max!r}"
+            )
+            raise ValueError(msg)
+        return self
 
     def _features(self, text: str) -> list[tuple[str, float]]:
         words = [w for w in _TOKEN.findall(text.lower()) if w not in _STOP_WORDS]

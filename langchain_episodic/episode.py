@@ -29,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -91,11 +92,11 @@ def _as_unit_float(owner: str, field: str, value: object) -> float:
 
 
 def _as_int(owner: str, field: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise _fail(owner, field, value, "must be an integer")
     if value < minimum:
         raise _fail(owner, field, value, f"must be >= {minimum}")
-    return value
+    return int(value)
 
 
 def _as_text(owner: str, field: str, value: object, *, allow_empty: bool) -> str:
@@ -178,8 +179,8 @@ class Feedback:
         owner = "Feedback"
         _set(self, "reward", _as_unit_float(owner, "reward", self.reward))
         _as_text(owner, "message", self.message, allow_empty=True)
-        _as_int(owner, "tests_passed", self.tests_passed, 0)
-        _as_int(owner, "tests_total", self.tests_total, 0)
+        _set(self, "tests_passed", _as_int(owner, "tests_passed", self.tests_passed, 0))
+        _set(self, "tests_total", _as_int(owner, "tests_total", self.tests_total, 0))
         if self.tests_passed > self.tests_total:
             raise _fail(
                 owner,
@@ -245,7 +246,7 @@ class Episode:
             raise _fail(owner, "feedback", self.feedback, "must be a Feedback")
         _set(self, "outcome", _as_enum(owner, "outcome", self.outcome, OutcomeStatus))
         _set(self, "timestamp", _as_finite_float(owner, "timestamp", self.timestamp))
-        _as_int(owner, "iterations", self.iterations, 1)
+        _set(self, "iterations", _as_int(owner, "iterations", self.iterations, 1))
         _as_text(owner, "strategy_used", self.strategy_used, allow_empty=False)
 
     def to_dict(self) -> dict[str, Any]:

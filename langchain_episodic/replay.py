@@ -89,6 +89,11 @@ def _as_data(text: str) -> str:
     return _TAG.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", text)
 
 
+def _one_line(text: str) -> str:
+    """Stored text for a one-line field: no line breaks to start lines of its own."""
+    return _as_data(" ".join(text.split()))
+
+
 def render_episode(episode: Episode, index: int | None = None, solution: str | None = None) -> str:
     """Render one episode as a delimited block: outcome, reward, strategy, feedback, solution.
 
@@ -106,11 +111,11 @@ def render_episode(episode: Episode, index: int | None = None, solution: str | N
     opening = "<experience>" if index is None else f'<experience index="{index}">'
     lines = [
         opening,
-        f"Past task: {_as_data(episode.task.description)}",
+        f"Past task: {_one_line(episode.task.description)}",
         f"Category: {episode.task.category.value}",
         f"Outcome: {episode.outcome.value}",
         f"Reward: {feedback.reward:.2f}",
-        f"Strategy: {_as_data(episode.strategy_used)}",
+        f"Strategy: {_one_line(episode.strategy_used)}",
         f"Pass rate: {tests}",
         f"Iterations: {episode.iterations}",
         f"<feedback>{_as_data(feedback.message)}</feedback>",
@@ -190,7 +195,7 @@ def format_replay_prompt(
         f"Relevant experiences ({len(context.episodes)}):",
         f"  Average reward: {context.avg_reward:.2f}",
         f"  Success rate: {context.success_rate:.0%}",
-        f"  Proven strategies: {_as_data(', '.join(context.strategies_used))}",
+        f"  Proven strategies: {_one_line(', '.join(context.strategies_used))}",
         "",
         DATA_NOTICE,
     ]

@@ -25,7 +25,7 @@ from typing import Literal
 
 import numpy as np
 
-from langchain_episodic._validation import finite_float
+from langchain_episodic._validation import check_int, finite_float
 from langchain_episodic.episode import Episode, OutcomeStatus
 from langchain_episodic.errors import EpisodicValueError
 
@@ -126,6 +126,10 @@ def temporal_decay(
         1.0
     """
     check_half_life(half_life)
+    if not (math.isfinite(current_time) and math.isfinite(episode_time)):
+        # max(0, nan) is 0: a NaN time would silently count as brand new.
+        msg = f"times must be finite: episode_time={episode_time!r}, current_time={current_time!r}"
+        raise EpisodicValueError(msg)
     age = max(0.0, current_time - episode_time)
     decay_factor = math.exp(-math.log(2) * age / half_life)
     return similarity * decay_factor
@@ -266,6 +270,7 @@ def rank_by_priority(
     Ties keep the candidates' order (most similar first), as the article's stable
     sort does.
     """
+    check_int("top_k", top_k, 0)
     prioritized = [compute_priority(c, current_time, weights, half_life) for c in candidates]
     prioritized.sort(key=lambda p: p.priority, reverse=True)
     return tuple(prioritized[:top_k])

@@ -7,6 +7,7 @@ import json
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 from langchain_episodic.episode import (
@@ -570,13 +571,28 @@ def test_from_dict_rejects_non_finite_json_numbers() -> None:
     assert_names(error, "reward", "nan")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OverflowError,
-    reason="BUG episode.py:82: float(huge int) raises OverflowError, not EpisodeValidationError",
-)
 @pytest.mark.parametrize("field", ["reward", "complexity", "timestamp"])
 def test_huge_integers_raise_a_validation_error(field: str) -> None:
+    # float(10**400) overflows; that must surface as a validation error, not OverflowError.
     with pytest.raises(EpisodeValidationError) as error:
         make_episode(**{field: 10**400})
-    assert_names(error, field)
+    assert_names(error, field, "1000000000")
+
+
+def test_huge_integer_in_json_is_a_validation_error() -> None:
+    data = json.loads(
+        json.dumps(FULL_DICT).replace('"timestamp": 1700000000.5', '"timestamp": 1' + "0" * 400)
+    )
+    assert data["timestamp"] == 10**400
+    with pytest.raises(EpisodeValidationError) as error:
+        Episode.from_dict(data)
+    assert_names(error, "timestamp")
+
+
+def test_numpy_numbers_are_accepted_and_normalised() -> None:
+    episode = make_episode(
+        tests_passed=np.int64(3), tests_total=np.int64(4), iterations=np.int32(2)
+    )
+    assert type(episode.feedback.tests_passed) is int
+    assert type(episode.iterations) is int
+    assert Episode.from_dict(json.loads(json.dumps(episode.to_dict()))) == episode

@@ -1,0 +1,390 @@
+"""EpisodicChainMemory: the replay prompt as a classic-chain ``BaseMemory``.
+
+Classic chains (``langchain_classic``: ``LLMChain`` and every ``Chain`` with a
+``memory=``) call ``load_memory_variables`` before each run and ``save_context``
+after it. This module plugs :class:`~langchain_episodic.EpisodicMemory` into that
+protocol: before a run the chain receives the replay prompt for its task; after a
+run nothing is recorded, because a chain's output carries no test feedback. Record
+the run once its tests have been run, with
+:meth:`EpisodicChainMemory.record_outcome`.
+
+Needs the ``classic`` extra: ``pip install "langchain-episodic[classic]"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.runnables.config import run_in_executor
+from pydantic import Field
+
+try:
+    from langchain_classic.base_memory import BaseMemory
+except ImportError as error:  # pragma: no cover - exercised by a test that hides the module
+    _MISSING = (
+        "EpisodicChainMemory needs langchain-classic, which is not installed: "
+        'pip install "langchain-episodic[classic]"'
+    )
+    raise ImportError(_MISSING) from error
+
+from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
+from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.feedback import episode_from_tests
+from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.prompting import areplay_prompt, replay_prompt, strategy_instruction
+from langchain_episodic.replay import approximate_token_count
+from langchain_episodic.runnable import task_from_input
+from langchain_episodic.scoring import DEFAULT_HALF_LIFE, ReplayWeights
+
+__all__ = ["EpisodicChainMemory"]
+
+# Inputs a classic chain passes that never hold the task ("stop" as in langchain_classic).
+_NOT_TASK_KEYS = frozenset({"stop"})
+_DEFAULT_INPUT_KEY = "input"
+
+
+class EpisodicChainMemory(BaseMemory):
+    r"""Past episodes as a classic chain's memory: the replay prompt under one key.
+
+    Before each run, :meth:`load_memory_variables` recalls the ``top_k`` episodes
+    most worth replaying for the chain's task and returns the replay prompt (see
+    :func:`~langchain_episodic.replay_prompt`) under :attr:`memory_key`.
+
+    After each run, :meth:`save_context` records **nothing**: the chain's output is a
+    candidate solution, not feedback. An episode needs a reward and an outcome, and
+    inventing them (say, "the model answered, so it succeeded") would teach the memory
+    that every answer works. Run the tests on the output, then call
+    :meth:`record_outcome` with their counts: it builds the episode with
+    :func:`~langchain_episodic.episode_from_tests` (reward = pass rate) and records it.
+
+    :meth:`clear` deletes nothing: episodes are immutable, and this memory keeps no
+    state between runs of its own. To start afresh, use a new ``namespace`` of
+    :class:`~langchain_episodic.EpisodicMemory`.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install "langchain-episodic[classic]"
+
+    Instantiate:
+        >>> from langchain_episodic import EpisodicMemory
+        >>> from langchain_episodic.classic import EpisodicChainMemory
+        >>> chain_memory = EpisodicChainMemory(memory=EpisodicMemory(), top_k=2)
+        >>> chain_memory.memory_variables
+        ['experience']
+
+    Record an outcome (after the tests ran):
+        >>> episode = chain_memory.record_outcome(
+        ...     {"input": "Implement a login form"},
+        ...     {"text": "def login(email, password): ..."},
+        ...     tests_passed=9,
+        ...     tests_total=10,
+        ...     message="empty password accepted",
+        ...     strategy_used="iterative",
+        ... )
+        >>> episode.outcome.value, episode.feedback.reward
+        ('partial', 0.9)
+
+    Load the replay prompt:
+        >>> prompt = chain_memory.load_memory_variables({"input": "Implement a signup form"})
+        >>> print(prompt["experience"].splitlines()[0])
+        Task: Implement a signup form
+        >>> "Past task: Implement a login form" in prompt["experience"]
+        True
+
+    In a chain:
+        .. code-block:: python
+
+            from langchain_classic.chains import LLMChain
+            from langchain_core.prompts import PromptTemplate
+
+            prompt = PromptTemplate.from_template("{experience}\n\nNew task: {input}")
+            chain = LLMChain(llm=llm, prompt=prompt, memory=chain_memory)
+            result = chain.invoke({"input": "Implement a signup form"})
+            passed, total = run_tests(result["text"])
+            chain_memory.record_outcome(result, result["text"], passed, total)
+
+    Async:
+        .. code-block:: python
+
+            variables = await chain_memory.aload_memory_variables({"input": "Add OAuth"})
+            await chain_memory.arecord_outcome(inputs, outputs, passed, total)
+
+    The task is read from the chain input named :attr:`input_key`; with no
+    ``input_key``, from the only input, or from ``"input"`` when there are several.
+    Its value may be a string, a :class:`~langchain_episodic.TaskDescription` (whose
+    category and complexity are then kept) or a dict of ``TaskDescription`` fields.
+    """
+
+    memory: EpisodicMemory = Field(exclude=True)
+    """Where episodes are recalled from and recorded to."""
+    memory_key: str = Field(default="experience", min_length=1)
+    """The one key this memory adds to the chain's inputs: the replay prompt."""
+    input_key: str | None = None
+    """Chain input holding the task; ``None``: the only input, else ``"input"``."""
+    output_key: str | None = None
+    """Chain output holding the solution, for :meth:`record_outcome`; ``None``: the only one."""
+    top_k: int = Field(default=3, ge=1)
+    """How many past episodes the prompt replays."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Token budget of the replay prompt; unlimited when ``None``."""
+    token_counter: Callable[[str], int] = Field(default=approximate_token_count, exclude=True)
+    """Counts tokens for ``max_tokens``, e.g. ``llm.get_num_tokens``."""
+    include_strategy: bool = False
+    """Append a line naming the strategy :func:`~langchain_episodic.choose_strategy` selects."""
+    weights: ReplayWeights | None = None
+    """Priority weights; the article's defaults when ``None``."""
+    half_life: float = Field(default=DEFAULT_HALF_LIFE, gt=0)
+    """Recency half-life in seconds."""
+    fetch_k: int | None = Field(default=None, ge=1)
+    """Candidates fetched by similarity before ranking; ``2 * top_k`` when ``None``."""
+    min_similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
+    """Optional similarity floor."""
+    category: TaskCategory | str | list[TaskCategory | str] | None = None
+    """Replay only episodes of these task categories."""
+    outcome: OutcomeStatus | str | list[OutcomeStatus | str] | None = None
+    """Replay only episodes with these outcomes."""
+    filters: EpisodeFilter | None = None
+    """A full filter (instead of ``category`` / ``outcome``)."""
+
+    @property
+    def memory_variables(self) -> list[str]:
+        """The keys :meth:`load_memory_variables` returns: ``[memory_key]``."""
+        return [self.memory_key]
+
+    # ------------------------------------------------------------------ load
+
+    def _task(self, inputs: Mapping[str, Any]) -> TaskDescription:
+        if not isinstance(inputs, Mapping):
+            msg = f"inputs={inputs!r} is invalid: must be a dict of chain inputs"
+            raise EpisodicValueError(msg)
+        keys = sorted(map(str, inputs))
+        if self.input_key is not None:
+            if self.input_key not in inputs:
+                msg = f"input_key={self.input_key!r} is not among the chain inputs {keys}"
+                raise EpisodicValueError(msg)
+            return task_from_input(inputs, self.input_key)
+        candidates = [key for key in keys if key != self.memory_key and key not in _NOT_TASK_KEYS]
+        if len(candidates) == 1:
+            return task_from_input(inputs, candidates[0])
+        if _DEFAULT_INPUT_KEY in candidates:
+            return task_from_input(inputs, _DEFAULT_INPUT_KEY)
+        if not candidates:
+            msg = f"the chain inputs {keys} hold no task: pass the task as 'input'"
+        else:
+            msg = (
+                f"cannot tell which chain input holds the task among {candidates}: "
+                "set EpisodicChainMemory(input_key=...) or name it 'input'"
+            )
+        raise EpisodicValueError(msg)
+
+    def _recall_kwargs(self) -> dict[str, Any]:
+        return {
+            "top_k": self.top_k,
+            "max_tokens": self.max_tokens,
+            "token_counter": self.token_counter,
+            "weights": self.weights,
+            "half_life": self.half_life,
+            "fetch_k": self.fetch_k,
+            "min_similarity": self.min_similarity,
+            "filters": self.filters,
+            "category": self.category,
+            "outcome": self.outcome,
+        }
+
+    def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, str]:
+        """The replay prompt for the chain's task, under :attr:`memory_key`.
+
+        Args:
+            inputs: The chain's inputs; the task is read as the class docstring says.
+
+        Returns:
+            ``{memory_key: replay_prompt}``.
+
+        Raises:
+            EpisodicValueError: No input, or more than one, could hold the task, or it
+                holds no usable task.
+        """
+        task = self._task(inputs)
+        text = replay_prompt(self.memory, task, **self._recall_kwargs())
+        if self.include_strategy:
+            text += "\n\n" + strategy_instruction(self.memory, task)
+        return {self.memory_key: text}
+
+    async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, str]:
+        """Async twin of :meth:`load_memory_variables`."""
+        task = self._task(inputs)
+        text = await areplay_prompt(self.memory, task, **self._recall_kwargs())
+        if self.include_strategy:
+            line = await run_in_executor(None, strategy_instruction, self.memory, task)
+            text += "\n\n" + line
+        return {self.memory_key: text}
+
+    # ------------------------------------------------------------------ save
+
+    def save_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
+        """Record nothing: a chain's output carries no test feedback.
+
+        The classic ``Chain`` calls this after every run with the run's inputs and
+        outputs. An :class:`~langchain_episodic.Episode` needs a reward and an
+        outcome that only the tests can give, so no episode is built here. Call
+        :meth:`record_outcome` once the tests have run.
+        """
+
+    async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
+        """Record nothing, like :meth:`save_context`."""
+
+    def clear(self) -> None:
+        """Delete nothing: episodes are immutable and this memory keeps no per-run state.
+
+        To start with an empty memory, use another ``namespace`` of
+        :class:`~langchain_episodic.EpisodicMemory`.
+        """
+
+    async def aclear(self) -> None:
+        """Delete nothing, like :meth:`clear`."""
+
+    # ------------------------------------------------------------------ record
+
+    def _solution(self, outputs: Mapping[str, Any] | str) -> str:
+        if isinstance(outputs, str):
+            return outputs
+        if not isinstance(outputs, Mapping):
+            msg = f"outputs={outputs!r} is invalid: must be a dict of chain outputs or a str"
+            raise EpisodicValueError(msg)
+        keys = sorted(map(str, outputs))
+        if self.output_key is not None:
+            key = self.output_key
+            if key not in outputs:
+                msg = f"output_key={key!r} is not among the chain outputs {keys}"
+                raise EpisodicValueError(msg)
+        elif len(keys) == 1:
+            key = keys[0]
+        else:
+            msg = (
+                f"cannot tell which chain output holds the solution among {keys}: "
+                "set EpisodicChainMemory(output_key=...) or pass the solution as a str"
+            )
+            raise EpisodicValueError(msg)
+        solution = outputs[key]
+        if not isinstance(solution, str):
+            msg = f"outputs[{key!r}]={solution!r} is invalid: the solution must be a str"
+            raise EpisodicValueError(msg)
+        return solution
+
+    def _outcome_episode(
+        self,
+        inputs: Mapping[str, Any],
+        outputs: Mapping[str, Any] | str,
+        tests_passed: int,
+        tests_total: int,
+        message: str,
+        options: dict[str, Any],
+    ) -> Episode:
+        if options["timestamp"] is None:
+            # The memory's clock, so recency is measured on the same time line as recall.
+            options["timestamp"] = self.memory._clock()
+        return episode_from_tests(
+            self._task(inputs),
+            self._solution(outputs),
+            tests_passed,
+            tests_total,
+            message,
+            **options,
+        )
+
+    def record_outcome(
+        self,
+        inputs: Mapping[str, Any],
+        outputs: Mapping[str, Any] | str,
+        tests_passed: int,
+        tests_total: int,
+        message: str = "",
+        *,
+        strategy_used: str = "default",
+        iterations: int = 1,
+        episode_id: str | None = None,
+        timestamp: float | None = None,
+        success_at: float = 1.0,
+        partial_at: float = 0.5,
+    ) -> Episode:
+        """Record a finished run as an episode, with the feedback of its tests.
+
+        The reward is the pass rate and the outcome follows
+        :func:`~langchain_episodic.feedback_from_tests`: success when every test
+        passed, partial from half, failure below half or when no test ran.
+
+        Example:
+            .. code-block:: python
+
+                result = chain.invoke({"input": "Implement a signup form"})
+                passed, total = run_tests(result["text"])
+                chain_memory.record_outcome(result, result["text"], passed, total)
+
+        Args:
+            inputs: The chain's inputs; the task is read as in :meth:`load_memory_variables`.
+            outputs: The chain's outputs (the solution under :attr:`output_key`, or the
+                only output) or the solution itself as a str.
+            tests_passed: Tests that passed.
+            tests_total: Tests that ran.
+            message: What the tests said, e.g. the first failing assertion.
+            strategy_used: The strategy the run followed.
+            iterations: Attempts it took.
+            episode_id: A unique id; a random UUID when ``None``.
+            timestamp: When it finished; the memory's clock when ``None``.
+            success_at: Pass rate from which the run counts as a success.
+            partial_at: Pass rate from which it counts as a partial success.
+
+        Returns:
+            The episode, as stored. Recording an identical episode again is a no-op.
+
+        Raises:
+            EpisodicValueError: The task or the solution cannot be read, or a count
+                or threshold is invalid.
+            EpisodeConflictError: ``episode_id`` already holds a different episode.
+        """
+        options = {
+            "strategy_used": strategy_used,
+            "iterations": iterations,
+            "episode_id": episode_id,
+            "timestamp": timestamp,
+            "success_at": success_at,
+            "partial_at": partial_at,
+        }
+        episode = self._outcome_episode(
+            inputs, outputs, tests_passed, tests_total, message, options
+        )
+        self.memory.record(episode)
+        return episode
+
+    async def arecord_outcome(
+        self,
+        inputs: Mapping[str, Any],
+        outputs: Mapping[str, Any] | str,
+        tests_passed: int,
+        tests_total: int,
+        message: str = "",
+        *,
+        strategy_used: str = "default",
+        iterations: int = 1,
+        episode_id: str | None = None,
+        timestamp: float | None = None,
+        success_at: float = 1.0,
+        partial_at: float = 0.5,
+    ) -> Episode:
+        """Async twin of :meth:`record_outcome`, with the same arguments."""
+        options = {
+            "strategy_used": strategy_used,
+            "iterations": iterations,
+            "episode_id": episode_id,
+            "timestamp": timestamp,
+            "success_at": success_at,
+            "partial_at": partial_at,
+        }
+        episode = self._outcome_episode(
+            inputs, outputs, tests_passed, tests_total, message, options
+        )
+        await self.memory.arecord(episode)
+        return episode

@@ -1,0 +1,529 @@
+"""Agent middleware for LangChain 1.x ``create_agent``: replay before, record after.
+
+:class:`EpisodicMemoryMiddleware` recalls past episodes for the task an agent run was
+given, appends the replay prompt to the system prompt of every model call of the run,
+and, when the run finishes, records the episode your ``record_episode`` callable builds
+from it (typically from test results, with
+:func:`~langchain_episodic.episode_from_tests`).
+
+Requires the ``agents`` extra: ``pip install "langchain-episodic[agents]"``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, cast
+
+from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
+from langchain_core.runnables.config import run_in_executor
+from typing_extensions import TypedDict
+
+from langchain_episodic._validation import check_int
+from langchain_episodic.episode import Episode, TaskDescription
+from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.prompting import areplay_prompt, replay_prompt
+from langchain_episodic.replay import approximate_token_count
+from langchain_episodic.strategy import StrategyChoice, choose_strategy
+
+try:
+    from langchain.agents.middleware.types import (
+        AgentMiddleware,
+        AgentState,
+        ContextT,
+        ModelRequest,
+        ModelResponse,
+        PrivateStateAttr,
+        ResponseT,
+    )
+except ImportError as error:  # pragma: no cover - exercised only without the extra
+    _msg = (
+        "EpisodicMemoryMiddleware needs LangChain 1.x agents (the `langchain` package). "
+        'Install it with: pip install "langchain-episodic[agents]"'
+    )
+    raise ImportError(_msg) from error
+
+if TYPE_CHECKING:
+    from langchain_core.messages import AIMessage
+    from langgraph.runtime import Runtime
+
+__all__ = [
+    "STATE_KEY",
+    "EpisodicMemoryMiddleware",
+    "EpisodicMemoryState",
+    "EpisodicReplay",
+    "RecordEpisode",
+    "TaskExtractor",
+    "latest_human_text",
+]
+
+STATE_KEY = "episodic_replay"
+"""Key of the agent state under which a run's :class:`EpisodicReplay` is kept."""
+
+TaskExtractor = Callable[[Any], str | TaskDescription | None]
+"""``task_extractor(state) -> str | TaskDescription | None``: the task of a run.
+
+``state`` is the agent state at the start of the run (a dict with ``"messages"`` and
+any custom keys). ``None`` or a blank string means "no task": nothing is injected.
+"""
+
+RecordEpisode = Callable[[Any, Any], Episode | Awaitable[Episode | None] | None]
+"""``record_episode(state, runtime) -> Episode | None``: the episode of a finished run.
+
+Called once after the agent finishes, with the final agent state and the LangGraph
+``Runtime``. Return the :class:`Episode` to record, or ``None`` to record nothing. It
+may be a coroutine function (awaited under ``ainvoke``; refused under ``invoke``).
+"""
+
+_RESERVED_RECALL_KEYS = frozenset({"query", "top_k", "max_tokens", "token_counter"})
+_RECALL_OPTIONS = frozenset(
+    name
+    for name, parameter in inspect.signature(EpisodicMemory.recall).parameters.items()
+    if name not in {"self", "query", "top_k"}
+    and parameter.kind in {parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY}
+)
+
+
+class EpisodicReplay(TypedDict):
+    """What the middleware injects during one agent run, fixed at the run's start.
+
+    Attributes:
+        task: The run's task, as :meth:`TaskDescription.to_dict` (JSON-safe, so it
+            survives checkpointing).
+        prompt: The text appended to the system prompt: the replay prompt, then the
+            strategy line when ``include_strategy=True``.
+        strategy: The selected strategy (a key of ``STRATEGY_POOL``), or ``None`` when
+            ``include_strategy=False``.
+    """
+
+    task: dict[str, Any]
+    prompt: str
+    strategy: str | None
+
+
+class EpisodicMemoryState(AgentState[ResponseT]):
+    """Agent state extended with the run's replay (private: not in input or output)."""
+
+    episodic_replay: NotRequired[Annotated[EpisodicReplay | None, PrivateStateAttr]]
+
+
+def _message_text(message: HumanMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content.strip()
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+    return "\n".join(part.strip() for part in parts if part.strip())
+
+
+def latest_human_text(messages: Sequence[AnyMessage]) -> str | None:
+    """Text of the latest ``HumanMessage`` in ``messages``, or ``None`` if there is none.
+
+    String content is returned stripped; for a list of content blocks the text blocks
+    are joined with newlines (images and other blocks are ignored). A human message
+    without text is skipped in favour of an earlier one.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> latest_human_text([HumanMessage("old task"), AIMessage("ok"),
+        ...                    HumanMessage([{"type": "text", "text": "new task"}])])
+        'new task'
+    """
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            text = _message_text(message)
+            if text:
+                return text
+    return None
+
+
+def _append_to_system(system: SystemMessage | None, text: str) -> SystemMessage:
+    """A new system message: the user's own content first, then ``text``."""
+    if system is None:
+        return SystemMessage(content=text)
+    content = system.content
+    if isinstance(content, str):
+        new_content: str | list[str | dict[str, Any]] = (
+            f"{content}\n\n{text}" if content.strip() else text
+        )
+    else:  # content blocks: keep them (e.g. cache-control markers), add a text block
+        new_content = [*content, {"type": "text", "text": f"\n\n{text}"}]
+    return system.model_copy(update={"content": new_content})
+
+
+class EpisodicMemoryMiddleware(
+    AgentMiddleware[EpisodicMemoryState[ResponseT], ContextT, ResponseT]
+):
+    """Replay past episodes into an agent's system prompt; record the run's episode.
+
+    **Before the model** — once per agent run (in ``before_agent``), the middleware
+    finds the run's task (the latest human message, or ``task_extractor(state)``),
+    recalls the ``top_k`` most relevant past episodes from ``memory`` and formats the
+    replay prompt (:func:`~langchain_episodic.replay_prompt`), optionally followed by
+    the selected strategy's instruction from ``STRATEGY_POOL``. The result is kept in
+    the agent state (private key ``episodic_replay``), and every model call of the run
+    (``wrap_model_call`` / ``awrap_model_call``) gets it appended to its system
+    prompt: the user's own system prompt stays first; without one, the replay prompt
+    becomes the system prompt. Requests are never mutated; ``request.override`` is used.
+
+    Recalling once per run means a model → tool → model loop sees the same replay on
+    every call, even if memory changes meanwhile, concurrent runs never share a cache,
+    and an interrupted run resumed from a checkpoint keeps its replay. Each new
+    ``invoke`` (also a new turn on the same thread) recalls afresh.
+
+    **After the agent** — when the run completes, ``record_episode(state, runtime)`` is
+    called (if given) with the final state; the :class:`Episode` it returns is recorded
+    with ``memory.record`` (``arecord`` under ``ainvoke``). ``None`` records nothing:
+    the middleware never invents feedback. A typical implementation runs the tests and
+    calls :func:`~langchain_episodic.episode_from_tests`; ``self.task_of(state)`` and
+    ``self.strategy_of(state)`` give the run's task and strategy.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install "langchain-episodic[agents]"
+
+    Example:
+        >>> from langchain.agents import create_agent
+        >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+        >>> from langchain_episodic import EpisodicMemory
+        >>> from langchain_episodic.middleware import EpisodicMemoryMiddleware
+        >>> memory = EpisodicMemory()
+        >>> model = GenericFakeChatModel(messages=iter(["def signup(email): ..."]))
+        >>> agent = create_agent(model, tools=[], middleware=[EpisodicMemoryMiddleware(memory)])
+        >>> result = agent.invoke({"messages": [{"role": "user", "content": "Add a signup form"}]})
+        >>> result["messages"][-1].content
+        'def signup(email): ...'
+
+    Record the outcome of each run:
+        .. code-block:: python
+
+            from langchain.chat_models import init_chat_model
+            from langchain_episodic import episode_from_tests
+
+
+            def record_episode(state, runtime):
+                code = state["messages"][-1].text
+                passed, total, log = run_my_tests(code)  # your test harness
+                return episode_from_tests(
+                    EpisodicMemoryMiddleware.task_of(state), code, passed, total, log,
+                    strategy_used=EpisodicMemoryMiddleware.strategy_of(state) or "default",
+                )
+
+
+            agent = create_agent(
+                init_chat_model("openai:gpt-4.1-mini"),
+                tools=[...],
+                system_prompt="You are a careful Python developer.",
+                middleware=[
+                    EpisodicMemoryMiddleware(
+                        memory, top_k=3, max_tokens=800, include_strategy=True,
+                        record_episode=record_episode,
+                    )
+                ],
+            )
+
+    Args:
+        memory: Where episodes are recalled from and recorded to.
+        top_k: Episodes to recall per run.
+        max_tokens: Token budget of the replay prompt (the strategy line is extra);
+            unlimited when ``None``.
+        token_counter: Counts tokens for the budget, e.g. ``model.get_num_tokens``.
+        include_strategy: Also append ``Strategy: <name> - <instruction>`` for the
+            strategy :func:`~langchain_episodic.choose_strategy` selects.
+        task_extractor: ``(state) -> str | TaskDescription | None``; by default the
+            text of the latest human message (as a task of category ``unknown``).
+            Return a :class:`TaskDescription` to give category and complexity, which
+            the prompt and the strategy selection use. ``None`` skips the replay.
+        record_episode: ``(state, runtime) -> Episode | None``, sync or async, called
+            once after the agent finishes; see :data:`RecordEpisode`.
+        recall_kwargs: Extra options for :meth:`EpisodicMemory.recall` (``weights``,
+            ``half_life``, ``fetch_k``, ``min_similarity``, ``filters``, ``category``,
+            ``outcome``, ``current_time``); ``current_time`` also applies to the
+            strategy selection.
+
+    Raises:
+        TypeError: ``memory`` is not an :class:`EpisodicMemory`, or a callable is not
+            callable.
+        EpisodicValueError: ``top_k``, ``max_tokens`` or ``recall_kwargs`` is invalid.
+    """
+
+    state_schema = EpisodicMemoryState  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        memory: EpisodicMemory,
+        top_k: int = 3,
+        *,
+        max_tokens: int | None = None,
+        token_counter: Callable[[str], int] = approximate_token_count,
+        include_strategy: bool = False,
+        task_extractor: TaskExtractor | None = None,
+        record_episode: RecordEpisode | None = None,
+        recall_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        if not isinstance(memory, EpisodicMemory):
+            msg = f"memory={memory!r} is invalid: must be an EpisodicMemory"
+            raise TypeError(msg)
+        check_int("top_k", top_k, 1)
+        if max_tokens is not None:
+            check_int("max_tokens", max_tokens, 1)
+        for name, value in (
+            ("token_counter", token_counter),
+            ("task_extractor", task_extractor),
+            ("record_episode", record_episode),
+        ):
+            if value is not None and not callable(value):
+                msg = f"{name}={value!r} is invalid: must be callable"
+                raise TypeError(msg)
+        self.memory = memory
+        self.top_k = top_k
+        self.max_tokens = max_tokens
+        self.token_counter = token_counter
+        self.include_strategy = include_strategy
+        self.task_extractor = task_extractor
+        self.record_episode = record_episode
+        self.recall_kwargs: Mapping[str, Any] = MappingProxyType(
+            dict(_check_recall_kwargs(recall_kwargs))
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"EpisodicMemoryMiddleware(memory={self.memory!r}, top_k={self.top_k}, "
+            f"max_tokens={self.max_tokens}, include_strategy={self.include_strategy})"
+        )
+
+    # ------------------------------------------------------------------ state helpers
+
+    @staticmethod
+    def replay_of(state: Mapping[str, Any]) -> EpisodicReplay | None:
+        """The run's :class:`EpisodicReplay` kept in ``state``, or ``None`` if there is none."""
+        replay = state.get(STATE_KEY)
+        return cast("EpisodicReplay | None", replay)
+
+    @staticmethod
+    def task_of(state: Mapping[str, Any]) -> TaskDescription | None:
+        """The task the run's replay was built for, or ``None`` if there was none."""
+        replay = EpisodicMemoryMiddleware.replay_of(state)
+        return None if replay is None else TaskDescription.from_dict(replay["task"])
+
+    @staticmethod
+    def strategy_of(state: Mapping[str, Any]) -> str | None:
+        """The strategy injected into the run (``include_strategy=True``), else ``None``."""
+        replay = EpisodicMemoryMiddleware.replay_of(state)
+        return None if replay is None else replay["strategy"]
+
+    # ------------------------------------------------------------------ replay
+
+    def _task(self, state: Mapping[str, Any]) -> TaskDescription | None:
+        if self.task_extractor is None:
+            task: object = latest_human_text(state.get("messages", ()))
+        else:
+            task = self.task_extractor(state)
+        if task is None or isinstance(task, TaskDescription):
+            return task
+        if isinstance(task, str):
+            return TaskDescription(task) if task.strip() else None
+        msg = f"task_extractor returned {task!r}: expected a str, a TaskDescription or None"
+        raise TypeError(msg)
+
+    def _replay(
+        self, task: TaskDescription, prompt: str, choice: StrategyChoice | None
+    ) -> EpisodicReplay:
+        if choice is None:
+            return EpisodicReplay(task=task.to_dict(), prompt=prompt, strategy=None)
+        line = f"Strategy: {choice.strategy} - {choice.instruction}"
+        return EpisodicReplay(
+            task=task.to_dict(), prompt=f"{prompt}\n\n{line}", strategy=choice.strategy
+        )
+
+    def _choose(self, task: TaskDescription) -> StrategyChoice:
+        return choose_strategy(task, self.memory, self.recall_kwargs.get("current_time"))
+
+    def build_replay(self, state: Mapping[str, Any]) -> EpisodicReplay | None:
+        """Recall for the task of ``state`` and build what the run will inject.
+
+        Returns:
+            The replay, or ``None`` when the state holds no task.
+        """
+        task = self._task(state)
+        if task is None:
+            return None
+        prompt = replay_prompt(
+            self.memory,
+            task,
+            top_k=self.top_k,
+            max_tokens=self.max_tokens,
+            token_counter=self.token_counter,
+            **self.recall_kwargs,
+        )
+        return self._replay(task, prompt, self._choose(task) if self.include_strategy else None)
+
+    async def abuild_replay(self, state: Mapping[str, Any]) -> EpisodicReplay | None:
+        """Async twin of :meth:`build_replay`."""
+        task = self._task(state)
+        if task is None:
+            return None
+        prompt = await areplay_prompt(
+            self.memory,
+            task,
+            top_k=self.top_k,
+            max_tokens=self.max_tokens,
+            token_counter=self.token_counter,
+            **self.recall_kwargs,
+        )
+        choice = await run_in_executor(None, self._choose, task) if self.include_strategy else None
+        return self._replay(task, prompt, choice)
+
+    def before_agent(
+        self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """Recall once for the run's task and keep the replay in the state.
+
+        Args:
+            state: The agent state at the start of the run.
+            runtime: The runtime context (unused).
+
+        Returns:
+            The state update ``{"episodic_replay": EpisodicReplay | None}``.
+        """
+        return {STATE_KEY: self.build_replay(state)}
+
+    async def abefore_agent(
+        self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """Async twin of :meth:`before_agent`."""
+        return {STATE_KEY: await self.abuild_replay(state)}
+
+    def _inject(
+        self, request: ModelRequest[ContextT], replay: EpisodicReplay | None
+    ) -> ModelRequest[ContextT]:
+        if replay is None:
+            return request
+        return request.override(
+            system_message=_append_to_system(request.system_message, replay["prompt"])
+        )
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+    ) -> ModelResponse[ResponseT] | AIMessage:
+        """Append the run's replay to the system prompt, then call the model.
+
+        The replay is the one ``before_agent`` stored for this run; if the state holds
+        none (the middleware was not part of the run's start), it is built now.
+
+        Args:
+            request: The model request; not mutated.
+            handler: Calls the model.
+
+        Returns:
+            The model's response, unchanged.
+        """
+        if STATE_KEY in request.state:
+            replay = self.replay_of(request.state)
+        else:
+            replay = self.build_replay({**request.state, "messages": request.messages})
+        return handler(self._inject(request, replay))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+    ) -> ModelResponse[ResponseT] | AIMessage:
+        """Async twin of :meth:`wrap_model_call`."""
+        if STATE_KEY in request.state:
+            replay = self.replay_of(request.state)
+        else:
+            replay = await self.abuild_replay({**request.state, "messages": request.messages})
+        return await handler(self._inject(request, replay))
+
+    # ------------------------------------------------------------------ record
+
+    def after_agent(
+        self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """Record the episode ``record_episode`` builds from the finished run, if any.
+
+        Args:
+            state: The final agent state.
+            runtime: The runtime context, passed on to ``record_episode``.
+
+        Returns:
+            ``None``: the state is left unchanged.
+
+        Raises:
+            TypeError: ``record_episode`` returned something other than an
+                :class:`Episode` or ``None``, or is async under a sync ``invoke``.
+        """
+        if self.record_episode is None:
+            return None
+        result = self.record_episode(state, runtime)
+        if inspect.isawaitable(result):
+            if inspect.iscoroutine(result):
+                result.close()
+            msg = (
+                "record_episode is async: run the agent with ainvoke/astream, "
+                "or pass a synchronous record_episode"
+            )
+            raise TypeError(msg)
+        episode = _check_episode(result)
+        if episode is not None:
+            self.memory.record(episode)
+        return None
+
+    async def aafter_agent(
+        self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """Async twin of :meth:`after_agent`; a sync ``record_episode`` runs in a thread."""
+        if self.record_episode is None:
+            return None
+        result: object
+        if inspect.iscoroutinefunction(self.record_episode):
+            result = self.record_episode(state, runtime)
+        else:
+            result = await run_in_executor(None, self.record_episode, state, runtime)
+        if inspect.isawaitable(result):
+            result = await result
+        episode = _check_episode(result)
+        if episode is not None:
+            await self.memory.arecord(episode)
+        return None
+
+
+def _check_episode(value: object) -> Episode | None:
+    if value is None or isinstance(value, Episode):
+        return value
+    msg = f"record_episode returned {value!r}: expected an Episode or None"
+    raise TypeError(msg)
+
+
+def _check_recall_kwargs(recall_kwargs: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if recall_kwargs is None:
+        return {}
+    if not isinstance(recall_kwargs, Mapping):
+        msg = f"recall_kwargs={recall_kwargs!r} is invalid: must be a mapping"
+        raise EpisodicValueError(msg)
+    reserved = sorted(set(recall_kwargs) & _RESERVED_RECALL_KEYS)
+    if reserved:
+        msg = (
+            f"recall_kwargs has {reserved}: pass top_k, max_tokens and token_counter "
+            "as EpisodicMemoryMiddleware arguments"
+        )
+        raise EpisodicValueError(msg)
+    unknown = sorted(set(map(str, recall_kwargs)) - _RECALL_OPTIONS)
+    if unknown:
+        msg = (
+            f"recall_kwargs has unknown option(s) {unknown}; "
+            f"EpisodicMemory.recall accepts {sorted(_RECALL_OPTIONS)}"
+        )
+        raise EpisodicValueError(msg)
+    return recall_kwargs
