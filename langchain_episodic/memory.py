@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import math
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.runnables import Runnable
 from langchain_core.runnables.config import run_in_executor
+from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings import HashingEmbeddings
@@ -23,7 +24,7 @@ from langchain_episodic.scoring import (
     ReplayWeights,
     check_half_life,
     check_time,
-    rank_by_priority,
+    priority_score,
 )
 from langchain_episodic.skills import (
     SkillProfile,
@@ -74,15 +75,29 @@ def _query_text(query: str | TaskDescription) -> str:
     return query
 
 
-def _check_vector(vector: Sequence[float], what: str) -> list[float]:
-    values = [float(v) for v in vector]
-    if not values or not all(math.isfinite(v) for v in values):
-        msg = f"the embedding of {what} is invalid: must be a non-empty vector of finite numbers"
+def _check_vectors(vectors: Sequence[Sequence[float]], names: Sequence[str]) -> NDArray[np.float32]:
+    """The vectors as one float32 matrix (Chroma's own precision), checked row by row."""
+    try:
+        matrix = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError):
+        matrix = np.empty((0, 0), dtype=np.float32)
+    if matrix.ndim != 2 or matrix.shape[0] != len(names) or matrix.shape[1] == 0:
+        msg = (
+            f"the embeddings model returned {len(vectors)} vectors of unusable shape for "
+            f"{len(names)} texts; expected one non-empty vector of equal length per text"
+        )
         raise EpisodicValueError(msg)
-    if not any(values):
-        msg = f"the embedding of {what} is the zero vector, which has no cosine similarity"
+    finite = np.asarray(np.isfinite(matrix).all(axis=1), dtype=np.bool_)
+    nonzero = np.asarray(np.abs(matrix).max(axis=1) > 0, dtype=np.bool_)
+    for index in np.flatnonzero(~(finite & nonzero))[:1]:
+        rule = (
+            "must be a vector of finite numbers"
+            if not finite[index]
+            else "is the zero vector, which has no cosine similarity"
+        )
+        msg = f"the embedding of {names[index]} is invalid: it {rule}"
         raise EpisodicValueError(msg)
-    return values
+    return matrix
 
 
 class EpisodicMemory:
@@ -242,13 +257,7 @@ class EpisodicMemory:
         if not new:
             return 0
         vectors = self.embeddings.embed_documents([episode.task.description for episode in new])
-        if len(vectors) != len(new):
-            msg = f"embeddings returned {len(vectors)} vectors for {len(new)} texts"
-            raise EpisodicValueError(msg)
-        checked = [
-            _check_vector(vector, f"episode_id={episode.episode_id!r}")
-            for episode, vector in zip(new, vectors, strict=True)
-        ]
+        checked = _check_vectors(vectors, [f"episode_id={e.episode_id!r}" for e in new])
         self.store.add(self.namespace, new, checked, first_seq=self._count)
         self._count += len(new)
         self._tallies = tally_episodes(new, self._tallies)
@@ -311,11 +320,26 @@ class EpisodicMemory:
             raise EpisodicValueError(msg)
         floor = self._check_floor(min_similarity)
         merged = self._merge_filters(filters, category, outcome)
-        vector = _check_vector(self.embeddings.embed_query(text), f"query={text!r}")
-        candidates = self.store.search(self.namespace, vector, fetch_k, merged)
+        vector = _check_vectors([self.embeddings.embed_query(text)], [f"query={text!r}"])[0]
+        hits = self.store.search_hits(self.namespace, vector, fetch_k, merged)
         if floor is not None:
-            candidates = [c for c in candidates if c.similarity >= floor]
-        return rank_by_priority(candidates, now, top_k, weights, half_life)
+            hits = [hit for hit in hits if hit.similarity >= floor]
+        # Rank on the stored scalars, then parse only the winners' episodes; the
+        # stable sort keeps ties in similarity order, as the article's sort does.
+        scored = [
+            (
+                priority_score(
+                    h.similarity, h.timestamp, h.reward, h.outcome, now, weights, half_life
+                ),
+                h,
+            )
+            for h in hits
+        ]
+        scored.sort(key=lambda pair: pair[0], reverse=True)
+        return tuple(
+            PrioritizedResult(episode=hit.episode(), similarity=hit.similarity, priority=priority)
+            for priority, hit in scored[:top_k]
+        )
 
     async def arecall(
         self,

@@ -14,11 +14,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Annotated, Any, NotRequired, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langchain_core.runnables.config import run_in_executor
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, TypedDict  # typing has them from 3.11 only
 
 from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, TaskDescription
@@ -245,8 +245,8 @@ class EpisodicMemoryMiddleware(
             once after the agent finishes; see :data:`RecordEpisode`.
         recall_kwargs: Extra options for :meth:`EpisodicMemory.recall` (``weights``,
             ``half_life``, ``fetch_k``, ``min_similarity``, ``filters``, ``category``,
-            ``outcome``, ``current_time``); ``current_time`` also applies to the
-            strategy selection.
+            ``outcome``, ``current_time``); of these only ``current_time`` also applies
+            to the strategy selection.
 
     Raises:
         TypeError: ``memory`` is not an :class:`EpisodicMemory`, or a callable is not
@@ -515,8 +515,8 @@ def _check_recall_kwargs(recall_kwargs: Mapping[str, Any] | None) -> Mapping[str
     reserved = sorted(set(recall_kwargs) & _RESERVED_RECALL_KEYS)
     if reserved:
         msg = (
-            f"recall_kwargs has {reserved}: pass top_k, max_tokens and token_counter "
-            "as EpisodicMemoryMiddleware arguments"
+            f"recall_kwargs has {reserved}: the query is the run's task; pass top_k, "
+            "max_tokens and token_counter as EpisodicMemoryMiddleware arguments"
         )
         raise EpisodicValueError(msg)
     unknown = sorted(set(map(str, recall_kwargs)) - _RECALL_OPTIONS)

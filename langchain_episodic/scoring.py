@@ -38,6 +38,8 @@ __all__ = [
     "compute_priority",
     "cosine_similarity",
     "outcome_score",
+    "phase_for_experience",
+    "priority_score",
     "rank_by_priority",
     "temporal_decay",
 ]
@@ -180,6 +182,62 @@ class ReplayWeights:
             msg = f"phase={phase!r} is invalid: must be 'early', 'normal' or 'late'"
             raise EpisodicValueError(msg) from None
 
+    @classmethod
+    def for_experience(
+        cls,
+        n_episodes: int,
+        early_below: int = 20,
+        late_from: int = 200,
+    ) -> ReplayWeights:
+        """Return the article's phase weights for a memory holding ``n_episodes``.
+
+        The phase follows the amount of experience: ``"early"`` below
+        ``early_below`` episodes, ``"late"`` from ``late_from`` on, ``"normal"``
+        in between (see :meth:`for_phase`).
+
+        Args:
+            n_episodes: Episodes recorded so far (e.g. ``len(memory)``).
+            early_below: First episode count that is no longer early.
+            late_from: First episode count that is late; at least ``early_below``.
+
+        Raises:
+            EpisodicValueError: A count is not a non-negative integer, or
+                ``late_from < early_below``.
+
+        Example:
+            >>> ReplayWeights.for_experience(5) == ReplayWeights.for_phase("early")
+            True
+            >>> ReplayWeights.for_experience(20).similarity
+            0.4
+            >>> ReplayWeights.for_experience(200).recency
+            0.4
+        """
+        return cls.for_phase(phase_for_experience(n_episodes, early_below, late_from))
+
+
+def phase_for_experience(n_episodes: int, early_below: int = 20, late_from: int = 200) -> Phase:
+    """The learning phase for ``n_episodes`` of experience (see ``ReplayWeights.for_experience``).
+
+    Raises:
+        EpisodicValueError: A count is not a non-negative integer, or
+            ``late_from < early_below``.
+
+    Example:
+        >>> [phase_for_experience(n) for n in (0, 19, 20, 199, 200)]
+        ['early', 'early', 'normal', 'normal', 'late']
+    """
+    check_int("n_episodes", n_episodes, 0)
+    check_int("early_below", early_below, 0)
+    check_int("late_from", late_from, early_below)
+    if n_episodes < early_below:
+        return "early"
+    if n_episodes >= late_from:
+        return "late"
+    return "normal"
+
+
+DEFAULT_WEIGHTS = ReplayWeights()
+"""The article's default weights (0.4, 0.3, 0.2, 0.1)."""
 
 _PHASES: dict[str, ReplayWeights] = {
     "early": ReplayWeights(similarity=0.6, recency=0.1, reward=0.2, outcome_bonus=0.1),
@@ -245,17 +303,39 @@ def compute_priority(
         >>> round(compute_priority(SearchResult(ep, 1.0), current_time=0.0).priority, 6)
         1.0
     """
-    w = weights or ReplayWeights()
     episode = result.episode
-    sim_score = max(0.0, result.similarity)
-    recency_score = temporal_decay(1.0, episode.timestamp, current_time, half_life)
-    priority = (
-        w.similarity * sim_score
-        + w.recency * recency_score
-        + w.reward * episode.feedback.reward
-        + w.outcome_bonus * outcome_score(episode.outcome)
+    priority = priority_score(
+        result.similarity,
+        episode.timestamp,
+        episode.feedback.reward,
+        episode.outcome,
+        current_time,
+        weights,
+        half_life,
     )
     return PrioritizedResult(episode=episode, similarity=result.similarity, priority=priority)
+
+
+def priority_score(
+    similarity: float,
+    timestamp: float,
+    reward: float,
+    outcome: OutcomeStatus,
+    current_time: float,
+    weights: ReplayWeights | None = None,
+    half_life: float = DEFAULT_HALF_LIFE,
+) -> float:
+    """The article's priority from its four signals; :func:`compute_priority` uses it.
+
+    Lets a caller rank candidates before building their episodes.
+    """
+    w = weights or DEFAULT_WEIGHTS
+    return (
+        w.similarity * max(0.0, similarity)
+        + w.recency * temporal_decay(1.0, timestamp, current_time, half_life)
+        + w.reward * reward
+        + w.outcome_bonus * outcome_score(outcome)
+    )
 
 
 def rank_by_priority(

@@ -25,12 +25,15 @@ import os
 import re
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import chromadb
+import numpy as np
+from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int
-from langchain_episodic.episode import Episode
+from langchain_episodic.episode import Episode, OutcomeStatus
 from langchain_episodic.errors import EpisodicValueError, StoreConfigurationError
 from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.scoring import SearchResult
@@ -39,7 +42,7 @@ if TYPE_CHECKING:
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
 
-__all__ = ["DEFAULT_NAMESPACE", "ChromaEpisodeStore"]
+__all__ = ["DEFAULT_NAMESPACE", "ChromaEpisodeStore", "StoredHit"]
 
 DEFAULT_NAMESPACE = "default"
 SCHEMA_VERSION = 1
@@ -72,6 +75,29 @@ def _episode_metadata(episode: Episode, seq: int) -> dict[str, str | int | float
 
 def _episode_from_metadata(metadata: Mapping[str, Any]) -> Episode:
     return Episode.from_dict(json.loads(str(metadata[_EPISODE_KEY])))
+
+
+@dataclass(frozen=True)
+class StoredHit:
+    """A search hit before its episode is parsed: what ranking needs, and the payload.
+
+    Attributes:
+        similarity: ``1 - cosine distance`` to the query.
+        timestamp: The episode's timestamp.
+        reward: The episode's reward.
+        outcome: The episode's outcome.
+        payload: The full episode as stored (JSON).
+    """
+
+    similarity: float
+    timestamp: float
+    reward: float
+    outcome: OutcomeStatus
+    payload: str
+
+    def episode(self) -> Episode:
+        """Parse and validate the stored episode."""
+        return Episode.from_dict(json.loads(self.payload))
 
 
 def _where(filters: EpisodeFilter | None) -> dict[str, Any] | None:
@@ -266,7 +292,7 @@ class ChromaEpisodeStore:
         self,
         namespace: str,
         episodes: Sequence[Episode],
-        embeddings: Sequence[Sequence[float]],
+        embeddings: NDArray[np.float32] | Sequence[Sequence[float]],
         first_seq: int,
     ) -> None:
         """Write new episodes with their vectors, numbered from ``first_seq`` on.
@@ -282,7 +308,7 @@ class ChromaEpisodeStore:
             batch = episodes[part]
             collection.add(
                 ids=[episode.episode_id for episode in batch],
-                embeddings=[list(vector) for vector in embeddings[part]],
+                embeddings=np.asarray(embeddings[part], dtype=np.float32),
                 documents=[episode.task.description for episode in batch],
                 metadatas=[
                     _episode_metadata(episode, first_seq + part.start + offset)
@@ -290,19 +316,20 @@ class ChromaEpisodeStore:
                 ],
             )
 
-    def search(
+    def search_hits(
         self,
         namespace: str,
-        embedding: Sequence[float],
+        embedding: NDArray[np.float32] | Sequence[float],
         k: int,
         filters: EpisodeFilter | None = None,
-    ) -> list[SearchResult]:
-        """The ``k`` episodes nearest to ``embedding``, most similar first.
+    ) -> list[StoredHit]:
+        """The ``k`` records nearest to ``embedding``, most similar first, unparsed.
 
-        Similarity is ``1 - cosine distance``.
+        Similarity is ``1 - cosine distance``. Each hit carries the fields a ranking
+        needs; :meth:`StoredHit.episode` parses the full episode only when asked.
         """
         result = self.collection(namespace).query(
-            query_embeddings=[list(embedding)],
+            query_embeddings=[np.asarray(embedding, dtype=np.float32)],
             n_results=k,
             where=_where(filters),
             include=["metadatas", "distances"],
@@ -310,8 +337,27 @@ class ChromaEpisodeStore:
         metadatas = (result["metadatas"] or [[]])[0]
         distances = (result["distances"] or [[]])[0]
         return [
-            SearchResult(episode=_episode_from_metadata(metadata), similarity=1.0 - float(distance))
+            StoredHit(
+                similarity=1.0 - float(distance),
+                timestamp=float(metadata["timestamp"]),
+                reward=float(metadata["reward"]),
+                outcome=OutcomeStatus(metadata["outcome"]),
+                payload=str(metadata[_EPISODE_KEY]),
+            )
             for metadata, distance in zip(metadatas, distances, strict=True)
+        ]
+
+    def search(
+        self,
+        namespace: str,
+        embedding: NDArray[np.float32] | Sequence[float],
+        k: int,
+        filters: EpisodeFilter | None = None,
+    ) -> list[SearchResult]:
+        """The ``k`` episodes nearest to ``embedding``, most similar first."""
+        return [
+            SearchResult(episode=hit.episode(), similarity=hit.similarity)
+            for hit in self.search_hits(namespace, embedding, k, filters)
         ]
 
     def _get_seq_range(self, namespace: str, start: int, stop: int) -> list[tuple[int, Episode]]:

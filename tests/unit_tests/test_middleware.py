@@ -1,0 +1,670 @@
+"""EpisodicMemoryMiddleware inside a real ``create_agent`` with a recording fake model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.outputs import ChatResult
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import Field
+
+from langchain_episodic import (
+    STRATEGY_POOL,
+    Episode,
+    EpisodicMemory,
+    EpisodicValueError,
+    TaskCategory,
+    TaskDescription,
+    approximate_token_count,
+    choose_strategy,
+    episode_from_tests,
+    replay_prompt,
+)
+from langchain_episodic.middleware import (
+    STATE_KEY,
+    EpisodicMemoryMiddleware,
+    latest_human_text,
+)
+from langchain_episodic.replay import NO_EXPERIENCE
+from tests.unit_tests.factories import make_episode
+
+NOW = 1_750_000_000.0
+SYSTEM = "You are a careful Python developer. Answer with code only."
+LOGIN_TASK = "Implement a login form with email validation"
+LOGIN_FEEDBACK = "9/10 pass; remember to hash passwords with bcrypt"
+
+
+class RecordingChatModel(GenericFakeChatModel):
+    """A fake chat model that replays scripted answers and records every input."""
+
+    received: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.received.append(list(messages))
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> RecordingChatModel:  # type: ignore[override]
+        return self
+
+    def system_texts(self) -> list[str]:
+        """The system message of every call (the first message), as text."""
+        texts = []
+        for messages in self.received:
+            assert isinstance(messages[0], SystemMessage), messages
+            texts.append(messages[0].text)
+        return texts
+
+
+def make_model(*answers: str | AIMessage) -> RecordingChatModel:
+    return RecordingChatModel(messages=iter(answers))
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+@pytest.fixture
+def memory() -> EpisodicMemory:
+    return EpisodicMemory(clock=lambda: NOW)
+
+
+@pytest.fixture
+def login_memory(memory: EpisodicMemory) -> EpisodicMemory:
+    memory.record(
+        make_episode(
+            episode_id="login-1",
+            description=LOGIN_TASK,
+            message=LOGIN_FEEDBACK,
+            reward=0.9,
+            tests_passed=9,
+            tests_total=10,
+            timestamp=NOW - 3600,
+            strategy="defensive",
+            solution="def login(email, password): ...",
+        )
+    )
+    return memory
+
+
+def assert_system_then_replay(system_text: str) -> str:
+    """The user's system prompt comes first; returns what follows it."""
+    assert system_text.startswith(SYSTEM + "\n\n")
+    return system_text[len(SYSTEM) + 2 :]
+
+
+# ---------------------------------------------------------------- injection
+
+
+def test_sync_invoke_appends_replay_after_the_user_system_prompt(
+    login_memory: EpisodicMemory,
+) -> None:
+    model = make_model("def signup(): ...")
+    agent = create_agent(
+        model,
+        tools=[],
+        system_prompt=SYSTEM,
+        middleware=[EpisodicMemoryMiddleware(login_memory)],
+    )
+
+    result = agent.invoke(user("Implement a signup form with email validation"))
+
+    assert result["messages"][-1].content == "def signup(): ..."
+    [system_text] = model.system_texts()
+    replay = assert_system_then_replay(system_text)
+    assert replay.startswith("Task: Implement a signup form with email validation\n")
+    assert "Relevant experiences (1):" in replay
+    assert f"Past task: {LOGIN_TASK}" in replay
+    assert f"<feedback>{LOGIN_FEEDBACK}</feedback>" in replay
+    assert "Strategy: defensive" in replay
+    assert "Strategy: defensive - " not in replay  # no strategy line unless asked
+    # The system prompt is not duplicated into the conversation.
+    assert [type(m) for m in model.received[0]] == [SystemMessage, HumanMessage]
+
+
+def test_replay_is_exactly_replay_prompt_for_the_task(login_memory: EpisodicMemory) -> None:
+    model = make_model("ok")
+    agent = create_agent(
+        model, tools=[], system_prompt=SYSTEM, middleware=[EpisodicMemoryMiddleware(login_memory)]
+    )
+    agent.invoke(user("Implement a signup form"))
+
+    expected = replay_prompt(login_memory, "Implement a signup form", top_k=3)
+    assert model.system_texts() == [f"{SYSTEM}\n\n{expected}"]
+
+
+def test_without_a_system_prompt_the_replay_becomes_the_system_prompt(
+    login_memory: EpisodicMemory,
+) -> None:
+    model = make_model("ok")
+    agent = create_agent(model, tools=[], middleware=[EpisodicMemoryMiddleware(login_memory)])
+    agent.invoke(user("Implement a signup form"))
+
+    assert model.system_texts() == [replay_prompt(login_memory, "Implement a signup form")]
+
+
+def test_empty_memory_says_no_relevant_experiences(memory: EpisodicMemory) -> None:
+    model = make_model("ok")
+    agent = create_agent(
+        model, tools=[], system_prompt=SYSTEM, middleware=[EpisodicMemoryMiddleware(memory)]
+    )
+    agent.invoke(user("Implement a signup form"))
+
+    [system_text] = model.system_texts()
+    assert assert_system_then_replay(system_text) == (
+        f"Task: Implement a signup form\n{NO_EXPERIENCE}"
+    )
+    assert NO_EXPERIENCE == "No relevant experiences available."
+
+
+def test_include_strategy_appends_the_selected_instruction_last(
+    login_memory: EpisodicMemory,
+) -> None:
+    task = "Implement a signup form with email validation"
+    choice = choose_strategy(task, login_memory)
+    assert choice.strategy == "defensive"  # level 1: the successful similar episode's
+    model = make_model("ok")
+    agent = create_agent(
+        model,
+        tools=[],
+        system_prompt=SYSTEM,
+        middleware=[EpisodicMemoryMiddleware(login_memory, include_strategy=True)],
+    )
+    agent.invoke(user(task))
+
+    [system_text] = model.system_texts()
+    replay = assert_system_then_replay(system_text)
+    line = f"Strategy: defensive - {STRATEGY_POOL['defensive']}"
+    assert replay.endswith("\n\n" + line)
+    assert replay.index("Relevant experiences (1):") < replay.index(line)
+
+
+def test_top_k_and_recall_kwargs_reach_recall(memory: EpisodicMemory) -> None:
+    for i, outcome in enumerate(["success", "failure", "partial", "failure"]):
+        memory.record(
+            make_episode(
+                episode_id=f"login-{i}",
+                description=f"Implement a login form variant {i}",
+                outcome=outcome,
+                message=f"feedback {i}",
+                timestamp=NOW - i,
+            )
+        )
+    model = make_model("ok", "ok")
+    middleware = EpisodicMemoryMiddleware(memory, top_k=1, recall_kwargs={"outcome": "failure"})
+    agent = create_agent(model, tools=[], middleware=[middleware])
+    agent.invoke(user("Implement a login form"))
+
+    [replay] = model.system_texts()
+    assert "Relevant experiences (1):" in replay
+    assert "Outcome: failure" in replay
+    assert "Outcome: success" not in replay
+    assert "Outcome: partial" not in replay
+
+
+def test_max_tokens_bounds_the_replay(memory: EpisodicMemory) -> None:
+    memory.record(make_episode(description="Implement a login form", solution="x = 1\n" * 2000))
+    model = make_model("ok", "ok")
+    agent = create_agent(
+        model,
+        tools=[],
+        system_prompt=SYSTEM,
+        middleware=[EpisodicMemoryMiddleware(memory, max_tokens=300)],
+    )
+    agent.invoke(user("Implement a login form"))
+
+    replay = assert_system_then_replay(model.system_texts()[0])
+    assert "[truncated]" in replay
+    assert approximate_token_count(replay) <= 300
+
+
+def test_content_block_system_prompt_keeps_its_blocks(login_memory: EpisodicMemory) -> None:
+    system = SystemMessage(
+        content=[{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
+    )
+    model = make_model("ok")
+    agent = create_agent(
+        model, tools=[], system_prompt=system, middleware=[EpisodicMemoryMiddleware(login_memory)]
+    )
+    agent.invoke(user("Implement a signup form"))
+
+    received = model.received[0][0]
+    assert isinstance(received.content, list)
+    assert received.content[0] == system.content[0]
+    assert received.content[1] == {
+        "type": "text",
+        "text": "\n\n" + replay_prompt(login_memory, "Implement a signup form"),
+    }
+
+
+def test_list_content_human_message_is_the_task(login_memory: EpisodicMemory) -> None:
+    model = make_model("ok")
+    agent = create_agent(model, tools=[], middleware=[EpisodicMemoryMiddleware(login_memory)])
+    agent.invoke(
+        {
+            "messages": [
+                HumanMessage("an older, unrelated request"),
+                AIMessage("done"),
+                HumanMessage(
+                    [
+                        {"type": "text", "text": "Implement a signup form"},
+                        {"type": "image", "url": "https://example.invalid/mock.png"},
+                        {"type": "text", "text": "with email validation"},
+                    ]
+                ),
+            ]
+        }
+    )
+
+    [replay] = model.system_texts()
+    assert replay.startswith("Task: Implement a signup form\nwith email validation\n")
+    assert f"Past task: {LOGIN_TASK}" in replay
+
+
+def test_latest_human_text() -> None:
+    assert latest_human_text([]) is None
+    assert latest_human_text([AIMessage("hi")]) is None
+    assert latest_human_text([HumanMessage("  first  "), AIMessage("ok")]) == "first"
+    textless = HumanMessage([{"type": "image", "url": "https://example.invalid/a.png"}])
+    assert latest_human_text([HumanMessage("first"), textless]) == "first"
+    assert latest_human_text([HumanMessage(["a", {"type": "text", "text": "b"}])]) == "a\nb"
+
+
+# ---------------------------------------------------------------- task extractor
+
+
+def test_custom_task_extractor_gives_the_task(login_memory: EpisodicMemory) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def extractor(state: dict[str, Any]) -> TaskDescription:
+        seen.append(state)
+        return TaskDescription(LOGIN_TASK + " and a remember-me box", TaskCategory.DEBUGGING, 0.8)
+
+    model = make_model("ok")
+    agent = create_agent(
+        model,
+        tools=[],
+        system_prompt=SYSTEM,
+        middleware=[EpisodicMemoryMiddleware(login_memory, task_extractor=extractor)],
+    )
+    agent.invoke(user("go"))
+
+    assert len(seen) == 1  # once per run
+    assert [m.content for m in seen[0]["messages"]] == ["go"]
+    replay = assert_system_then_replay(model.system_texts()[0])
+    assert replay.startswith(f"Task: {LOGIN_TASK} and a remember-me box\nCategory: debugging\n")
+    assert f"Past task: {LOGIN_TASK}" in replay
+    assert "Task: go" not in replay
+
+
+def test_task_extractor_returning_none_injects_nothing(login_memory: EpisodicMemory) -> None:
+    model = make_model("ok")
+    middleware = EpisodicMemoryMiddleware(login_memory, task_extractor=lambda state: None)
+    agent = create_agent(model, tools=[], system_prompt=SYSTEM, middleware=[middleware])
+    agent.invoke(user(LOGIN_TASK))
+
+    assert model.system_texts() == [SYSTEM]
+
+
+def test_task_extractor_returning_a_wrong_type_is_refused(login_memory: EpisodicMemory) -> None:
+    middleware = EpisodicMemoryMiddleware(login_memory, task_extractor=lambda state: 42)
+    agent = create_agent(make_model("ok"), tools=[], middleware=[middleware])
+    with pytest.raises(TypeError, match="task_extractor returned 42"):
+        agent.invoke(user(LOGIN_TASK))
+
+
+# ---------------------------------------------------------------- recording
+
+
+def test_record_episode_gets_the_final_state_and_its_episode_is_recorded(
+    login_memory: EpisodicMemory,
+) -> None:
+    calls: list[tuple[dict[str, Any], Any]] = []
+
+    def record_episode(state: dict[str, Any], runtime: Any) -> Episode:
+        calls.append((state, runtime))
+        task = EpisodicMemoryMiddleware.task_of(state)
+        assert task is not None
+        return episode_from_tests(
+            task,
+            state["messages"][-1].text,
+            7,
+            10,
+            "3 edge cases fail: empty email",
+            strategy_used=EpisodicMemoryMiddleware.strategy_of(state) or "default",
+            episode_id="signup-1",
+            timestamp=NOW,
+        )
+
+    model = make_model("def signup(email): return True")
+    agent = create_agent(
+        model,
+        tools=[],
+        middleware=[
+            EpisodicMemoryMiddleware(
+                login_memory, include_strategy=True, record_episode=record_episode
+            )
+        ],
+    )
+    result = agent.invoke(user("Implement a signup form"))
+
+    [(state, runtime)] = calls
+    assert state["messages"][-1].content == "def signup(email): return True"
+    assert [m.content for m in state["messages"]] == [m.content for m in result["messages"]]
+    assert runtime is not None
+    assert STATE_KEY not in result  # private: kept out of the agent's output
+    assert len(login_memory) == 2
+    [hit] = login_memory.recall("Implement a signup form", top_k=1)
+    stored = hit.episode
+    assert stored.episode_id == "signup-1"
+    assert stored.solution == "def signup(email): return True"
+    assert stored.task.description == "Implement a signup form"
+    assert stored.feedback.reward == 0.7
+    assert stored.outcome.value == "partial"
+    assert stored.strategy_used == "defensive"
+
+
+def test_record_episode_returning_none_records_nothing(login_memory: EpisodicMemory) -> None:
+    calls: list[object] = []
+
+    def record_episode(state: dict[str, Any], runtime: Any) -> None:
+        calls.append(state)
+
+    agent = create_agent(
+        make_model("ok"),
+        tools=[],
+        middleware=[EpisodicMemoryMiddleware(login_memory, record_episode=record_episode)],
+    )
+    agent.invoke(user("Implement a signup form"))
+
+    assert len(calls) == 1
+    assert len(login_memory) == 1
+    assert [e.episode_id for e in login_memory.episodes()] == ["login-1"]
+
+
+def test_record_episode_returning_a_wrong_type_is_refused(memory: EpisodicMemory) -> None:
+    agent = create_agent(
+        make_model("ok"),
+        tools=[],
+        middleware=[EpisodicMemoryMiddleware(memory, record_episode=lambda s, r: "not one")],
+    )
+    with pytest.raises(TypeError, match="expected an Episode or None"):
+        agent.invoke(user("Implement a signup form"))
+    assert len(memory) == 0
+
+
+def test_async_record_episode_under_sync_invoke_is_refused(memory: EpisodicMemory) -> None:
+    async def record_episode(state: dict[str, Any], runtime: Any) -> Episode:
+        return make_episode()
+
+    agent = create_agent(
+        make_model("ok"),
+        tools=[],
+        middleware=[EpisodicMemoryMiddleware(memory, record_episode=record_episode)],
+    )
+    with pytest.raises(TypeError, match="record_episode is async"):
+        agent.invoke(user("Implement a signup form"))
+    assert len(memory) == 0
+
+
+def test_recorded_episode_is_replayed_in_the_next_turn_of_a_thread(
+    memory: EpisodicMemory,
+) -> None:
+    answers = iter(["def login(): ...", "def signup(): ..."])
+
+    def record_episode(state: dict[str, Any], runtime: Any) -> Episode:
+        task = EpisodicMemoryMiddleware.task_of(state)
+        assert task is not None
+        n = len(memory)
+        return episode_from_tests(
+            task, state["messages"][-1].text, 5, 5, f"run {n} green", episode_id=f"run-{n}"
+        )
+
+    model = RecordingChatModel(messages=answers)
+    agent = create_agent(
+        model,
+        tools=[],
+        system_prompt=SYSTEM,
+        checkpointer=InMemorySaver(),
+        middleware=[EpisodicMemoryMiddleware(memory, record_episode=record_episode)],
+    )
+    config: Any = {"configurable": {"thread_id": "t1"}}
+    agent.invoke(user("Implement a login form"), config)
+    agent.invoke(user("Implement a login form with a signup link"), config)
+
+    first, second = model.system_texts()
+    assert NO_EXPERIENCE in first
+    assert "Task: Implement a login form with a signup link\n" in second
+    assert "Relevant experiences (1):" in second
+    assert "<feedback>run 0 green</feedback>" in second
+    assert len(memory) == 2
+
+
+# ---------------------------------------------------------------- tool loop
+
+
+def test_tool_loop_sees_the_same_replay_on_every_call(login_memory: EpisodicMemory) -> None:
+    @tool
+    def run_tests(code: str) -> str:
+        """Run the test suite against the code."""
+        # Memory changes mid-run: the replay of this run must not.
+        login_memory.record(
+            make_episode(
+                episode_id="mid-run",
+                description="Implement a signup form with email validation",
+                message="recorded while the agent was running",
+                timestamp=NOW,
+            )
+        )
+        return "10/10 passed"
+
+    call = AIMessage(
+        content="",
+        tool_calls=[{"name": "run_tests", "args": {"code": "def f(): ..."}, "id": "call-1"}],
+    )
+    model = make_model(call, "All tests pass.")
+    agent = create_agent(
+        model,
+        tools=[run_tests],
+        system_prompt=SYSTEM,
+        middleware=[EpisodicMemoryMiddleware(login_memory, include_strategy=True)],
+    )
+    result = agent.invoke(user("Implement a signup form with email validation"))
+
+    assert [type(m).__name__ for m in result["messages"]] == [
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+        "AIMessage",
+    ]
+    assert result["messages"][2].content == "10/10 passed"
+    first, second = model.system_texts()
+    assert first == second
+    assert "Relevant experiences (1):" in first
+    assert "recorded while the agent was running" not in first
+    assert len(login_memory) == 2
+    # A new run does see the episode recorded during the previous one.
+    model.messages = iter(["ok"])
+    agent.invoke(user("Implement a signup form with email validation"))
+    assert "recorded while the agent was running" in model.system_texts()[-1]
+
+
+# ---------------------------------------------------------------- async
+
+
+async def test_async_ainvoke_injects_and_records(login_memory: EpisodicMemory) -> None:
+    async def record_episode(state: dict[str, Any], runtime: Any) -> Episode:
+        return episode_from_tests(
+            "Implement a signup form",
+            state["messages"][-1].text,
+            10,
+            10,
+            "all green",
+            episode_id="async-1",
+            timestamp=NOW,
+            strategy_used=EpisodicMemoryMiddleware.strategy_of(state) or "default",
+        )
+
+    model = make_model("def signup(): ...")
+    agent = create_agent(
+        model,
+        tools=[],
+        system_prompt=SYSTEM,
+        middleware=[
+            EpisodicMemoryMiddleware(
+                login_memory, include_strategy=True, record_episode=record_episode
+            )
+        ],
+    )
+    await agent.ainvoke(user("Implement a signup form with email validation"))
+
+    [system_text] = model.system_texts()
+    replay = assert_system_then_replay(system_text)
+    assert "Task: Implement a signup form with email validation\n" in replay
+    assert "Relevant experiences (1):" in replay
+    assert f"<feedback>{LOGIN_FEEDBACK}</feedback>" in replay
+    assert replay.endswith(f"Strategy: defensive - {STRATEGY_POOL['defensive']}")
+    assert len(login_memory) == 2
+    stored = {e.episode_id: e for e in login_memory.episodes()}["async-1"]
+    assert stored.strategy_used == "defensive"
+    assert stored.outcome.value == "success"
+
+
+async def test_async_with_sync_record_episode_and_none(login_memory: EpisodicMemory) -> None:
+    calls: list[str] = []
+
+    def record_none(state: dict[str, Any], runtime: Any) -> None:
+        calls.append(state["messages"][-1].text)
+
+    model = make_model("ok")
+    agent = create_agent(
+        model,
+        tools=[],
+        middleware=[EpisodicMemoryMiddleware(login_memory, record_episode=record_none)],
+    )
+    await agent.ainvoke(user("Implement a signup form"))
+
+    assert calls == ["ok"]
+    assert len(login_memory) == 1
+    assert model.system_texts() == [replay_prompt(login_memory, "Implement a signup form")]
+
+
+async def test_async_tool_loop_and_empty_memory(memory: EpisodicMemory) -> None:
+    @tool
+    def lookup(name: str) -> str:
+        """Look something up."""
+        return f"found {name}"
+
+    call = AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"name": "x"}, "id": "c"}])
+    model = make_model(call, "done")
+    agent = create_agent(
+        model, tools=[lookup], system_prompt=SYSTEM, middleware=[EpisodicMemoryMiddleware(memory)]
+    )
+    await agent.ainvoke(user("Implement a signup form"))
+
+    first, second = model.system_texts()
+    assert first == second == f"{SYSTEM}\n\nTask: Implement a signup form\n{NO_EXPERIENCE}"
+
+
+# ---------------------------------------------------------------- hooks directly
+
+
+def _request(messages: list[Any], state: dict[str, Any], system: str | None) -> ModelRequest[None]:
+    return ModelRequest(
+        model=make_model("unused"),
+        messages=messages,
+        system_message=SystemMessage(system) if system is not None else None,
+        state=state,  # type: ignore[arg-type]
+    )
+
+
+def _capture() -> tuple[list[ModelRequest[None]], Callable[[ModelRequest[None]], ModelResponse]]:
+    seen: list[ModelRequest[None]] = []
+
+    def handler(request: ModelRequest[None]) -> ModelResponse:
+        seen.append(request)
+        return ModelResponse(result=[AIMessage("ok")])
+
+    return seen, handler
+
+
+def test_wrap_model_call_does_not_mutate_the_request(login_memory: EpisodicMemory) -> None:
+    middleware = EpisodicMemoryMiddleware(login_memory)
+    messages = [HumanMessage("Implement a signup form")]
+    update = middleware.before_agent({"messages": messages}, None)  # type: ignore[arg-type]
+    assert update is not None
+    assert set(update) == {STATE_KEY}
+    request = _request(messages, {"messages": messages, **update}, SYSTEM)
+    seen, handler = _capture()
+
+    middleware.wrap_model_call(request, handler)
+
+    assert request.system_prompt == SYSTEM
+    [sent] = seen
+    assert sent is not request
+    assert sent.system_prompt == f"{SYSTEM}\n\n" + replay_prompt(
+        login_memory, "Implement a signup form"
+    )
+    assert sent.messages == messages
+
+
+def test_wrap_model_call_without_a_stored_replay_builds_one(login_memory: EpisodicMemory) -> None:
+    middleware = EpisodicMemoryMiddleware(login_memory)
+    messages = [HumanMessage("Implement a signup form")]
+    seen, handler = _capture()
+
+    middleware.wrap_model_call(_request(messages, {"messages": []}, None), handler)
+
+    assert seen[0].system_prompt == replay_prompt(login_memory, "Implement a signup form")
+
+
+def test_stored_none_replay_injects_nothing(login_memory: EpisodicMemory) -> None:
+    middleware = EpisodicMemoryMiddleware(login_memory)
+    messages = [HumanMessage("Implement a signup form")]
+    request = _request(messages, {"messages": messages, STATE_KEY: None}, SYSTEM)
+    seen, handler = _capture()
+
+    middleware.wrap_model_call(request, handler)
+
+    assert seen == [request]
+
+
+def test_state_helpers() -> None:
+    assert EpisodicMemoryMiddleware.task_of({"messages": []}) is None
+    assert EpisodicMemoryMiddleware.strategy_of({STATE_KEY: None}) is None
+    replay = {"task": TaskDescription("t", "debugging", 0.2).to_dict(), "prompt": "p"}
+    state = {STATE_KEY: {**replay, "strategy": "defensive"}}
+    assert EpisodicMemoryMiddleware.task_of(state) == TaskDescription("t", "debugging", 0.2)
+    assert EpisodicMemoryMiddleware.strategy_of(state) == "defensive"
+
+
+# ---------------------------------------------------------------- validation
+
+
+def test_constructor_refuses_bad_arguments(memory: EpisodicMemory) -> None:
+    with pytest.raises(TypeError, match="must be an EpisodicMemory"):
+        EpisodicMemoryMiddleware("memory")  # type: ignore[arg-type]
+    with pytest.raises(EpisodicValueError, match="top_k=0"):
+        EpisodicMemoryMiddleware(memory, top_k=0)
+    with pytest.raises(EpisodicValueError, match="max_tokens=0"):
+        EpisodicMemoryMiddleware(memory, max_tokens=0)
+    with pytest.raises(TypeError, match="record_episode='x'"):
+        EpisodicMemoryMiddleware(memory, record_episode="x")  # type: ignore[arg-type]
+    with pytest.raises(EpisodicValueError, match="pass top_k"):
+        EpisodicMemoryMiddleware(memory, recall_kwargs={"top_k": 5})
+    with pytest.raises(EpisodicValueError, match=r"unknown option\(s\) \['k'\]"):
+        EpisodicMemoryMiddleware(memory, recall_kwargs={"k": 5})
+    ok = EpisodicMemoryMiddleware(memory, recall_kwargs={"fetch_k": 10, "current_time": NOW})
+    assert dict(ok.recall_kwargs) == {"fetch_k": 10, "current_time": NOW}
