@@ -1,0 +1,524 @@
+"""EpisodicChainMemory: a langchain_classic BaseMemory over a real in-process Chroma."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import pytest
+from langchain_classic.base_memory import BaseMemory
+from langchain_classic.chains import LLMChain
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models.fake import FakeListLLM
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
+from langchain_core.prompts import ChatPromptTemplate, PromptTemplate
+from langchain_core.runnables import RunnableLambda, RunnablePassthrough
+from pydantic import Field, ValidationError
+
+from langchain_episodic import (
+    EpisodeConflictError,
+    EpisodicMemory,
+    EpisodicValueError,
+    Feedback,
+    OutcomeStatus,
+    TaskCategory,
+    TaskDescription,
+    approximate_token_count,
+    replay_prompt,
+)
+from langchain_episodic.classic import EpisodicChainMemory
+from langchain_episodic.replay import NO_EXPERIENCE
+from tests.unit_tests.factories import make_episode
+
+NOW = 1_780_000_000.0
+HOUR = 3600.0
+
+# LLMChain is deprecated in langchain-classic (it warns on construction); it is still the
+# classic chain users plug a BaseMemory into, so these tests silence exactly that warning.
+IGNORE_LLMCHAIN_DEPRECATION = pytest.mark.filterwarnings(
+    "ignore:The class `LLMChain` was deprecated:DeprecationWarning"
+)
+
+
+class RecordingLLM(FakeListLLM):
+    """A fake completion model that keeps every prompt it is given."""
+
+    prompts: list[str] = Field(default_factory=list)
+
+    def _call(
+        self,
+        prompt: str,
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> str:
+        self.prompts.append(prompt)
+        return super()._call(prompt, stop, run_manager, **kwargs)
+
+    async def _acall(
+        self,
+        prompt: str,
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> str:
+        self.prompts.append(prompt)
+        return await super()._acall(prompt, stop, run_manager, **kwargs)
+
+
+class RecordingChatModel(GenericFakeChatModel):
+    """A fake chat model that keeps every list of messages it is given."""
+
+    received: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.received.append(list(messages))
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def new_memory() -> EpisodicMemory:
+    return EpisodicMemory(clock=lambda: NOW)
+
+
+@pytest.fixture
+def memory() -> EpisodicMemory:
+    """A memory holding one login episode and two unrelated ones."""
+    memory = new_memory()
+    memory.record_many(
+        [
+            make_episode(
+                episode_id="login",
+                description="Implement a login form with email validation",
+                solution="def login(email, password): validate(email)",
+                message="empty password was accepted",
+                strategy="iterative",
+                timestamp=NOW - HOUR,
+            ),
+            make_episode(
+                episode_id="csv",
+                description="Write unit tests for the CSV parser",
+                category=TaskCategory.TESTING,
+                solution="def test_quoted_fields(): ...",
+                strategy="defensive",
+                timestamp=NOW - 2 * HOUR,
+            ),
+            make_episode(
+                episode_id="crash",
+                description="Debug the crash in the payment webhook handler",
+                category=TaskCategory.DEBUGGING,
+                outcome=OutcomeStatus.FAILURE,
+                reward=0.1,
+                solution="retry()",
+                strategy="exploratory",
+                timestamp=NOW - 3 * HOUR,
+            ),
+        ]
+    )
+    return memory
+
+
+# ------------------------------------------------------------------ memory_variables
+
+
+def test_is_a_classic_base_memory_with_one_configurable_key(memory: EpisodicMemory) -> None:
+    default = EpisodicChainMemory(memory=memory)
+    custom = EpisodicChainMemory(memory=memory, memory_key="past")
+    assert isinstance(default, BaseMemory)
+    assert default.memory_variables == ["experience"]
+    assert custom.memory_variables == ["past"]
+    assert list(custom.load_memory_variables({"input": "Implement a login form"})) == ["past"]
+
+
+def test_fields_are_validated(memory: EpisodicMemory) -> None:
+    with pytest.raises(ValidationError, match="top_k"):
+        EpisodicChainMemory(memory=memory, top_k=0)
+    with pytest.raises(ValidationError, match="max_tokens"):
+        EpisodicChainMemory(memory=memory, max_tokens=0)
+    with pytest.raises(ValidationError, match="memory_key"):
+        EpisodicChainMemory(memory=memory, memory_key="")
+    with pytest.raises(ValidationError, match="memory"):
+        EpisodicChainMemory(memory="not a memory")  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ load_memory_variables
+
+
+def test_load_replays_the_relevant_past_episode(memory: EpisodicMemory) -> None:
+    chain_memory = EpisodicChainMemory(memory=memory, top_k=1)
+    text = chain_memory.load_memory_variables({"input": "Implement a login form"})["experience"]
+    assert text.startswith("Task: Implement a login form\n")
+    assert "Relevant experiences (1):" in text
+    assert "Past task: Implement a login form with email validation" in text
+    assert "def login(email, password): validate(email)" in text
+    assert "<feedback>empty password was accepted</feedback>" in text
+    assert "CSV parser" not in text
+    assert "payment webhook" not in text
+    assert text == replay_prompt(memory, "Implement a login form", top_k=1)
+
+
+def test_load_replays_top_k_episodes_best_first(memory: EpisodicMemory) -> None:
+    text = EpisodicChainMemory(memory=memory, top_k=3).load_memory_variables(
+        {"input": "Implement a login form"}
+    )["experience"]
+    assert "Relevant experiences (3):" in text
+    assert text.index("email validation") < text.index("CSV parser")
+    assert text.index("email validation") < text.index("payment webhook")
+
+
+def test_load_on_an_empty_memory_says_there_is_no_experience() -> None:
+    text = EpisodicChainMemory(memory=new_memory()).load_memory_variables({"input": "Anything"})
+    assert text == {"experience": f"Task: Anything\n{NO_EXPERIENCE}"}
+
+
+def test_recall_options_reach_recall(memory: EpisodicMemory) -> None:
+    query = {"input": "Implement a login form"}
+    debugging = EpisodicChainMemory(memory=memory, category="debugging")
+    text = debugging.load_memory_variables(query)["experience"]
+    assert "Relevant experiences (1):" in text
+    assert "payment webhook" in text
+    assert "email validation" not in text
+
+    failures = EpisodicChainMemory(memory=memory, outcome=OutcomeStatus.FAILURE)
+    assert "Past task: Debug the crash" in failures.load_memory_variables(query)["experience"]
+
+    floor = EpisodicChainMemory(memory=memory, min_similarity=0.99)
+    assert NO_EXPERIENCE in floor.load_memory_variables(query)["experience"]
+
+
+def test_max_tokens_bounds_the_prompt() -> None:
+    memory = new_memory()
+    memory.record_many(
+        make_episode(
+            episode_id=f"long-{i}",
+            description=f"Implement a login form variant {i}",
+            solution="x = 1\n" * 200,
+            timestamp=NOW - i,
+        )
+        for i in range(3)
+    )
+    unlimited = EpisodicChainMemory(memory=memory).load_memory_variables({"input": "login form"})
+    budgeted = EpisodicChainMemory(memory=memory, max_tokens=300).load_memory_variables(
+        {"input": "login form"}
+    )
+    assert approximate_token_count(unlimited["experience"]) > 300
+    assert approximate_token_count(budgeted["experience"]) <= 300
+    assert "Relevant experiences (3):" in budgeted["experience"]
+
+
+def test_include_strategy_appends_the_selected_strategy(memory: EpisodicMemory) -> None:
+    chain_memory = EpisodicChainMemory(memory=memory, include_strategy=True)
+    plain = EpisodicChainMemory(memory=memory)
+    inputs = {"input": "Implement a login form with email validation"}
+    text = chain_memory.load_memory_variables(inputs)["experience"]
+    assert text.startswith(plain.load_memory_variables(inputs)["experience"] + "\n\n")
+    assert text.endswith("Strategy: iterative - Start simple, extend incrementally.")
+    assert "Strategy: iterative -" not in plain.load_memory_variables(inputs)["experience"]
+
+
+async def test_aload_memory_variables_matches_the_sync_one(memory: EpisodicMemory) -> None:
+    for options in ({}, {"top_k": 1}, {"include_strategy": True}, {"max_tokens": 250}):
+        chain_memory = EpisodicChainMemory(memory=memory, **options)
+        inputs = {"input": "Implement a login form"}
+        loaded = await chain_memory.aload_memory_variables(inputs)
+        assert loaded == chain_memory.load_memory_variables(inputs)
+        assert "email validation" in loaded["experience"]
+
+
+# ------------------------------------------------------------------ input keys
+
+
+def test_the_single_input_holds_the_task_whatever_its_name(memory: EpisodicMemory) -> None:
+    chain_memory = EpisodicChainMemory(memory=memory)
+    text = chain_memory.load_memory_variables({"question": "Implement a login form"})
+    assert text["experience"].startswith("Task: Implement a login form\n")
+
+
+def test_input_is_the_default_among_several_inputs(memory: EpisodicMemory) -> None:
+    chain_memory = EpisodicChainMemory(memory=memory)
+    inputs = {"language": "python", "input": "Debug the webhook crash", "stop": ["\n"]}
+    assert chain_memory.load_memory_variables(inputs)["experience"].startswith(
+        "Task: Debug the webhook crash\n"
+    )
+
+
+def test_the_memory_key_and_stop_are_not_task_inputs(memory: EpisodicMemory) -> None:
+    chain_memory = EpisodicChainMemory(memory=memory)
+    inputs = {"experience": "stale", "stop": ["\n"], "ask": "Write tests for the CSV parser"}
+    assert chain_memory.load_memory_variables(inputs)["experience"].startswith(
+        "Task: Write tests for the CSV parser\n"
+    )
+
+
+def test_explicit_input_key_picks_the_task(memory: EpisodicMemory) -> None:
+    chain_memory = EpisodicChainMemory(memory=memory, input_key="task")
+    inputs = {"input": "ignored text", "task": "Write tests for the CSV parser"}
+    text = chain_memory.load_memory_variables(inputs)["experience"]
+    assert text.startswith("Task: Write tests for the CSV parser\n")
+    assert text.index("CSV parser", 40) < text.index("email validation")
+
+
+def test_a_task_description_or_dict_keeps_its_category(memory: EpisodicMemory) -> None:
+    chain_memory = EpisodicChainMemory(memory=memory)
+    task = TaskDescription("Fix the webhook crash", TaskCategory.DEBUGGING, 0.8)
+    for value in (task, task.to_dict()):
+        text = chain_memory.load_memory_variables({"input": value})["experience"]
+        assert text.startswith("Task: Fix the webhook crash\nCategory: debugging\n")
+
+
+def test_ambiguous_inputs_are_refused_with_a_clear_error(memory: EpisodicMemory) -> None:
+    chain_memory = EpisodicChainMemory(memory=memory)
+    with pytest.raises(EpisodicValueError, match=r"\['query', 'question'\].*input_key"):
+        chain_memory.load_memory_variables({"question": "a", "query": "b"})
+
+
+def test_missing_inputs_are_refused_with_a_clear_error(memory: EpisodicMemory) -> None:
+    with pytest.raises(EpisodicValueError, match=r"input_key='task' is not among .*\['input'\]"):
+        EpisodicChainMemory(memory=memory, input_key="task").load_memory_variables(
+            {"input": "Implement a login form"}
+        )
+    with pytest.raises(EpisodicValueError, match="hold no task"):
+        EpisodicChainMemory(memory=memory).load_memory_variables({"stop": ["\n"]})
+    with pytest.raises(EpisodicValueError, match="description='  ' is invalid: must not be empty"):
+        EpisodicChainMemory(memory=memory).load_memory_variables({"input": "  "})
+    with pytest.raises(EpisodicValueError, match="expected a str"):
+        EpisodicChainMemory(memory=memory).load_memory_variables({"input": 42})
+
+
+async def test_async_load_refuses_the_same_inputs(memory: EpisodicMemory) -> None:
+    with pytest.raises(EpisodicValueError, match="input_key"):
+        await EpisodicChainMemory(memory=memory).aload_memory_variables({"a": "x", "b": "y"})
+
+
+# ------------------------------------------------------------------ save_context / clear
+
+
+async def test_save_context_and_clear_leave_the_episodes_alone(memory: EpisodicMemory) -> None:
+    before = list(memory.episodes())
+    short_term = memory.short_term
+    chain_memory = EpisodicChainMemory(memory=memory)
+    inputs = {"input": "Implement a signup form"}
+    outputs = {"text": "def signup(): ..."}
+    chain_memory.save_context(inputs, outputs)
+    await chain_memory.asave_context(inputs, outputs)
+    chain_memory.clear()
+    await chain_memory.aclear()
+    assert len(memory) == 3
+    assert list(memory.episodes()) == before
+    assert memory.short_term == short_term
+    text = chain_memory.load_memory_variables(inputs)["experience"]
+    assert "signup" not in text.split("\n", 1)[1]
+
+
+# ------------------------------------------------------------------ record_outcome
+
+
+def test_record_outcome_records_the_tests_feedback() -> None:
+    memory = new_memory()
+    chain_memory = EpisodicChainMemory(memory=memory)
+    task = TaskDescription("Implement a signup form", TaskCategory.CODE_GENERATION, 0.4)
+    episode = chain_memory.record_outcome(
+        {"input": task},
+        {"text": "def signup(email): ..."},
+        tests_passed=7,
+        tests_total=10,
+        message="3 edge cases fail",
+        strategy_used="defensive",
+        iterations=2,
+        episode_id="signup-1",
+    )
+    assert episode.feedback == Feedback(
+        reward=0.7, message="3 edge cases fail", tests_passed=7, tests_total=10
+    )
+    assert episode.outcome is OutcomeStatus.PARTIAL
+    assert episode.task == task
+    assert episode.solution == "def signup(email): ..."
+    assert episode.strategy_used == "defensive"
+    assert episode.iterations == 2
+    assert episode.timestamp == NOW  # the memory's clock
+    assert memory.store.get(memory.namespace, ["signup-1"]) == {"signup-1": episode}
+    assert memory.short_term == (episode,)
+
+
+@pytest.mark.parametrize(
+    ("passed", "total", "outcome", "reward"),
+    [
+        (5, 5, OutcomeStatus.SUCCESS, 1.0),
+        (1, 4, OutcomeStatus.FAILURE, 0.25),
+        (0, 0, OutcomeStatus.FAILURE, 0.0),
+    ],
+)
+def test_record_outcome_follows_the_feedback_rule(
+    passed: int, total: int, outcome: OutcomeStatus, reward: float
+) -> None:
+    memory = new_memory()
+    episode = EpisodicChainMemory(memory=memory).record_outcome(
+        {"input": "Implement a signup form"}, "def signup(): ...", passed, total
+    )
+    assert (episode.outcome, episode.feedback.reward) == (outcome, reward)
+    assert list(memory.episodes()) == [episode]
+
+
+def test_record_outcome_thresholds_and_timestamp_are_passed_on() -> None:
+    memory = new_memory()
+    episode = EpisodicChainMemory(memory=memory).record_outcome(
+        {"input": "Implement a signup form"},
+        "def signup(): ...",
+        9,
+        10,
+        success_at=0.9,
+        timestamp=NOW - 5.0,
+    )
+    assert episode.outcome is OutcomeStatus.SUCCESS
+    assert episode.timestamp == NOW - 5.0
+
+
+def test_record_outcome_reads_the_solution_from_the_outputs() -> None:
+    memory = new_memory()
+    inputs = {"input": "Implement a signup form"}
+    chain_memory = EpisodicChainMemory(memory=memory, output_key="code")
+    episode = chain_memory.record_outcome(inputs, {"code": "def f(): ...", "notes": "n"}, 1, 1)
+    assert episode.solution == "def f(): ..."
+    with pytest.raises(EpisodicValueError, match=r"output_key='code' is not among .*\['text'\]"):
+        chain_memory.record_outcome(inputs, {"text": "x"}, 1, 1)
+    with pytest.raises(EpisodicValueError, match=r"among \['notes', 'text'\].*output_key"):
+        EpisodicChainMemory(memory=memory).record_outcome(inputs, {"text": "x", "notes": "n"}, 1, 1)
+    with pytest.raises(EpisodicValueError, match="solution must be a str"):
+        EpisodicChainMemory(memory=memory).record_outcome(inputs, {"text": 3}, 1, 1)
+    with pytest.raises(EpisodicValueError, match=r"cannot tell which chain input"):
+        EpisodicChainMemory(memory=memory).record_outcome({"a": "x", "b": "y"}, "s", 1, 1)
+    assert len(memory) == 1
+
+
+def test_record_outcome_keeps_episodes_immutable() -> None:
+    memory = new_memory()
+    chain_memory = EpisodicChainMemory(memory=memory)
+    inputs = {"input": "Implement a signup form"}
+    first = chain_memory.record_outcome(inputs, "v1", 1, 2, episode_id="same")
+    again = chain_memory.record_outcome(inputs, "v1", 1, 2, episode_id="same")
+    assert again == first
+    assert len(memory) == 1
+    with pytest.raises(EpisodeConflictError):
+        chain_memory.record_outcome(inputs, "v2", 2, 2, episode_id="same")
+    assert list(memory.episodes()) == [first]
+
+
+async def test_arecord_outcome_records_like_the_sync_one() -> None:
+    memory = new_memory()
+    chain_memory = EpisodicChainMemory(memory=memory)
+    episode = await chain_memory.arecord_outcome(
+        {"input": "Implement a signup form"},
+        {"text": "def signup(): ..."},
+        3,
+        4,
+        "one fails",
+        strategy_used="iterative",
+        episode_id="a-1",
+    )
+    assert episode.feedback == Feedback(
+        reward=0.75, message="one fails", tests_passed=3, tests_total=4
+    )
+    assert episode.outcome is OutcomeStatus.PARTIAL
+    assert list(memory.episodes()) == [episode]
+
+
+# ------------------------------------------------------------------ in a chain
+
+
+@IGNORE_LLMCHAIN_DEPRECATION
+def test_llm_chain_sends_the_replay_prompt_to_the_model(memory: EpisodicMemory) -> None:
+    llm = RecordingLLM(responses=["def signup(email, password): validate(email)"])
+    chain_memory = EpisodicChainMemory(memory=memory, top_k=1)
+    prompt = PromptTemplate.from_template("{experience}\n\nNew task: {input}\nCode:")
+    chain = LLMChain(llm=llm, prompt=prompt, memory=chain_memory)
+
+    result = chain.invoke({"input": "Implement a signup form with email validation"})
+
+    assert len(llm.prompts) == 1
+    received = llm.prompts[0]
+    assert received.startswith("Task: Implement a signup form with email validation\n")
+    assert "Past task: Implement a login form with email validation" in received
+    assert "def login(email, password): validate(email)" in received
+    assert received.endswith("\n\nNew task: Implement a signup form with email validation\nCode:")
+    assert result["text"] == "def signup(email, password): validate(email)"
+    assert result["experience"] in received
+    assert len(memory) == 3  # save_context ran after the chain and recorded nothing
+
+    # The learning loop: test the output, record the outcome, and the next run sees it.
+    chain_memory.record_outcome(result, result["text"], 4, 4, "all pass", episode_id="signup")
+    chain.invoke({"input": "Implement a signup form with email validation"})
+    assert '<experience index="1">\nPast task: Implement a signup form' in llm.prompts[1]
+    assert "Outcome: success\nReward: 1.00" in llm.prompts[1]
+
+
+@IGNORE_LLMCHAIN_DEPRECATION
+async def test_llm_chain_ainvoke_sends_the_replay_prompt_to_the_model(
+    memory: EpisodicMemory,
+) -> None:
+    llm = RecordingLLM(responses=["ok"])
+    chain_memory = EpisodicChainMemory(memory=memory, top_k=1, memory_key="past")
+    prompt = PromptTemplate.from_template("{past}\n---\n{task}")
+    chain = LLMChain(llm=llm, prompt=prompt, memory=chain_memory)
+
+    await chain.ainvoke({"task": "Write unit tests for the CSV parser"})
+
+    assert len(llm.prompts) == 1
+    assert "Past task: Write unit tests for the CSV parser" in llm.prompts[0]
+    assert "email validation" not in llm.prompts[0]
+    assert llm.prompts[0].endswith("\n---\nWrite unit tests for the CSV parser")
+    assert len(memory) == 3
+
+
+async def test_lcel_chain_with_a_chat_model_receives_the_replay_prompt(
+    memory: EpisodicMemory,
+) -> None:
+    chain_memory = EpisodicChainMemory(memory=memory, top_k=1)
+    model = RecordingChatModel(messages=iter([AIMessage("one"), AIMessage("two")]))
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "You are a coding agent.\n\n{experience}"), ("human", "{input}")]
+    )
+    chain = (
+        RunnablePassthrough.assign(
+            experience=RunnableLambda(
+                lambda inputs: chain_memory.load_memory_variables(inputs)["experience"],
+                afunc=lambda inputs: _aexperience(chain_memory, inputs),
+            )
+        )
+        | prompt
+        | model
+    )
+
+    sync_reply = chain.invoke({"input": "Debug the crash in the webhook handler"})
+    async_reply = await chain.ainvoke({"input": "Debug the crash in the webhook handler"})
+
+    assert (sync_reply.content, async_reply.content) == ("one", "two")
+    assert len(model.received) == 2
+    for system, human in model.received:
+        assert system.type == "system"
+        assert system.text.startswith("You are a coding agent.\n\nTask: Debug the crash")
+        assert "Past task: Debug the crash in the payment webhook handler" in system.text
+        assert "Outcome: failure" in system.text
+        assert human.text == "Debug the crash in the webhook handler"
+
+
+async def _aexperience(chain_memory: EpisodicChainMemory, inputs: dict[str, Any]) -> str:
+    return (await chain_memory.aload_memory_variables(inputs))["experience"]
+
+
+# ------------------------------------------------------------------ optional dependency
+
+
+def test_missing_langchain_classic_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "langchain_classic", None)
+    monkeypatch.setitem(sys.modules, "langchain_classic.base_memory", None)
+    monkeypatch.delitem(sys.modules, "langchain_episodic.classic")
+    with pytest.raises(ImportError, match=r'pip install "langchain-episodic\[classic\]"'):
+        importlib.import_module("langchain_episodic.classic")
