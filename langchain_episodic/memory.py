@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -40,6 +42,10 @@ if TYPE_CHECKING:
 __all__ = ["EpisodicMemory"]
 
 _COUNT_KEY = "count"
+SUMMARY_INTERVAL_EPISODES = 1000
+"""Save the per-category summary at least every this many recorded episodes..."""
+SUMMARY_INTERVAL_SECONDS = 5.0
+"""...or when this many seconds have passed since it was last saved."""
 _TALLY_FIELDS = ("total", "successes", "reward_sum", "iterations_sum")
 
 
@@ -98,6 +104,49 @@ def _check_vectors(vectors: Sequence[Sequence[float]], names: Sequence[str]) -> 
         msg = f"the embedding of {names[index]} is invalid: it {rule}"
         raise EpisodicValueError(msg)
     return matrix
+
+
+class _Summary:
+    """Episode count and per-category tallies of a namespace, saved to the store lazily.
+
+    Saving after every record would add a round trip per call; a summary that lags
+    behind costs only a catch-up count of the newer episodes on the next open.
+    """
+
+    def __init__(
+        self,
+        store: ChromaEpisodeStore,
+        namespace: str,
+        count: int,
+        tallies: dict[TaskCategory, SkillTally],
+    ) -> None:
+        self.store = store
+        self.namespace = namespace
+        self.count = count
+        self.tallies = tallies
+        self._saved_count = count
+        self._saved_at = time.monotonic()
+
+    def add(self, episodes: Sequence[Episode]) -> None:
+        self.count += len(episodes)
+        self.tallies = tally_episodes(episodes, self.tallies)
+        self.save()
+
+    def save(self, *, force: bool = False) -> None:
+        pending = self.count - self._saved_count
+        due = time.monotonic() - self._saved_at >= SUMMARY_INTERVAL_SECONDS
+        if pending and (force or due or pending >= SUMMARY_INTERVAL_EPISODES):
+            self.store.write_summary(
+                self.namespace, _summary_from_tallies(self.count, self.tallies)
+            )
+            self._saved_count = self.count
+            self._saved_at = time.monotonic()
+
+    def save_quietly(self) -> None:
+        # Runs from weakref.finalize (collection or interpreter exit), when the store may
+        # already be closed: a failure here only means a catch-up on the next open.
+        with contextlib.suppress(Exception):
+            self.save(force=True)
 
 
 class EpisodicMemory:
@@ -183,9 +232,11 @@ class EpisodicMemory:
         self.short_term_limit = short_term_limit
         self.namespace = namespace
         self._clock = clock
-        self._count, self._tallies = self._load_summary()
+        self._summary = _Summary(self.store, namespace, *self._load_summary())
+        weakref.finalize(self, self._summary.save_quietly)
         self._short_term: deque[Episode] = deque(
-            self.store.latest(namespace, short_term_limit, self._count), maxlen=short_term_limit
+            self.store.latest(namespace, short_term_limit, self._summary.count),
+            maxlen=short_term_limit,
         )
 
     def __repr__(self) -> str:
@@ -197,13 +248,33 @@ class EpisodicMemory:
     def _load_summary(self) -> tuple[int, dict[TaskCategory, SkillTally]]:
         stored = self.store.read_summary(self.namespace)
         actual = self.store.count(self.namespace)
-        if stored.get(_COUNT_KEY) == actual:
-            return actual, _tallies_from_summary(stored)
-        # Written by an older version or by a second writer: recount once, streaming.
-        tallies = tally_episodes(self.store.iter_episodes(self.namespace))
+        counted = stored.get(_COUNT_KEY)
+        tallies = _tallies_from_summary(stored)
+        consistent = isinstance(counted, int) and counted == sum(t.total for t in tallies.values())
+        if consistent and counted == actual:
+            return actual, tallies
+        if consistent and isinstance(counted, int) and counted < actual:
+            # The summary is written lazily: count only what was recorded after it.
+            tallies = tally_episodes(
+                self.store.iter_episodes(self.namespace, start=counted), tallies
+            )
+        else:
+            # Missing, corrupt or ahead of the store: recount once, streaming.
+            tallies = tally_episodes(self.store.iter_episodes(self.namespace))
         if actual:
             self.store.write_summary(self.namespace, _summary_from_tallies(actual, tallies))
         return actual, tallies
+
+    def flush(self) -> None:
+        """Save the per-category summary now.
+
+        The summary (counts behind :meth:`skill_profiles`) is saved every
+        ``SUMMARY_INTERVAL_EPISODES`` episodes or ``SUMMARY_INTERVAL_SECONDS`` seconds,
+        and when the memory is garbage-collected; episodes themselves are always
+        written at once. A summary that lags behind is caught up on the next open by
+        counting only the episodes recorded after it.
+        """
+        self._summary.save(force=True)
 
     # ------------------------------------------------------------------ record
 
@@ -258,11 +329,9 @@ class EpisodicMemory:
             return 0
         vectors = self.embeddings.embed_documents([episode.task.description for episode in new])
         checked = _check_vectors(vectors, [f"episode_id={e.episode_id!r}" for e in new])
-        self.store.add(self.namespace, new, checked, first_seq=self._count)
-        self._count += len(new)
-        self._tallies = tally_episodes(new, self._tallies)
+        self.store.add(self.namespace, new, checked, first_seq=self._summary.count)
+        self._summary.add(new)
         self._short_term.extend(new)
-        self.store.write_summary(self.namespace, _summary_from_tallies(self._count, self._tallies))
         return len(new)
 
     async def arecord(self, episode: Episode) -> bool:
@@ -392,7 +461,7 @@ class EpisodicMemory:
 
         Equal to ``compute_skill_profiles(memory.episodes())`` without reading them.
         """
-        return profiles_from_tallies(self._tallies)
+        return profiles_from_tallies(self._summary.tallies)
 
     # ------------------------------------------------------------ integrations
 

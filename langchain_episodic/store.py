@@ -376,10 +376,11 @@ class ChromaEpisodeStore:
         rows = self._get_seq_range(namespace, max(0, total - n), total)
         return [episode for _, episode in rows[-n:]]
 
-    def iter_episodes(self, namespace: str, page_size: int = 1000) -> Iterator[Episode]:
-        """Every episode of ``namespace`` in recording order, fetched a page at a time."""
+    def iter_episodes(
+        self, namespace: str, page_size: int = 1000, start: int = 0
+    ) -> Iterator[Episode]:
+        """Episodes of ``namespace`` in recording order from the ``start``-th on, in pages."""
         total = self.count(namespace)
-        start = 0
         while True:
             rows = self._get_seq_range(namespace, start, start + page_size)
             if not rows and start >= total:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import math
 import os
 import subprocess
 import sys
@@ -13,6 +15,7 @@ from pathlib import Path
 import chromadb
 import pytest
 
+import langchain_episodic.memory as memory_module
 from langchain_episodic import (
     ChromaEpisodeStore,
     Episode,
@@ -123,24 +126,59 @@ def test_small_batch_size_splits_writes() -> None:
 
 
 class CountingStore(ChromaEpisodeStore):
-    """A real store that counts full scans, to show that reopening reads none."""
+    """A real store that counts the episodes it reads by scanning."""
 
-    scans = 0
+    scanned = 0
 
-    def iter_episodes(self, namespace: str, page_size: int = 1000) -> Iterator[Episode]:
-        CountingStore.scans += 1
-        return super().iter_episodes(namespace, page_size)
+    def iter_episodes(
+        self, namespace: str, page_size: int = 1000, start: int = 0
+    ) -> Iterator[Episode]:
+        for episode in super().iter_episodes(namespace, page_size, start):
+            CountingStore.scanned += 1
+            yield episode
 
 
 def test_reopening_reads_only_the_window_and_summary(tmp_path: Path) -> None:
     first = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path), short_term_limit=4)
     episodes = corpus(500, spacing=60.0)
     first.record_many(episodes)
-    CountingStore.scans = 0
+    first.flush()
+    CountingStore.scanned = 0
     reopened = EpisodicMemory(store=CountingStore(path=tmp_path), short_term_limit=4)
-    assert CountingStore.scans == 0
+    assert CountingStore.scanned == 0
     assert reopened.short_term == tuple(episodes[-4:])
     assert reopened.skill_profiles() == compute_skill_profiles(episodes)
+
+
+@pytest.fixture
+def no_timed_saves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Summary saves by episode count only, so the tests don't depend on machine speed."""
+    monkeypatch.setattr(memory_module, "SUMMARY_INTERVAL_SECONDS", math.inf)
+
+
+@pytest.mark.usefixtures("no_timed_saves")
+def test_a_lagging_summary_is_caught_up_from_the_newer_episodes_only(tmp_path: Path) -> None:
+    first = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path))
+    episodes = corpus(2_300, spacing=1.0)
+    for start in range(0, 2_300, 100):  # saved at 1,000 and 2,000 episodes, not after
+        first.record_many(episodes[start : start + 100])
+    assert first.store.read_summary("default")["count"] == 2_000
+    CountingStore.scanned = 0
+    reopened = EpisodicMemory(store=CountingStore(path=tmp_path))
+    assert CountingStore.scanned == 300
+    assert reopened.skill_profiles() == compute_skill_profiles(episodes)
+    assert ChromaEpisodeStore(path=tmp_path).read_summary("default")["count"] == 2_300
+
+
+@pytest.mark.usefixtures("no_timed_saves")
+def test_summary_is_saved_when_the_memory_is_collected(tmp_path: Path) -> None:
+    memory = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path))
+    memory.record_many(corpus(10))
+    assert memory.store.read_summary("default") == {}
+    store = memory.store
+    del memory
+    gc.collect()
+    assert store.read_summary("default")["count"] == 10
 
 
 def test_stale_summary_is_recounted_on_open(tmp_path: Path) -> None:

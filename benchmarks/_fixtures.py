@@ -1,0 +1,105 @@
+"""Shared pieces of the speed benchmarks: fixed vectors, episodes, timing helpers."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskCategory, TaskDescription
+
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+DIM = 384
+CACHE = Path(__file__).resolve().parent / ".cache"
+RESULTS = Path(__file__).resolve().parent / "results"
+CATEGORIES = list(TaskCategory)
+OUTCOMES = list(OutcomeStatus)
+
+
+def unit_vectors(n: int, seed: int) -> np.ndarray:
+    """``n`` fixed random unit vectors of 384 dimensions (float32), same for a seed."""
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((n, DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors
+
+
+class PrecomputedEmbeddings(Embeddings):
+    """Looks texts up in a fixed table, so embedding costs nothing in the timings.
+
+    Text ``"task <i> ..."`` maps to row ``i`` of the episode vectors and
+    ``"query <j>"`` to row ``j`` of the query vectors.
+    """
+
+    def __init__(self, episodes: np.ndarray, queries: np.ndarray) -> None:
+        self.episodes = episodes
+        self.queries = queries
+
+    def _vector(self, text: str) -> list[float]:
+        kind, index = text.split(" ", 2)[:2]
+        table = self.queries if kind == "query" else self.episodes
+        result: list[float] = table[int(index)].tolist()
+        return result
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vector(text) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vector(text)
+
+
+def make_episodes(start: int, stop: int) -> list[Episode]:
+    """Episodes ``start..stop-1`` with a realistic amount of text, one per minute."""
+    return [
+        Episode(
+            episode_id=f"ep-{i:07d}",
+            task=TaskDescription(
+                f"task {i} implement feature {i % 97} of module {i % 13}",
+                CATEGORIES[i % len(CATEGORIES)],
+                (i % 10) / 10,
+            ),
+            solution=f"def feature_{i}(x):\n    return helper_{i % 17}(x) + {i}\n" * 4,
+            feedback=Feedback(
+                reward=(i % 11) / 10,
+                message=f"{i % 11} of 10 tests passed; see assertion {i % 7}",
+                tests_passed=i % 11,
+                tests_total=10,
+            ),
+            outcome=OUTCOMES[i % 3],
+            timestamp=1_780_000_000.0 + 60.0 * i,
+            iterations=1 + i % 4,
+            strategy_used=["iterative", "defensive", "exploratory", "conservative"][i % 4],
+        )
+        for i in range(start, stop)
+    ]
+
+
+def timed(function: Callable[[], object]) -> float:
+    """Seconds one call takes."""
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) of ``values``."""
+    return float(np.percentile(np.asarray(values), q))
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A markdown table whose columns line up in a terminal too."""
+    cells = [[str(h) for h in headers], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in cells]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
