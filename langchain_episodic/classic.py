@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from langchain_core.runnables.config import run_in_executor
 from pydantic import Field
 
 try:
@@ -33,7 +32,12 @@ from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.feedback import episode_from_tests
 from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.prompting import areplay_prompt, replay_prompt, strategy_instruction
+from langchain_episodic.prompting import (
+    areplay_prompt,
+    astrategy_instruction,
+    replay_prompt,
+    strategy_instruction,
+)
 from langchain_episodic.replay import approximate_token_count
 from langchain_episodic.runnable import task_from_input
 from langchain_episodic.scoring import DEFAULT_HALF_LIFE, ReplayWeights
@@ -218,8 +222,7 @@ class EpisodicChainMemory(BaseMemory):
         task = self._task(inputs)
         text = await areplay_prompt(self.memory, task, **self._recall_kwargs())
         if self.include_strategy:
-            line = await run_in_executor(None, strategy_instruction, self.memory, task)
-            text += "\n\n" + line
+            text += "\n\n" + await astrategy_instruction(self.memory, task)
         return {self.memory_key: text}
 
     # ------------------------------------------------------------------ save

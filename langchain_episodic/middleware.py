@@ -24,7 +24,7 @@ from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, TaskDescription
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.prompting import areplay_prompt, replay_prompt
+from langchain_episodic.prompting import areplay_prompt, replay_prompt, strategy_line
 from langchain_episodic.replay import approximate_token_count
 from langchain_episodic.strategy import StrategyChoice, choose_strategy
 
@@ -339,7 +339,7 @@ class EpisodicMemoryMiddleware(
     ) -> EpisodicReplay:
         if choice is None:
             return EpisodicReplay(task=task.to_dict(), prompt=prompt, strategy=None)
-        line = f"Strategy: {choice.strategy} - {choice.instruction}"
+        line = strategy_line(choice)
         return EpisodicReplay(
             task=task.to_dict(), prompt=f"{prompt}\n\n{line}", strategy=choice.strategy
         )

@@ -5,18 +5,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.runnables.config import run_in_executor
+
 from langchain_episodic.episode import TaskDescription
 from langchain_episodic.replay import (
     approximate_token_count,
     build_replay_context,
     format_replay_prompt,
 )
-from langchain_episodic.strategy import STRATEGY_POOL, choose_strategy
+from langchain_episodic.strategy import STRATEGY_POOL, StrategyChoice, choose_strategy
 
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
 
-__all__ = ["areplay_prompt", "replay_prompt", "strategy_instruction"]
+__all__ = [
+    "areplay_prompt",
+    "astrategy_instruction",
+    "replay_prompt",
+    "strategy_instruction",
+    "strategy_line",
+]
 
 
 def replay_prompt(
@@ -66,9 +74,20 @@ async def areplay_prompt(
     return format_replay_prompt(context, task, max_tokens=max_tokens, token_counter=token_counter)
 
 
+def strategy_line(choice: StrategyChoice) -> str:
+    """The prompt line for a chosen strategy: ``Strategy: <name> - <instruction>``."""
+    return f"Strategy: {choice.strategy} - {STRATEGY_POOL[choice.strategy]}"
+
+
 def strategy_instruction(
     memory: EpisodicMemory, task: TaskDescription | str, current_time: float | None = None
 ) -> str:
     """A prompt line naming the selected strategy and its instruction from the pool."""
-    choice = choose_strategy(task, memory, current_time)
-    return f"Strategy: {choice.strategy} - {STRATEGY_POOL[choice.strategy]}"
+    return strategy_line(choose_strategy(task, memory, current_time))
+
+
+async def astrategy_instruction(
+    memory: EpisodicMemory, task: TaskDescription | str, current_time: float | None = None
+) -> str:
+    """Async twin of :func:`strategy_instruction` (the recall runs in a thread)."""
+    return await run_in_executor(None, strategy_instruction, memory, task, current_time)

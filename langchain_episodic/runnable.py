@@ -9,7 +9,12 @@ from langchain_core.runnables import RunnableLambda
 
 from langchain_episodic.episode import TaskDescription
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.prompting import areplay_prompt, replay_prompt, strategy_instruction
+from langchain_episodic.prompting import (
+    areplay_prompt,
+    astrategy_instruction,
+    replay_prompt,
+    strategy_instruction,
+)
 from langchain_episodic.replay import approximate_token_count
 
 if TYPE_CHECKING:
@@ -76,11 +81,7 @@ def create_replay_runnable(
         include_strategy: Append the selected strategy's instruction.
         **recall_kwargs: Passed on to :meth:`EpisodicMemory.recall`.
     """
-
-    def _suffix(task: TaskDescription) -> str:
-        if not include_strategy:
-            return ""
-        return "\n\n" + strategy_instruction(memory, task, recall_kwargs.get("current_time"))
+    current_time = recall_kwargs.get("current_time")
 
     def _invoke(value: Any) -> str:
         task = task_from_input(value, input_key)
@@ -92,7 +93,9 @@ def create_replay_runnable(
             token_counter=token_counter,
             **recall_kwargs,
         )
-        return text + _suffix(task)
+        if include_strategy:
+            text += "\n\n" + strategy_instruction(memory, task, current_time)
+        return text
 
     async def _ainvoke(value: Any) -> str:
         task = task_from_input(value, input_key)
@@ -104,6 +107,8 @@ def create_replay_runnable(
             token_counter=token_counter,
             **recall_kwargs,
         )
-        return text + _suffix(task)
+        if include_strategy:
+            text += "\n\n" + await astrategy_instruction(memory, task, current_time)
+        return text
 
     return RunnableLambda(_invoke, afunc=_ainvoke, name="episodic_replay")
