@@ -57,18 +57,13 @@ _COLLECTION_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
 
 
 def _episode_metadata(episode: Episode, seq: int) -> dict[str, str | int | float]:
+    # Few keys on purpose: Chroma keeps one metadata row per key and record, and every
+    # query reads them all. Only what filters use is flat; ranking reads the JSON.
     return {
         _EPISODE_KEY: json.dumps(episode.to_dict(), ensure_ascii=False, separators=(",", ":")),
-        "episode_id": episode.episode_id,
         "seq": seq,
-        "timestamp": episode.timestamp,
         "category": episode.task.category.value,
-        "complexity": episode.task.complexity,
         "outcome": episode.outcome.value,
-        "reward": episode.feedback.reward,
-        "tests_passed": episode.feedback.tests_passed,
-        "tests_total": episode.feedback.tests_total,
-        "iterations": episode.iterations,
         "strategy_used": episode.strategy_used,
     }
 
@@ -79,25 +74,37 @@ def _episode_from_metadata(metadata: Mapping[str, Any]) -> Episode:
 
 @dataclass(frozen=True)
 class StoredHit:
-    """A search hit before its episode is parsed: what ranking needs, and the payload.
+    """A search hit before its episode is built: what ranking needs, and the record.
 
     Attributes:
         similarity: ``1 - cosine distance`` to the query.
         timestamp: The episode's timestamp.
         reward: The episode's reward.
         outcome: The episode's outcome.
-        payload: The full episode as stored (JSON).
+        data: The stored episode as a dict (``Episode.to_dict()`` form).
     """
 
     similarity: float
     timestamp: float
     reward: float
     outcome: OutcomeStatus
-    payload: str
+    data: Mapping[str, Any]
+
+    @classmethod
+    def from_record(cls, metadata: Mapping[str, Any], distance: float) -> StoredHit:
+        """Read a hit from a Chroma record's metadata and distance."""
+        data = json.loads(str(metadata[_EPISODE_KEY]))
+        return cls(
+            similarity=1.0 - float(distance),
+            timestamp=float(data["timestamp"]),
+            reward=float(data["feedback"]["reward"]),
+            outcome=OutcomeStatus(data["outcome"]),
+            data=data,
+        )
 
     def episode(self) -> Episode:
-        """Parse and validate the stored episode."""
-        return Episode.from_dict(json.loads(self.payload))
+        """Build and validate the stored episode."""
+        return Episode.from_dict(self.data)
 
 
 def _where(filters: EpisodeFilter | None) -> dict[str, Any] | None:
@@ -337,13 +344,7 @@ class ChromaEpisodeStore:
         metadatas = (result["metadatas"] or [[]])[0]
         distances = (result["distances"] or [[]])[0]
         return [
-            StoredHit(
-                similarity=1.0 - float(distance),
-                timestamp=float(metadata["timestamp"]),
-                reward=float(metadata["reward"]),
-                outcome=OutcomeStatus(metadata["outcome"]),
-                payload=str(metadata[_EPISODE_KEY]),
-            )
+            StoredHit.from_record(metadata, distance)
             for metadata, distance in zip(metadatas, distances, strict=True)
         ]
 
