@@ -58,13 +58,17 @@ EXPECTED_ALL = sorted(
 )
 
 SUBMODULES = [
+    "classic",
+    "cli",
     "diagnostics",
     "embeddings",
     "episode",
     "errors",
     "feedback",
     "filters",
+    "local_models",
     "memory",
+    "middleware",
     "prompting",
     "replay",
     "retriever",
