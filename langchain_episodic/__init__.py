@@ -40,10 +40,12 @@ from langchain_episodic.retriever import EpisodicRetriever, result_to_document
 from langchain_episodic.runnable import create_replay_runnable
 from langchain_episodic.scoring import (
     PrioritizedResult,
+    PriorityBreakdown,
     ReplayWeights,
     SearchResult,
     compute_priority,
     cosine_similarity,
+    explain_priority,
     temporal_decay,
 )
 from langchain_episodic.skills import (
@@ -77,6 +79,7 @@ __all__ = [
     "LearningSnapshot",
     "OutcomeStatus",
     "PrioritizedResult",
+    "PriorityBreakdown",
     "ReplayContext",
     "ReplayWeights",
     "SearchResult",
@@ -97,6 +100,7 @@ __all__ = [
     "create_recall_tool",
     "create_replay_runnable",
     "episode_from_tests",
+    "explain_priority",
     "feedback_from_tests",
     "format_replay_prompt",
     "identify_weak_skills",

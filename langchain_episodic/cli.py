@@ -65,9 +65,9 @@ from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.scoring import (
     DEFAULT_HALF_LIFE,
     PrioritizedResult,
+    PriorityBreakdown,
     ReplayWeights,
-    outcome_score,
-    temporal_decay,
+    explain_priority,
 )
 from langchain_episodic.skills import identify_weak_skills
 from langchain_episodic.store import DEFAULT_NAMESPACE, ChromaEpisodeStore
@@ -76,9 +76,7 @@ __all__ = [
     "COMMANDS",
     "CliError",
     "Command",
-    "PriorityBreakdown",
     "build_parser",
-    "explain_priority",
     "format_duration",
     "format_table",
     "main",
@@ -413,56 +411,6 @@ def _run_stats(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- recall
-
-
-@dataclass(frozen=True)
-class PriorityBreakdown:
-    """Why a recalled episode ranked where it did: each signal and its weighted share.
-
-    Attributes:
-        similarity: Cosine similarity to the query (may be negative).
-        recency: ``temporal_decay(1, episode time, now, half_life)``, in (0, 1].
-        reward: The episode's reward, in [0, 1].
-        outcome: Outcome score: 1 success, 0.5 partial, 0 failure.
-        similarity_part: ``weights.similarity * max(0, similarity)``.
-        recency_part: ``weights.recency * recency``.
-        reward_part: ``weights.reward * reward``.
-        outcome_part: ``weights.outcome_bonus * outcome``.
-        priority: The priority ``compute_priority`` gave (the sum of the four parts).
-    """
-
-    similarity: float
-    recency: float
-    reward: float
-    outcome: float
-    similarity_part: float
-    recency_part: float
-    reward_part: float
-    outcome_part: float
-    priority: float
-
-
-def explain_priority(
-    result: PrioritizedResult,
-    current_time: float,
-    weights: ReplayWeights,
-    half_life: float = DEFAULT_HALF_LIFE,
-) -> PriorityBreakdown:
-    """Split a recalled episode's priority into its four weighted signals."""
-    episode = result.episode
-    recency = temporal_decay(1.0, episode.timestamp, current_time, half_life)
-    outcome = outcome_score(episode.outcome)
-    return PriorityBreakdown(
-        similarity=result.similarity,
-        recency=recency,
-        reward=episode.feedback.reward,
-        outcome=outcome,
-        similarity_part=weights.similarity * max(0.0, result.similarity),
-        recency_part=weights.recency * recency,
-        reward_part=weights.reward * episode.feedback.reward,
-        outcome_part=weights.outcome_bonus * outcome,
-        priority=result.priority,
-    )
 
 
 def _configure_recall(parser: argparse.ArgumentParser) -> None:

@@ -33,10 +33,12 @@ __all__ = [
     "DEFAULT_HALF_LIFE",
     "Phase",
     "PrioritizedResult",
+    "PriorityBreakdown",
     "ReplayWeights",
     "SearchResult",
     "compute_priority",
     "cosine_similarity",
+    "explain_priority",
     "outcome_score",
     "phase_for_experience",
     "priority_score",
@@ -330,11 +332,103 @@ def priority_score(
     Lets a caller rank candidates before building their episodes.
     """
     w = weights or DEFAULT_WEIGHTS
+    sim, recency, reward, outcome_value = _signals(
+        similarity, timestamp, reward, outcome, current_time, half_life
+    )
     return (
-        w.similarity * max(0.0, similarity)
-        + w.recency * temporal_decay(1.0, timestamp, current_time, half_life)
+        w.similarity * sim
+        + w.recency * recency
         + w.reward * reward
-        + w.outcome_bonus * outcome_score(outcome)
+        + w.outcome_bonus * outcome_value
+    )
+
+
+def _signals(
+    similarity: float,
+    timestamp: float,
+    reward: float,
+    outcome: OutcomeStatus,
+    current_time: float,
+    half_life: float,
+) -> tuple[float, float, float, float]:
+    """The four unweighted signals of the priority, each in [0, 1]."""
+    return (
+        max(0.0, similarity),
+        temporal_decay(1.0, timestamp, current_time, half_life),
+        reward,
+        outcome_score(outcome),
+    )
+
+
+@dataclass(frozen=True)
+class PriorityBreakdown:
+    """Why an episode ranked where it did: each signal and its weighted share.
+
+    Attributes:
+        similarity: Cosine similarity to the query (may be negative).
+        recency: ``temporal_decay(1, episode time, now, half_life)``, in (0, 1].
+        reward: The episode's reward, in [0, 1].
+        outcome: Outcome score: 1 success, 0.5 partial, 0 failure.
+        similarity_part: ``weights.similarity * max(0, similarity)``.
+        recency_part: ``weights.recency * recency``.
+        reward_part: ``weights.reward * reward``.
+        outcome_part: ``weights.outcome_bonus * outcome``.
+        priority: The sum of the four parts, equal to :func:`compute_priority`'s.
+    """
+
+    similarity: float
+    recency: float
+    reward: float
+    outcome: float
+    similarity_part: float
+    recency_part: float
+    reward_part: float
+    outcome_part: float
+    priority: float
+
+
+def explain_priority(
+    result: SearchResult | PrioritizedResult,
+    current_time: float,
+    weights: ReplayWeights | None = None,
+    half_life: float = DEFAULT_HALF_LIFE,
+) -> PriorityBreakdown:
+    """Split an episode's priority into its four signals and their weighted parts.
+
+    Example:
+        >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
+        >>> ep = Episode("e1", TaskDescription("sort a list"), "sorted(xs)",
+        ...              Feedback(reward=0.5), OutcomeStatus.PARTIAL, timestamp=0.0)
+        >>> parts = explain_priority(SearchResult(ep, 0.8), current_time=86_400.0)
+        >>> round(parts.recency, 2), round(parts.similarity_part, 2), round(parts.priority, 2)
+        (0.5, 0.32, 0.62)
+    """
+    w = weights or DEFAULT_WEIGHTS
+    episode = result.episode
+    sim, recency, reward, outcome_value = _signals(
+        result.similarity,
+        episode.timestamp,
+        episode.feedback.reward,
+        episode.outcome,
+        current_time,
+        half_life,
+    )
+    parts = (
+        w.similarity * sim,
+        w.recency * recency,
+        w.reward * reward,
+        w.outcome_bonus * outcome_value,
+    )
+    return PriorityBreakdown(
+        similarity=result.similarity,
+        recency=recency,
+        reward=reward,
+        outcome=outcome_value,
+        similarity_part=parts[0],
+        recency_part=parts[1],
+        reward_part=parts[2],
+        outcome_part=parts[3],
+        priority=parts[0] + parts[1] + parts[2] + parts[3],
     )
 
 
