@@ -13,6 +13,7 @@ Needs the ``classic`` extra: ``pip install "langchain-episodic[classic]"``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -288,7 +289,7 @@ class EpisodicChainMemory(BaseMemory):
     ) -> Episode:
         if options["timestamp"] is None:
             # The memory's clock, so recency is measured on the same time line as recall.
-            options["timestamp"] = self.memory._clock()
+            options["timestamp"] = self.memory.now()
         return episode_from_tests(
             self._task(inputs),
             self._solution(outputs),
@@ -369,25 +370,10 @@ class EpisodicChainMemory(BaseMemory):
         tests_passed: int,
         tests_total: int,
         message: str = "",
-        *,
-        strategy_used: str = "default",
-        iterations: int = 1,
-        episode_id: str | None = None,
-        timestamp: float | None = None,
-        success_at: float = 1.0,
-        partial_at: float = 0.5,
+        **options: Any,
     ) -> Episode:
         """Async twin of :meth:`record_outcome`, with the same arguments."""
-        options = {
-            "strategy_used": strategy_used,
-            "iterations": iterations,
-            "episode_id": episode_id,
-            "timestamp": timestamp,
-            "success_at": success_at,
-            "partial_at": partial_at,
-        }
-        episode = self._outcome_episode(
-            inputs, outputs, tests_passed, tests_total, message, options
+        record = functools.partial(
+            self.record_outcome, inputs, outputs, tests_passed, tests_total, message, **options
         )
-        await self.memory.arecord(episode)
-        return episode
+        return await run_in_executor(None, record)

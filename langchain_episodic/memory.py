@@ -382,7 +382,7 @@ class EpisodicMemory:
         text = _query_text(query)
         top_k = check_int("top_k", top_k, 1)
         fetch_k = 2 * top_k if fetch_k is None else check_int("fetch_k", fetch_k, top_k)
-        now = check_time("current_time", self._clock() if current_time is None else current_time)
+        now = check_time("current_time", self.now() if current_time is None else current_time)
         half_life = check_half_life(half_life)
         if weights is not None and not isinstance(weights, ReplayWeights):
             msg = f"weights={weights!r} is invalid: must be a ReplayWeights"
@@ -446,6 +446,10 @@ class EpisodicMemory:
         return EpisodeFilter(category=category, outcome=outcome)
 
     # ------------------------------------------------------------------ views
+
+    def now(self) -> float:
+        """The memory's current time in seconds (its ``clock``), used when none is given."""
+        return float(self._clock())
 
     @property
     def short_term(self) -> tuple[Episode, ...]:
