@@ -17,6 +17,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from langchain_core.runnables.config import run_in_executor
 from pydantic import Field
 
 try:
