@@ -83,10 +83,14 @@ def build_store(size: int) -> Path:
     for start in range(0, size, BUILD_CHUNK):
         episodes = make_episodes(start, min(size, start + BUILD_CHUNK))
         memory.record_many(episodes)
-        # The time-weighted retriever needs float timestamps: Chroma rejects its default
-        # datetime metadata.
+        # The same data for the time-weighted retriever: the whole episode in its
+        # document (task description first, for the fixed embedding lookup), and float
+        # timestamps, since Chroma rejects its default datetime metadata.
         twvsr_store.add_texts(
-            texts=[e.task.description for e in episodes],
+            texts=[
+                f"{e.task.description}\n{json.dumps(e.to_dict(), separators=(',', ':'))}"
+                for e in episodes
+            ],
             metadatas=[
                 {
                     "buffer_idx": start + offset,
@@ -398,7 +402,9 @@ def bench_restart() -> str:
     shutil.rmtree(path, ignore_errors=True)
     lines = []
     for script in (RESTART_WRITE, RESTART_READ):
-        code = textwrap.dedent(script.format(bench=str(here), root=str(here.parent), path=str(path)))
+        code = textwrap.dedent(
+            script.format(bench=str(here), root=str(here.parent), path=str(path))
+        )
         done = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
         )

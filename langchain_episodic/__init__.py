@@ -59,6 +59,7 @@ from langchain_episodic.strategy import (
     StrategyChoice,
     choose_strategy,
     select_strategy,
+    select_strategy_thompson,
 )
 from langchain_episodic.tools import create_recall_tool
 
@@ -109,5 +110,6 @@ __all__ = [
     "replay_prompt",
     "result_to_document",
     "select_strategy",
+    "select_strategy_thompson",
     "temporal_decay",
 ]

@@ -25,7 +25,7 @@ EXPECTED_ALL = sorted(
         "LearningSnapshot",
         "OutcomeStatus",
         "PrioritizedResult",
-    "PriorityBreakdown",
+        "PriorityBreakdown",
         "ReplayContext",
         "ReplayWeights",
         "SearchResult",
@@ -46,7 +46,7 @@ EXPECTED_ALL = sorted(
         "create_recall_tool",
         "create_replay_runnable",
         "episode_from_tests",
-    "explain_priority",
+        "explain_priority",
         "feedback_from_tests",
         "format_replay_prompt",
         "identify_weak_skills",
@@ -55,6 +55,7 @@ EXPECTED_ALL = sorted(
         "replay_prompt",
         "result_to_document",
         "select_strategy",
+        "select_strategy_thompson",
         "temporal_decay",
     ]
 )
@@ -76,6 +77,7 @@ SUBMODULES = [
     "retriever",
     "runnable",
     "scoring",
+    "simulation",
     "skills",
     "store",
     "strategy",
