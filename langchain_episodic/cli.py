@@ -1004,6 +1004,73 @@ def _run_import(args: argparse.Namespace) -> int:
     return 1 if importer.rejected else 0
 
 
+# --------------------------------------------------------------------------- demo
+
+
+def _configure_demo(parser: argparse.ArgumentParser) -> None:
+    from langchain_episodic.simulation import VARIANTS  # noqa: PLC0415
+
+    parser.add_argument(
+        "--tasks", type=_int_at_least(1), default=150, help="simulated tasks per run"
+    )
+    parser.add_argument(
+        "--seeds", type=_int_at_least(1), default=2, help="runs per variant (seeds 0..N-1)"
+    )
+    parser.add_argument(
+        "--variants",
+        nargs="+",
+        choices=VARIANTS,
+        default=["no_memory", "similarity_only", "prioritized", "prioritized_explore"],
+        help="memory variants to compare",
+    )
+    parser.add_argument(
+        "--window", type=_int_at_least(1), default=20, help="rolling window in tasks"
+    )
+    parser.add_argument(
+        "--plot", metavar="FILE", default=None, help=f"save the learning curves ({PLOT_HINT})"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    """Run the simulated coding-task environment per memory variant; print and plot."""
+    from tqdm import tqdm  # noqa: PLC0415
+
+    from langchain_episodic.simulation import (  # noqa: PLC0415
+        VARIANT_DESCRIPTIONS,
+        compare_variants,
+        format_report,
+        plot_report,
+    )
+
+    if args.plot is not None:
+        _require_matplotlib()
+    variants = list(dict.fromkeys(args.variants))
+    runs = len(variants) * int(args.seeds)
+    with tqdm(
+        total=runs, desc="demo", unit="run", disable=args.quiet or not sys.stderr.isatty()
+    ) as bar:
+        report = compare_variants(
+            n_tasks=int(args.tasks),
+            seeds=range(int(args.seeds)),
+            variants=variants,
+            window=int(args.window),
+            progress=lambda variant, seed, seconds: bar.update(1),
+        )
+    print(
+        f"simulated coding tasks: {args.tasks} per run, {args.seeds} seed(s), "
+        f"rolling window {args.window}"
+    )
+    for name in variants:
+        print(f"  {name:<20} {VARIANT_DESCRIPTIONS[name]}")
+    print()
+    print(format_report(report))
+    if args.plot is not None:
+        plot_report(report, str(args.plot))
+        print(f"plot saved to {args.plot}")
+    return 0
+
+
 # --------------------------------------------------------------------------- the parser
 
 
@@ -1038,6 +1105,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("curve", "learning curve (and optionally a plot)", _configure_curve, _run_curve),
     Command("export", "write every episode as JSON lines", _configure_export, _run_export),
     Command("import", "record episodes from JSON lines", _configure_import, _run_import),
+    Command(
+        "demo",
+        "compare memory variants on simulated coding tasks (learning curves)",
+        _configure_demo,
+        _run_demo,
+    ),
 )
 
 _EPILOG = """\
