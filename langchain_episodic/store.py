@@ -105,8 +105,8 @@ class StoredHit:
         )
 
     def episode(self) -> Episode:
-        """Build and validate the stored episode."""
-        return Episode.from_dict(self.data)
+        """Build the stored episode (validated when it was recorded)."""
+        return Episode._from_stored(self.data)
 
 
 def _where(filters: EpisodeFilter | None) -> dict[str, Any] | None:

@@ -23,6 +23,7 @@ from langchain_episodic import (
     EpisodicValueError,
     HashingEmbeddings,
     StoreConfigurationError,
+    TaskCategory,
     compute_skill_profiles,
 )
 from tests.unit_tests.factories import make_episode
@@ -237,3 +238,40 @@ def test_embeddings_are_identical_across_processes() -> None:
         """
     )
     assert json.loads(output) == HashingEmbeddings().embed_query(text)
+
+
+def test_recalled_episodes_equal_the_recorded_ones_field_by_field() -> None:
+    memory = EpisodicMemory()
+    episodes = corpus(12)
+    memory.record_many(episodes)
+    by_id = {e.episode_id: e for e in episodes}
+    for hit in memory.recall("Fix the login session bug", top_k=6):
+        recalled = hit.episode
+        original = by_id[recalled.episode_id]
+        assert recalled == original
+        assert recalled.to_dict() == original.to_dict()
+        assert type(recalled.task.category) is TaskCategory
+        assert type(recalled.feedback.tests_passed) is int
+        assert hash(recalled) == hash(original)
+
+
+def test_a_stored_record_that_is_not_an_episode_is_refused_clearly() -> None:
+    store = ChromaEpisodeStore()
+    memory = EpisodicMemory(store=store)
+    memory.record(make_episode(episode_id="good"))
+    bad = {**make_episode(episode_id="bad").to_dict(), "feedback": {"reward": 7}}
+    store.collection("default").add(
+        ids=["bad"],
+        embeddings=[memory.embeddings.embed_query("Implement login form")],
+        metadatas=[
+            {
+                "episode": json.dumps(bad),
+                "seq": 1,
+                "category": "unknown",
+                "outcome": "success",
+                "strategy_used": "x",
+            }
+        ],
+    )
+    with pytest.raises(EpisodicValueError, match=r"Feedback\.reward=7"):
+        memory.recall("Implement login form", top_k=2)
