@@ -58,3 +58,31 @@ async def test_tool_async_matches_sync(memory: EpisodicMemory) -> None:
     tool = create_recall_tool(memory, name="search_memory")
     args = {"query": "payment module", "k": 3}
     assert await tool.ainvoke(args) == tool.invoke(args)
+
+
+def test_an_agent_calling_the_tool_hands_the_episodes_to_the_model(
+    memory: EpisodicMemory,
+) -> None:
+    from langchain.agents import create_agent  # noqa: PLC0415
+    from langchain_core.messages import AIMessage, ToolMessage  # noqa: PLC0415
+
+    from tests.unit_tests.test_middleware import make_model  # noqa: PLC0415
+
+    call = AIMessage(
+        content="",
+        tool_calls=[
+            {
+                "name": "recall_past_experiences",
+                "args": {"query": "payment module", "category": "refactoring", "k": 1},
+                "id": "call-1",
+            }
+        ],
+    )
+    model = make_model(call, "Split it like last time.")
+    agent = create_agent(model, tools=[create_recall_tool(memory)])
+    agent.invoke({"messages": [("user", "Refactor the payment module")]})
+    second_call = model.received[1]
+    tool_results = [m for m in second_call if isinstance(m, ToolMessage)]
+    assert len(tool_results) == 1
+    assert "Past task: Refactor the payment module into smaller services" in tool_results[0].text
+    assert "Category: refactoring" in tool_results[0].text
