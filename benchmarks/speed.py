@@ -369,10 +369,6 @@ try:
     print("datetime metadata: accepted")
 except Exception as error:
     print("datetime metadata:", type(error).__name__, str(error).splitlines()[0][:120])
-retriever.add_documents(
-    [Document(page_content=e.task.description) for e in episodes],
-    current_time=None if False else __import__("datetime").datetime.now(),
-) if False else None
 docs = [Document(page_content=e.task.description,
                  metadata={{"last_accessed_at": e.timestamp, "created_at": e.timestamp}})
         for e in episodes]
