@@ -1,0 +1,210 @@
+"""The parser and entry point of the command line: one subcommand per ``COMMANDS`` entry."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NoReturn
+
+import chromadb
+import chromadb.errors
+
+from langchain_episodic import __version__
+from langchain_episodic.cli._shared import (
+    DEFAULT_COLLECTION,
+    DEFAULT_PATH,
+    DEFAULT_PORT,
+    PATH_ENV,
+    CliError,
+    _one_line,
+    _port,
+)
+from langchain_episodic.cli.demo_command import (
+    _configure_demo,
+    _run_demo,
+)
+from langchain_episodic.cli.inspect_commands import (
+    _configure_curve,
+    _configure_recall,
+    _configure_skills,
+    _configure_stats,
+    _run_curve,
+    _run_recall,
+    _run_skills,
+    _run_stats,
+)
+from langchain_episodic.cli.transfer_commands import (
+    _configure_export,
+    _configure_import,
+    _run_export,
+    _run_import,
+)
+from langchain_episodic.errors import (
+    EpisodicValueError,
+    StoreConfigurationError,
+)
+from langchain_episodic.store import DEFAULT_NAMESPACE
+
+__all__ = ["COMMANDS", "Command", "build_parser", "main"]
+
+
+# --------------------------------------------------------------------------- the parser
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand.
+
+    Attributes:
+        name: What the user types.
+        help: One line for ``--help``.
+        configure: Adds the command's own arguments to its parser.
+        run: Does the work; returns the exit code.
+    """
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "stats", "episode count, namespaces, time span, outcomes", _configure_stats, _run_stats
+    ),
+    Command(
+        "recall",
+        "rank past episodes for a task and show why each ranked",
+        _configure_recall,
+        _run_recall,
+    ),
+    Command("skills", "skill profile per task category", _configure_skills, _run_skills),
+    Command("curve", "learning curve (and optionally a plot)", _configure_curve, _run_curve),
+    Command("export", "write every episode as JSON lines", _configure_export, _run_export),
+    Command("import", "record episodes from JSON lines", _configure_import, _run_import),
+    Command(
+        "demo",
+        "compare memory variants on simulated coding tasks (learning curves)",
+        _configure_demo,
+        _run_demo,
+    ),
+)
+
+_EPILOG = """\
+Store options may also follow the command: langchain-episodic stats --path PATH
+
+exit codes:
+  0    success
+  1    import rejected some lines (every good line was imported)
+  2    error: bad arguments, missing file, invalid value, unknown namespace
+  130  interrupted
+  141  stdout closed early (export - | head)
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors become :class:`CliError` (one line, exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Raise instead of printing the usage and exiting."""
+        msg = f"{message} (see '{self.prog} --help')"
+        raise CliError(msg)
+
+
+def _add_store_options(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS: an option given before the command is not reset by the command's parser;
+    # defaults are resolved in _target().
+    group = parser.add_argument_group("store options")
+    group.add_argument(
+        "--path",
+        default=argparse.SUPPRESS,
+        help=f"embedded on-disk Chroma folder (default: ${PATH_ENV}, else {DEFAULT_PATH})",
+    )
+    group.add_argument(
+        "--host", default=argparse.SUPPRESS, help="Chroma server host (instead of --path)"
+    )
+    group.add_argument(
+        "--port",
+        type=_port,
+        default=argparse.SUPPRESS,
+        help=f"Chroma server port (default: {DEFAULT_PORT})",
+    )
+    group.add_argument(
+        "--collection",
+        default=argparse.SUPPRESS,
+        help=f"collection name (default: {DEFAULT_COLLECTION})",
+    )
+    group.add_argument(
+        "--namespace",
+        default=argparse.SUPPRESS,
+        help=f"namespace within the collection (default: {DEFAULT_NAMESPACE})",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``langchain-episodic``, one subparser per :data:`COMMANDS`."""
+    parser = _Parser(
+        prog="langchain-episodic",
+        description="Inspect, query, export and import an episodic memory.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    _add_store_options(parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        sub = commands.add_parser(command.name, help=command.help, description=command.help)
+        command.configure(sub)
+        _add_store_options(sub)
+        sub.set_defaults(run=command.run)
+    return parser
+
+
+def _error(message: object) -> None:
+    print(f"error: {_one_line(str(message), 10_000)}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``langchain-episodic`` with ``argv`` (default: ``sys.argv[1:]``).
+
+    Returns:
+        The exit code: 0 success, 1 ``import`` rejected lines, 2 usage error,
+        130 interrupted, 141 standard output closed early.
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except CliError as exc:
+        _error(exc)
+        return 2
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    run: Callable[[argparse.Namespace], int] = args.run
+    try:
+        return run(args)
+    except (CliError, EpisodicValueError, StoreConfigurationError) as exc:
+        _error(exc)
+        return 2
+    except chromadb.errors.InvalidArgumentError as exc:
+        hint = (
+            " (the collection holds vectors of another embedding model; this command embeds "
+            "with HashingEmbeddings: use another --collection)"
+            if "dimension" in str(exc)
+            else ""
+        )
+        _error(f"Chroma refused the request: {exc}{hint}")
+        return 2
+    except BrokenPipeError:
+        # The reader went away (``export - | head``): stop quietly, as Python advises.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return 130

@@ -1,0 +1,427 @@
+"""Commands that look inside a memory: stats, recall, skills, curve."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections import Counter
+from collections.abc import Sequence
+
+from langchain_episodic.cli._shared import (
+    PLOT_HINT,
+    CliError,
+    _finite_float,
+    _format_time,
+    _int_at_least,
+    _one_line,
+    _open_memory,
+    _percent,
+    _progress,
+    _require_matplotlib,
+    _target,
+    format_duration,
+    format_table,
+    parse_duration,
+    parse_time,
+)
+from langchain_episodic.diagnostics import LearningSnapshot, compute_learning_curve
+from langchain_episodic.episode import OutcomeStatus, TaskCategory
+from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.scoring import (
+    DEFAULT_HALF_LIFE,
+    PrioritizedResult,
+    PriorityBreakdown,
+    ReplayWeights,
+    explain_priority,
+)
+from langchain_episodic.skills import identify_weak_skills
+
+# --------------------------------------------------------------------------- stats
+
+
+def _configure_stats(parser: argparse.ArgumentParser) -> None:
+    del parser  # no options of its own
+
+
+def _run_stats(args: argparse.Namespace) -> int:
+    """Print count, namespaces, time span, outcomes and the short-term window."""
+    memory = _open_memory(args, create=False)
+    target = _target(args)
+    total = len(memory)
+    outcomes: Counter[OutcomeStatus] = Counter()
+    first, last = math.inf, -math.inf
+    reward_sum = 0.0
+    with _progress(total, "reading", quiet=False, unit="ep", leave=False) as scan:
+        for episode in memory.episodes():  # streamed in pages: O(1) memory
+            outcomes[episode.outcome] += 1
+            reward_sum += episode.feedback.reward
+            first, last = min(first, episode.timestamp), max(last, episode.timestamp)
+            scan.update(1)
+    counted = sum(outcomes.values())
+    window = memory.short_term
+    rows = [
+        ("store", target.describe()),
+        ("namespace", memory.namespace),
+        ("namespaces", ", ".join(memory.store.namespaces())),
+        ("episodes", str(total)),
+        (
+            "time span",
+            f"{_format_time(first)} .. {_format_time(last)} ({format_duration(last - first)})"
+            if counted
+            else "-",
+        ),
+        (
+            "outcomes",
+            ", ".join(
+                f"{status.value} {outcomes[status]} ({_percent(outcomes[status], counted)})"
+                for status in OutcomeStatus
+            ),
+        ),
+        ("avg reward", f"{reward_sum / counted:.3f}" if counted else "-"),
+        (
+            "short-term",
+            f"{', '.join(e.episode_id for e in window)} (last {len(window)}, oldest first)"
+            if window
+            else "-",
+        ),
+    ]
+    width = max(len(key) for key, _ in rows)
+    for key, value in rows:
+        print(f"{key.ljust(width)}  {value}")
+    return 0
+
+
+# --------------------------------------------------------------------------- recall
+
+
+def _configure_recall(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query", help="the new task, in words")
+    parser.add_argument(
+        "-k", "--top-k", dest="top_k", type=_int_at_least(1), default=3, help="episodes to show"
+    )
+    parser.add_argument(
+        "--fetch-k",
+        type=_int_at_least(1),
+        default=None,
+        help="candidates fetched by similarity before ranking (default: 2 * k)",
+    )
+    parser.add_argument(
+        "--half-life",
+        type=parse_duration,
+        default=DEFAULT_HALF_LIFE,
+        metavar="S",
+        help="recency half-life: seconds or e.g. 12h, 3d (default: 1d)",
+    )
+    parser.add_argument(
+        "--phase",
+        choices=("early", "normal", "late"),
+        default="normal",
+        help="priority weights preset (default: normal)",
+    )
+    parser.add_argument(
+        "--now",
+        type=parse_time,
+        default=None,
+        metavar="TS",
+        help="'now' for recency: Unix seconds or ISO 8601 (default: the current time)",
+    )
+    parser.add_argument(
+        "--category",
+        action="append",
+        choices=[c.value for c in TaskCategory],
+        help="only episodes of this category (repeatable)",
+    )
+    parser.add_argument(
+        "--outcome",
+        action="append",
+        choices=[o.value for o in OutcomeStatus],
+        help="only episodes with this outcome (repeatable)",
+    )
+    parser.add_argument(
+        "--min-similarity", type=_finite_float, default=None, help="similarity floor in [-1, 1]"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _run_recall(args: argparse.Namespace) -> int:
+    """Recall for a query and print each signal, its weighted share and the priority."""
+    memory = _open_memory(args, create=False)
+    now = time.time() if args.now is None else float(args.now)
+    weights = ReplayWeights.for_phase(args.phase)
+    half_life = float(args.half_life)
+    results = memory.recall(
+        args.query,
+        top_k=args.top_k,
+        current_time=now,
+        weights=weights,
+        half_life=half_life,
+        fetch_k=args.fetch_k,
+        min_similarity=args.min_similarity,
+        category=args.category,
+        outcome=args.outcome,
+    )
+    fetch_k = int(args.fetch_k or 2 * args.top_k)
+    explained = [explain_priority(result, now, weights, half_life) for result in results]
+    if args.json:
+        _print_recall_json(args, memory, results, explained, now, half_life, weights, fetch_k)
+        return 0
+    print(f"query      {args.query!r} (namespace {memory.namespace!r})")
+    print(f"ranking    top {args.top_k} of {fetch_k} candidates fetched by similarity")
+    print(
+        f"recency    now {_format_time(now)}, half-life {format_duration(half_life)}"
+        f" ({half_life:g} s)"
+    )
+    print(
+        f"priority   {weights.similarity:g}*max(0, similarity) + {weights.recency:g}*recency"
+        f" + {weights.reward:g}*reward + {weights.outcome_bonus:g}*outcome  (phase {args.phase})"
+    )
+    print("outcome    success 1, partial 0.5, failure 0")
+    print()
+    if not results:
+        print("no episodes recalled (the namespace is empty or every candidate was filtered)")
+        return 0
+    rows = [
+        [
+            str(rank),
+            _one_line(result.episode.episode_id, 32),
+            result.episode.outcome.value,
+            f"{why.similarity:.4f}",
+            f"{why.recency:.4f}",
+            f"{why.reward:.4f}",
+            f"{why.outcome:.4f}",
+            f"{why.similarity_part:.4f}",
+            f"{why.recency_part:.4f}",
+            f"{why.reward_part:.4f}",
+            f"{why.outcome_part:.4f}",
+            f"{why.priority:.4f}",
+            _one_line(result.episode.task.description, 60),
+        ]
+        for rank, (result, why) in enumerate(zip(results, explained, strict=True), start=1)
+    ]
+    headers = [
+        "#",
+        "episode",
+        "status",
+        "similarity",
+        "recency",
+        "reward",
+        "outcome",
+        "w*sim",
+        "w*rec",
+        "w*rew",
+        "w*out",
+        "priority",
+        "task",
+    ]
+    print(format_table(headers, rows, right=[0, *range(3, 12)]))
+    print()
+    print("signals: similarity, recency, reward, outcome; w*X: weight times signal (its share)")
+    return 0
+
+
+def _print_recall_json(
+    args: argparse.Namespace,
+    memory: EpisodicMemory,
+    results: Sequence[PrioritizedResult],
+    explained: Sequence[PriorityBreakdown],
+    now: float,
+    half_life: float,
+    weights: ReplayWeights,
+    fetch_k: int,
+) -> None:
+    payload = {
+        "query": args.query,
+        "namespace": memory.namespace,
+        "current_time": now,
+        "half_life": half_life,
+        "phase": args.phase,
+        "weights": {
+            "similarity": weights.similarity,
+            "recency": weights.recency,
+            "reward": weights.reward,
+            "outcome_bonus": weights.outcome_bonus,
+        },
+        "top_k": args.top_k,
+        "fetch_k": fetch_k,
+        "results": [
+            {
+                "rank": rank,
+                "episode_id": result.episode.episode_id,
+                "similarity": why.similarity,
+                "recency": why.recency,
+                "reward": why.reward,
+                "outcome_score": why.outcome,
+                "contributions": {
+                    "similarity": why.similarity_part,
+                    "recency": why.recency_part,
+                    "reward": why.reward_part,
+                    "outcome": why.outcome_part,
+                },
+                "priority": why.priority,
+                "episode": result.episode.to_dict(),
+            }
+            for rank, (result, why) in enumerate(zip(results, explained, strict=True), start=1)
+        ],
+    }
+    print(json.dumps(payload, ensure_ascii=False, indent=2))
+
+
+# --------------------------------------------------------------------------- skills
+
+
+def _configure_skills(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--threshold",
+        type=_finite_float,
+        default=0.5,
+        help="success rate below which a skill is weak, in [0, 1] (default: 0.5)",
+    )
+
+
+def _run_skills(args: argparse.Namespace) -> int:
+    """Print the skill profile per category, flagging the weak ones."""
+    memory = _open_memory(args, create=False)
+    profiles = memory.skill_profiles()
+    weak = identify_weak_skills(profiles, float(args.threshold))
+    weak_categories = {profile.category for profile in weak}
+    if not profiles:
+        print(f"no episodes in namespace {memory.namespace!r}")
+        return 0
+    rows = [
+        [
+            profile.category.value,
+            str(profile.total_episodes),
+            str(profile.successes),
+            f"{100 * profile.success_rate:.1f}%",
+            f"{profile.avg_reward:.3f}",
+            f"{profile.avg_iterations:.2f}",
+            "WEAK" if profile.category in weak_categories else "",
+        ]
+        for profile in profiles
+    ]
+    headers = [
+        "category",
+        "episodes",
+        "successes",
+        "success rate",
+        "avg reward",
+        "avg iter",
+        "flag",
+    ]
+    print(format_table(headers, rows, right=[1, 2, 3, 4, 5]))
+    print()
+    threshold = f"{100 * float(args.threshold):g}%"
+    if weak:
+        names = ", ".join(profile.category.value for profile in weak)
+        print(f"{len(weak)} weak skill(s), success rate below {threshold}: {names}")
+    else:
+        print(f"no weak skills (every success rate is at least {threshold})")
+    return 0
+
+
+# --------------------------------------------------------------------------- curve
+
+
+def _configure_curve(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--window", type=_int_at_least(1), default=5, help="rolling window in episodes"
+    )
+    parser.add_argument(
+        "--rows",
+        type=_int_at_least(0),
+        default=20,
+        help="table rows at most; longer histories are sampled evenly (0: every episode)",
+    )
+    parser.add_argument(
+        "--plot",
+        metavar="FILE",
+        default=None,
+        help=f"also save a plot, e.g. curve.png ({PLOT_HINT})",
+    )
+
+
+def _sample(count: int, rows: int) -> list[int]:
+    """Up to ``rows`` evenly spread indices into ``count`` items, first and last included."""
+    if rows == 0 or count <= rows:
+        return list(range(count))
+    if rows == 1:
+        return [count - 1]
+    return sorted({round(i * (count - 1) / (rows - 1)) for i in range(rows)})
+
+
+def _run_curve(args: argparse.Namespace) -> int:
+    """Print the learning curve (sampled when long) and optionally save a plot."""
+    if args.plot is not None:
+        _require_matplotlib()
+    memory = _open_memory(args, create=False)
+    window = int(args.window)
+    curve = compute_learning_curve(memory.episodes(), window=window)
+    if not curve:
+        if args.plot is not None:
+            msg = f"namespace {memory.namespace!r} has no episodes to plot"
+            raise CliError(msg)
+        print(f"no episodes in namespace {memory.namespace!r}")
+        return 0
+    if args.plot is not None:  # first, so a failed save prints nothing but the error
+        _plot_curve(curve, str(args.plot), memory.namespace, window)
+    shown = _sample(len(curve), int(args.rows))
+    rows = [
+        [
+            str(curve[i].episode_number),
+            f"{100 * curve[i].rolling_success_rate:.1f}%",
+            f"{curve[i].rolling_avg_reward:.3f}",
+            f"{curve[i].cumulative_reward:.3f}",
+        ]
+        for i in shown
+    ]
+    headers = ["episode", "success (rolling)", "avg reward (rolling)", "cumulative reward"]
+    print(f"learning curve of namespace {memory.namespace!r}, rolling window {window}")
+    print(format_table(headers, rows, right=[0, 1, 2, 3]))
+    if len(shown) < len(curve):
+        print(f"(showing {len(shown)} of {len(curve)} episodes, evenly spaced; --rows 0: all)")
+    first = curve[min(window, len(curve)) - 1]
+    last = curve[-1]
+    # Points before the first full window average fewer episodes: not a fair "best".
+    best = max(curve[min(window, len(curve)) - 1 :], key=lambda p: p.rolling_success_rate)
+    print()
+    print(
+        f"success (rolling)     {100 * first.rolling_success_rate:.1f}% after the first "
+        f"window -> {100 * last.rolling_success_rate:.1f}% now "
+        f"(best {100 * best.rolling_success_rate:.1f}% at episode {best.episode_number})"
+    )
+    print(f"avg reward (rolling)  {first.rolling_avg_reward:.3f} -> {last.rolling_avg_reward:.3f}")
+    print(f"cumulative reward     {last.cumulative_reward:.3f} over {len(curve)} episodes")
+    if args.plot is not None:
+        print(f"plot saved to {args.plot}")
+    return 0
+
+
+def _plot_curve(
+    curve: Sequence[LearningSnapshot], destination: str, namespace: str, window: int
+) -> None:
+    """Save the learning curve as an image (Agg canvas: no display, no global pyplot state)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
+    from matplotlib.figure import Figure  # noqa: PLC0415
+
+    numbers = [point.episode_number for point in curve]
+    figure = Figure(figsize=(8.0, 6.0), layout="constrained")
+    FigureCanvasAgg(figure)
+    rates, totals = figure.subplots(2, 1, sharex=True)
+    rates.plot(numbers, [p.rolling_success_rate for p in curve], label="success rate (rolling)")
+    rates.plot(numbers, [p.rolling_avg_reward for p in curve], label="avg reward (rolling)")
+    rates.set_ylim(-0.02, 1.02)
+    rates.set_ylabel(f"rolling, window {window}")
+    rates.legend(loc="lower right")
+    rates.grid(alpha=0.3)
+    totals.plot(numbers, [p.cumulative_reward for p in curve], color="tab:green")
+    totals.set_ylabel("cumulative reward")
+    totals.set_xlabel("episode")
+    totals.grid(alpha=0.3)
+    figure.suptitle(f"Learning curve: namespace {namespace!r}, {len(curve)} episodes")
+    try:
+        figure.savefig(destination, dpi=100)
+    except (OSError, ValueError) as exc:
+        msg = f"cannot save the plot to {destination!r}: {exc}"
+        raise CliError(msg) from exc
