@@ -29,10 +29,9 @@ except ImportError as error:  # pragma: no cover - exercised by a test that hide
     )
     raise ImportError(_MISSING) from error
 
-from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
+from langchain_episodic.episode import Episode, TaskDescription
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.feedback import episode_from_tests
-from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.prompting import (
     areplay_prompt,
@@ -40,9 +39,9 @@ from langchain_episodic.prompting import (
     replay_prompt,
     strategy_instruction,
 )
+from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.replay import approximate_token_count
 from langchain_episodic.runnable import task_from_input
-from langchain_episodic.scoring import DEFAULT_HALF_LIFE, ReplayWeights
 
 __all__ = ["EpisodicChainMemory"]
 
@@ -51,7 +50,7 @@ _NOT_TASK_KEYS = frozenset({"stop"})
 _DEFAULT_INPUT_KEY = "input"
 
 
-class EpisodicChainMemory(BaseMemory):
+class EpisodicChainMemory(BaseMemory, RecallOptions):
     r"""Past episodes as a classic chain's memory: the replay prompt under one key.
 
     Before each run, :meth:`load_memory_variables` recalls the ``top_k`` episodes
@@ -140,20 +139,6 @@ class EpisodicChainMemory(BaseMemory):
     """Counts tokens for ``max_tokens``, e.g. ``llm.get_num_tokens``."""
     include_strategy: bool = False
     """Append a line naming the strategy :func:`~langchain_episodic.choose_strategy` selects."""
-    weights: ReplayWeights | None = None
-    """Priority weights; the article's defaults when ``None``."""
-    half_life: float = Field(default=DEFAULT_HALF_LIFE, gt=0)
-    """Recency half-life in seconds."""
-    fetch_k: int | None = Field(default=None, ge=1)
-    """Candidates fetched by similarity before ranking; ``2 * top_k`` when ``None``."""
-    min_similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
-    """Optional similarity floor."""
-    category: TaskCategory | str | list[TaskCategory | str] | None = None
-    """Replay only episodes of these task categories."""
-    outcome: OutcomeStatus | str | list[OutcomeStatus | str] | None = None
-    """Replay only episodes with these outcomes."""
-    filters: EpisodeFilter | None = None
-    """A full filter (instead of ``category`` / ``outcome``)."""
 
     @property
     def memory_variables(self) -> list[str]:
@@ -191,13 +176,7 @@ class EpisodicChainMemory(BaseMemory):
             "top_k": self.top_k,
             "max_tokens": self.max_tokens,
             "token_counter": self.token_counter,
-            "weights": self.weights,
-            "half_life": self.half_life,
-            "fetch_k": self.fetch_k,
-            "min_similarity": self.min_similarity,
-            "filters": self.filters,
-            "category": self.category,
-            "outcome": self.outcome,
+            **self.recall_options(),
         }
 
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, str]:

@@ -12,11 +12,10 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
-from langchain_episodic.episode import OutcomeStatus, TaskCategory
-from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.replay import render_episode
-from langchain_episodic.scoring import DEFAULT_HALF_LIFE, PrioritizedResult, ReplayWeights
+from langchain_episodic.scoring import PrioritizedResult
 
 __all__ = ["EpisodicRetriever", "result_to_document"]
 
@@ -59,7 +58,7 @@ def result_to_document(result: PrioritizedResult) -> Document:
     )
 
 
-class EpisodicRetriever(BaseRetriever):
+class EpisodicRetriever(BaseRetriever, RecallOptions):
     """Past episodes ranked by replay priority, as LangChain ``Document``s.
 
     Setup:
@@ -100,36 +99,14 @@ class EpisodicRetriever(BaseRetriever):
     """Where episodes are recalled from."""
     k: int = Field(default=3, ge=1)
     """How many documents to return."""
-    weights: ReplayWeights | None = None
-    """Priority weights; the article's defaults when ``None``."""
-    half_life: float = Field(default=DEFAULT_HALF_LIFE, gt=0)
-    """Recency half-life in seconds."""
-    fetch_k: int | None = Field(default=None, ge=1)
-    """Candidates fetched by similarity before ranking; ``2 * k`` when ``None``."""
-    min_similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
-    """Optional similarity floor."""
-    category: TaskCategory | str | list[TaskCategory | str] | None = None
-    """Keep only episodes of these task categories."""
-    outcome: OutcomeStatus | str | list[OutcomeStatus | str] | None = None
-    """Keep only episodes with these outcomes."""
-    filters: EpisodeFilter | None = None
-    """A full filter (instead of ``category`` / ``outcome``)."""
 
     def _recall_arguments(self, k: int | None, overrides: dict[str, Any]) -> dict[str, Any]:
         unknown = sorted(set(overrides) - _RECALL_OPTIONS)
         if unknown:
             msg = f"unknown retriever option(s) {unknown}; known: {sorted(_RECALL_OPTIONS)}"
             raise TypeError(msg)
-        arguments: dict[str, Any] = {
-            "top_k": self.k if k is None else k,
-            "weights": self.weights,
-            "half_life": self.half_life,
-            "fetch_k": self.fetch_k,
-            "min_similarity": self.min_similarity,
-            "filters": self.filters,
-            "category": self.category,
-            "outcome": self.outcome,
-        }
+        arguments: dict[str, Any] = {"top_k": self.k if k is None else k}
+        arguments.update(self.recall_options())
         arguments.update(overrides)
         return arguments
 

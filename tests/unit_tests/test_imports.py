@@ -73,6 +73,7 @@ SUBMODULES = [
     "memory",
     "middleware",
     "prompting",
+    "recall_options",
     "replay",
     "retriever",
     "runnable",
