@@ -139,7 +139,6 @@ def bench_recall(sizes: list[int], queries: int) -> str:
         embeddings = embeddings_for(size)
         memory = EpisodicMemory(store=ChromaEpisodeStore(path=path), embeddings=embeddings)
         collection = memory.store.collection("default")
-        rebuild = timed(lambda: None)
         holder: dict[str, object] = {}
         rebuild = timed(
             lambda: holder.update(twvsr=time_weighted_retriever(memory.store.client, embeddings))

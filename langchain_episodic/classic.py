@@ -258,27 +258,6 @@ class EpisodicChainMemory(BaseMemory, RecallOptions):
             raise EpisodicValueError(msg)
         return solution
 
-    def _outcome_episode(
-        self,
-        inputs: Mapping[str, Any],
-        outputs: Mapping[str, Any] | str,
-        tests_passed: int,
-        tests_total: int,
-        message: str,
-        options: dict[str, Any],
-    ) -> Episode:
-        if options["timestamp"] is None:
-            # The memory's clock, so recency is measured on the same time line as recall.
-            options["timestamp"] = self.memory.now()
-        return episode_from_tests(
-            self._task(inputs),
-            self._solution(outputs),
-            tests_passed,
-            tests_total,
-            message,
-            **options,
-        )
-
     def record_outcome(
         self,
         inputs: Mapping[str, Any],
@@ -329,16 +308,19 @@ class EpisodicChainMemory(BaseMemory, RecallOptions):
                 or threshold is invalid.
             EpisodeConflictError: ``episode_id`` already holds a different episode.
         """
-        options = {
-            "strategy_used": strategy_used,
-            "iterations": iterations,
-            "episode_id": episode_id,
-            "timestamp": timestamp,
-            "success_at": success_at,
-            "partial_at": partial_at,
-        }
-        episode = self._outcome_episode(
-            inputs, outputs, tests_passed, tests_total, message, options
+        episode = episode_from_tests(
+            self._task(inputs),
+            self._solution(outputs),
+            tests_passed,
+            tests_total,
+            message,
+            strategy_used=strategy_used,
+            iterations=iterations,
+            episode_id=episode_id,
+            # The memory's clock, so recency is measured on the same time line as recall.
+            timestamp=self.memory.now() if timestamp is None else timestamp,
+            success_at=success_at,
+            partial_at=partial_at,
         )
         self.memory.record(episode)
         return episode
