@@ -54,6 +54,7 @@ from langchain_episodic.skills import (
     identify_weak_skills,
 )
 from langchain_episodic.store import ChromaEpisodeStore
+from langchain_episodic.store_base import EpisodeStore, MalformedRecordWarning
 from langchain_episodic.strategy import (
     STRATEGY_POOL,
     StrategyChoice,
@@ -71,6 +72,7 @@ __all__ = [
     "Episode",
     "EpisodeConflictError",
     "EpisodeFilter",
+    "EpisodeStore",
     "EpisodeValidationError",
     "EpisodicMemory",
     "EpisodicRetriever",
@@ -78,6 +80,7 @@ __all__ = [
     "Feedback",
     "HashingEmbeddings",
     "LearningSnapshot",
+    "MalformedRecordWarning",
     "OutcomeStatus",
     "PrioritizedResult",
     "PriorityBreakdown",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import threading
 import time
 import weakref
 from collections import deque
@@ -34,7 +36,8 @@ from langchain_episodic.skills import (
     profiles_from_tallies,
     tally_episodes,
 )
-from langchain_episodic.store import DEFAULT_NAMESPACE, ChromaEpisodeStore
+from langchain_episodic.store import ChromaEpisodeStore
+from langchain_episodic.store_base import DEFAULT_NAMESPACE, EpisodeStore
 
 if TYPE_CHECKING:
     from langchain_episodic.retriever import EpisodicRetriever
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["EpisodicMemory"]
 
 _COUNT_KEY = "count"
+_SUMMARY_STATE = "summary"
 SUMMARY_INTERVAL_EPISODES = 1000
 """Save the per-category summary at least every this many recorded episodes..."""
 SUMMARY_INTERVAL_SECONDS = 5.0
@@ -70,6 +74,28 @@ def _tallies_from_summary(summary: Mapping[str, int | float]) -> dict[TaskCatego
                 int(iterations_sum or 0),
             )
     return tallies
+
+
+def _read_summary(store: EpisodeStore, namespace: str) -> dict[str, int | float]:
+    packed = store.read_state(namespace, _SUMMARY_STATE)
+    try:
+        summary = json.loads(packed) if packed is not None else {}
+    except json.JSONDecodeError:
+        return {}
+    if not isinstance(summary, dict):
+        return {}
+    return {
+        str(key): value
+        for key, value in summary.items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+    }
+
+
+def _write_summary(
+    store: EpisodeStore, namespace: str, count: int, tallies: Mapping[TaskCategory, SkillTally]
+) -> None:
+    packed = json.dumps(_summary_from_tallies(count, tallies), separators=(",", ":"))
+    store.write_state(namespace, _SUMMARY_STATE, packed)
 
 
 def _query_text(query: str | TaskDescription) -> str:
@@ -115,7 +141,7 @@ class _Summary:
 
     def __init__(
         self,
-        store: ChromaEpisodeStore,
+        store: EpisodeStore,
         namespace: str,
         count: int,
         tallies: dict[TaskCategory, SkillTally],
@@ -136,9 +162,7 @@ class _Summary:
         pending = self.count - self._saved_count
         due = time.monotonic() - self._saved_at >= SUMMARY_INTERVAL_SECONDS
         if pending and (force or due or pending >= SUMMARY_INTERVAL_EPISODES):
-            self.store.write_summary(
-                self.namespace, _summary_from_tallies(self.count, self.tallies)
-            )
+            _write_summary(self.store, self.namespace, self.count, self.tallies)
             self._saved_count = self.count
             self._saved_at = time.monotonic()
 
@@ -210,7 +234,7 @@ class EpisodicMemory:
 
     def __init__(
         self,
-        store: ChromaEpisodeStore | None = None,
+        store: EpisodeStore | None = None,
         embeddings: Embeddings | None = None,
         short_term_limit: int = 5,
         namespace: str = DEFAULT_NAMESPACE,
@@ -224,10 +248,13 @@ class EpisodicMemory:
         if embeddings is not None and not isinstance(embeddings, Embeddings):
             msg = f"embeddings={embeddings!r} is invalid: must be a LangChain Embeddings"
             raise TypeError(msg)
-        if store is not None and not isinstance(store, ChromaEpisodeStore):
-            msg = f"store={store!r} is invalid: must be a ChromaEpisodeStore"
+        if store is not None and not isinstance(store, EpisodeStore):
+            msg = (
+                f"store={store!r} is invalid: must implement EpisodeStore (e.g. a "
+                "ChromaEpisodeStore, InMemoryEpisodeStore or VectorStoreEpisodeStore)"
+            )
             raise TypeError(msg)
-        self.store: ChromaEpisodeStore = store if store is not None else ChromaEpisodeStore()
+        self.store: EpisodeStore = store if store is not None else ChromaEpisodeStore()
         self.embeddings: Embeddings = embeddings if embeddings is not None else HashingEmbeddings()
         self.short_term_limit = short_term_limit
         self.namespace = namespace
@@ -246,7 +273,7 @@ class EpisodicMemory:
         )
 
     def _load_summary(self) -> tuple[int, dict[TaskCategory, SkillTally]]:
-        stored = self.store.read_summary(self.namespace)
+        stored = _read_summary(self.store, self.namespace)
         actual = self.store.count(self.namespace)
         counted = stored.get(_COUNT_KEY)
         tallies = _tallies_from_summary(stored)
@@ -262,7 +289,7 @@ class EpisodicMemory:
             # Missing, corrupt or ahead of the store: recount once, streaming.
             tallies = tally_episodes(self.store.iter_episodes(self.namespace))
         if actual:
-            self.store.write_summary(self.namespace, _summary_from_tallies(actual, tallies))
+            _write_summary(self.store, self.namespace, actual, tallies)
         return actual, tallies
 
     def flush(self) -> None:

@@ -20,12 +20,10 @@ Layout in Chroma:
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import chromadb
@@ -33,10 +31,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int
-from langchain_episodic.episode import Episode, OutcomeStatus
+from langchain_episodic.episode import Episode
 from langchain_episodic.errors import EpisodicValueError, StoreConfigurationError
 from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.scoring import SearchResult
+from langchain_episodic.store_base import (
+    DEFAULT_NAMESPACE,
+    StoredHit,
+    decode_episode,
+    decode_hit,
+    encode_episode,
+)
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -44,14 +49,14 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_NAMESPACE", "ChromaEpisodeStore", "StoredHit"]
 
-DEFAULT_NAMESPACE = "default"
 SCHEMA_VERSION = 1
 
 _NAMESPACE_KEY = "langchain_episodic:namespace"
 _SCHEMA_KEY = "langchain_episodic:schema"
-# One key, a JSON object: Chroma reads a collection's metadata on every query, so each
-# extra key costs every recall (27 flat keys made a query ~30% slower, measured).
-_SUMMARY_KEY = "langchain_episodic:summary"
+# The memory's state strings live in the collection metadata under this prefix. Few and
+# packed: Chroma reads a collection's metadata on every query, so each extra key costs
+# every recall (27 flat keys made a query ~30% slower, measured).
+_STATE_PREFIX = "langchain_episodic:"
 _EPISODE_KEY = "episode"
 _UNSAFE_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]+")
 # Chroma's own rule for collection names, checked here for a clearer message.
@@ -62,51 +67,12 @@ def _episode_metadata(episode: Episode, seq: int) -> dict[str, str | int | float
     # Few keys on purpose: Chroma keeps one metadata row per key and record, and every
     # query reads them all. Only what filters use is flat; ranking reads the JSON.
     return {
-        _EPISODE_KEY: json.dumps(episode.to_dict(), ensure_ascii=False, separators=(",", ":")),
+        _EPISODE_KEY: encode_episode(episode),
         "seq": seq,
         "category": episode.task.category.value,
         "outcome": episode.outcome.value,
         "strategy_used": episode.strategy_used,
     }
-
-
-def _episode_from_metadata(metadata: Mapping[str, Any]) -> Episode:
-    return Episode.from_dict(json.loads(str(metadata[_EPISODE_KEY])))
-
-
-@dataclass(frozen=True)
-class StoredHit:
-    """A search hit before its episode is built: what ranking needs, and the record.
-
-    Attributes:
-        similarity: ``1 - cosine distance`` to the query.
-        timestamp: The episode's timestamp.
-        reward: The episode's reward.
-        outcome: The episode's outcome.
-        data: The stored episode as a dict (``Episode.to_dict()`` form).
-    """
-
-    similarity: float
-    timestamp: float
-    reward: float
-    outcome: OutcomeStatus
-    data: Mapping[str, Any]
-
-    @classmethod
-    def from_record(cls, metadata: Mapping[str, Any], distance: float) -> StoredHit:
-        """Read a hit from a Chroma record's metadata and distance."""
-        data = json.loads(str(metadata[_EPISODE_KEY]))
-        return cls(
-            similarity=1.0 - float(distance),
-            timestamp=float(data["timestamp"]),
-            reward=float(data["feedback"]["reward"]),
-            outcome=OutcomeStatus(data["outcome"]),
-            data=data,
-        )
-
-    def episode(self) -> Episode:
-        """Build the stored episode (validated when it was recorded)."""
-        return Episode._from_stored(self.data)
 
 
 def _where(filters: EpisodeFilter | None) -> dict[str, Any] | None:
@@ -294,7 +260,9 @@ class ChromaEpisodeStore:
         for part in _chunks(self.batch_size, len(episode_ids)):
             got = collection.get(ids=list(episode_ids[part]), include=["metadatas"])
             for record_id, metadata in zip(got["ids"], got["metadatas"] or [], strict=True):
-                found[record_id] = _episode_from_metadata(metadata)
+                episode = decode_episode(record_id, (metadata or {}).get(_EPISODE_KEY))
+                if episode is not None:
+                    found[record_id] = episode
         return found
 
     def add(
@@ -343,12 +311,14 @@ class ChromaEpisodeStore:
             where=_where(filters),
             include=["metadatas", "distances"],
         )
+        ids = result["ids"][0]
         metadatas = (result["metadatas"] or [[]])[0]
         distances = (result["distances"] or [[]])[0]
-        return [
-            StoredHit.from_record(metadata, distance)
-            for metadata, distance in zip(metadatas, distances, strict=True)
-        ]
+        hits = (
+            decode_hit(record_id, (metadata or {}).get(_EPISODE_KEY), 1.0 - float(distance))
+            for record_id, metadata, distance in zip(ids, metadatas, distances, strict=True)
+        )
+        return [hit for hit in hits if hit is not None]
 
     def search(
         self,
@@ -368,7 +338,11 @@ class ChromaEpisodeStore:
             where={"$and": [{"seq": {"$gte": start}}, {"seq": {"$lt": stop}}]},
             include=["metadatas"],
         )
-        rows = [(int(m["seq"]), _episode_from_metadata(m)) for m in got["metadatas"] or []]
+        rows = []
+        for record_id, metadata in zip(got["ids"], got["metadatas"] or [], strict=True):
+            episode = decode_episode(record_id, metadata.get(_EPISODE_KEY))
+            if episode is not None:
+                rows.append((int(metadata["seq"]), episode))
         rows.sort(key=lambda row: row[0])
         return rows
 
@@ -392,24 +366,14 @@ class ChromaEpisodeStore:
                 yield episode
             start += page_size
 
-    def read_summary(self, namespace: str) -> dict[str, int | float]:
-        """The caller's summary scalars saved with :meth:`write_summary`."""
-        packed = (self.collection(namespace).metadata or {}).get(_SUMMARY_KEY)
-        try:
-            summary = json.loads(packed) if isinstance(packed, str) else {}
-        except json.JSONDecodeError:
-            return {}
-        if not isinstance(summary, dict):
-            return {}
-        return {
-            str(key): value
-            for key, value in summary.items()
-            if isinstance(value, (int, float)) and not isinstance(value, bool)
-        }
+    def read_state(self, namespace: str, key: str) -> str | None:
+        """A string the memory saved with :meth:`write_state`, from the collection metadata."""
+        value = (self.collection(namespace).metadata or {}).get(_STATE_PREFIX + key)
+        return value if isinstance(value, str) else None
 
-    def write_summary(self, namespace: str, summary: Mapping[str, int | float]) -> None:
-        """Save summary scalars in the namespace's collection metadata (replacing them)."""
+    def write_state(self, namespace: str, key: str, value: str) -> None:
+        """Save a string in the namespace's collection metadata, replacing the old one."""
         collection = self.collection(namespace)
         metadata: dict[str, Any] = dict(collection.metadata or {})
-        metadata[_SUMMARY_KEY] = json.dumps(dict(summary), separators=(",", ":"))
+        metadata[_STATE_PREFIX + key] = value
         collection.modify(metadata=metadata)

@@ -2,83 +2,26 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import chromadb
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, compute_skill_profiles
+from tests.chroma_server import chroma_server
 from tests.unit_tests.factories import make_episode
 from tests.unit_tests.test_memory import corpus
 
 
-def chroma_executable() -> str:
-    found = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
-    assert Path(found).exists(), "the chroma CLI ships with the chromadb package"
-    return found
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@contextmanager
-def chroma_server(path: Path) -> Iterator[chromadb.api.ClientAPI]:
-    """Start ``chroma run`` on a free loopback port; yield a client; stop it."""
-    port = free_port()
-    log = (path.parent / f"chroma-{port}.log").open("w")
-    process = subprocess.Popen(
-        [
-            chroma_executable(),
-            "run",
-            "--path",
-            str(path),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                client = chromadb.HttpClient(host="127.0.0.1", port=port)
-                client.heartbeat()
-                break
-            except Exception:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.25)
-        yield client
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
-
-
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[chromadb.api.ClientAPI]:
-    with chroma_server(tmp_path / "data") as client:
-        yield client
+def server(chroma_server_client: chromadb.api.ClientAPI) -> chromadb.api.ClientAPI:
+    return chroma_server_client
 
 
-def test_record_and_recall_through_http_client(server: chromadb.api.ClientAPI) -> None:
-    memory = EpisodicMemory(store=ChromaEpisodeStore(client=server))
+def test_record_and_recall_through_http_client(
+    server: chromadb.api.ClientAPI, unique_name: str
+) -> None:
+    memory = EpisodicMemory(store=ChromaEpisodeStore(client=server, collection_name=unique_name))
     episodes = corpus(24)
     assert memory.record_many(episodes) == 24
     assert memory.record(episodes[0]) is False
@@ -91,8 +34,10 @@ def test_record_and_recall_through_http_client(server: chromadb.api.ClientAPI) -
     assert list(memory.episodes(page_size=5)) == episodes
 
 
-def test_namespaces_on_a_server_are_separate(server: chromadb.api.ClientAPI) -> None:
-    store = ChromaEpisodeStore(client=server, collection_name="team-memory")
+def test_namespaces_on_a_server_are_separate(
+    server: chromadb.api.ClientAPI, unique_name: str
+) -> None:
+    store = ChromaEpisodeStore(client=server, collection_name=unique_name)
     ours = EpisodicMemory(store=store, namespace="ours")
     theirs = EpisodicMemory(store=store, namespace="theirs")
     ours.record_many(corpus(4))

@@ -32,6 +32,11 @@ from tests.unit_tests.test_memory import corpus
 REPO = Path(__file__).resolve().parents[2]
 
 
+def stored_summary(store: ChromaEpisodeStore) -> dict[str, object]:
+    packed = store.read_state("default", "summary")
+    return {} if packed is None else dict(json.loads(packed))
+
+
 def run_python(code: str) -> str:
     """Run ``code`` in a fresh interpreter (new hash seed, no shared Chroma state)."""
     done = subprocess.run(
@@ -163,32 +168,32 @@ def test_a_lagging_summary_is_caught_up_from_the_newer_episodes_only(tmp_path: P
     episodes = corpus(2_300, spacing=1.0)
     for start in range(0, 2_300, 100):  # saved at 1,000 and 2,000 episodes, not after
         first.record_many(episodes[start : start + 100])
-    assert first.store.read_summary("default")["count"] == 2_000
+    assert stored_summary(first.store)["count"] == 2_000
     CountingStore.scanned = 0
     reopened = EpisodicMemory(store=CountingStore(path=tmp_path))
     assert CountingStore.scanned == 300
     assert reopened.skill_profiles() == compute_skill_profiles(episodes)
-    assert ChromaEpisodeStore(path=tmp_path).read_summary("default")["count"] == 2_300
+    assert stored_summary(ChromaEpisodeStore(path=tmp_path))["count"] == 2_300
 
 
 @pytest.mark.usefixtures("no_timed_saves")
 def test_summary_is_saved_when_the_memory_is_collected(tmp_path: Path) -> None:
     memory = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path))
     memory.record_many(corpus(10))
-    assert memory.store.read_summary("default") == {}
+    assert stored_summary(memory.store) == {}
     store = memory.store
     del memory
     gc.collect()
-    assert store.read_summary("default")["count"] == 10
+    assert stored_summary(store)["count"] == 10
 
 
 def test_stale_summary_is_recounted_on_open(tmp_path: Path) -> None:
     store = ChromaEpisodeStore(path=tmp_path)
     EpisodicMemory(store=store).record_many(corpus(10))
-    store.write_summary("default", {"count": 3})
+    store.write_state("default", "summary", '{"count": 3}')
     reopened = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path))
     assert reopened.skill_profiles() == compute_skill_profiles(corpus(10))
-    assert ChromaEpisodeStore(path=tmp_path).read_summary("default")["count"] == 10
+    assert stored_summary(ChromaEpisodeStore(path=tmp_path))["count"] == 10
 
 
 def test_memory_persists_across_processes(tmp_path: Path) -> None:

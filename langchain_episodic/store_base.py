@@ -1,0 +1,227 @@
+"""The store interface :class:`EpisodicMemory` depends on, and the record codec stores share.
+
+A long-term tier is anything that implements :class:`EpisodeStore`: nine methods,
+drawn from what the memory actually calls, nothing more. The memory embeds, validates,
+checks immutability, numbers records and ranks; a store only keeps records and finds
+neighbours. Three ship with the package:
+
+* :class:`~langchain_episodic.ChromaEpisodeStore` (the default): embedded on disk, in
+  memory, or on a Chroma server.
+* :class:`~langchain_episodic.InMemoryEpisodeStore`: numpy brute force, exact.
+* :class:`~langchain_episodic.VectorStoreEpisodeStore`: any LangChain ``VectorStore``.
+
+Every store keeps the full episode as JSON (:func:`encode_episode`), so it round-trips
+exactly, and reads it back through :func:`decode_hit` / :func:`decode_episode`, which
+skip a malformed record (written by another tool, say) with a
+:class:`MalformedRecordWarning` that names it instead of failing the whole call.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from langchain_episodic.episode import Episode, OutcomeStatus
+from langchain_episodic.errors import EpisodeValidationError
+from langchain_episodic.filters import EpisodeFilter
+
+__all__ = [
+    "DEFAULT_NAMESPACE",
+    "EpisodeStore",
+    "MalformedRecordWarning",
+    "StoredHit",
+    "decode_episode",
+    "decode_hit",
+    "encode_episode",
+]
+
+DEFAULT_NAMESPACE = "default"
+
+
+class MalformedRecordWarning(UserWarning):
+    """A stored record could not be read as an episode and was skipped.
+
+    Attributes:
+        record_id: The record's id in the store.
+        reason: Why it could not be read.
+    """
+
+    def __init__(self, record_id: str, reason: str) -> None:
+        self.record_id = record_id
+        self.reason = reason
+        super().__init__(f"skipped stored record id={record_id!r}: {reason}")
+
+
+@dataclass(frozen=True)
+class StoredHit:
+    """A search hit before its episode is built: what ranking needs, and the record.
+
+    Attributes:
+        similarity: Cosine similarity to the query, in [-1, 1].
+        timestamp: The episode's timestamp.
+        reward: The episode's reward.
+        outcome: The episode's outcome.
+        data: The stored episode as a dict (``Episode.to_dict()`` form).
+        record_id: The record's id in the store (the ``episode_id`` for the
+            package's own stores).
+    """
+
+    similarity: float
+    timestamp: float
+    reward: float
+    outcome: OutcomeStatus
+    data: Mapping[str, Any]
+    record_id: str = ""
+
+    @property
+    def episode_id(self) -> str:
+        """The stored episode's id."""
+        return str(self.data["episode_id"])
+
+    def episode(self) -> Episode:
+        """Build the stored episode (validated when it was recorded).
+
+        Raises:
+            EpisodeValidationError: The record was not written by this package and
+                breaks a rule of the data model.
+        """
+        return Episode._from_stored(self.data)
+
+
+def encode_episode(episode: Episode) -> str:
+    """The episode as compact JSON, the form every store keeps."""
+    return json.dumps(episode.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+
+def _warn(record_id: str, reason: str) -> None:
+    warnings.warn(MalformedRecordWarning(record_id, reason), stacklevel=3)
+
+
+def _load(record_id: str, raw: object) -> dict[str, Any] | None:
+    if not isinstance(raw, str):
+        _warn(record_id, f"no episode JSON (found {type(raw).__name__})")
+        return None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as error:
+        _warn(record_id, f"episode JSON does not parse ({error})")
+        return None
+    if not isinstance(data, dict):
+        _warn(record_id, f"episode JSON is a {type(data).__name__}, not an object")
+        return None
+    return data
+
+
+def decode_hit(record_id: str, raw: object, similarity: float) -> StoredHit | None:
+    """Read a search hit from a record's episode JSON; ``None`` (and a warning) if malformed.
+
+    Only the fields ranking needs are checked here; the full episode is validated
+    when :meth:`StoredHit.episode` builds it.
+    """
+    data = _load(record_id, raw)
+    if data is None:
+        return None
+    try:
+        feedback = data["feedback"]
+        hit = StoredHit(
+            similarity=float(similarity),
+            timestamp=float(data["timestamp"]),
+            reward=float(feedback["reward"]),
+            outcome=OutcomeStatus(data["outcome"]),
+            data=data,
+            record_id=record_id,
+        )
+        if not isinstance(data["episode_id"], str):
+            raise TypeError("episode_id is not a string")
+    except (KeyError, TypeError, ValueError) as error:
+        _warn(record_id, f"not an episode ({type(error).__name__}: {error})")
+        return None
+    if not all(np.isfinite((hit.timestamp, hit.reward, hit.similarity))):
+        _warn(record_id, "timestamp, reward or similarity is not finite")
+        return None
+    return hit
+
+
+def decode_episode(record_id: str, raw: object) -> Episode | None:
+    """Read a record's episode JSON, validating it; ``None`` (and a warning) if malformed."""
+    data = _load(record_id, raw)
+    if data is None:
+        return None
+    try:
+        return Episode._from_stored(data)
+    except EpisodeValidationError as error:
+        _warn(record_id, str(error))
+        return None
+
+
+@runtime_checkable
+class EpisodeStore(Protocol):
+    """The long-term tier's interface: what :class:`EpisodicMemory` calls, nothing more.
+
+    Every method takes the ``namespace`` first; no method may read or count another
+    namespace's records. Vectors arrive already computed, checked finite and non-zero,
+    as a float32 matrix; similarities must come back as cosine similarity.
+
+    The memory guarantees, so a store need not check: episodes passed to :meth:`add`
+    are validated and their ids are new in the namespace; ``first_seq`` is the
+    namespace's count before the write.
+    """
+
+    def namespaces(self) -> tuple[str, ...]:
+        """Every namespace that holds at least one record, or was opened, sorted."""
+        ...
+
+    def count(self, namespace: str) -> int:
+        """Number of records in ``namespace``."""
+        ...
+
+    def get(self, namespace: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
+        """The stored episodes among ``episode_ids``, by id; missing ids are left out."""
+        ...
+
+    def add(
+        self,
+        namespace: str,
+        episodes: Sequence[Episode],
+        embeddings: NDArray[np.float32],
+        first_seq: int,
+    ) -> None:
+        """Write new episodes with their vectors; record ``i`` gets number ``first_seq + i``.
+
+        When this returns, the records must be durable as far as the backend allows.
+        """
+        ...
+
+    def search_hits(
+        self,
+        namespace: str,
+        embedding: NDArray[np.float32],
+        k: int,
+        filters: EpisodeFilter | None = None,
+    ) -> list[StoredHit]:
+        """The ``k`` records nearest to ``embedding`` by cosine, most similar first."""
+        ...
+
+    def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
+        """The last ``n`` of the ``total`` records in recording order, oldest first."""
+        ...
+
+    def iter_episodes(
+        self, namespace: str, page_size: int = 1000, start: int = 0
+    ) -> Iterator[Episode]:
+        """Episodes in recording order from the ``start``-th on, read in pages."""
+        ...
+
+    def read_state(self, namespace: str, key: str) -> str | None:
+        """A small string the memory saved for ``namespace`` under ``key``, or ``None``."""
+        ...
+
+    def write_state(self, namespace: str, key: str, value: str) -> None:
+        """Save a small string for ``namespace`` under ``key``, replacing the old one."""
+        ...

@@ -1,0 +1,48 @@
+"""Fixtures shared by unit and integration tests."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from chromadb.api import ClientAPI
+
+from tests.chroma_server import (
+    chroma_server,
+    free_port,
+    server_address_from_env,
+    wait_for_heartbeat,
+)
+
+
+@pytest.fixture(scope="session")
+def chroma_server_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """``(host, port)`` of a running Chroma server: CI's, or one started for this session."""
+    address = server_address_from_env()
+    if address is not None:
+        wait_for_heartbeat(*address)
+        yield address
+        return
+    port = free_port()
+    with chroma_server(tmp_path_factory.mktemp("chroma-server") / "data", port):
+        yield "127.0.0.1", port
+
+
+@pytest.fixture
+def chroma_server_client(chroma_server_address: tuple[str, int]) -> ClientAPI:
+    """A client of the shared Chroma server; give each test its own collection names."""
+    return wait_for_heartbeat(*chroma_server_address)
+
+
+@pytest.fixture
+def unique_name() -> str:
+    """A collection name no other test uses (the shared server outlives each test)."""
+    return f"t-{uuid.uuid4().hex[:20]}"
+
+
+@pytest.fixture
+def server_data_path(tmp_path: Path) -> Path:
+    """Where a private server of one test keeps its data."""
+    return tmp_path / "server-data"
