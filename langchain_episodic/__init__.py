@@ -10,6 +10,7 @@ from langchain_episodic.diagnostics import LearningSnapshot, compute_learning_cu
 from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.episode import (
     Episode,
+    EpisodeSource,
     Feedback,
     OutcomeStatus,
     TaskCategory,
@@ -72,6 +73,7 @@ __all__ = [
     "Episode",
     "EpisodeConflictError",
     "EpisodeFilter",
+    "EpisodeSource",
     "EpisodeStore",
     "EpisodeValidationError",
     "EpisodicMemory",

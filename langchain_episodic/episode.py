@@ -38,7 +38,14 @@ from typing import Any, TypeVar
 from langchain_episodic._validation import finite_float
 from langchain_episodic.errors import EpisodeValidationError
 
-__all__ = ["Episode", "Feedback", "OutcomeStatus", "TaskCategory", "TaskDescription"]
+__all__ = [
+    "Episode",
+    "EpisodeSource",
+    "Feedback",
+    "OutcomeStatus",
+    "TaskCategory",
+    "TaskDescription",
+]
 
 
 class OutcomeStatus(str, Enum):
@@ -212,6 +219,47 @@ class Feedback:
         return cls(**fields)
 
 
+def _as_optional_text(owner: str, field: str, value: object) -> str | None:
+    return None if value is None else _as_text(owner, field, value, allow_empty=False)
+
+
+@dataclass(frozen=True)
+class EpisodeSource:
+    """Provenance: who recorded an episode, so it can be audited or quarantined later.
+
+    Attributes:
+        agent: Name of the agent (or user, or tool) that produced the episode.
+        run_id: The run that produced it, e.g. a LangGraph/LangSmith run id.
+
+    Example:
+        >>> EpisodeSource(agent="coder", run_id="run-42").to_dict()
+        {'agent': 'coder', 'run_id': 'run-42'}
+    """
+
+    agent: str | None = None
+    run_id: str | None = None
+
+    def __post_init__(self) -> None:
+        owner = "EpisodeSource"
+        _as_optional_text(owner, "agent", self.agent)
+        _as_optional_text(owner, "run_id", self.run_id)
+        if self.agent is None and self.run_id is None:
+            raise _fail(owner, "agent", None, "give agent, run_id or both")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe dict of the fields that are set."""
+        return {
+            name: value
+            for name, value in (("agent", self.agent), ("run_id", self.run_id))
+            if value is not None
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EpisodeSource:
+        """Build a source from :meth:`to_dict` output, validating every field."""
+        return cls(**_fields_of("EpisodeSource", data, set(), {"agent", "run_id"}))
+
+
 @dataclass(frozen=True)
 class Episode:
     """One finished attempt at a task: immutable once created.
@@ -225,6 +273,7 @@ class Episode:
         timestamp: When it happened, in seconds (e.g. ``time.time()``).
         iterations: How many attempts it took, at least 1.
         strategy_used: Name of the strategy used, e.g. a key of ``STRATEGY_POOL``.
+        source: Optional provenance (agent, run id); ``None`` when unknown.
     """
 
     episode_id: str
@@ -235,6 +284,7 @@ class Episode:
     timestamp: float = 0.0
     iterations: int = 1
     strategy_used: str = "default"
+    source: EpisodeSource | None = None
 
     def __post_init__(self) -> None:
         owner = "Episode"
@@ -248,10 +298,16 @@ class Episode:
         _set(self, "timestamp", _as_finite_float(owner, "timestamp", self.timestamp))
         _set(self, "iterations", _as_int(owner, "iterations", self.iterations, 1))
         _as_text(owner, "strategy_used", self.strategy_used, allow_empty=False)
+        if self.source is not None and not isinstance(self.source, EpisodeSource):
+            raise _fail(owner, "source", self.source, "must be an EpisodeSource or None")
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-safe dict that :meth:`from_dict` turns back into an equal episode."""
-        return {
+        """Return a JSON-safe dict that :meth:`from_dict` turns back into an equal episode.
+
+        ``source`` appears only when set, so episodes without provenance keep the
+        form they were stored in before provenance existed.
+        """
+        data = {
             "episode_id": self.episode_id,
             "task": self.task.to_dict(),
             "solution": self.solution,
@@ -261,6 +317,9 @@ class Episode:
             "iterations": self.iterations,
             "strategy_used": self.strategy_used,
         }
+        if self.source is not None:
+            data["source"] = self.source.to_dict()
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Episode:
@@ -273,10 +332,12 @@ class Episode:
             "Episode",
             data,
             {"episode_id", "task", "solution", "feedback", "outcome"},
-            {"timestamp", "iterations", "strategy_used"},
+            {"timestamp", "iterations", "strategy_used", "source"},
         )
         fields["task"] = TaskDescription.from_dict(fields["task"])
         fields["feedback"] = Feedback.from_dict(fields["feedback"])
+        if fields.get("source") is not None:
+            fields["source"] = EpisodeSource.from_dict(fields["source"])
         return cls(**fields)
 
     @classmethod
@@ -302,6 +363,8 @@ class Episode:
             _set(episode, "task", task)
             _set(episode, "feedback", feedback)
             _set(episode, "outcome", OutcomeStatus(data["outcome"]))
+            source = data.get("source")
+            _set(episode, "source", None if source is None else EpisodeSource(**source))
         except (KeyError, TypeError, ValueError):
             return cls.from_dict(data)
         return episode

@@ -20,7 +20,13 @@ import time
 import uuid
 
 from langchain_episodic._validation import check_number
-from langchain_episodic.episode import Episode, Feedback, OutcomeStatus, TaskDescription
+from langchain_episodic.episode import (
+    Episode,
+    EpisodeSource,
+    Feedback,
+    OutcomeStatus,
+    TaskDescription,
+)
 from langchain_episodic.errors import EpisodicValueError
 
 __all__ = ["episode_from_tests", "feedback_from_tests", "outcome_for_pass_rate"]
@@ -87,6 +93,7 @@ def episode_from_tests(
     timestamp: float | None = None,
     success_at: float = 1.0,
     partial_at: float = 0.5,
+    source: EpisodeSource | None = None,
 ) -> Episode:
     """Build the episode for a finished attempt from its test counts, in one call.
 
@@ -108,6 +115,7 @@ def episode_from_tests(
         timestamp: When it finished; ``time.time()`` when ``None``.
         success_at: See :func:`feedback_from_tests`.
         partial_at: See :func:`feedback_from_tests`.
+        source: Provenance (agent, run id), kept with the episode.
     """
     feedback, outcome = feedback_from_tests(
         tests_passed, tests_total, message, success_at=success_at, partial_at=partial_at
@@ -121,4 +129,5 @@ def episode_from_tests(
         timestamp=time.time() if timestamp is None else timestamp,
         iterations=iterations,
         strategy_used=strategy_used,
+        source=source,
     )

@@ -6,6 +6,7 @@ import contextlib
 import json
 import threading
 import time
+import warnings
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -20,8 +21,19 @@ from numpy.typing import NDArray
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
-from langchain_episodic.errors import EpisodeConflictError, EpisodicValueError
+from langchain_episodic.errors import (
+    EpisodeConflictError,
+    EpisodeValidationError,
+    EpisodicValueError,
+)
 from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.quarantine import (
+    QuarantineAction,
+    QuarantineEvent,
+    active_quarantine,
+    decode_log,
+    encode_log,
+)
 from langchain_episodic.scoring import (
     DEFAULT_HALF_LIFE,
     PrioritizedResult,
@@ -37,7 +49,12 @@ from langchain_episodic.skills import (
     tally_episodes,
 )
 from langchain_episodic.store import ChromaEpisodeStore
-from langchain_episodic.store_base import DEFAULT_NAMESPACE, EpisodeStore
+from langchain_episodic.store_base import (
+    DEFAULT_NAMESPACE,
+    EpisodeStore,
+    MalformedRecordWarning,
+    StoredHit,
+)
 
 if TYPE_CHECKING:
     from langchain_episodic.retriever import EpisodicRetriever
@@ -46,6 +63,7 @@ __all__ = ["EpisodicMemory"]
 
 _COUNT_KEY = "count"
 _SUMMARY_STATE = "summary"
+_QUARANTINE_STATE = "quarantine"
 SUMMARY_INTERVAL_EPISODES = 1000
 """Save the per-category summary at least every this many recorded episodes..."""
 SUMMARY_INTERVAL_SECONDS = 5.0
@@ -259,6 +277,11 @@ class EpisodicMemory:
         self.short_term_limit = short_term_limit
         self.namespace = namespace
         self._clock = clock
+        # One writer at a time per memory object: record numbers (seq) come from the
+        # running count, and the immutability check must see the previous write.
+        self._write_lock = threading.RLock()
+        self._quarantine_log = decode_log(self.store.read_state(namespace, _QUARANTINE_STATE))
+        self._quarantined = active_quarantine(self._quarantine_log)
         self._summary = _Summary(self.store, namespace, *self._load_summary())
         weakref.finalize(self, self._summary.save_quietly)
         self._short_term: deque[Episode] = deque(
@@ -333,7 +356,10 @@ class EpisodicMemory:
                 the batch or against the store. Nothing is written.
             EpisodicValueError: The embeddings model returned unusable vectors.
         """
-        batch = list(episodes)
+        with self._write_lock:
+            return self._write_new(list(episodes))
+
+    def _write_new(self, batch: list[Episode]) -> int:
         unique: dict[str, Episode] = {}
         for index, episode in enumerate(batch):
             if not isinstance(episode, Episode):
@@ -417,7 +443,7 @@ class EpisodicMemory:
         floor = self._check_floor(min_similarity)
         merged = self._merge_filters(filters, category, outcome)
         vector = _check_vectors([self.embeddings.embed_query(text)], [f"query={text!r}"])[0]
-        hits = self.store.search_hits(self.namespace, vector, fetch_k, merged)
+        hits = self._search_unquarantined(vector, fetch_k, merged)
         if floor is not None:
             hits = [hit for hit in hits if hit.similarity >= floor]
         # Rank on the stored scalars, then parse only the winners' episodes; the
@@ -432,10 +458,31 @@ class EpisodicMemory:
             for h in hits
         ]
         scored.sort(key=lambda pair: pair[0], reverse=True)
-        return tuple(
-            PrioritizedResult(episode=hit.episode(), similarity=hit.similarity, priority=priority)
-            for priority, hit in scored[:top_k]
-        )
+        results: list[PrioritizedResult] = []
+        for priority, hit in scored:
+            if len(results) == top_k:
+                break
+            try:
+                episode = hit.episode()
+            except EpisodeValidationError as error:
+                # Written by something else into our collection: skip it, say which.
+                warnings.warn(MalformedRecordWarning(hit.record_id, str(error)), stacklevel=2)
+                continue
+            results.append(
+                PrioritizedResult(episode=episode, similarity=hit.similarity, priority=priority)
+            )
+        return tuple(results)
+
+    def _search_unquarantined(
+        self, vector: NDArray[np.float32], fetch_k: int, filters: EpisodeFilter | None
+    ) -> list[StoredHit]:
+        # Quarantined records stay stored; asking for that many more candidates and
+        # dropping them returns exactly the fetch_k nearest of the others.
+        quarantined = self._quarantined
+        hits = self.store.search_hits(self.namespace, vector, fetch_k + len(quarantined), filters)
+        if quarantined:
+            hits = [hit for hit in hits if hit.episode_id not in quarantined]
+        return hits[:fetch_k]
 
     async def arecall(
         self,
@@ -472,6 +519,112 @@ class EpisodicMemory:
             raise EpisodicValueError(msg)
         return EpisodeFilter(category=category, outcome=outcome)
 
+    # -------------------------------------------------------------- quarantine
+
+    def quarantine(
+        self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None
+    ) -> int:
+        """Hide stored episodes from recall without deleting them (an auditable soft delete).
+
+        Quarantined episodes stay stored and keep their place in :meth:`episodes`
+        and :meth:`skill_profiles` (history is never rewritten), but :meth:`recall`,
+        and so every retriever, replay prompt and strategy choice built on it, and
+        :attr:`short_term` no longer return them. Every call is appended to
+        :meth:`quarantine_log`. Other processes see the change when they next open
+        the namespace.
+
+        Example:
+            .. code-block:: python
+
+                memory.quarantine("login-7", "solution came from a poisoned tool run", by="ops")
+                memory.release("login-7", "tool run was fine after all", by="ops")
+
+        Args:
+            episode_ids: One id or several.
+            reason: Why, for the audit trail; required.
+            by: Who did it (a person, agent or tool).
+
+        Returns:
+            How many episodes were newly quarantined (already quarantined ones are skipped).
+
+        Raises:
+            EpisodicValueError: An id is not stored in this namespace, or ``reason``
+                is empty. Nothing is changed.
+        """
+        return self._log_quarantine("quarantine", episode_ids, reason, by)
+
+    def release(
+        self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None
+    ) -> int:
+        """Undo :meth:`quarantine`: recall returns these episodes again.
+
+        Returns:
+            How many episodes were released (ids not quarantined are skipped).
+
+        Raises:
+            EpisodicValueError: An id is not stored in this namespace, or ``reason``
+                is empty. Nothing is changed.
+        """
+        return self._log_quarantine("release", episode_ids, reason, by)
+
+    async def aquarantine(
+        self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None
+    ) -> int:
+        """Async twin of :meth:`quarantine`."""
+        ids = [episode_ids] if isinstance(episode_ids, str) else list(episode_ids)
+        return await run_in_executor(None, lambda: self.quarantine(ids, reason, by=by))
+
+    async def arelease(
+        self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None
+    ) -> int:
+        """Async twin of :meth:`release`."""
+        ids = [episode_ids] if isinstance(episode_ids, str) else list(episode_ids)
+        return await run_in_executor(None, lambda: self.release(ids, reason, by=by))
+
+    def quarantined(self) -> dict[str, QuarantineEvent]:
+        """The episodes quarantined now, each with the event that quarantined it."""
+        return dict(self._quarantined)
+
+    def quarantine_log(self) -> tuple[QuarantineEvent, ...]:
+        """Every quarantine and release in this namespace, oldest first: the audit trail."""
+        return self._quarantine_log
+
+    def _log_quarantine(
+        self,
+        action: QuarantineAction,
+        episode_ids: str | Iterable[str],
+        reason: str,
+        by: str | None,
+    ) -> int:
+        ids = [episode_ids] if isinstance(episode_ids, str) else list(episode_ids)
+        for index, episode_id in enumerate(ids):
+            if not isinstance(episode_id, str) or not episode_id:
+                msg = f"episode_ids[{index}]={episode_id!r} is invalid: must be a non-empty string"
+                raise EpisodicValueError(msg)
+        with self._write_lock:
+            now = self.now()
+            events = [QuarantineEvent(i, action, reason, now, by) for i in dict.fromkeys(ids)]
+            stored = self.store.get(self.namespace, [event.episode_id for event in events])
+            missing = [event.episode_id for event in events if event.episode_id not in stored]
+            if missing:
+                msg = (
+                    f"episode_ids={missing!r} are not stored in namespace={self.namespace!r}; "
+                    "nothing was changed"
+                )
+                raise EpisodicValueError(msg)
+            active = self._quarantined
+            changed = [
+                event
+                for event in events
+                if (event.episode_id in active) != (action == "quarantine")
+            ]
+            if changed:
+                log = (*self._quarantine_log, *changed)
+                self.store.write_state(self.namespace, _QUARANTINE_STATE, encode_log(log))
+                self._quarantine_log = log
+                self._quarantined = active_quarantine(log)
+            return len(changed)
+
     # ------------------------------------------------------------------ views
 
     def now(self) -> float:
@@ -480,8 +633,8 @@ class EpisodicMemory:
 
     @property
     def short_term(self) -> tuple[Episode, ...]:
-        """The last ``short_term_limit`` recorded episodes, oldest first."""
-        return tuple(self._short_term)
+        """The last ``short_term_limit`` recorded episodes, oldest first, less quarantined ones."""
+        return tuple(e for e in self._short_term if e.episode_id not in self._quarantined)
 
     def episodes(self, page_size: int = 1000) -> Iterator[Episode]:
         """Every episode of this namespace in recording (time) order, streamed in pages."""

@@ -16,6 +16,7 @@ EXPECTED_ALL = sorted(
         "Episode",
         "EpisodeConflictError",
         "EpisodeFilter",
+        "EpisodeSource",
         "EpisodeStore",
         "EpisodeValidationError",
         "EpisodicMemory",

@@ -22,6 +22,7 @@ from langchain_episodic import (
     EpisodicMemory,
     EpisodicValueError,
     HashingEmbeddings,
+    MalformedRecordWarning,
     StoreConfigurationError,
     TaskCategory,
     compute_skill_profiles,
@@ -260,7 +261,7 @@ def test_recalled_episodes_equal_the_recorded_ones_field_by_field() -> None:
         assert hash(recalled) == hash(original)
 
 
-def test_a_stored_record_that_is_not_an_episode_is_refused_clearly() -> None:
+def test_a_stored_record_that_is_not_an_episode_is_skipped_with_a_warning_naming_it() -> None:
     store = ChromaEpisodeStore()
     memory = EpisodicMemory(store=store)
     memory.record(make_episode(episode_id="good"))
@@ -278,5 +279,6 @@ def test_a_stored_record_that_is_not_an_episode_is_refused_clearly() -> None:
             }
         ],
     )
-    with pytest.raises(EpisodicValueError, match=r"Feedback\.reward=7"):
-        memory.recall("Implement login form", top_k=2)
+    with pytest.warns(MalformedRecordWarning, match=r"id='bad'.*Feedback\.reward=7"):
+        hits = memory.recall("Implement login form", top_k=2)
+    assert [hit.episode.episode_id for hit in hits] == ["good"]
