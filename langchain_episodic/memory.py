@@ -340,12 +340,14 @@ class EpisodicMemory:
         """
         return self.record_many([episode]) == 1
 
-    def record_many(self, episodes: Iterable[Episode]) -> int:
+    def record_many(self, episodes: Iterable[Episode], *, in_time_order: bool = True) -> int:
         """Store many episodes, validating all of them before writing any.
 
         Each batch is written in time order (stable sort by timestamp) so that the
-        short-term window and :meth:`episodes` follow time. Embeddings are computed in
-        one ``embed_documents`` call; writes are batched under Chroma's limit.
+        short-term window and :meth:`episodes` follow time; ``in_time_order=False``
+        keeps the given order instead (a migration keeps the source's recording
+        order). Embeddings are computed in one ``embed_documents`` call; writes are
+        batched under the store's limit.
 
         Returns:
             How many episodes were new (identical re-records are skipped).
@@ -357,9 +359,9 @@ class EpisodicMemory:
             EpisodicValueError: The embeddings model returned unusable vectors.
         """
         with self._write_lock:
-            return self._write_new(list(episodes))
+            return self._write_new(list(episodes), in_time_order=in_time_order)
 
-    def _write_new(self, batch: list[Episode]) -> int:
+    def _write_new(self, batch: list[Episode], *, in_time_order: bool) -> int:
         unique: dict[str, Episode] = {}
         for index, episode in enumerate(batch):
             if not isinstance(episode, Episode):
@@ -374,10 +376,9 @@ class EpisodicMemory:
         for episode_id, existing in stored.items():
             if existing != unique[episode_id]:
                 raise EpisodeConflictError(episode_id, self.namespace)
-        new = sorted(
-            (episode for episode_id, episode in unique.items() if episode_id not in stored),
-            key=lambda episode: episode.timestamp,
-        )
+        new = [episode for episode_id, episode in unique.items() if episode_id not in stored]
+        if in_time_order:
+            new.sort(key=lambda episode: episode.timestamp)
         if not new:
             return 0
         vectors = self.embeddings.embed_documents([episode.task.description for episode in new])
@@ -589,6 +590,19 @@ class EpisodicMemory:
         """Every quarantine and release in this namespace, oldest first: the audit trail."""
         return self._quarantine_log
 
+    def _adopt_quarantine_log(self, events: Sequence[QuarantineEvent]) -> None:
+        """Append another namespace's log events this log lacks (used by migrations)."""
+        with self._write_lock:
+            known = set(self._quarantine_log)
+            extra = tuple(event for event in events if event not in known)
+            if extra:
+                self._save_quarantine_log((*self._quarantine_log, *extra))
+
+    def _save_quarantine_log(self, log: tuple[QuarantineEvent, ...]) -> None:
+        self.store.write_state(self.namespace, _QUARANTINE_STATE, encode_log(log))
+        self._quarantine_log = log
+        self._quarantined = active_quarantine(log)
+
     def _log_quarantine(
         self,
         action: QuarantineAction,
@@ -619,10 +633,7 @@ class EpisodicMemory:
                 if (event.episode_id in active) != (action == "quarantine")
             ]
             if changed:
-                log = (*self._quarantine_log, *changed)
-                self.store.write_state(self.namespace, _QUARANTINE_STATE, encode_log(log))
-                self._quarantine_log = log
-                self._quarantined = active_quarantine(log)
+                self._save_quarantine_log((*self._quarantine_log, *changed))
             return len(changed)
 
     # ------------------------------------------------------------------ views

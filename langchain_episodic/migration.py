@@ -1,0 +1,126 @@
+"""Copy a namespace from one store to another, streamed in batches and verified.
+
+Stores keep vectors in their own formats, so a migration re-embeds each episode with
+the target memory's embeddings (which may differ from the source's: a migration is
+also how to move to a new embedding model). Episodes keep their recording order and
+the quarantine log comes along.
+
+Example:
+    .. code-block:: python
+
+        from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, InMemoryEpisodeStore
+        from langchain_episodic.migration import migrate_namespace
+
+        notebook = EpisodicMemory(store=InMemoryEpisodeStore())
+        ...  # record episodes
+        on_disk = EpisodicMemory(store=ChromaEpisodeStore(path="./episodic-memory"))
+        report = migrate_namespace(notebook, on_disk, progress=True)
+        assert report.target_count == len(notebook)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import islice
+
+from tqdm import tqdm
+
+from langchain_episodic._validation import check_int
+from langchain_episodic.episode import Episode
+from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.memory import EpisodicMemory
+
+__all__ = ["MigrationError", "MigrationReport", "migrate_namespace"]
+
+
+class MigrationError(RuntimeError):
+    """The target does not hold what the source holds after a migration."""
+
+
+@dataclass(frozen=True)
+class MigrationReport:
+    """What a migration did.
+
+    Attributes:
+        source_count: Episodes in the source namespace.
+        copied: Episodes written to the target.
+        already_present: Identical episodes the target already held (skipped).
+        target_count: Episodes in the target namespace afterwards.
+    """
+
+    source_count: int
+    copied: int
+    already_present: int
+    target_count: int
+
+
+def _batches(episodes: Iterator[Episode], size: int) -> Iterator[list[Episode]]:
+    while batch := list(islice(episodes, size)):
+        yield batch
+
+
+def _verify(source: EpisodicMemory, target: EpisodicMemory, batch: Sequence[Episode]) -> None:
+    stored = target.store.get(target.namespace, [episode.episode_id for episode in batch])
+    wrong = [e.episode_id for e in batch if stored.get(e.episode_id) != e]
+    if wrong:
+        msg = (
+            f"after copying, the target namespace={target.namespace!r} does not hold "
+            f"episode_ids={wrong[:5]!r}{' ...' if len(wrong) > 5 else ''} of the source "
+            f"namespace={source.namespace!r} as they are in the source"
+        )
+        raise MigrationError(msg)
+
+
+def migrate_namespace(
+    source: EpisodicMemory,
+    target: EpisodicMemory,
+    *,
+    batch_size: int = 1000,
+    progress: bool = False,
+) -> MigrationReport:
+    """Copy every episode of ``source``'s namespace into ``target``'s, then verify it.
+
+    Episodes are streamed in recording order in batches of ``batch_size``, written with
+    ``target.record_many(..., in_time_order=False)`` (so the order is kept), then read
+    back by id and compared with the source. Identical episodes already in the target
+    are skipped, so an interrupted migration can simply be run again. The source's
+    quarantine log is appended to the target's (events the target already has are
+    not repeated).
+
+    Args:
+        source: The memory to copy from (its store and namespace).
+        target: The memory to copy into; its embeddings embed the episodes.
+        batch_size: Episodes read, embedded and written per step.
+        progress: Show a tqdm progress bar on standard error.
+
+    Returns:
+        A :class:`MigrationReport`.
+
+    Raises:
+        EpisodeConflictError: The target holds a different episode under a source id.
+            Batches before the conflicting one stay copied; nothing of it is written.
+        MigrationError: Reading back the target did not give the source's episodes,
+            or the target ends with fewer episodes than the source.
+    """
+    for name, memory in (("source", source), ("target", target)):
+        if not isinstance(memory, EpisodicMemory):
+            msg = f"{name}={memory!r} is invalid: must be an EpisodicMemory"
+            raise TypeError(msg)
+    check_int("batch_size", batch_size, 1)
+    if source.store is target.store and source.namespace == target.namespace:
+        msg = f"source and target are the same namespace={source.namespace!r} of one store"
+        raise EpisodicValueError(msg)
+    total = len(source)
+    copied = 0
+    with tqdm(total=total, desc="migrating", unit="ep", disable=not progress, leave=False) as bar:
+        for batch in _batches(source.episodes(page_size=batch_size), batch_size):
+            copied += target.record_many(batch, in_time_order=False)
+            _verify(source, target, batch)
+            bar.update(len(batch))
+    target._adopt_quarantine_log(source.quarantine_log())
+    target_count = len(target)
+    if target_count < total:
+        msg = f"the target holds {target_count} episodes after copying {total}"
+        raise MigrationError(msg)
+    return MigrationReport(total, copied, total - copied, target_count)
