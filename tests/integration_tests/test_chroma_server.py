@@ -67,3 +67,32 @@ def test_server_restart_keeps_everything(tmp_path: Path) -> None:
             assert got.avg_reward == pytest.approx(expected.avg_reward, rel=1e-12)
         hits = memory.recall("Write unit tests for the CSV parser", top_k=3)
         assert hits[0].episode.task.description.startswith("Write unit tests for the CSV parser")
+
+
+def test_tenants_and_databases_isolate_completely(
+    chroma_server_address: tuple[str, int], unique_name: str
+) -> None:
+    host, port = chroma_server_address
+    admin = chromadb.AdminClient(
+        chromadb.Settings(
+            chroma_server_host=host,
+            chroma_server_http_port=port,
+            chroma_api_impl="chromadb.api.fastapi.FastAPI",
+        )
+    )
+    clients = {}
+    for tenant in (f"{unique_name}-acme", f"{unique_name}-globex"):
+        admin.create_tenant(tenant)
+        admin.create_database("agents", tenant=tenant)
+        clients[tenant] = chromadb.HttpClient(
+            host=host, port=port, tenant=tenant, database="agents"
+        )
+    acme, globex = (EpisodicMemory(store=ChromaEpisodeStore(client=c)) for c in clients.values())
+    acme.record_many(corpus(6))
+    # Same collection name, same namespace, same episode id: another tenant never sees it.
+    lookalike = make_episode(episode_id="ep-0", description="Plot monthly sales")
+    globex.record(lookalike)
+    assert (len(acme), len(globex)) == (6, 1)
+    assert globex.recall("Implement a login form", top_k=5)[0].episode == lookalike
+    assert [hit.episode.episode_id for hit in globex.recall("login form", top_k=5)] == ["ep-0"]
+    assert acme.store.get("default", ["ep-0"])["ep-0"] != lookalike
