@@ -1,0 +1,152 @@
+"""Quarantine and provenance: an auditable soft delete, and who recorded an episode."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from langchain_episodic import (
+    EpisodeSource,
+    EpisodeValidationError,
+    EpisodicMemory,
+    EpisodicValueError,
+    episode_from_tests,
+)
+from langchain_episodic.episode import Episode
+from langchain_episodic.quarantine import QuarantineEvent, decode_log, encode_log
+from tests.unit_tests.factories import make_episode
+from tests.unit_tests.test_memory import corpus
+
+DAY = 86_400.0
+
+
+@pytest.fixture
+def memory() -> EpisodicMemory:
+    memory = EpisodicMemory(clock=lambda: 10 * DAY)
+    memory.record_many(corpus(12))
+    return memory
+
+
+def test_quarantined_episode_leaves_recall_but_not_history(memory: EpisodicMemory) -> None:
+    query = "Implement a login form with email validation"
+    assert memory.recall(query, top_k=1)[0].episode.episode_id == "ep-0"
+    assert memory.quarantine("ep-0", "solution leaked a secret", by="security") == 1
+    hits = memory.recall(query, top_k=12, fetch_k=12)
+    assert "ep-0" not in {hit.episode.episode_id for hit in hits}
+    assert len(hits) == 11
+    assert next(e.episode_id for e in memory.episodes()) == "ep-0"
+    assert len(memory) == 12
+    event = memory.quarantined()["ep-0"]
+    assert (event.reason, event.by, event.at, event.action) == (
+        "solution leaked a secret",
+        "security",
+        10 * DAY,
+        "quarantine",
+    )
+
+
+def test_recall_still_returns_fetch_k_candidates_around_quarantined_ones(
+    memory: EpisodicMemory,
+) -> None:
+    query = "Fix the login bug where sessions expire too early"
+    before = [h.episode.episode_id for h in memory.recall(query, top_k=4, fetch_k=4)]
+    memory.quarantine(before[:2], "bad run")
+    after = memory.recall(query, top_k=4, fetch_k=4)
+    assert len(after) == 4
+    assert not {h.episode.episode_id for h in after} & set(before[:2])
+
+
+def test_short_term_hides_quarantined_episodes(memory: EpisodicMemory) -> None:
+    assert [e.episode_id for e in memory.short_term] == [f"ep-{i}" for i in range(7, 12)]
+    memory.quarantine(["ep-9", "ep-11"], "flaky tests")
+    assert [e.episode_id for e in memory.short_term] == ["ep-7", "ep-8", "ep-10"]
+
+
+def test_unknown_ids_and_empty_reasons_change_nothing(memory: EpisodicMemory) -> None:
+    with pytest.raises(EpisodicValueError, match=r"episode_ids=\['missing'\]"):
+        memory.quarantine(["ep-1", "missing"], "typo")
+    with pytest.raises(EpisodicValueError, match=r"QuarantineEvent\.reason=''"):
+        memory.quarantine("ep-1", "")
+    with pytest.raises(EpisodicValueError, match=r"episode_ids\[0\]=3"):
+        memory.quarantine([3], "not a string")  # type: ignore[list-item]
+    with pytest.raises(EpisodicValueError, match=r"QuarantineEvent\.by=''"):
+        memory.quarantine("ep-1", "why", by="")
+    assert memory.quarantine_log() == ()
+    assert memory.release("ep-1", "was never quarantined") == 0
+    assert memory.quarantine_log() == ()
+
+
+async def test_async_twins(memory: EpisodicMemory) -> None:
+    assert await memory.aquarantine(["ep-1", "ep-2"], "async") == 2
+    assert await memory.arelease("ep-2", "async") == 1
+    assert set(memory.quarantined()) == {"ep-1"}
+
+
+def test_a_damaged_log_is_an_error_not_a_silent_release(memory: EpisodicMemory) -> None:
+    memory.store.write_state("default", "quarantine", '[{"episode_id": "ep-1"}]')
+    with pytest.raises(EpisodicValueError, match="quarantine log is damaged"):
+        EpisodicMemory(store=memory.store)
+    memory.store.write_state("default", "quarantine", "{not json")
+    with pytest.raises(EpisodicValueError, match="quarantine log is damaged"):
+        EpisodicMemory(store=memory.store)
+
+
+def test_log_round_trips_and_validates() -> None:
+    log = (
+        QuarantineEvent("a", "quarantine", "why ü", 1.5, "me"),
+        QuarantineEvent("a", "release", "because", 2.0),
+    )
+    assert decode_log(encode_log(log)) == log
+    assert json.loads(encode_log(log))[1]["by"] is None
+    with pytest.raises(EpisodicValueError, match="action='delete'"):
+        QuarantineEvent("a", "delete", "x", 1.0)  # type: ignore[arg-type]
+    with pytest.raises(EpisodicValueError, match="at=nan"):
+        QuarantineEvent("a", "release", "x", float("nan"))
+
+
+def test_source_round_trips_and_is_optional() -> None:
+    plain = make_episode()
+    assert "source" not in plain.to_dict()
+    sourced = dataclasses.replace(plain, source=EpisodeSource(agent="coder", run_id="r-9"))
+    data = sourced.to_dict()
+    assert data["source"] == {"agent": "coder", "run_id": "r-9"}
+    assert Episode.from_dict(json.loads(json.dumps(data))) == sourced
+    assert Episode._from_stored(data) == sourced
+    assert Episode.from_dict({**data, "source": {"run_id": "r-1"}}).source == EpisodeSource(
+        run_id="r-1"
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "named"),
+    [
+        ({}, "EpisodeSource.agent=None"),
+        ({"agent": ""}, "EpisodeSource.agent=''"),
+        ({"agent": 3}, "EpisodeSource.agent=3"),
+        ({"agent": "a", "user": "b"}, r"unknown field\(s\) \['user'\]"),
+        ("coder", "EpisodeSource data='coder'"),
+    ],
+)
+def test_bad_sources_are_named(source: object, named: str) -> None:
+    data = {**make_episode().to_dict(), "source": source}
+    with pytest.raises(EpisodeValidationError, match=named):
+        Episode.from_dict(data)
+    with pytest.raises(EpisodeValidationError, match=named):
+        Episode._from_stored(data)
+
+
+def test_episode_source_must_be_an_episode_source() -> None:
+    with pytest.raises(EpisodeValidationError, match=r"Episode\.source="):
+        dataclasses.replace(make_episode(), source={"agent": "x"})  # type: ignore[arg-type]
+
+
+def test_episode_from_tests_carries_the_source(memory: EpisodicMemory) -> None:
+    episode = episode_from_tests(
+        "Add a health check endpoint", "def health(): ...", 3, 3, source=EpisodeSource("ci")
+    )
+    memory.record(episode)
+    assert memory.store.get("default", [episode.episode_id])[episode.episode_id].source == (
+        EpisodeSource(agent="ci")
+    )
