@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from chromadb.api import ClientAPI
+from hypothesis import settings
 
 from tests.chroma_server import (
     chroma_server,
@@ -15,6 +16,11 @@ from tests.chroma_server import (
     server_address_from_env,
     wait_for_heartbeat,
 )
+
+# Property tests are reproducible: the same examples on every run and machine, no
+# example database left behind, no per-example deadline on a shared, noisy machine.
+settings.register_profile("langchain-episodic", derandomize=True, database=None, deadline=None)
+settings.load_profile("langchain-episodic")
 
 
 @pytest.fixture(scope="session")
