@@ -28,8 +28,11 @@ from langchain_episodic.feedback import (
     outcome_for_pass_rate,
 )
 from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.in_memory_store import InMemoryEpisodeStore
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.migration import MigrationError, MigrationReport, migrate_namespace
 from langchain_episodic.prompting import areplay_prompt, replay_prompt
+from langchain_episodic.quarantine import QuarantineEvent
 from langchain_episodic.replay import (
     ReplayContext,
     approximate_token_count,
@@ -64,6 +67,7 @@ from langchain_episodic.strategy import (
     select_strategy_thompson,
 )
 from langchain_episodic.tools import create_recall_tool
+from langchain_episodic.vectorstore_store import VectorStoreEpisodeStore
 
 __version__ = "0.1.0"
 
@@ -81,11 +85,15 @@ __all__ = [
     "EpisodicValueError",
     "Feedback",
     "HashingEmbeddings",
+    "InMemoryEpisodeStore",
     "LearningSnapshot",
     "MalformedRecordWarning",
+    "MigrationError",
+    "MigrationReport",
     "OutcomeStatus",
     "PrioritizedResult",
     "PriorityBreakdown",
+    "QuarantineEvent",
     "ReplayContext",
     "ReplayWeights",
     "SearchResult",
@@ -94,6 +102,7 @@ __all__ = [
     "StrategyChoice",
     "TaskCategory",
     "TaskDescription",
+    "VectorStoreEpisodeStore",
     "__version__",
     "approximate_token_count",
     "areplay_prompt",
@@ -110,6 +119,7 @@ __all__ = [
     "feedback_from_tests",
     "format_replay_prompt",
     "identify_weak_skills",
+    "migrate_namespace",
     "outcome_for_pass_rate",
     "render_episode",
     "replay_prompt",

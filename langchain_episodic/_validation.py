@@ -4,10 +4,35 @@ from __future__ import annotations
 
 import math
 import numbers
+import reprlib
 
 from langchain_episodic.errors import EpisodicValueError
 
-__all__ = ["check_int", "check_number", "finite_float"]
+__all__ = ["MAX_INT", "check_int", "check_number", "describe", "encodes", "finite_float"]
+
+MAX_INT = 2**63 - 1
+"""Largest integer a field may hold: JSON readers and databases keep 64-bit integers."""
+
+# A 1 MB bad value must not make a 1 MB error message.
+_short = reprlib.Repr()
+_short.maxstring = _short.maxother = 120
+
+
+def encodes(text: str) -> bool:
+    """Whether ``text`` is valid Unicode that UTF-8 can encode (no lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def describe(value: object) -> str:
+    """``repr(value)``, shortened to about 120 characters for error messages."""
+    try:
+        return _short.repr(value)
+    except ValueError:  # an int too long to print
+        return f"<{type(value).__name__} too large to print>"
 
 
 def finite_float(value: object) -> float | None:
@@ -25,10 +50,10 @@ def finite_float(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def check_int(name: str, value: object, minimum: int) -> int:
-    """``value`` if it is an integer >= ``minimum``; otherwise raise naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        msg = f"{name}={value!r} is invalid: must be an integer >= {minimum}"
+def check_int(name: str, value: object, minimum: int, maximum: int = MAX_INT) -> int:
+    """``value`` if it is an integer in [minimum, maximum]; otherwise raise naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        msg = f"{name}={describe(value)} is invalid: must be an integer in [{minimum}, {maximum}]"
         raise EpisodicValueError(msg)
     return value
 
@@ -38,6 +63,6 @@ def check_number(name: str, value: object, low: float = -math.inf, high: float =
     number = finite_float(value)
     if number is None or not low <= number <= high:
         bounds = "" if math.isinf(low) and math.isinf(high) else f" in [{low:g}, {high:g}]"
-        msg = f"{name}={value!r} is invalid: must be a finite number{bounds}"
+        msg = f"{name}={describe(value)} is invalid: must be a finite number{bounds}"
         raise EpisodicValueError(msg)
     return number

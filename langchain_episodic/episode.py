@@ -29,13 +29,14 @@ Example:
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar
 
-from langchain_episodic._validation import finite_float
+from langchain_episodic._validation import MAX_INT, describe, encodes, finite_float
 from langchain_episodic.errors import EpisodeValidationError
 
 __all__ = [
@@ -71,7 +72,7 @@ _E = TypeVar("_E", bound=Enum)
 
 
 def _fail(owner: str, field: str, value: object, rule: str) -> EpisodeValidationError:
-    return EpisodeValidationError(f"{owner}.{field}={value!r} is invalid: {rule}")
+    return EpisodeValidationError(f"{owner}.{field}={describe(value)} is invalid: {rule}")
 
 
 def _as_enum(owner: str, field: str, value: object, enum_type: type[_E]) -> _E:
@@ -101,9 +102,12 @@ def _as_unit_float(owner: str, field: str, value: object) -> float:
 def _as_int(owner: str, field: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise _fail(owner, field, value, "must be an integer")
-    if value < minimum:
+    number = int(value)
+    if number < minimum:
         raise _fail(owner, field, value, f"must be >= {minimum}")
-    return int(value)
+    if number > MAX_INT:
+        raise _fail(owner, field, value, f"must be <= {MAX_INT} (2**63 - 1)")
+    return number
 
 
 def _as_text(owner: str, field: str, value: object, *, allow_empty: bool) -> str:
@@ -111,6 +115,8 @@ def _as_text(owner: str, field: str, value: object, *, allow_empty: bool) -> str
         raise _fail(owner, field, value, "must be a string")
     if not allow_empty and not value.strip():
         raise _fail(owner, field, value, "must not be empty")
+    if not encodes(value):
+        raise _fail(owner, field, value, "must be valid Unicode (it holds a lone surrogate)")
     return value
 
 
@@ -260,6 +266,36 @@ class EpisodeSource:
         return cls(**_fields_of("EpisodeSource", data, set(), {"agent", "run_id"}))
 
 
+def _is_text(value: object, *, allow_empty: bool = False) -> bool:
+    return type(value) is str and (allow_empty or bool(value.strip())) and encodes(value)
+
+
+def _is_unit(value: object) -> bool:
+    return type(value) is float and 0.0 <= value <= 1.0
+
+
+def _is_count(value: object, minimum: int) -> bool:
+    return type(value) is int and minimum <= value <= MAX_INT
+
+
+def _looks_stored(episode: Episode, task: TaskDescription, feedback: Feedback) -> bool:
+    """Whether an episode built without checks has what validation would have given it."""
+    return (
+        _is_text(episode.episode_id)
+        and _is_text(episode.solution, allow_empty=True)
+        and _is_text(episode.strategy_used)
+        and type(episode.timestamp) is float
+        and math.isfinite(episode.timestamp)
+        and _is_count(episode.iterations, 1)
+        and _is_text(task.description)
+        and _is_unit(task.complexity)
+        and _is_unit(feedback.reward)
+        and _is_text(feedback.message, allow_empty=True)
+        and _is_count(feedback.tests_passed, 0)
+        and _is_count(feedback.tests_total, feedback.tests_passed)
+    )
+
+
 @dataclass(frozen=True)
 class Episode:
     """One finished attempt at a task: immutable once created.
@@ -366,5 +402,9 @@ class Episode:
             source = data.get("source")
             _set(episode, "source", None if source is None else EpisodeSource(**source))
         except (KeyError, TypeError, ValueError):
+            return cls.from_dict(data)
+        # Cheap type and range checks: anything off (a record another tool wrote into
+        # the collection, say) goes through from_dict, which names the broken field.
+        if not _looks_stored(episode, task, feedback):
             return cls.from_dict(data)
         return episode

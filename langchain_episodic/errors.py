@@ -7,7 +7,8 @@ Every error is a subclass of a built-in so callers can catch what they already k
           ├── EpisodeValidationError an Episode (or part of one) breaks a rule
           └── EpisodeConflictError   another episode already holds that episode_id
     RuntimeError
-     └── StoreConfigurationError     an existing collection cannot hold episodes
+     ├── StoreConfigurationError     an existing collection cannot hold episodes
+     └── StoreLockedError            another process holds the embedded store's folder
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ __all__ = [
     "EpisodeValidationError",
     "EpisodicValueError",
     "StoreConfigurationError",
+    "StoreLockedError",
 ]
 
 
@@ -48,3 +50,29 @@ class EpisodeConflictError(EpisodicValueError):
 
 class StoreConfigurationError(RuntimeError):
     """An existing Chroma collection is configured in a way episodes cannot use."""
+
+
+class StoreLockedError(RuntimeError):
+    """Another process holds the lock on an embedded store's folder.
+
+    Chroma's embedded mode is not safe for writers in several processes, so one
+    process at a time opens a ``ChromaEpisodeStore(path=...)``; several processes
+    share a Chroma server (``chroma run``) through ``chromadb.HttpClient`` instead.
+
+    Attributes:
+        path: The store's folder.
+        holder: Who holds it, as ``"pid 1234"`` (``"pid unknown"`` if unreadable).
+        timeout: How many seconds this process waited.
+    """
+
+    def __init__(self, path: str, holder: str, timeout: float) -> None:
+        self.path = path
+        self.holder = holder
+        self.timeout = timeout
+        waited = f" after waiting {timeout:g} s" if timeout > 0 else ""
+        super().__init__(
+            f"path={path!r} is locked by another process ({holder}){waited}: an embedded "
+            "Chroma store takes one process at a time. Close the other process, pass "
+            "lock_timeout= to wait for it, or use a Chroma server (chroma run + "
+            "chromadb.HttpClient) for several processes"
+        )

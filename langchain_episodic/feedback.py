@@ -72,11 +72,12 @@ def feedback_from_tests(
     # Validate the counts first, so a bad count is named as such, not as a bad reward.
     counted = Feedback(0.0, message, tests_passed, tests_total)
     feedback = dataclasses.replace(counted, reward=counted.pass_rate)
-    if tests_total == 0:
-        return feedback, OutcomeStatus.FAILURE
+    # Thresholds are checked even when no test ran: bad arguments never pass silently.
     outcome = outcome_for_pass_rate(
         feedback.pass_rate, success_at=success_at, partial_at=partial_at
     )
+    if tests_total == 0:
+        return feedback, OutcomeStatus.FAILURE
     return feedback, outcome
 
 

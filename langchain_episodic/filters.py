@@ -80,3 +80,25 @@ class EpisodeFilter:
     def is_empty(self) -> bool:
         """True when the filter keeps every episode."""
         return self.categories is None and self.outcomes is None and self.strategies is None
+
+    def matches(
+        self,
+        category: TaskCategory | str,
+        outcome: OutcomeStatus | str,
+        strategy_used: str,
+    ) -> bool:
+        """True when an episode with these field values passes the filter.
+
+        The rule stores that cannot filter natively apply in Python, so every store
+        filters alike.
+
+        Example:
+            .. code-block:: python
+
+                EpisodeFilter(outcome="success").matches("debugging", "success", "iterative")
+        """
+        return (
+            (self.categories is None or category in self.categories)
+            and (self.outcomes is None or outcome in self.outcomes)
+            and (self.strategies is None or strategy_used in self.strategies)
+        )

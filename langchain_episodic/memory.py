@@ -18,7 +18,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.runnables.config import run_in_executor
 from numpy.typing import NDArray
 
-from langchain_episodic._validation import check_int, check_number
+from langchain_episodic._validation import check_int, check_number, describe, encodes
 from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
 from langchain_episodic.errors import (
@@ -64,6 +64,8 @@ __all__ = ["EpisodicMemory"]
 _COUNT_KEY = "count"
 _SUMMARY_STATE = "summary"
 _QUARANTINE_STATE = "quarantine"
+# More candidates than any store holds; vector databases refuse counts past 32 bits.
+_MAX_CANDIDATES = 2**31 - 1
 SUMMARY_INTERVAL_EPISODES = 1000
 """Save the per-category summary at least every this many recorded episodes..."""
 SUMMARY_INTERVAL_SECONDS = 5.0
@@ -260,8 +262,11 @@ class EpisodicMemory:
         clock: Callable[[], float] = time.time,
     ) -> None:
         check_int("short_term_limit", short_term_limit, 0)
-        if not isinstance(namespace, str) or not namespace.strip():
-            msg = f"namespace={namespace!r} is invalid: must be a non-empty string"
+        if not isinstance(namespace, str) or not namespace.strip() or not encodes(namespace):
+            msg = (
+                f"namespace={describe(namespace)} is invalid: must be a non-empty string "
+                "of valid Unicode"
+            )
             raise EpisodicValueError(msg)
         if embeddings is not None and not isinstance(embeddings, Embeddings):
             msg = f"embeddings={embeddings!r} is invalid: must be a LangChain Embeddings"
@@ -480,7 +485,8 @@ class EpisodicMemory:
         # Quarantined records stay stored; asking for that many more candidates and
         # dropping them returns exactly the fetch_k nearest of the others.
         quarantined = self._quarantined
-        hits = self.store.search_hits(self.namespace, vector, fetch_k + len(quarantined), filters)
+        wanted = min(fetch_k + len(quarantined), _MAX_CANDIDATES)
+        hits = self.store.search_hits(self.namespace, vector, wanted, filters)
         if quarantined:
             hits = [hit for hit in hits if hit.episode_id not in quarantined]
         return hits[:fetch_k]

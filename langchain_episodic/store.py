@@ -23,6 +23,7 @@ import hashlib
 import os
 import re
 import uuid
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,13 +31,16 @@ import chromadb
 import numpy as np
 from numpy.typing import NDArray
 
-from langchain_episodic._validation import check_int
+from langchain_episodic._path_lock import acquire_path_lock
+from langchain_episodic._record_audit import RecordAudit
+from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.episode import Episode
 from langchain_episodic.errors import EpisodicValueError, StoreConfigurationError
 from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.scoring import SearchResult
 from langchain_episodic.store_base import (
     DEFAULT_NAMESPACE,
+    MalformedRecordWarning,
     StoredHit,
     decode_episode,
     decode_hit,
@@ -126,6 +130,13 @@ class ChromaEpisodeStore:
             of the other namespaces' collections.
         max_batch_size: Records per Chroma call; defaults to the client's
             ``get_max_batch_size()``.
+        lock_timeout: Seconds to wait when another process holds ``path``.
+
+    With ``path``, the store holds an exclusive lock on the folder until :meth:`close`
+    (or ``with``, or garbage collection): Chroma's embedded mode is not safe for
+    writers in several processes, so another process gets a :class:`StoreLockedError`
+    naming the holder's pid. Stores in one process share the lock. Several processes
+    share a Chroma server instead (``client=chromadb.HttpClient(...)``).
     """
 
     def __init__(
@@ -135,6 +146,7 @@ class ChromaEpisodeStore:
         collection_name: str = "episodes",
         *,
         max_batch_size: int | None = None,
+        lock_timeout: float = 0,
     ) -> None:
         if path is not None and client is not None:
             msg = f"path={os.fspath(path)!r} and client={client!r} were both given: pass one"
@@ -147,7 +159,14 @@ class ChromaEpisodeStore:
             raise EpisodicValueError(msg)
         if max_batch_size is not None:
             check_int("max_batch_size", max_batch_size, 1)
+        check_number("lock_timeout", lock_timeout, 0)
         private = path is None and client is None
+        # Taken before Chroma opens the folder; released by close() or collection.
+        self._release_lock = (
+            weakref.finalize(self, acquire_path_lock(os.fspath(path), lock_timeout).release)
+            if path is not None
+            else None
+        )
         if client is None:
             # Default settings on purpose: Chroma refuses two clients of one system with
             # different settings, and users create their own clients beside ours.
@@ -169,6 +188,20 @@ class ChromaEpisodeStore:
     def __repr__(self) -> str:
         where = f"path={self._path!r}" if self._path else f"client={type(self._client).__name__}"
         return f"ChromaEpisodeStore({where}, collection_name={self._collection_name!r})"
+
+    def close(self) -> None:
+        """Release the lock on ``path`` so another process may open it; idempotent.
+
+        The store must not be used afterwards. A store given a ``client`` holds no lock.
+        """
+        if self._release_lock is not None:
+            self._release_lock()
+
+    def __enter__(self) -> ChromaEpisodeStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     @property
     def client(self) -> ClientAPI:
@@ -377,3 +410,30 @@ class ChromaEpisodeStore:
         metadata: dict[str, Any] = dict(collection.metadata or {})
         metadata[_STATE_PREFIX + key] = value
         collection.modify(metadata=metadata)
+
+    def verify(self, namespace: str, page_size: int = 1000) -> list[MalformedRecordWarning]:
+        """Every record of ``namespace`` that readers skip or misorder, with the reason.
+
+        Scans the whole collection in pages of ``page_size`` (no filter, no vectors)
+        and reports, once per problem: records whose episode JSON is missing, does not
+        parse or breaks a rule of the data model (recall, :meth:`get` and
+        :meth:`iter_episodes` skip those with a :class:`MalformedRecordWarning`);
+        records whose id differs from their ``episode_id``; and records whose ``seq``
+        is missing, repeated or out of range, which ordered reads miss or misplace.
+        Nothing is warned and nothing is changed.
+
+        Returns:
+            One :class:`MalformedRecordWarning` (``record_id``, ``reason``) per
+            finding, in the collection's order; empty when every record is sound.
+        """
+        check_int("page_size", page_size, 1)
+        collection = self.collection(namespace)
+        audit = RecordAudit()
+        while True:
+            got = collection.get(limit=page_size, offset=audit.checked, include=["metadatas"])
+            ids = got["ids"]
+            if not ids:
+                return audit.finish()
+            metadatas = got["metadatas"] or [None] * len(ids)
+            for record_id, metadata in zip(ids, metadatas, strict=True):
+                audit.feed(record_id, metadata, _EPISODE_KEY)

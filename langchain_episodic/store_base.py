@@ -39,6 +39,7 @@ __all__ = [
     "decode_episode",
     "decode_hit",
     "encode_episode",
+    "read_record",
 ]
 
 DEFAULT_NAMESPACE = "default"
@@ -103,19 +104,33 @@ def _warn(record_id: str, reason: str) -> None:
     warnings.warn(MalformedRecordWarning(record_id, reason), stacklevel=3)
 
 
-def _load(record_id: str, raw: object) -> dict[str, Any] | None:
+def _load(raw: object) -> tuple[dict[str, Any] | None, str]:
     if not isinstance(raw, str):
-        _warn(record_id, f"no episode JSON (found {type(raw).__name__})")
-        return None
+        return None, f"no episode JSON (found {type(raw).__name__})"
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as error:
-        _warn(record_id, f"episode JSON does not parse ({error})")
-        return None
+        return None, f"episode JSON does not parse ({error})"
+    except RecursionError:
+        return None, "episode JSON is nested too deeply"
     if not isinstance(data, dict):
-        _warn(record_id, f"episode JSON is a {type(data).__name__}, not an object")
-        return None
-    return data
+        return None, f"episode JSON is a {type(data).__name__}, not an object"
+    return data, ""
+
+
+def read_record(record_id: str, raw: object) -> tuple[Episode | None, str]:
+    """A record's episode, validated, or ``None`` and the reason it cannot be read.
+
+    Pure (no warning): :func:`decode_episode` warns with the reason, a ``verify``
+    step collects it.
+    """
+    data, reason = _load(raw)
+    if data is None:
+        return None, reason
+    try:
+        return Episode._from_stored(data), ""
+    except EpisodeValidationError as error:
+        return None, str(error)
 
 
 def decode_hit(record_id: str, raw: object, similarity: float) -> StoredHit | None:
@@ -124,8 +139,9 @@ def decode_hit(record_id: str, raw: object, similarity: float) -> StoredHit | No
     Only the fields ranking needs are checked here; the full episode is validated
     when :meth:`StoredHit.episode` builds it.
     """
-    data = _load(record_id, raw)
+    data, reason = _load(raw)
     if data is None:
+        _warn(record_id, reason)
         return None
     try:
         feedback = data["feedback"]
@@ -150,14 +166,10 @@ def decode_hit(record_id: str, raw: object, similarity: float) -> StoredHit | No
 
 def decode_episode(record_id: str, raw: object) -> Episode | None:
     """Read a record's episode JSON, validating it; ``None`` (and a warning) if malformed."""
-    data = _load(record_id, raw)
-    if data is None:
-        return None
-    try:
-        return Episode._from_stored(data)
-    except EpisodeValidationError as error:
-        _warn(record_id, str(error))
-        return None
+    episode, reason = read_record(record_id, raw)
+    if episode is None:
+        _warn(record_id, reason)
+    return episode
 
 
 @runtime_checkable

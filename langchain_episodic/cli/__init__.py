@@ -15,6 +15,7 @@ Usage::
     langchain-episodic curve --window 10 --plot curve.png
     langchain-episodic export episodes.jsonl
     langchain-episodic --path ./other-memory import episodes.jsonl
+    langchain-episodic verify
 
 The store options may also follow the command (``langchain-episodic stats --path P``).
 The memory lives in an embedded on-disk Chroma at ``--path`` (default: the
@@ -23,7 +24,8 @@ Chroma server given by ``--host`` / ``--port``.
 
 Exit codes:
     0: Success.
-    1: ``import`` rejected some lines; every good line was still imported.
+    1: ``import`` rejected some lines; every good line was still imported;
+       ``verify`` found records that recall would skip.
     2: A usage error (bad arguments, missing file, invalid value, unknown namespace,
        unreachable server): one ``error: ...`` line on stderr, no traceback.
     130: Interrupted (Ctrl-C); batches already imported stay imported.

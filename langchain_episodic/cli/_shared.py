@@ -281,14 +281,19 @@ def _open_memory(args: argparse.Namespace, *, create: bool) -> EpisodicMemory:
     target = _target(args)
     store = _open_store(target, create=create)
     if not create:
-        available = store.namespaces()
-        if target.namespace not in available:
-            msg = (
-                f"namespace {target.namespace!r} not found at {target.describe()}; "
-                f"namespaces there: {', '.join(map(repr, available)) or 'none'}"
-            )
-            raise CliError(msg)
+        _require_namespace(store, target)
     return EpisodicMemory(store=store, namespace=target.namespace)
+
+
+def _require_namespace(store: ChromaEpisodeStore, target: _Target) -> None:
+    """Raise a :class:`CliError` unless the target's namespace exists in ``store``."""
+    available = store.namespaces()
+    if target.namespace not in available:
+        msg = (
+            f"namespace {target.namespace!r} not found at {target.describe()}; "
+            f"namespaces there: {', '.join(map(repr, available)) or 'none'}"
+        )
+        raise CliError(msg)
 
 
 def _require_matplotlib() -> None:

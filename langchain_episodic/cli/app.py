@@ -31,21 +31,26 @@ from langchain_episodic.cli.inspect_commands import (
     _configure_recall,
     _configure_skills,
     _configure_stats,
+    _configure_verify,
     _run_curve,
     _run_recall,
     _run_skills,
     _run_stats,
+    _run_verify,
 )
 from langchain_episodic.cli.transfer_commands import (
     _configure_export,
     _configure_import,
+    _configure_migrate,
     _run_export,
     _run_import,
+    _run_migrate,
 )
 from langchain_episodic.errors import (
     EpisodicValueError,
     StoreConfigurationError,
 )
+from langchain_episodic.migration import MigrationError
 from langchain_episodic.store import DEFAULT_NAMESPACE
 
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]
@@ -86,6 +91,18 @@ COMMANDS: tuple[Command, ...] = (
     Command("export", "write every episode as JSON lines", _configure_export, _run_export),
     Command("import", "record episodes from JSON lines", _configure_import, _run_import),
     Command(
+        "migrate",
+        "copy the namespace into another store (disk or server), verified",
+        _configure_migrate,
+        _run_migrate,
+    ),
+    Command(
+        "verify",
+        "find stored records that recall would skip (malformed, foreign, misnumbered)",
+        _configure_verify,
+        _run_verify,
+    ),
+    Command(
         "demo",
         "compare memory variants on simulated coding tasks (learning curves)",
         _configure_demo,
@@ -98,7 +115,8 @@ Store options may also follow the command: langchain-episodic stats --path PATH
 
 exit codes:
   0    success
-  1    import rejected some lines (every good line was imported)
+  1    import rejected some lines (every good line was imported);
+       verify found malformed records
   2    error: bad arguments, missing file, invalid value, unknown namespace
   130  interrupted
   141  stdout closed early (export - | head)
@@ -171,8 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``langchain-episodic`` with ``argv`` (default: ``sys.argv[1:]``).
 
     Returns:
-        The exit code: 0 success, 1 ``import`` rejected lines, 2 usage error,
-        130 interrupted, 141 standard output closed early.
+        The exit code: 0 success, 1 ``import`` rejected lines or ``verify`` found
+        malformed records, 2 usage error, 130 interrupted, 141 standard output closed early.
     """
     parser = build_parser()
     try:
@@ -188,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
-    except (CliError, EpisodicValueError, StoreConfigurationError) as exc:
+    except (CliError, EpisodicValueError, StoreConfigurationError, MigrationError) as exc:
         _error(exc)
         return 2
     except chromadb.errors.InvalidArgumentError as exc:

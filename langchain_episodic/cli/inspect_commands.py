@@ -1,4 +1,4 @@
-"""Commands that look inside a memory: stats, recall, skills, curve."""
+"""Commands that look inside a memory: stats, recall, skills, curve, verify."""
 
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ from langchain_episodic.cli._shared import (
     _int_at_least,
     _one_line,
     _open_memory,
+    _open_store,
     _percent,
     _progress,
     _require_matplotlib,
+    _require_namespace,
     _target,
     format_duration,
     format_table,
@@ -425,3 +427,34 @@ def _plot_curve(
     except (OSError, ValueError) as exc:
         msg = f"cannot save the plot to {destination!r}: {exc}"
         raise CliError(msg) from exc
+
+
+# --------------------------------------------------------------------------- verify
+
+
+def _configure_verify(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--page-size",
+        type=_int_at_least(1),
+        default=1000,
+        help="records read per Chroma call (default: 1000)",
+    )
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    """Scan every record of the namespace; list those recall would skip or misorder."""
+    target = _target(args)
+    store = _open_store(target, create=False)
+    _require_namespace(store, target)
+    findings = store.verify(target.namespace, page_size=int(args.page_size))
+    reasons: dict[str, list[str]] = {}
+    for finding in findings:
+        reasons.setdefault(finding.record_id, []).append(finding.reason)
+    total = store.count(target.namespace)
+    print(
+        f"verified {total} records of namespace {target.namespace!r} at {target.describe()}: "
+        + (f"{len(reasons)} malformed" if reasons else "all readable")
+    )
+    for record_id, why in reasons.items():
+        print(f"id={record_id!r}: {_one_line('; '.join(why), 10_000)}")
+    return 1 if reasons else 0

@@ -1,4 +1,4 @@
-"""Commands that move episodes in and out as JSON Lines: export, import."""
+"""Commands that move episodes: export and import as JSON Lines, migrate between stores."""
 
 from __future__ import annotations
 
@@ -15,16 +15,22 @@ from tqdm import tqdm
 
 from langchain_episodic.cli._shared import (
     _UTF8_BOM,
+    DEFAULT_PORT,
     CliError,
     _int_at_least,
     _open_memory,
+    _open_store,
+    _port,
     _progress,
+    _Target,
+    _target,
 )
 from langchain_episodic.episode import Episode
 from langchain_episodic.errors import (
     EpisodeConflictError,
 )
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.migration import migrate_namespace
 
 # --------------------------------------------------------------------------- export
 
@@ -276,3 +282,53 @@ def _run_import(args: argparse.Namespace) -> int:
             f"namespace {memory.namespace!r})"
         )
     return 1 if importer.rejected else 0
+
+
+# --------------------------------------------------------------------------- migrate
+
+
+def _configure_migrate(parser: argparse.ArgumentParser) -> None:
+    to = parser.add_argument_group("target (the store options above name the source)")
+    to.add_argument("--to-path", help="embedded on-disk Chroma folder to copy into")
+    to.add_argument("--to-host", help="Chroma server host to copy into (instead of --to-path)")
+    to.add_argument("--to-port", type=_port, help=f"its port (default: {DEFAULT_PORT})")
+    to.add_argument("--to-collection", help="target collection (default: the source's)")
+    to.add_argument("--to-namespace", help="target namespace (default: the source's)")
+    parser.add_argument(
+        "--batch-size",
+        type=_int_at_least(1),
+        default=1000,
+        help="episodes read, embedded and written per step (default: 1000)",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
+
+
+def _run_migrate(args: argparse.Namespace) -> int:
+    """Copy the namespace into another store, verified by ids and count afterwards."""
+    source_target = _target(args)
+    if args.to_path is None and args.to_host is None and args.to_port is None:
+        msg = "give the target: --to-path PATH or --to-host HOST [--to-port PORT]"
+        raise CliError(msg)
+    if args.to_path is not None and (args.to_host is not None or args.to_port is not None):
+        msg = "give --to-path or --to-host/--to-port, not both"
+        raise CliError(msg)
+    destination = _Target(
+        path=args.to_path,
+        host=None if args.to_path is not None else args.to_host or "localhost",
+        port=args.to_port or DEFAULT_PORT,
+        collection=args.to_collection or source_target.collection,
+        namespace=args.to_namespace or source_target.namespace,
+    )
+    source = _open_memory(args, create=False)
+    target = EpisodicMemory(
+        store=_open_store(destination, create=True), namespace=destination.namespace
+    )
+    report = migrate_namespace(source, target, batch_size=args.batch_size, progress=not args.quiet)
+    if not args.quiet:
+        print(
+            f"migrated namespace {source.namespace!r} from {source_target.describe()} to "
+            f"namespace {target.namespace!r} at {destination.describe()}: "
+            f"{report.copied} copied, {report.already_present} already there, "
+            f"{report.target_count} in the target; every id verified"
+        )
+    return 0

@@ -3,7 +3,9 @@
 A :class:`StoreHarness` opens a store over the same data as often as a test asks, the
 way a new process would see it: a new client object for Chroma on disk and on a
 server, reloaded files for FAISS, the same object for the in-memory store (which has
-nothing to reload).
+nothing to reload), and a
+:class:`VectorStoreEpisodeStore` over FAISS (saved with ``save_local``, reloaded with
+``load_local``) and over langchain-chroma on disk, each with a file ledger.
 """
 
 from __future__ import annotations
@@ -13,9 +15,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import chromadb
+import faiss
 import pytest
+from langchain_chroma import Chroma
+from langchain_classic.storage import LocalFileStore
+from langchain_community.docstore.in_memory import InMemoryDocstore
+from langchain_community.vectorstores import FAISS
 
-from langchain_episodic import ChromaEpisodeStore, EpisodeStore
+from langchain_episodic import (
+    ChromaEpisodeStore,
+    EpisodeStore,
+    HashingEmbeddings,
+    InMemoryEpisodeStore,
+    VectorStoreEpisodeStore,
+)
+
+# The memories of the suite embed with the default HashingEmbeddings; stores that embed
+# texts themselves (langchain-chroma) must use the same model.
+EMBEDDINGS = HashingEmbeddings()
 
 
 @dataclass
@@ -28,13 +45,13 @@ class StoreHarness:
     persistent: bool
 
 
-def _chroma_embedded(tmp_path: Path) -> StoreHarness:
+def chroma_embedded_harness(tmp_path: Path) -> StoreHarness:
     return StoreHarness(
         "chroma-embedded", lambda: ChromaEpisodeStore(path=tmp_path / "chroma"), True
     )
 
 
-def _chroma_server(request: pytest.FixtureRequest) -> StoreHarness:
+def chroma_server_harness(request: pytest.FixtureRequest) -> StoreHarness:
     host, port = request.getfixturevalue("chroma_server_address")
     name = request.getfixturevalue("unique_name")
     return StoreHarness(
@@ -46,23 +63,60 @@ def _chroma_server(request: pytest.FixtureRequest) -> StoreHarness:
     )
 
 
-def _in_memory() -> StoreHarness:
-    from langchain_episodic.in_memory_store import InMemoryEpisodeStore  # noqa: PLC0415
-
+def in_memory_harness() -> StoreHarness:
     store = InMemoryEpisodeStore()
     return StoreHarness("in-memory", lambda: store, False)
 
 
-STORE_KINDS = ["chroma-embedded", "chroma-server"]
+def faiss_harness(tmp_path: Path) -> StoreHarness:
+    folder, ledger = str(tmp_path / "faiss"), tmp_path / "ledger"
+
+    def open_store() -> EpisodeStore:
+        if (tmp_path / "faiss" / "index.faiss").exists():
+            vectors = FAISS.load_local(folder, EMBEDDINGS, allow_dangerous_deserialization=True)
+        else:
+            vectors = FAISS(
+                embedding_function=EMBEDDINGS,
+                index=faiss.IndexFlatIP(len(EMBEDDINGS.embed_query("dimension"))),
+                docstore=InMemoryDocstore(),
+                index_to_docstore_id={},
+            )
+        return VectorStoreEpisodeStore(
+            vectors,
+            ledger=LocalFileStore(ledger),
+            persist=lambda store: store.save_local(folder),  # type: ignore[attr-defined]
+        )
+
+    return StoreHarness("faiss", open_store, True)
+
+
+def langchain_chroma_harness(tmp_path: Path) -> StoreHarness:
+    def open_store() -> EpisodeStore:
+        vectors = Chroma(
+            collection_name="episodes",
+            embedding_function=EMBEDDINGS,
+            client=chromadb.PersistentClient(path=str(tmp_path / "chroma")),
+            collection_configuration={"hnsw": {"space": "cosine"}},
+        )
+        return VectorStoreEpisodeStore(vectors, ledger=LocalFileStore(tmp_path / "ledger"))
+
+    return StoreHarness("langchain-chroma", open_store, True)
+
+
+STORE_KINDS = ["chroma-embedded", "chroma-server", "in-memory", "faiss", "langchain-chroma"]
 
 
 @pytest.fixture(params=STORE_KINDS)
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> StoreHarness:
     kind = request.param
     if kind == "chroma-embedded":
-        return _chroma_embedded(tmp_path)
+        return chroma_embedded_harness(tmp_path)
     if kind == "chroma-server":
-        return _chroma_server(request)
+        return chroma_server_harness(request)
     if kind == "in-memory":
-        return _in_memory()
+        return in_memory_harness()
+    if kind == "faiss":
+        return faiss_harness(tmp_path)
+    if kind == "langchain-chroma":
+        return langchain_chroma_harness(tmp_path)
     raise AssertionError(kind)

@@ -12,6 +12,12 @@ import langchain_episodic
 EXPECTED_ALL = sorted(
     [
         "STRATEGY_POOL",
+        "InMemoryEpisodeStore",
+        "MigrationError",
+        "MigrationReport",
+        "QuarantineEvent",
+        "VectorStoreEpisodeStore",
+        "migrate_namespace",
         "ChromaEpisodeStore",
         "Episode",
         "EpisodeConflictError",
@@ -72,10 +78,13 @@ SUBMODULES = [
     "errors",
     "feedback",
     "filters",
+    "in_memory_store",
     "local_models",
     "memory",
     "middleware",
+    "migration",
     "prompting",
+    "quarantine",
     "recall_options",
     "replay",
     "retriever",
@@ -84,8 +93,10 @@ SUBMODULES = [
     "simulation",
     "skills",
     "store",
+    "store_base",
     "strategy",
     "tools",
+    "vectorstore_store",
 ]
 
 

@@ -269,7 +269,8 @@ def test_list_content_human_message_is_the_task(login_memory: EpisodicMemory) ->
     )
 
     [replay] = model.system_texts()
-    assert replay.startswith("Task: Implement a signup form\nwith email validation\n")
+    # The task line is one line: the message's text blocks are joined by a space there.
+    assert replay.startswith("Task: Implement a signup form with email validation\n")
     assert f"Past task: {LOGIN_TASK}" in replay
 
 

@@ -112,9 +112,11 @@ def test_empty_context_prompt_is_exactly_the_article_text() -> None:
         "Task: Add password reset to the login form\nNo relevant experiences available."
     )
     assert NO_EXPERIENCE == "No relevant experiences available."
-    assert format_replay_prompt(empty, "Sort a list", max_tokens=1) == (
-        "Task: Sort a list\nNo relevant experiences available."
-    )
+    # The budget is a ceiling: one that cannot hold the text gives an empty prompt.
+    text = "Task: Sort a list\nNo relevant experiences available."
+    assert format_replay_prompt(empty, "Sort a list", max_tokens=1) == ""
+    budget = approximate_token_count(text)
+    assert format_replay_prompt(empty, "Sort a list", max_tokens=budget) == text
 
 
 def test_header_lines_are_exactly_the_article_lines() -> None:
@@ -447,9 +449,10 @@ def test_one_omitted_episode_is_singular() -> None:
 def test_budget_of_just_the_summary_gives_just_the_summary(counter: Callable[[str], int]) -> None:
     context = context_of(*long_episodes(2))
     summary = summary_of(format_replay_prompt(context, TASK, token_counter=counter))
-    for budget in (1, counter(summary)):
-        prompt = format_replay_prompt(context, TASK, max_tokens=budget, token_counter=counter)
-        assert prompt == summary
+    prompt = format_replay_prompt(context, TASK, max_tokens=counter(summary), token_counter=counter)
+    assert prompt == summary
+    # Too small for the summary lines: nothing, rather than a prompt over budget.
+    assert format_replay_prompt(context, TASK, max_tokens=1, token_counter=counter) == ""
     assert summary.splitlines()[:7] == format_replay_prompt(context, TASK).splitlines()[:7]
 
 

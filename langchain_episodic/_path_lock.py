@@ -1,0 +1,163 @@
+"""An advisory inter-process lock on an embedded store's folder.
+
+Chroma's embedded mode (``PersistentClient``) is not safe for writers in several
+processes: each keeps its own in-memory index and flushes it over the other's. So a
+:class:`~langchain_episodic.ChromaEpisodeStore` opened on a ``path`` holds an exclusive
+lock on ``<path>/.langchain-episodic.lock`` for its life, and a store in another
+process is refused with :class:`~langchain_episodic.errors.StoreLockedError` (or waits,
+given a timeout). Several processes go through a Chroma server instead.
+
+* The lock is ``flock`` on POSIX, ``msvcrt.locking`` on Windows: advisory, held by
+  the open file, so the operating system drops it when the holder dies, even by
+  ``SIGKILL``. No stale lock file needs cleaning: the file stays, the lock does not.
+* Stores in one process share the lock (Chroma itself shares one system per path
+  in a process): a registry counts them, and the last one to close releases it.
+* The holder writes its pid into the file, so the refusal can name it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+from langchain_episodic.errors import StoreLockedError
+
+__all__ = ["LOCK_FILE_NAME", "PathLock", "acquire_path_lock"]
+
+LOCK_FILE_NAME = ".langchain-episodic.lock"
+_POLL_SECONDS = 0.05
+
+if sys.platform == "win32":  # pragma: no cover - the test machines run POSIX
+    import msvcrt
+
+    # Lock one byte far past the pid text, so readers of the pid are not blocked.
+    _WINDOWS_LOCK_OFFSET = 1 << 30
+
+    def _try_lock(fd: int) -> bool:
+        os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+@dataclass
+class _Held:
+    fd: int
+    users: int
+
+
+_registry: dict[str, _Held] = {}
+_registry_lock = threading.Lock()
+
+
+def _forget_after_fork() -> None:
+    # A forked child shares the parent's open lock files, so unlocking them would free
+    # the parent's lock: close the child's copies only. The child is another process,
+    # so its own stores must take the lock anew (and are refused while the parent holds it).
+    global _registry_lock  # noqa: PLW0603 - another thread may have held it at the fork
+    _registry_lock = threading.Lock()
+    for held in _registry.values():
+        with contextlib.suppress(OSError):
+            os.close(held.fd)
+    _registry.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+class PathLock:
+    """One store's share of the lock on a folder; :meth:`release` gives it back once."""
+
+    def __init__(self, key: str) -> None:
+        self._key = key
+        self._released = False
+
+    def release(self) -> None:
+        """Give this share back; the last share in the process unlocks the file."""
+        with _registry_lock:
+            if self._released:
+                return
+            self._released = True
+            held = _registry.get(self._key)
+            if held is None:  # forked child: the parent's lock is not ours to free
+                return
+            held.users -= 1
+            if held.users == 0:
+                del _registry[self._key]
+                try:
+                    _unlock(held.fd)
+                finally:
+                    os.close(held.fd)
+
+
+def _holder(lock_file: str) -> str:
+    try:
+        with open(lock_file, encoding="ascii", errors="replace") as file:
+            pid = file.read(32).strip()
+    except OSError:
+        pid = ""
+    return f"pid {pid}" if pid.isdigit() else "pid unknown"
+
+
+def _try_acquire(key: str) -> bool:
+    """Join this process's lock on ``key``, or take it from the OS; ``False`` if held elsewhere."""
+    held = _registry.get(key)
+    if held is not None:
+        held.users += 1
+        return True
+    fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if not _try_lock(fd):
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+    except BaseException:
+        os.close(fd)
+        raise
+    _registry[key] = _Held(fd, 1)
+    return True
+
+
+def acquire_path_lock(folder: str, timeout: float = 0.0) -> PathLock:
+    """Lock ``folder`` (created if missing) for this process, waiting up to ``timeout`` s.
+
+    Raises:
+        StoreLockedError: Another process holds the lock after ``timeout`` seconds.
+    """
+    os.makedirs(folder, exist_ok=True)
+    key = os.path.join(os.path.realpath(folder), LOCK_FILE_NAME)
+    deadline = time.monotonic() + timeout
+    while True:
+        # Polled, not a blocking flock: a thread waiting here must not hold the registry.
+        with _registry_lock:
+            if _try_acquire(key):
+                return PathLock(key)
+        if time.monotonic() >= deadline:
+            raise StoreLockedError(folder, _holder(key), timeout)
+        time.sleep(_POLL_SECONDS)

@@ -1,0 +1,80 @@
+"""Audit of stored records for a ``verify`` step: pure, no I/O.
+
+Recall, ``get`` and ``episodes()`` skip a record they cannot read, with a
+:class:`~langchain_episodic.MalformedRecordWarning`. :class:`RecordAudit` finds every
+such record up front, fed one page of ``(record id, metadata)`` at a time, and also
+the records that break ordered iteration: a missing, repeated or out-of-range ``seq``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_episodic.store_base import MalformedRecordWarning, read_record
+
+__all__ = ["RecordAudit"]
+
+
+def _problem(record_id: str, raw: object) -> str | None:
+    """Why the readers would skip this record, or why it does not belong; ``None`` if fine."""
+    episode, reason = read_record(record_id, raw)
+    if episode is None:
+        return reason
+    if episode.episode_id != record_id:
+        return f"holds episode_id={episode.episode_id!r}, not its record id"
+    return None
+
+
+@dataclass
+class RecordAudit:
+    """Findings over the records of one namespace, fed page by page.
+
+    Attributes:
+        checked: Records seen so far.
+        findings: One :class:`MalformedRecordWarning` (record id and reason) per
+            problem, in the order the records were fed.
+    """
+
+    checked: int = 0
+    findings: list[MalformedRecordWarning] = field(default_factory=list)
+    _seq_owner: dict[int, str] = field(default_factory=dict)
+
+    def feed(self, record_id: str, metadata: Mapping[str, Any] | None, episode_key: str) -> None:
+        """Check one record: its episode JSON under ``episode_key``, and its ``seq``."""
+        self.checked += 1
+        metadata = metadata or {}
+        raw = metadata.get(episode_key)
+        reason = _problem(record_id, raw)
+        if reason is not None:
+            self.findings.append(MalformedRecordWarning(record_id, reason))
+        seq = metadata.get("seq")
+        if isinstance(seq, bool) or not isinstance(seq, int):
+            self.findings.append(
+                MalformedRecordWarning(
+                    record_id, f"seq={seq!r} is not an integer: ordered reads never see it"
+                )
+            )
+        elif seq in self._seq_owner:
+            self.findings.append(
+                MalformedRecordWarning(
+                    record_id,
+                    f"seq={seq} repeats the seq of record id={self._seq_owner[seq]!r}",
+                )
+            )
+        else:
+            self._seq_owner[seq] = record_id
+
+    def finish(self) -> list[MalformedRecordWarning]:
+        """All findings, including a ``seq`` outside ``0 .. checked - 1`` (known only now)."""
+        for seq, record_id in sorted(self._seq_owner.items()):
+            if not 0 <= seq < self.checked:
+                self.findings.append(
+                    MalformedRecordWarning(
+                        record_id,
+                        f"seq={seq} is outside 0..{self.checked - 1}: "
+                        "ordered reads of the latest episodes may miss it",
+                    )
+                )
+        return self.findings

@@ -1,0 +1,358 @@
+"""The long-term tier in process memory: exact cosine search by numpy brute force.
+
+Layout, per namespace:
+
+* a float32 matrix of unit rows (the given vectors, normalised in float64), grown by
+  doubling its capacity so that adding ``n`` records costs amortised ``O(n)``, not a
+  copy of the whole matrix per call;
+* the records in recording order: id, episode JSON (:func:`encode_episode`, the form
+  every store keeps) and small integer codes of the fields filters use;
+* a dict of the memory's state strings.
+
+Rows are append-only and never change once written, so a search copies nothing: it
+takes a view of the rows present under the lock and computes outside it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory
+from langchain_episodic.errors import EpisodeConflictError, EpisodicValueError
+from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.store_base import StoredHit, decode_episode, decode_hit, encode_episode
+
+__all__ = ["InMemoryEpisodeStore"]
+
+_MIN_CAPACITY = 64
+_CATEGORY_CODES = {category: code for code, category in enumerate(TaskCategory)}
+_OUTCOME_CODES = {outcome: code for code, outcome in enumerate(OutcomeStatus)}
+
+
+def _unit_rows(vectors: NDArray[np.floating], name: str) -> NDArray[np.float32]:
+    """Rows scaled to unit length in float64, returned as float32; refuses bad rows."""
+    matrix = np.asarray(vectors, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[1] == 0:
+        msg = f"{name} has shape {matrix.shape}; expected (records, dimensions)"
+        raise EpisodicValueError(msg)
+    norms = np.linalg.norm(matrix, axis=1)
+    bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0.0))
+    if bad.size:
+        msg = f"{name}[{int(bad[0])}] is invalid: must be a finite, non-zero vector"
+        raise EpisodicValueError(msg)
+    unit: NDArray[np.float32] = (matrix / norms[:, None]).astype(np.float32)
+    return unit
+
+
+def _top_k(similarities: NDArray[np.float32], k: int) -> NDArray[np.intp]:
+    """Positions of the ``k`` largest values, largest first; ties by position, exactly.
+
+    ``argpartition`` alone would pick an arbitrary subset of values tied at the
+    boundary, so the boundary value is found first and its earliest holders fill up.
+    """
+    count = similarities.shape[0]
+    if k >= count:
+        return np.argsort(-similarities, kind="stable")
+    threshold = np.partition(similarities, count - k)[count - k]
+    above = np.flatnonzero(similarities > threshold)
+    tied = np.flatnonzero(similarities == threshold)[: k - above.size]
+    chosen = np.concatenate([above, tied])
+    # lexsort: the last key is the primary one; positions break ties.
+    order: NDArray[np.intp] = chosen[np.lexsort((chosen, -similarities[chosen]))]
+    return order
+
+
+@dataclass
+class _Namespace:
+    """One namespace's records, in recording order."""
+
+    vectors: NDArray[np.float32] = field(default_factory=lambda: np.empty((0, 0), dtype=np.float32))
+    categories: NDArray[np.int16] = field(default_factory=lambda: np.empty(0, dtype=np.int16))
+    outcomes: NDArray[np.int16] = field(default_factory=lambda: np.empty(0, dtype=np.int16))
+    strategies: NDArray[np.int32] = field(default_factory=lambda: np.empty(0, dtype=np.int32))
+    strategy_codes: dict[str, int] = field(default_factory=dict)
+    ids: list[str] = field(default_factory=list)
+    records: list[str] = field(default_factory=list)
+    rows: dict[str, int] = field(default_factory=dict)
+    state: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+    def reserve(self, needed: int, dimensions: int) -> None:
+        if self.size == 0 and self.vectors.shape[1] != dimensions:
+            self.vectors = np.empty((0, dimensions), dtype=np.float32)
+        if self.vectors.shape[1] != dimensions:
+            msg = (
+                f"embeddings have {dimensions} dimensions but this namespace holds "
+                f"{self.vectors.shape[1]}-dimensional vectors; use one embeddings model "
+                "per namespace"
+            )
+            raise EpisodicValueError(msg)
+        capacity = self.vectors.shape[0]
+        if needed <= capacity:
+            return
+        grown = max(needed, 2 * capacity, _MIN_CAPACITY)
+        # A new array, never a resize in place: searches may hold views of the old one.
+        vectors = np.empty((grown, dimensions), dtype=np.float32)
+        vectors[: self.size] = self.vectors[: self.size]
+        self.vectors = vectors
+        for name in ("categories", "outcomes", "strategies"):
+            old = getattr(self, name)
+            new = np.empty(grown, dtype=old.dtype)
+            new[: self.size] = old[: self.size]
+            setattr(self, name, new)
+
+    def strategy_code(self, strategy: str) -> int:
+        return self.strategy_codes.setdefault(strategy, len(self.strategy_codes))
+
+    def mask(self, filters: EpisodeFilter, size: int) -> NDArray[np.bool_] | None:
+        """Rows (of the first ``size``) that pass ``filters``; ``None`` when all do.
+
+        The same rule as :meth:`EpisodeFilter.matches`, on integer codes.
+        """
+        if filters.is_empty:
+            return None
+        keep = np.ones(size, dtype=np.bool_)
+        if filters.categories is not None:
+            wanted = [_CATEGORY_CODES[c] for c in filters.categories]
+            keep &= np.isin(self.categories[:size], wanted)
+        if filters.outcomes is not None:
+            wanted = [_OUTCOME_CODES[o] for o in filters.outcomes]
+            keep &= np.isin(self.outcomes[:size], wanted)
+        if filters.strategies is not None:
+            wanted = [
+                self.strategy_codes[s] for s in filters.strategies if s in self.strategy_codes
+            ]
+            keep &= np.isin(self.strategies[:size], wanted)
+        return keep
+
+
+class InMemoryEpisodeStore:
+    """Episodes in process memory, searched exactly by numpy brute force.
+
+    For tests, notebooks, short-lived agents and namespaces of up to a few hundred
+    thousand episodes, with no database at all. Search is exact: every record of the
+    namespace is scored, filters are applied first and the ``k`` best are taken
+    after, so recall never misses a neighbour the way an approximate index (HNSW)
+    can. Cost per search is one matrix-vector product over the namespace.
+
+    Setup:
+        Nothing to install beyond ``langchain-episodic`` (only numpy is used).
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_episodic import EpisodicMemory, InMemoryEpisodeStore
+
+            store = InMemoryEpisodeStore()
+            memory = EpisodicMemory(store=store)
+
+    Search:
+        .. code-block:: python
+
+            import numpy as np
+
+            hits = store.search_hits("default", np.ones(384, dtype=np.float32), k=3)
+            for hit in hits:
+                print(hit.episode_id, round(hit.similarity, 3))
+
+    Not persistent: everything is lost when the object is. For episodes that outlive
+    the process use :class:`~langchain_episodic.ChromaEpisodeStore` (or a
+    :class:`~langchain_episodic.VectorStoreEpisodeStore` over a persistent store).
+
+    Similarity: each vector is scaled to unit length in float64 and stored as float32;
+    a search scales the query the same way and takes the float32 dot product (the
+    precision Chroma and FAISS use), so similarities agree with a float64 cosine to
+    about 1e-6. Equal similarities are ordered by recording order.
+
+    Thread-safe: one lock guards every read and write, and a search computes on a
+    snapshot of the rows present when it started, so several threads may record
+    and recall at once. Records are numbered by the store under that lock, in the
+    order writes arrive (``first_seq + i`` when one writer at a time, as the memory
+    ensures), so concurrent writers never share a number. Adding an id that is already
+    stored is a no-op for the identical episode and an :class:`EpisodeConflictError`
+    for a different one, checked under the lock.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._namespaces: dict[str, _Namespace] = {}
+
+    def __repr__(self) -> str:
+        with self._lock:
+            sizes = {name: space.size for name, space in self._namespaces.items()}
+        return f"InMemoryEpisodeStore(namespaces={sizes!r})"
+
+    def _space(self, namespace: str) -> _Namespace:
+        # Caller holds the lock. Any use opens the namespace, as Chroma's store does.
+        space = self._namespaces.get(namespace)
+        if space is None:
+            space = self._namespaces[namespace] = _Namespace()
+        return space
+
+    def namespaces(self) -> tuple[str, ...]:
+        """Every namespace that holds a record or was opened, sorted."""
+        with self._lock:
+            return tuple(sorted(self._namespaces))
+
+    def count(self, namespace: str) -> int:
+        """Number of episodes stored in ``namespace``."""
+        with self._lock:
+            return self._space(namespace).size
+
+    def get(self, namespace: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
+        """The stored episodes among ``episode_ids``, by id; missing ids are left out."""
+        with self._lock:
+            space = self._space(namespace)
+            raw = {i: space.records[space.rows[i]] for i in episode_ids if i in space.rows}
+        found: dict[str, Episode] = {}
+        for episode_id, record in raw.items():
+            episode = decode_episode(episode_id, record)
+            if episode is not None:
+                found[episode_id] = episode
+        return found
+
+    def add(
+        self,
+        namespace: str,
+        episodes: Sequence[Episode],
+        embeddings: NDArray[np.float32],
+        first_seq: int,
+    ) -> None:
+        """Write new episodes with their vectors, in order, after those already stored.
+
+        ``first_seq`` is the caller's count; the store numbers records itself under its
+        lock, which gives the same numbers when one writer at a time adds.
+
+        Raises:
+            EpisodicValueError: Episodes and vectors differ in number, a vector is not
+                finite or is zero, or its length differs from the namespace's.
+            EpisodeConflictError: A different episode is stored under one of the ids
+                (the identical episode is skipped). Nothing is written.
+        """
+        if len(episodes) != len(embeddings):
+            msg = f"{len(episodes)} episodes but {len(embeddings)} embeddings"
+            raise EpisodicValueError(msg)
+        if not episodes:
+            return
+        vectors = _unit_rows(embeddings, "embeddings")
+        encoded = [encode_episode(episode) for episode in episodes]
+        with self._lock:
+            space = self._space(namespace)
+            keep: list[int] = []
+            batch: dict[str, str] = {}
+            for index, (episode, record) in enumerate(zip(episodes, encoded, strict=True)):
+                episode_id = episode.episode_id
+                existing = batch.get(episode_id)
+                if existing is None and episode_id in space.rows:
+                    existing = space.records[space.rows[episode_id]]
+                if existing is not None:
+                    if existing != record:
+                        raise EpisodeConflictError(episode_id, namespace)
+                    continue
+                batch[episode_id] = record
+                keep.append(index)
+            start = space.size
+            space.reserve(start + len(keep), vectors.shape[1])
+            stop = start + len(keep)
+            space.vectors[start:stop] = vectors[keep]
+            kept = [episodes[index] for index in keep]
+            space.categories[start:stop] = [_CATEGORY_CODES[e.task.category] for e in kept]
+            space.outcomes[start:stop] = [_OUTCOME_CODES[e.outcome] for e in kept]
+            space.strategies[start:stop] = [space.strategy_code(e.strategy_used) for e in kept]
+            for row, index in enumerate(keep, start):
+                space.rows[episodes[index].episode_id] = row
+                space.ids.append(episodes[index].episode_id)
+                space.records.append(encoded[index])
+
+    def search_hits(
+        self,
+        namespace: str,
+        embedding: NDArray[np.float32],
+        k: int,
+        filters: EpisodeFilter | None = None,
+    ) -> list[StoredHit]:
+        """The ``k`` records nearest to ``embedding`` by exact cosine, most similar first.
+
+        Filters are applied before the ``k`` best are taken, so the result holds
+        ``min(k, matching records)`` hits. Equal similarities keep recording order.
+
+        Raises:
+            EpisodicValueError: ``k`` is below 1, or the query is not a finite,
+                non-zero vector of the namespace's length.
+        """
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            msg = f"k={k!r} is invalid: must be an integer >= 1"
+            raise EpisodicValueError(msg)
+        query = _unit_rows(np.asarray(embedding).reshape(1, -1), "embedding")[0]
+        with self._lock:
+            space = self._space(namespace)
+            size = space.size
+            vectors = space.vectors[:size]
+            mask = None if filters is None else space.mask(filters, size)
+            ids = space.ids[:size]
+            records = space.records[:size]
+        if size == 0:
+            return []
+        if vectors.shape[1] != query.shape[0]:
+            msg = (
+                f"embedding has {query.shape[0]} dimensions but namespace={namespace!r} "
+                f"holds {vectors.shape[1]}-dimensional vectors"
+            )
+            raise EpisodicValueError(msg)
+        similarities = np.clip(vectors @ query, -1.0, 1.0)
+        rows = np.arange(size) if mask is None else np.flatnonzero(mask)
+        chosen = rows[_top_k(similarities[rows], k)]
+        hits = (decode_hit(ids[row], records[row], float(similarities[row])) for row in chosen)
+        return [hit for hit in hits if hit is not None]
+
+    def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
+        """The last ``n`` of the first ``total`` records in recording order, oldest first."""
+        if n <= 0 or total <= 0:
+            return []
+        with self._lock:
+            space = self._space(namespace)
+            stop = min(total, space.size)
+            rows = range(max(0, stop - n), stop)
+            raw = [(space.ids[row], space.records[row]) for row in rows]
+        episodes = (decode_episode(record_id, record) for record_id, record in raw)
+        return [episode for episode in episodes if episode is not None]
+
+    def iter_episodes(
+        self, namespace: str, page_size: int = 1000, start: int = 0
+    ) -> Iterator[Episode]:
+        """Episodes in recording order from the ``start``-th on, copied out in pages."""
+        while True:
+            with self._lock:
+                space = self._space(namespace)
+                raw = list(
+                    zip(
+                        space.ids[start : start + page_size],
+                        space.records[start : start + page_size],
+                        strict=True,
+                    )
+                )
+            if not raw:
+                return
+            for record_id, record in raw:
+                episode = decode_episode(record_id, record)
+                if episode is not None:
+                    yield episode
+            start += len(raw)
+
+    def read_state(self, namespace: str, key: str) -> str | None:
+        """A string saved with :meth:`write_state`, or ``None``."""
+        with self._lock:
+            return self._space(namespace).state.get(key)
+
+    def write_state(self, namespace: str, key: str, value: str) -> None:
+        """Save a string for ``namespace`` under ``key``, replacing the old one."""
+        with self._lock:
+            self._space(namespace).state[key] = value

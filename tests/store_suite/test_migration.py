@@ -1,0 +1,128 @@
+"""Migration between stores: in memory -> Chroma on disk -> Chroma server -> FAISS."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import chromadb
+import pytest
+from chromadb.api import ClientAPI
+
+from langchain_episodic import (
+    ChromaEpisodeStore,
+    EpisodeConflictError,
+    EpisodicMemory,
+    EpisodicValueError,
+)
+from langchain_episodic.cli import main
+from langchain_episodic.in_memory_store import InMemoryEpisodeStore
+from langchain_episodic.migration import migrate_namespace
+from tests.store_suite.conftest import faiss_harness
+from tests.unit_tests.factories import make_episode
+from tests.unit_tests.test_memory import QUERIES, corpus
+
+NOW = 1_000_000.0
+
+
+def test_a_namespace_travels_through_four_stores_intact(
+    tmp_path: Path,
+    chroma_server_client: ClientAPI,
+    unique_name: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Recorded out of time order on purpose: the copy keeps recording order, not time.
+    episodes = corpus(2_500, spacing=1.0)
+    episodes = episodes[1_000:] + episodes[:1_000]
+    notebook = EpisodicMemory(store=InMemoryEpisodeStore(), namespace="agent-1")
+    for start in range(0, 2_500, 500):
+        notebook.record_many(episodes[start : start + 500])
+    notebook.quarantine(["ep-7", "ep-8"], "bad tool run", by="ops")
+    notebook.release("ep-8", "fine after all", by="ops")
+    recorded = list(notebook.episodes())
+
+    on_disk = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path / "disk"), namespace="agent-1")
+    report = migrate_namespace(notebook, on_disk, batch_size=400, progress=True)
+    assert (report.source_count, report.copied, report.already_present) == (2_500, 2_500, 0)
+    assert "migrating" in capsys.readouterr().err
+
+    server = EpisodicMemory(
+        store=ChromaEpisodeStore(client=chroma_server_client, collection_name=unique_name),
+        namespace="agent-1",
+    )
+    assert migrate_namespace(on_disk, server).target_count == 2_500
+
+    faiss_copy = EpisodicMemory(store=faiss_harness(tmp_path).open(), namespace="agent-1")
+    assert migrate_namespace(server, faiss_copy, batch_size=1_000).copied == 2_500
+
+    for copy in (on_disk, server, faiss_copy):
+        assert list(copy.episodes()) == recorded
+        assert copy.short_term == notebook.short_term
+        assert copy.skill_profiles() == notebook.skill_profiles()
+        assert copy.quarantine_log() == notebook.quarantine_log()
+        assert set(copy.quarantined()) == {"ep-7"}
+        for query in QUERIES[:2]:
+            got = copy.recall(query, top_k=3, current_time=NOW)
+            assert "ep-7" not in {hit.episode.episode_id for hit in got}
+
+
+def test_running_a_migration_again_copies_nothing_twice(tmp_path: Path) -> None:
+    source = EpisodicMemory(store=InMemoryEpisodeStore())
+    source.record_many(corpus(30))
+    target = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path))
+    target.record_many(corpus(10))
+    report = migrate_namespace(source, target, batch_size=7)
+    assert (report.copied, report.already_present, report.target_count) == (20, 10, 30)
+    again = migrate_namespace(source, target)
+    assert (again.copied, again.already_present) == (0, 30)
+    assert target.quarantine_log() == ()
+
+
+def test_a_conflicting_target_is_refused_and_keeps_its_episode(tmp_path: Path) -> None:
+    source = EpisodicMemory(store=InMemoryEpisodeStore())
+    source.record_many(corpus(5))
+    target = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path))
+    other = make_episode(episode_id="ep-3", description="Not the same episode")
+    target.record(other)
+    with pytest.raises(EpisodeConflictError, match="ep-3"):
+        migrate_namespace(source, target, batch_size=2)
+    assert target.store.get("default", ["ep-3"]) == {"ep-3": other}
+    assert len(target) == 3  # the first batch (ep-0, ep-1) was copied before the conflict
+
+
+def test_bad_arguments_are_named() -> None:
+    memory = EpisodicMemory()
+    with pytest.raises(EpisodicValueError, match="same namespace"):
+        migrate_namespace(memory, memory)
+    with pytest.raises(EpisodicValueError, match="batch_size=0"):
+        migrate_namespace(memory, EpisodicMemory(), batch_size=0)
+    with pytest.raises(TypeError, match="target="):
+        migrate_namespace(memory, "memory")  # type: ignore[arg-type]
+
+
+def test_cli_migrate_copies_a_disk_namespace_to_a_server(
+    tmp_path: Path,
+    chroma_server_address: tuple[str, int],
+    unique_name: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    source = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path / "disk"), namespace="bob")
+    source.record_many(corpus(40))
+    host, port = chroma_server_address
+    argv = ["--path", str(tmp_path / "disk"), "--namespace", "bob", "migrate"]
+    target_args = ["--to-host", host, "--to-port", str(port), "--to-collection", unique_name]
+    assert main([*argv, *target_args, "--batch-size", "15"]) == 0
+    out = capsys.readouterr().out
+    assert "40 copied, 0 already there, 40 in the target; every id verified" in out
+    copy = EpisodicMemory(
+        store=ChromaEpisodeStore(
+            client=chromadb.HttpClient(host=host, port=port), collection_name=unique_name
+        ),
+        namespace="bob",
+    )
+    assert list(copy.episodes()) == list(source.episodes())
+    assert main([*argv, *target_args, "-q"]) == 0
+    assert capsys.readouterr().out == ""
+    assert main([*argv]) == 2
+    assert "give the target" in capsys.readouterr().err
+    assert main(["--path", str(tmp_path / "nothing-here"), "migrate", "--to-path", "x"]) == 2
+    assert "no episodic memory" in capsys.readouterr().err
