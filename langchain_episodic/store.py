@@ -24,7 +24,7 @@ import os
 import re
 import uuid
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import chromadb
@@ -98,6 +98,17 @@ def _chunks(size: int, total: int) -> Iterator[slice]:
         yield slice(start, min(start + size, total))
 
 
+def _close_embedded(client: ClientAPI, release_lock: Callable[[], None]) -> None:
+    # Chroma keeps one system per path in a process; closing its last client drops it,
+    # so a store reopened here after another process wrote does not search a stale index.
+    try:
+        close = getattr(client, "close", None)  # not declared by ClientAPI
+        if callable(close):
+            close()
+    finally:
+        release_lock()
+
+
 class ChromaEpisodeStore:
     """Episodes stored in ChromaDB: on disk, in memory, or on a Chroma server.
 
@@ -162,11 +173,7 @@ class ChromaEpisodeStore:
         check_number("lock_timeout", lock_timeout, 0)
         private = path is None and client is None
         # Taken before Chroma opens the folder; released by close() or collection.
-        self._release_lock = (
-            weakref.finalize(self, acquire_path_lock(os.fspath(path), lock_timeout).release)
-            if path is not None
-            else None
-        )
+        lock = None if path is None else acquire_path_lock(os.fspath(path), lock_timeout)
         if client is None:
             # Default settings on purpose: Chroma refuses two clients of one system with
             # different settings, and users create their own clients beside ours.
@@ -175,6 +182,9 @@ class ChromaEpisodeStore:
                 if path is not None
                 else chromadb.EphemeralClient()
             )
+        self._release_lock = (
+            None if lock is None else weakref.finalize(self, _close_embedded, client, lock.release)
+        )
         self._client = client
         self._path = None if path is None else os.fspath(path)
         # Ephemeral clients in one process share one in-memory system, so a store made
@@ -190,9 +200,11 @@ class ChromaEpisodeStore:
         return f"ChromaEpisodeStore({where}, collection_name={self._collection_name!r})"
 
     def close(self) -> None:
-        """Release the lock on ``path`` so another process may open it; idempotent.
+        """Close the embedded client and release the lock on ``path``; idempotent.
 
-        The store must not be used afterwards. A store given a ``client`` holds no lock.
+        Another process may then open the folder, and a store opened later in this
+        process reads it afresh from disk. The store must not be used afterwards. A
+        store given a ``client`` holds no lock and closes nothing.
         """
         if self._release_lock is not None:
             self._release_lock()

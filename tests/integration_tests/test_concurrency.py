@@ -280,12 +280,6 @@ def test_lock_file_holds_only_the_pid(tmp_path: Path) -> None:
     assert re.fullmatch(r"\d+\n", text)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Chroma keeps one system per path in a process: a store reopened after "
-    "another process wrote searches a stale in-memory index (fix: close the owned "
-    "PersistentClient in ChromaEpisodeStore.close)",
-)
 def test_reopening_in_process_searches_what_another_process_wrote(
     tmp_path: Path, probe: Probe
 ) -> None:
