@@ -21,6 +21,7 @@ from langchain_episodic.errors import (
     EpisodeValidationError,
     EpisodicValueError,
     StoreConfigurationError,
+    StoreLockedError,
 )
 from langchain_episodic.feedback import (
     episode_from_tests,
@@ -99,6 +100,7 @@ __all__ = [
     "SearchResult",
     "SkillProfile",
     "StoreConfigurationError",
+    "StoreLockedError",
     "StrategyChoice",
     "TaskCategory",
     "TaskDescription",

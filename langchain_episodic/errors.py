@@ -7,7 +7,7 @@ Every error is a subclass of a built-in so callers can catch what they already k
           ├── EpisodeValidationError an Episode (or part of one) breaks a rule
           └── EpisodeConflictError   another episode already holds that episode_id
     RuntimeError
-     ├── StoreConfigurationError     an existing collection cannot hold episodes
+     ├── StoreConfigurationError     a store cannot hold episodes as configured
      └── StoreLockedError            another process holds the embedded store's folder
 """
 
@@ -49,7 +49,11 @@ class EpisodeConflictError(EpisodicValueError):
 
 
 class StoreConfigurationError(RuntimeError):
-    """An existing Chroma collection is configured in a way episodes cannot use."""
+    """A store cannot hold episodes as configured.
+
+    For example a Chroma collection in another distance space, a vector store without
+    ``get_by_ids``, or a backend whose score cannot be read as cosine similarity.
+    """
 
 
 class StoreLockedError(RuntimeError):

@@ -49,6 +49,7 @@ from langchain_episodic.cli.transfer_commands import (
 from langchain_episodic.errors import (
     EpisodicValueError,
     StoreConfigurationError,
+    StoreLockedError,
 )
 from langchain_episodic.migration import MigrationError
 from langchain_episodic.store import DEFAULT_NAMESPACE
@@ -206,7 +207,13 @@ def main(argv: list[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
-    except (CliError, EpisodicValueError, StoreConfigurationError, MigrationError) as exc:
+    except (
+        CliError,
+        EpisodicValueError,
+        StoreConfigurationError,
+        StoreLockedError,
+        MigrationError,
+    ) as exc:
         _error(exc)
         return 2
     except chromadb.errors.InvalidArgumentError as exc:

@@ -292,3 +292,16 @@ def test_reopening_in_process_searches_what_another_process_wrote(
         memory = EpisodicMemory(store=store)
         assert len(memory) == 8
         assert len(memory.recall("Implement a login form", top_k=8)) == 8
+
+
+def test_the_cli_reports_a_locked_store_in_one_line(
+    tmp_path: Path, probe: Probe, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from langchain_episodic.cli import main  # noqa: PLC0415
+
+    assert probe.ask("open 0") == {"opened": 0}
+    assert main(["--path", str(tmp_path / "store"), "stats"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: path=")
+    assert f"(pid {probe.process.pid})" in err
+    assert err.count("\n") == 1

@@ -40,6 +40,7 @@ EXPECTED_ALL = sorted(
         "SearchResult",
         "SkillProfile",
         "StoreConfigurationError",
+        "StoreLockedError",
         "StrategyChoice",
         "TaskCategory",
         "TaskDescription",
