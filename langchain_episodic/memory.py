@@ -152,6 +152,19 @@ def _check_vectors(vectors: Sequence[Sequence[float]], names: Sequence[str]) -> 
     return matrix
 
 
+class _Counted(Iterator[Episode]):
+    """Passes episodes through, counting them."""
+
+    def __init__(self, episodes: Iterator[Episode]) -> None:
+        self._episodes = episodes
+        self.count = 0
+
+    def __next__(self) -> Episode:
+        episode = next(self._episodes)
+        self.count += 1
+        return episode
+
+
 class _Summary:
     """Episode count and per-category tallies of a namespace, saved to the store lazily.
 
@@ -308,13 +321,18 @@ class EpisodicMemory:
         consistent = isinstance(counted, int) and counted == sum(t.total for t in tallies.values())
         if consistent and counted == actual:
             return actual, tallies
+        caught_up = None
         if consistent and isinstance(counted, int) and counted < actual:
             # The summary is written lazily: count only what was recorded after it.
-            tallies = tally_episodes(
-                self.store.iter_episodes(self.namespace, start=counted), tallies
-            )
+            newer = _Counted(self.store.iter_episodes(self.namespace, start=counted))
+            caught_up = tally_episodes(newer, tallies)
+            if counted + newer.count != actual:
+                caught_up = None  # several writer processes numbered records alike
+        if caught_up is not None:
+            tallies = caught_up
         else:
-            # Missing, corrupt or ahead of the store: recount once, streaming.
+            # Missing, corrupt, ahead of the store, or written by several processes
+            # (whose record numbers overlap): recount once, streaming.
             tallies = tally_episodes(self.store.iter_episodes(self.namespace))
         if actual:
             _write_summary(self.store, self.namespace, actual, tallies)

@@ -388,15 +388,22 @@ class ChromaEpisodeStore:
             episode = decode_episode(record_id, metadata.get(_EPISODE_KEY))
             if episode is not None:
                 rows.append((int(metadata["seq"]), episode))
-        rows.sort(key=lambda row: row[0])
+        # Several writer processes may repeat a seq (each numbers from its own count).
+        rows.sort(key=lambda row: (row[0], row[1].timestamp, row[1].episode_id))
         return rows
 
     def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
         """The last ``n`` recorded episodes of ``total``, oldest first."""
         if n <= 0 or total <= 0:
             return []
-        rows = self._get_seq_range(namespace, max(0, total - n), total)
-        return [episode for _, episode in rows[-n:]]
+        # With one writer the last n seq values hold the last n records. Several writer
+        # processes repeat seq values and leave the top ones empty: widen until found.
+        window = n
+        while True:
+            rows = self._get_seq_range(namespace, max(0, total - window), total)
+            if len(rows) >= n or window >= total:
+                return [episode for _, episode in rows[-n:]]
+            window *= 2
 
     def iter_episodes(
         self, namespace: str, page_size: int = 1000, start: int = 0

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from chromadb.api import ClientAPI
 
-from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, compute_skill_profiles
 from langchain_episodic._path_lock import LOCK_FILE_NAME
 from langchain_episodic.errors import StoreLockedError
 from tests.integration_tests.test_durability import diverse_corpus
@@ -263,6 +263,20 @@ def test_concurrent_writers_through_a_server_lose_and_duplicate_nothing(
     memory = EpisodicMemory(store=store, namespace="shared")
     assert len(memory) == total
     assert store.get("shared", ids) == {episode.episode_id: episode for episode in episodes}
+    # Each process numbered its records from its own count; the reopened memory still
+    # counts every episode once and fills its short-term window.
+    for got, expected in zip(
+        memory.skill_profiles(), compute_skill_profiles(episodes), strict=True
+    ):
+        assert (got.category, got.total_episodes, got.successes) == (
+            expected.category,
+            expected.total_episodes,
+            expected.successes,
+        )
+        assert got.avg_reward == pytest.approx(expected.avg_reward, rel=1e-12)  # sum order
+    assert sorted(e.episode_id for e in memory.episodes(page_size=64)) == sorted(ids)
+    assert len(memory.short_term) == 5
+    assert set(memory.short_term) <= set(episodes)
     now = float(total)
     queries = [episodes[i].task.description for i in (0, 97, 250, total - 1)]
     queries += [" ".join(words) for words in zip(*(q.split() for q in queries[:3]), strict=False)]
