@@ -341,7 +341,9 @@ class EpisodicMemoryMiddleware(
             return EpisodicReplay(task=task.to_dict(), prompt=prompt, strategy=None)
         line = strategy_line(choice)
         return EpisodicReplay(
-            task=task.to_dict(), prompt=f"{prompt}\n\n{line}", strategy=choice.strategy
+            task=task.to_dict(),
+            prompt=f"{prompt}\n\n{line}" if prompt else line,
+            strategy=choice.strategy,
         )
 
     def _choose(self, task: TaskDescription) -> StrategyChoice:
@@ -405,7 +407,8 @@ class EpisodicMemoryMiddleware(
     def _inject(
         self, request: ModelRequest[ContextT], replay: EpisodicReplay | None
     ) -> ModelRequest[ContextT]:
-        if replay is None:
+        # An empty replay (a budget too small for even its header) adds nothing.
+        if replay is None or not replay["prompt"].strip():
             return request
         return request.override(
             system_message=_append_to_system(request.system_message, replay["prompt"])

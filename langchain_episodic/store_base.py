@@ -206,7 +206,10 @@ class EpisodeStore(Protocol):
     ) -> None:
         """Write new episodes with their vectors; record ``i`` gets number ``first_seq + i``.
 
-        When this returns, the records must be durable as far as the backend allows.
+        A store that numbers records itself under a lock (the in-memory and vector-store
+        stores do) gives the same numbers with one writer and never repeats one with
+        several. When this returns, the records must be durable as far as the backend
+        allows.
         """
         ...
 

@@ -230,6 +230,21 @@ def test_max_tokens_bounds_the_replay(memory: EpisodicMemory) -> None:
     assert approximate_token_count(replay) <= 300
 
 
+def test_a_budget_too_small_for_any_replay_leaves_the_system_prompt_alone(
+    memory: EpisodicMemory,
+) -> None:
+    memory.record(make_episode(description="Implement a login form"))
+    model = make_model("ok")
+    agent = create_agent(
+        model,
+        tools=[],
+        system_prompt=SYSTEM,
+        middleware=[EpisodicMemoryMiddleware(memory, max_tokens=1)],
+    )
+    agent.invoke(user("Implement a login form"))
+    assert model.system_texts() == [SYSTEM]
+
+
 def test_content_block_system_prompt_keeps_its_blocks(login_memory: EpisodicMemory) -> None:
     system = SystemMessage(
         content=[{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
