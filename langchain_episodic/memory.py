@@ -54,6 +54,7 @@ from langchain_episodic.store_base import (
     EpisodeStore,
     MalformedRecordWarning,
     StoredHit,
+    collect_malformed,
 )
 
 if TYPE_CHECKING:
@@ -395,7 +396,18 @@ class EpisodicMemory:
                 raise EpisodeConflictError(episode.episode_id, self.namespace)
         if not unique:
             return 0
-        stored = self.store.get(self.namespace, list(unique))
+        with collect_malformed() as malformed:
+            stored = self.store.get(self.namespace, list(unique))
+        occupied = [warning for warning in malformed if warning.record_id in unique]
+        if occupied:
+            # A store keeps the first record under an id: writing would do nothing.
+            msg = (
+                f"episode_id={occupied[0].record_id!r} is held in namespace="
+                f"{self.namespace!r} by a stored record that is not a readable episode "
+                f"({occupied[0].reason}); nothing was written. Find such records with "
+                "'langchain-episodic verify' and delete them, or use another episode_id"
+            )
+            raise EpisodicValueError(msg)
         for episode_id, existing in stored.items():
             if existing != unique[episode_id]:
                 raise EpisodeConflictError(episode_id, self.namespace)

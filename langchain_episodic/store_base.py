@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -36,6 +38,7 @@ __all__ = [
     "EpisodeStore",
     "MalformedRecordWarning",
     "StoredHit",
+    "collect_malformed",
     "decode_episode",
     "decode_hit",
     "encode_episode",
@@ -100,8 +103,33 @@ def encode_episode(episode: Episode) -> str:
     return json.dumps(episode.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
+# Where the current thread or task also collects what it skips (see collect_malformed).
+_collector: ContextVar[list[MalformedRecordWarning] | None] = ContextVar(
+    "langchain_episodic_malformed", default=None
+)
+
+
+@contextmanager
+def collect_malformed() -> Iterator[list[MalformedRecordWarning]]:
+    """Collect the records skipped as malformed inside the block (still warning).
+
+    Per thread and task, unlike ``warnings.catch_warnings``. The memory uses it to
+    refuse writing under an id that a malformed record already holds.
+    """
+    found: list[MalformedRecordWarning] = []
+    token = _collector.set(found)
+    try:
+        yield found
+    finally:
+        _collector.reset(token)
+
+
 def _warn(record_id: str, reason: str) -> None:
-    warnings.warn(MalformedRecordWarning(record_id, reason), stacklevel=3)
+    warning = MalformedRecordWarning(record_id, reason)
+    collected = _collector.get()
+    if collected is not None:
+        collected.append(warning)
+    warnings.warn(warning, stacklevel=3)
 
 
 def _load(raw: object) -> tuple[dict[str, Any] | None, str]:

@@ -17,6 +17,7 @@ import pytest
 from langchain_episodic import (
     ChromaEpisodeStore,
     EpisodicMemory,
+    EpisodicValueError,
     MalformedRecordWarning,
 )
 from tests.unit_tests.factories import make_episode
@@ -146,3 +147,19 @@ def test_a_recorded_episode_after_a_foreign_record_is_still_read_in_order() -> N
         assert list(memory.episodes()) == [GOOD, later]
     with pytest.warns(MalformedRecordWarning, match="bad-json"):
         assert EpisodicMemory(store=store).short_term == (GOOD, later)
+
+
+def test_recording_under_an_id_a_malformed_record_holds_is_refused_not_lost() -> None:
+    memory = EpisodicMemory()
+    collection = memory.store.collection("default")  # type: ignore[attr-defined]
+    vector = memory.embeddings.embed_query("Implement login form")
+    collection.add(ids=["taken"], embeddings=[vector], metadatas=[{"episode": "nope", "seq": 0}])
+    with (
+        pytest.warns(MalformedRecordWarning, match="id='taken'"),
+        pytest.raises(
+            EpisodicValueError, match=r"episode_id='taken' is held .* nothing was written"
+        ),
+    ):
+        memory.record(make_episode(episode_id="taken"))
+    assert collection.get(ids=["taken"])["metadatas"] == [{"episode": "nope", "seq": 0}]
+    assert memory.record(make_episode(episode_id="free")) is True
