@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from math import isfinite
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -186,7 +187,7 @@ def decode_hit(record_id: str, raw: object, similarity: float) -> StoredHit | No
     except (KeyError, TypeError, ValueError) as error:
         _warn(record_id, f"not an episode ({type(error).__name__}: {error})")
         return None
-    if not all(np.isfinite((hit.timestamp, hit.reward, hit.similarity))):
+    if not (isfinite(hit.timestamp) and isfinite(hit.reward) and isfinite(hit.similarity)):
         _warn(record_id, "timestamp, reward or similarity is not finite")
         return None
     return hit
