@@ -295,10 +295,10 @@ class InMemoryEpisodeStore:
         with self._lock:
             space = self._space(namespace)
             size = space.size
-            vectors = space.vectors[:size]
+            vectors = space.vectors[:size]  # a view: later adds never write its rows
             mask = None if filters is None else space.mask(filters, size)
-            ids = space.ids[:size]
-            records = space.records[:size]
+            # Append-only lists: rows below ``size`` stay as they are, no copy needed.
+            ids, records = space.ids, space.records
         if size == 0:
             return []
         if vectors.shape[1] != query.shape[0]:
@@ -307,10 +307,16 @@ class InMemoryEpisodeStore:
                 f"holds {vectors.shape[1]}-dimensional vectors"
             )
             raise EpisodicValueError(msg)
-        similarities = np.clip(vectors @ query, -1.0, 1.0)
-        rows = np.arange(size) if mask is None else np.flatnonzero(mask)
-        chosen = rows[_top_k(similarities[rows], k)]
-        hits = (decode_hit(ids[row], records[row], float(similarities[row])) for row in chosen)
+        similarities = vectors @ query
+        if mask is None:
+            chosen = _top_k(similarities, k)
+        else:
+            rows = np.flatnonzero(mask)
+            chosen = rows[_top_k(similarities[rows], k)]
+        hits = (
+            decode_hit(ids[row], records[row], min(1.0, max(-1.0, float(similarities[row]))))
+            for row in chosen
+        )
         return [hit for hit in hits if hit is not None]
 
     def latest(self, namespace: str, n: int, total: int) -> list[Episode]:

@@ -722,19 +722,26 @@ class VectorStoreEpisodeStore:
         k = check_int("k", k, 1)
         query = _unit(np.asarray(embedding).reshape(-1), "embedding").tolist()
         native = None if self._namespace_filter is None else self._namespace_filter(namespace)
+        # First without the backend's filter: a metadata filter can cost a backend far
+        # more than the search (Chroma: ~20x), and when the k nearest records pass the
+        # checks in Python they are exactly the k nearest that pass. Only when they do
+        # not (other namespaces or documents crowd the top) is the filter used.
+        attempts = [(None, k)] if native is not None else []
         wanted = k
         while True:
+            backend_filter, size = attempts.pop(0) if attempts else (native, wanted)
             with self._lock:
                 self._open(namespace)
-                raw, exhausted = self._search_raw(query, wanted, native)
+                raw, exhausted = self._search_raw(query, size, backend_filter)
             kept = [
                 (document, score)
                 for document, score in raw
                 if self._passes(document.metadata or {}, namespace, filters)
             ]
-            if len(kept) >= k or exhausted:
+            if len(kept) >= k or (exhausted and backend_filter is native):
                 break
-            wanted *= 2
+            if backend_filter is native:
+                wanted *= 2
         hits: list[StoredHit] = []
         for document, score in kept:
             similarity = min(1.0, max(-1.0, float(self._to_cosine(float(score)))))
