@@ -629,10 +629,23 @@ class EpisodicMemory:
     def _adopt_quarantine_log(self, events: Sequence[QuarantineEvent]) -> None:
         """Append another namespace's log events this log lacks (used by migrations)."""
         with self._write_lock:
-            known = set(self._quarantine_log)
-            extra = tuple(event for event in events if event not in known)
-            if extra:
-                self._save_quarantine_log((*self._quarantine_log, *extra))
+            self._adopt_log(decode_log(self.store.read_state(self.namespace, _QUARANTINE_STATE)))
+            if self._adopt_log(events):
+                self._save_quarantine_log(self._quarantine_log)
+
+    def _adopt_log(self, events: Sequence[QuarantineEvent]) -> bool:
+        """Merge in the events this memory's log lacks; whether there were any.
+
+        The merged log is ordered by time (stably), so memories that merged the same
+        events in another order agree on it.
+        """
+        known = set(self._quarantine_log)
+        extra = tuple(event for event in events if event not in known)
+        if extra:
+            merged = sorted((*self._quarantine_log, *extra), key=lambda event: event.at)
+            self._quarantine_log = tuple(merged)
+            self._quarantined = active_quarantine(self._quarantine_log)
+        return bool(extra)
 
     def _save_quarantine_log(self, log: tuple[QuarantineEvent, ...]) -> None:
         self.store.write_state(self.namespace, _QUARANTINE_STATE, encode_log(log))
@@ -652,6 +665,8 @@ class EpisodicMemory:
                 msg = f"episode_ids[{index}]={episode_id!r} is invalid: must be a non-empty string"
                 raise EpisodicValueError(msg)
         with self._write_lock:
+            # Another memory (or process) may have logged events since this one opened.
+            self._adopt_log(decode_log(self.store.read_state(self.namespace, _QUARANTINE_STATE)))
             now = self.now()
             events = [QuarantineEvent(i, action, reason, now, by) for i in dict.fromkeys(ids)]
             stored = self.store.get(self.namespace, [event.episode_id for event in events])

@@ -419,16 +419,24 @@ class ChromaEpisodeStore:
             start += page_size
 
     def read_state(self, namespace: str, key: str) -> str | None:
-        """A string the memory saved with :meth:`write_state`, from the collection metadata."""
-        value = (self.collection(namespace).metadata or {}).get(_STATE_PREFIX + key)
+        """A string the memory saved with :meth:`write_state`, read afresh from Chroma."""
+        value = self._fresh_metadata(namespace).get(_STATE_PREFIX + key)
         return value if isinstance(value, str) else None
 
     def write_state(self, namespace: str, key: str, value: str) -> None:
-        """Save a string in the namespace's collection metadata, replacing the old one."""
-        collection = self.collection(namespace)
-        metadata: dict[str, Any] = dict(collection.metadata or {})
+        """Save a string in the namespace's collection metadata, replacing the old one.
+
+        Chroma replaces a collection's metadata as a whole, so the other keys are read
+        afresh first: a store opened earlier must not undo what another wrote since.
+        """
+        metadata = self._fresh_metadata(namespace)
         metadata[_STATE_PREFIX + key] = value
-        collection.modify(metadata=metadata)
+        self.collection(namespace).modify(metadata=metadata)
+
+    def _fresh_metadata(self, namespace: str) -> dict[str, Any]:
+        # The cached Collection holds its metadata as it was when it was fetched.
+        name = self.collection(namespace).name
+        return dict(self._client.get_collection(name, embedding_function=None).metadata or {})
 
     def verify(self, namespace: str, page_size: int = 1000) -> list[MalformedRecordWarning]:
         """Every record of ``namespace`` that readers skip or misorder, with the reason.

@@ -202,3 +202,20 @@ def test_quarantine_hides_from_recall_is_logged_and_persists(harness: StoreHarne
         ("ep-35", "release", "ops"),
     ]
     assert_recall_is_the_reference(reopened, [e for e in episodes if e.episode_id != first], 3)
+
+
+def test_a_memory_opened_earlier_never_undoes_another_ones_state(harness: StoreHarness) -> None:
+    episodes = corpus(12)
+    first = memory_on(harness)
+    first.record_many(episodes[:10])
+    first.flush()
+    second = memory_on(harness)  # another store object over the same data
+    second.quarantine("ep-3", "poisoned", by="ops")
+    first.record_many(episodes[10:])
+    first.flush()  # saves its summary: must keep the quarantine log it never saw
+    first.quarantine("ep-4", "also poisoned")  # merges with the log, never overwrites
+    reopened = memory_on(harness)
+    assert set(reopened.quarantined()) == {"ep-3", "ep-4"}
+    assert [event.episode_id for event in reopened.quarantine_log()] == ["ep-3", "ep-4"]
+    assert len(reopened) == 12
+    assert reopened.skill_profiles() == compute_skill_profiles(episodes)
