@@ -427,9 +427,12 @@ class EpisodicMemory:
         """Async twin of :meth:`record`."""
         return await run_in_executor(None, self.record, episode)
 
-    async def arecord_many(self, episodes: Iterable[Episode]) -> int:
+    async def arecord_many(self, episodes: Iterable[Episode], *, in_time_order: bool = True) -> int:
         """Async twin of :meth:`record_many`."""
-        return await run_in_executor(None, self.record_many, list(episodes))
+        batch = list(episodes)
+        return await run_in_executor(
+            None, lambda: self.record_many(batch, in_time_order=in_time_order)
+        )
 
     # ------------------------------------------------------------------ recall
 

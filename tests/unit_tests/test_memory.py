@@ -339,3 +339,13 @@ def test_any_langchain_embeddings_work() -> None:
 
 def test_hashing_embeddings_are_the_default(memory: EpisodicMemory) -> None:
     assert isinstance(memory.embeddings, HashingEmbeddings)
+
+
+async def test_arecord_many_can_keep_the_given_order() -> None:
+    memory = EpisodicMemory()
+    episodes = corpus(4)
+    assert await memory.arecord_many(list(reversed(episodes)), in_time_order=False) == 4
+    assert [e.episode_id for e in memory.episodes()] == ["ep-3", "ep-2", "ep-1", "ep-0"]
+    other = EpisodicMemory()
+    await other.arecord_many(list(reversed(episodes)))
+    assert [e.episode_id for e in other.episodes()] == ["ep-0", "ep-1", "ep-2", "ep-3"]
