@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory
 from langchain_episodic.errors import EpisodeConflictError, EpisodicValueError
 from langchain_episodic.filters import EpisodeFilter
@@ -335,6 +336,7 @@ class InMemoryEpisodeStore:
         self, namespace: str, page_size: int = 1000, start: int = 0
     ) -> Iterator[Episode]:
         """Episodes in recording order from the ``start``-th on, copied out in pages."""
+        check_int("page_size", page_size, 1)
         while True:
             with self._lock:
                 space = self._space(namespace)

@@ -8,7 +8,7 @@ import threading
 import time
 import warnings
 import weakref
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 __all__ = ["EpisodicMemory"]
 
 _COUNT_KEY = "count"
+_SKIPPED_KEY = "skipped"
 _SUMMARY_STATE = "summary"
 _QUARANTINE_STATE = "quarantine"
 # More candidates than any store holds; vector databases refuse counts past 32 bits.
@@ -75,7 +76,10 @@ _TALLY_FIELDS = ("total", "successes", "reward_sum", "iterations_sum")
 
 
 def _summary_from_tallies(count: int, tallies: Mapping[TaskCategory, SkillTally]) -> dict[str, Any]:
-    summary: dict[str, Any] = {_COUNT_KEY: count}
+    # Records that are not readable episodes count but are not tallied; saying how many
+    # keeps the summary consistent, so the next open does not recount.
+    skipped = count - sum(tally.total for tally in tallies.values())
+    summary: dict[str, Any] = {_COUNT_KEY: count, _SKIPPED_KEY: skipped}
     for category, tally in tallies.items():
         for field in _TALLY_FIELDS:
             summary[f"{category.value}.{field}"] = getattr(tally, field)
@@ -318,8 +322,14 @@ class EpisodicMemory:
         stored = _read_summary(self.store, self.namespace)
         actual = self.store.count(self.namespace)
         counted = stored.get(_COUNT_KEY)
+        skipped = stored.get(_SKIPPED_KEY, 0)
         tallies = _tallies_from_summary(stored)
-        consistent = isinstance(counted, int) and counted == sum(t.total for t in tallies.values())
+        consistent = (
+            isinstance(counted, int)
+            and isinstance(skipped, int)
+            and 0 <= skipped <= counted
+            and counted == skipped + sum(t.total for t in tallies.values())
+        )
         if consistent and counted == actual:
             return actual, tallies
         caught_up = None
@@ -630,25 +640,26 @@ class EpisodicMemory:
         return self._quarantine_log
 
     def _adopt_quarantine_log(self, events: Sequence[QuarantineEvent]) -> None:
-        """Append another namespace's log events this log lacks (used by migrations)."""
-        with self._write_lock:
-            self._adopt_log(decode_log(self.store.read_state(self.namespace, _QUARANTINE_STATE)))
-            if self._adopt_log(events):
-                self._save_quarantine_log(self._quarantine_log)
+        """Append the events of another log that this one lacks, in their order.
 
-    def _adopt_log(self, events: Sequence[QuarantineEvent]) -> bool:
-        """Merge in the events this memory's log lacks; whether there were any.
-
-        The merged log is ordered by time (stably), so memories that merged the same
-        events in another order agree on it.
+        Used by migrations; an event the target already holds as often is not repeated.
         """
-        known = set(self._quarantine_log)
-        extra = tuple(event for event in events if event not in known)
-        if extra:
-            merged = sorted((*self._quarantine_log, *extra), key=lambda event: event.at)
-            self._quarantine_log = tuple(merged)
-            self._quarantined = active_quarantine(self._quarantine_log)
-        return bool(extra)
+        with self._write_lock:
+            self._reload_quarantine_log()
+            missing = Counter(events) - Counter(self._quarantine_log)
+            extra = []
+            for event in events:
+                if missing[event] > 0:
+                    missing[event] -= 1
+                    extra.append(event)
+            if extra:
+                self._save_quarantine_log((*self._quarantine_log, *extra))
+
+    def _reload_quarantine_log(self) -> None:
+        # The stored log is the truth: every writer appends to what it reads there.
+        log = decode_log(self.store.read_state(self.namespace, _QUARANTINE_STATE))
+        self._quarantine_log = log
+        self._quarantined = active_quarantine(log)
 
     def _save_quarantine_log(self, log: tuple[QuarantineEvent, ...]) -> None:
         self.store.write_state(self.namespace, _QUARANTINE_STATE, encode_log(log))
@@ -669,7 +680,7 @@ class EpisodicMemory:
                 raise EpisodicValueError(msg)
         with self._write_lock:
             # Another memory (or process) may have logged events since this one opened.
-            self._adopt_log(decode_log(self.store.read_state(self.namespace, _QUARANTINE_STATE)))
+            self._reload_quarantine_log()
             now = self.now()
             events = [QuarantineEvent(i, action, reason, now, by) for i in dict.fromkeys(ids)]
             stored = self.store.get(self.namespace, [event.episode_id for event in events])

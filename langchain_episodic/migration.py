@@ -101,7 +101,8 @@ def migrate_namespace(
         EpisodeConflictError: The target holds a different episode under a source id.
             Batches before the conflicting one stay copied; nothing of it is written.
         MigrationError: Reading back the target did not give the source's episodes,
-            or the target ends with fewer episodes than the source.
+            the target ends with fewer episodes than the source, or some source
+            records are not readable episodes (every readable one is copied first).
     """
     for name, memory in (("source", source), ("target", target)):
         if not isinstance(memory, EpisodicMemory):
@@ -114,13 +115,22 @@ def migrate_namespace(
     total = len(source)
     copied = 0
     with tqdm(total=total, desc="migrating", unit="ep", disable=not progress, leave=False) as bar:
+        read = 0
         for batch in _batches(source.episodes(page_size=batch_size), batch_size):
             copied += target.record_many(batch, in_time_order=False)
             _verify(source, target, batch)
+            read += len(batch)
             bar.update(len(batch))
     target._adopt_quarantine_log(source.quarantine_log())
+    if read < total:
+        msg = (
+            f"{total - read} of the {total} records of the source namespace="
+            f"{source.namespace!r} are not readable episodes and were not copied (every "
+            "readable one was); list them with 'langchain-episodic verify'"
+        )
+        raise MigrationError(msg)
     target_count = len(target)
     if target_count < total:
         msg = f"the target holds {target_count} episodes after copying {total}"
         raise MigrationError(msg)
-    return MigrationReport(total, copied, total - copied, target_count)
+    return MigrationReport(total, copied, read - copied, target_count)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 import uuid
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -174,14 +175,19 @@ class ChromaEpisodeStore:
         private = path is None and client is None
         # Taken before Chroma opens the folder; released by close() or collection.
         lock = None if path is None else acquire_path_lock(os.fspath(path), lock_timeout)
-        if client is None:
-            # Default settings on purpose: Chroma refuses two clients of one system with
-            # different settings, and users create their own clients beside ours.
-            client = (
-                chromadb.PersistentClient(path=os.fspath(path))
-                if path is not None
-                else chromadb.EphemeralClient()
-            )
+        try:
+            if client is None:
+                # Default settings on purpose: Chroma refuses two clients of one system
+                # with different settings, and users create their own clients beside ours.
+                client = (
+                    chromadb.PersistentClient(path=os.fspath(path))
+                    if path is not None
+                    else chromadb.EphemeralClient()
+                )
+        except BaseException:
+            if lock is not None:  # Chroma could not open the folder: do not keep it locked
+                lock.release()
+            raise
         self._release_lock = (
             None if lock is None else weakref.finalize(self, _close_embedded, client, lock.release)
         )
@@ -194,6 +200,8 @@ class ChromaEpisodeStore:
         )
         self._batch_size = max_batch_size
         self._collections: dict[str, Collection] = {}
+        self._add_lock = threading.Lock()
+        self._next_seq: dict[str, int] = {}
 
     def __repr__(self) -> str:
         where = f"path={self._path!r}" if self._path else f"client={type(self._client).__name__}"
@@ -320,23 +328,28 @@ class ChromaEpisodeStore:
         """Write new episodes with their vectors, numbered from ``first_seq`` on.
 
         The caller has validated the episodes and checked that their ids are new.
-        Writes go in batches of at most :attr:`batch_size` records.
+        Writes go in batches of at most :attr:`batch_size` records. Memories sharing
+        this store object never repeat a number: it counts on from its own last one
+        when that is ahead of ``first_seq``.
         """
         if len(episodes) != len(embeddings):
             msg = f"{len(episodes)} episodes but {len(embeddings)} embeddings"
             raise EpisodicValueError(msg)
         collection = self.collection(namespace)
-        for part in _chunks(self.batch_size, len(episodes)):
-            batch = episodes[part]
-            collection.add(
-                ids=[episode.episode_id for episode in batch],
-                embeddings=np.asarray(embeddings[part], dtype=np.float32),
-                documents=[episode.task.description for episode in batch],
-                metadatas=[
-                    _episode_metadata(episode, first_seq + part.start + offset)
-                    for offset, episode in enumerate(batch)
-                ],
-            )
+        with self._add_lock:
+            start = max(first_seq, self._next_seq.get(namespace, 0))
+            for part in _chunks(self.batch_size, len(episodes)):
+                batch = episodes[part]
+                collection.add(
+                    ids=[episode.episode_id for episode in batch],
+                    embeddings=np.asarray(embeddings[part], dtype=np.float32),
+                    documents=[episode.task.description for episode in batch],
+                    metadatas=[
+                        _episode_metadata(episode, start + part.start + offset)
+                        for offset, episode in enumerate(batch)
+                    ],
+                )
+                self._next_seq[namespace] = start + part.stop
 
     def search_hits(
         self,
@@ -409,6 +422,7 @@ class ChromaEpisodeStore:
         self, namespace: str, page_size: int = 1000, start: int = 0
     ) -> Iterator[Episode]:
         """Episodes of ``namespace`` in recording order from the ``start``-th on, in pages."""
+        check_int("page_size", page_size, 1)
         total = self.count(namespace)
         while True:
             rows = self._get_seq_range(namespace, start, start + page_size)

@@ -319,3 +319,14 @@ def test_the_cli_reports_a_locked_store_in_one_line(
     assert err.startswith("error: path=")
     assert f"(pid {probe.process.pid})" in err
     assert err.count("\n") == 1
+
+
+def test_a_store_chroma_cannot_open_does_not_keep_the_folder_locked(
+    tmp_path: Path, probe: Probe
+) -> None:
+    path = tmp_path / "store"
+    (path / "chroma.sqlite3").mkdir(parents=True)  # Chroma cannot open a folder as its database
+    with pytest.raises(Exception, match="database"):
+        ChromaEpisodeStore(path=path)
+    (path / "chroma.sqlite3").rmdir()
+    assert probe.ask("open 0") == {"opened": 0}  # another process gets the folder

@@ -13,6 +13,8 @@ from langchain_episodic import (
     EpisodeConflictError,
     EpisodicMemory,
     EpisodicValueError,
+    MalformedRecordWarning,
+    MigrationError,
 )
 from langchain_episodic.cli import main
 from langchain_episodic.in_memory_store import InMemoryEpisodeStore
@@ -126,3 +128,22 @@ def test_cli_migrate_copies_a_disk_namespace_to_a_server(
     assert "give the target" in capsys.readouterr().err
     assert main(["--path", str(tmp_path / "nothing-here"), "migrate", "--to-path", "x"]) == 2
     assert "no episodic memory" in capsys.readouterr().err
+
+
+def test_unreadable_source_records_are_named_after_every_readable_one_is_copied(
+    tmp_path: Path,
+) -> None:
+    source = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path / "source"))
+    source.record_many(corpus(4))
+    source.store.collection("default").add(  # type: ignore[attr-defined]
+        ids=["foreign"],
+        embeddings=[source.embeddings.embed_query("x")],
+        metadatas=[{"episode": "not json", "seq": 4}],
+    )
+    target = EpisodicMemory(store=InMemoryEpisodeStore())
+    with (
+        pytest.warns(MalformedRecordWarning, match="foreign"),
+        pytest.raises(MigrationError, match=r"1 of the 5 records .* not readable"),
+    ):
+        migrate_namespace(source, target)
+    assert list(target.episodes()) == corpus(4)

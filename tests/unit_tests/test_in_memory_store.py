@@ -266,3 +266,10 @@ def test_threads_recording_and_recalling_through_one_memory() -> None:
         mine = [e.episode_id for e in stored if e.episode_id.startswith(f"t{t}-")]
         assert mine == [f"t{t}-{i}" for i in range(per_thread)]
     assert store.latest("default", total, total) == stored
+
+
+@pytest.mark.parametrize("page_size", [0, -1])
+def test_iter_episodes_refuses_a_page_size_below_one(page_size: int) -> None:
+    store = InMemoryEpisodeStore()
+    with pytest.raises(EpisodicValueError, match=f"page_size={page_size}"):
+        list(store.iter_episodes("default", page_size=page_size))

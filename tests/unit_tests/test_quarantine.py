@@ -12,6 +12,7 @@ from langchain_episodic import (
     EpisodeValidationError,
     EpisodicMemory,
     EpisodicValueError,
+    InMemoryEpisodeStore,
     episode_from_tests,
 )
 from langchain_episodic.episode import Episode
@@ -150,3 +151,34 @@ def test_episode_from_tests_carries_the_source(memory: EpisodicMemory) -> None:
     assert memory.store.get("default", [episode.episode_id])[episode.episode_id].source == (
         EpisodeSource(agent="ci")
     )
+
+
+def test_two_memories_never_lose_each_others_quarantine_events() -> None:
+    # Equal clocks and repeated events: the stored log is taken as it is, then added to.
+    store = InMemoryEpisodeStore()
+    first = EpisodicMemory(store=store, clock=lambda: 100.0)
+    first.record_many([make_episode(episode_id="x"), make_episode(episode_id="y")])
+    first.quarantine("x", "bad")
+    second = EpisodicMemory(store=store, clock=lambda: 100.0)
+    first.release("x", "fine")
+    first.quarantine("x", "bad after all")
+    second.quarantine("y", "bad too")
+    fresh = EpisodicMemory(store=store)
+    assert [(e.episode_id, e.action) for e in fresh.quarantine_log()] == [
+        ("x", "quarantine"),
+        ("x", "release"),
+        ("x", "quarantine"),
+        ("y", "quarantine"),
+    ]
+    assert set(fresh.quarantined()) == {"x", "y"}
+
+
+def test_a_slower_clock_elsewhere_cannot_undo_a_release() -> None:
+    store = InMemoryEpisodeStore()
+    ahead = EpisodicMemory(store=store, clock=lambda: 200.0)
+    ahead.record_many([make_episode(episode_id="x"), make_episode(episode_id="y")])
+    ahead.quarantine("x", "bad")
+    behind = EpisodicMemory(store=store, clock=lambda: 100.0)
+    behind.release("x", "fine")
+    ahead.quarantine("y", "bad")
+    assert set(EpisodicMemory(store=store).quarantined()) == {"y"}

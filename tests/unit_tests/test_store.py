@@ -282,3 +282,37 @@ def test_a_stored_record_that_is_not_an_episode_is_skipped_with_a_warning_naming
     with pytest.warns(MalformedRecordWarning, match=r"id='bad'.*Feedback\.reward=7"):
         hits = memory.recall("Implement login form", top_k=2)
     assert [hit.episode.episode_id for hit in hits] == ["good"]
+
+
+def test_memories_sharing_a_store_never_repeat_a_record_number(tmp_path: Path) -> None:
+    store = ChromaEpisodeStore(path=tmp_path)
+    agent, tool = EpisodicMemory(store=store), EpisodicMemory(store=store)
+    agent.record_many([make_episode(episode_id=f"a{i}", timestamp=i) for i in range(3)])
+    tool.record_many([make_episode(episode_id=f"b{i}", timestamp=10 + i) for i in range(3)])
+    agent.record(make_episode(episode_id="a3", timestamp=20))
+    assert store.verify("default") == []
+    reopened = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path), short_term_limit=3)
+    assert [e.episode_id for e in reopened.short_term] == ["b1", "b2", "a3"]
+    assert [e.episode_id for e in reopened.episodes()] == ["a0", "a1", "a2", "b0", "b1", "b2", "a3"]
+
+
+def test_a_malformed_record_does_not_make_every_open_rescan(tmp_path: Path) -> None:
+    memory = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path))
+    memory.record_many(corpus(20))
+    memory.store.collection("default").add(  # type: ignore[attr-defined]
+        ids=["foreign"],
+        embeddings=[memory.embeddings.embed_query("x")],
+        metadatas=[{"episode": "not json", "seq": 20}],
+    )
+    store = CountingStore(path=tmp_path)
+    store.collection("default")  # opened outside pytest.warns, which re-raises Chroma's own
+    with pytest.warns(MalformedRecordWarning, match="foreign"):
+        EpisodicMemory(store=store)  # recounts once, saves "skipped"
+    CountingStore.scanned = 0
+    store = CountingStore(path=tmp_path)
+    store.collection("default")
+    with pytest.warns(MalformedRecordWarning, match="foreign"):  # in the short-term window
+        again = EpisodicMemory(store=store)
+    assert CountingStore.scanned == 0
+    assert len(again) == 21
+    assert again.skill_profiles() == compute_skill_profiles(corpus(20))
