@@ -9,7 +9,7 @@ import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, compute_skill_profiles
 from tests.chroma_server import chroma_server
-from tests.unit_tests.factories import make_episode
+from tests.unit_tests.factories import assert_same_profiles, make_episode
 from tests.unit_tests.test_memory import corpus
 
 
@@ -55,16 +55,7 @@ def test_server_restart_keeps_everything(tmp_path: Path) -> None:
         memory = EpisodicMemory(store=ChromaEpisodeStore(client=client))
         assert len(memory) == 6_000
         assert memory.short_term == tuple(episodes[-5:])
-        # Summary floats cross the HTTP API as JSON: equal up to the last bit or two.
-        for got, expected in zip(
-            memory.skill_profiles(), compute_skill_profiles(episodes), strict=True
-        ):
-            assert (got.category, got.total_episodes, got.successes) == (
-                expected.category,
-                expected.total_episodes,
-                expected.successes,
-            )
-            assert got.avg_reward == pytest.approx(expected.avg_reward, rel=1e-12)
+        assert_same_profiles(memory.skill_profiles(), compute_skill_profiles(episodes))
         hits = memory.recall("Write unit tests for the CSV parser", top_k=3)
         assert hits[0].episode.task.description.startswith("Write unit tests for the CSV parser")
 

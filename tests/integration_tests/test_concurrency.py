@@ -26,6 +26,7 @@ from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, compute_skill
 from langchain_episodic._path_lock import LOCK_FILE_NAME
 from langchain_episodic.errors import StoreLockedError
 from tests.integration_tests.test_durability import diverse_corpus
+from tests.unit_tests.factories import assert_same_profiles
 from tests.unit_tests.test_memory import article_recall
 
 REPO = Path(__file__).resolve().parents[2]
@@ -265,15 +266,7 @@ def test_concurrent_writers_through_a_server_lose_and_duplicate_nothing(
     assert store.get("shared", ids) == {episode.episode_id: episode for episode in episodes}
     # Each process numbered its records from its own count; the reopened memory still
     # counts every episode once and fills its short-term window.
-    for got, expected in zip(
-        memory.skill_profiles(), compute_skill_profiles(episodes), strict=True
-    ):
-        assert (got.category, got.total_episodes, got.successes) == (
-            expected.category,
-            expected.total_episodes,
-            expected.successes,
-        )
-        assert got.avg_reward == pytest.approx(expected.avg_reward, rel=1e-12)  # sum order
+    assert_same_profiles(memory.skill_profiles(), compute_skill_profiles(episodes))
     assert sorted(e.episode_id for e in memory.episodes(page_size=64)) == sorted(ids)
     assert len(memory.short_term) == 5
     assert set(memory.short_term) <= set(episodes)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import pytest
+
 from langchain_episodic.episode import (
     Episode,
     Feedback,
@@ -9,6 +13,7 @@ from langchain_episodic.episode import (
     TaskCategory,
     TaskDescription,
 )
+from langchain_episodic.skills import SkillProfile
 
 
 def make_episode(
@@ -43,3 +48,19 @@ def make_episode(
         iterations=iterations,
         strategy_used=strategy,
     )
+
+
+def assert_same_profiles(got: Sequence[SkillProfile], expected: Sequence[SkillProfile]) -> None:
+    """Equal skill profiles, averages up to float rounding.
+
+    Summaries that cross JSON or are summed in another order differ in the last bits.
+    """
+    assert len(got) == len(expected)
+    for mine, theirs in zip(got, expected, strict=True):
+        assert (mine.category, mine.total_episodes, mine.successes) == (
+            theirs.category,
+            theirs.total_episodes,
+            theirs.successes,
+        )
+        assert mine.avg_reward == pytest.approx(theirs.avg_reward, rel=1e-12)
+        assert mine.avg_iterations == pytest.approx(theirs.avg_iterations, rel=1e-12)
