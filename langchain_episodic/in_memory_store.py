@@ -24,30 +24,23 @@ from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory
-from langchain_episodic.errors import EpisodeConflictError, EpisodicValueError
+from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.filters import EpisodeFilter
-from langchain_episodic.store_base import StoredHit, decode_episode, decode_hit, encode_episode
+from langchain_episodic.store_base import (
+    StoredHit,
+    check_batch,
+    decode_episode,
+    decode_hit,
+    encode_episode,
+    new_episodes,
+    unit_rows,
+)
 
 __all__ = ["InMemoryEpisodeStore"]
 
 _MIN_CAPACITY = 64
 _CATEGORY_CODES = {category: code for code, category in enumerate(TaskCategory)}
 _OUTCOME_CODES = {outcome: code for code, outcome in enumerate(OutcomeStatus)}
-
-
-def _unit_rows(vectors: NDArray[np.floating], name: str) -> NDArray[np.float32]:
-    """Rows scaled to unit length in float64, returned as float32; refuses bad rows."""
-    matrix = np.asarray(vectors, dtype=np.float64)
-    if matrix.ndim != 2 or matrix.shape[1] == 0:
-        msg = f"{name} has shape {matrix.shape}; expected (records, dimensions)"
-        raise EpisodicValueError(msg)
-    norms = np.linalg.norm(matrix, axis=1)
-    bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0.0))
-    if bad.size:
-        msg = f"{name}[{int(bad[0])}] is invalid: must be a finite, non-zero vector"
-        raise EpisodicValueError(msg)
-    unit: NDArray[np.float32] = (matrix / norms[:, None]).astype(np.float32)
-    return unit
 
 
 def _top_k(similarities: NDArray[np.float32], k: int) -> NDArray[np.intp]:
@@ -238,28 +231,19 @@ class InMemoryEpisodeStore:
             EpisodeConflictError: A different episode is stored under one of the ids
                 (the identical episode is skipped). Nothing is written.
         """
-        if len(episodes) != len(embeddings):
-            msg = f"{len(episodes)} episodes but {len(embeddings)} embeddings"
-            raise EpisodicValueError(msg)
+        check_batch(episodes, embeddings)
         if not episodes:
             return
-        vectors = _unit_rows(embeddings, "embeddings")
+        vectors = unit_rows(embeddings, "embeddings").astype(np.float32)
         encoded = [encode_episode(episode) for episode in episodes]
         with self._lock:
             space = self._space(namespace)
-            keep: list[int] = []
-            batch: dict[str, str] = {}
-            for index, (episode, record) in enumerate(zip(episodes, encoded, strict=True)):
-                episode_id = episode.episode_id
-                existing = batch.get(episode_id)
-                if existing is None and episode_id in space.rows:
-                    existing = space.records[space.rows[episode_id]]
-                if existing is not None:
-                    if existing != record:
-                        raise EpisodeConflictError(episode_id, namespace)
-                    continue
-                batch[episode_id] = record
-                keep.append(index)
+            stored = {
+                episode.episode_id: space.records[space.rows[episode.episode_id]]
+                for episode in episodes
+                if episode.episode_id in space.rows
+            }
+            keep = new_episodes(namespace, episodes, encoded, stored)
             start = space.size
             space.reserve(start + len(keep), vectors.shape[1])
             stop = start + len(keep)
@@ -289,10 +273,8 @@ class InMemoryEpisodeStore:
             EpisodicValueError: ``k`` is below 1, or the query is not a finite,
                 non-zero vector of the namespace's length.
         """
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            msg = f"k={k!r} is invalid: must be an integer >= 1"
-            raise EpisodicValueError(msg)
-        query = _unit_rows(np.asarray(embedding).reshape(1, -1), "embedding")[0]
+        check_int("k", k, 1)
+        query = unit_rows(np.asarray(embedding).reshape(-1), "embedding").astype(np.float32)
         with self._lock:
             space = self._space(namespace)
             size = space.size

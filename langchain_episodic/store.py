@@ -38,11 +38,11 @@ from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.episode import Episode
 from langchain_episodic.errors import EpisodicValueError, StoreConfigurationError
 from langchain_episodic.filters import EpisodeFilter
-from langchain_episodic.scoring import SearchResult
 from langchain_episodic.store_base import (
     DEFAULT_NAMESPACE,
     MalformedRecordWarning,
     StoredHit,
+    check_batch,
     decode_episode,
     decode_hit,
     encode_episode,
@@ -332,9 +332,7 @@ class ChromaEpisodeStore:
         this store object never repeat a number: it counts on from its own last one
         when that is ahead of ``first_seq``.
         """
-        if len(episodes) != len(embeddings):
-            msg = f"{len(episodes)} episodes but {len(embeddings)} embeddings"
-            raise EpisodicValueError(msg)
+        check_batch(episodes, embeddings)
         collection = self.collection(namespace)
         with self._add_lock:
             start = max(first_seq, self._next_seq.get(namespace, 0))
@@ -377,19 +375,6 @@ class ChromaEpisodeStore:
             for record_id, metadata, distance in zip(ids, metadatas, distances, strict=True)
         )
         return [hit for hit in hits if hit is not None]
-
-    def search(
-        self,
-        namespace: str,
-        embedding: NDArray[np.float32] | Sequence[float],
-        k: int,
-        filters: EpisodeFilter | None = None,
-    ) -> list[SearchResult]:
-        """The ``k`` episodes nearest to ``embedding``, most similar first."""
-        return [
-            SearchResult(episode=hit.episode(), similarity=hit.similarity)
-            for hit in self.search_hits(namespace, embedding, k, filters)
-        ]
 
     def _get_seq_range(self, namespace: str, start: int, stop: int) -> list[tuple[int, Episode]]:
         got = self.collection(namespace).get(

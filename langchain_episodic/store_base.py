@@ -31,7 +31,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langchain_episodic.episode import Episode, OutcomeStatus
-from langchain_episodic.errors import EpisodeValidationError
+from langchain_episodic.errors import (
+    EpisodeConflictError,
+    EpisodeValidationError,
+    EpisodicValueError,
+)
 from langchain_episodic.filters import EpisodeFilter
 
 __all__ = [
@@ -39,11 +43,14 @@ __all__ = [
     "EpisodeStore",
     "MalformedRecordWarning",
     "StoredHit",
+    "check_batch",
     "collect_malformed",
     "decode_episode",
     "decode_hit",
     "encode_episode",
+    "new_episodes",
     "read_record",
+    "unit_rows",
 ]
 
 DEFAULT_NAMESPACE = "default"
@@ -199,6 +206,60 @@ def decode_episode(record_id: str, raw: object) -> Episode | None:
     if episode is None:
         _warn(record_id, reason)
     return episode
+
+
+def check_batch(
+    episodes: Sequence[Episode], embeddings: NDArray[np.float32] | Sequence[Sequence[float]]
+) -> None:
+    """Refuse a write whose episodes and vectors differ in number."""
+    if len(episodes) != len(embeddings):
+        msg = f"{len(episodes)} episodes but {len(embeddings)} embeddings"
+        raise EpisodicValueError(msg)
+
+
+def unit_rows(vectors: object, name: str) -> NDArray[np.float64]:
+    """Vectors (one, or a matrix of rows) scaled to unit length; refuses unusable ones.
+
+    Stores that compute cosine themselves, or convert a backend's L2 or inner-product
+    score into it, keep and query unit vectors.
+    """
+    matrix = np.asarray(vectors, dtype=np.float64)
+    if matrix.ndim not in (1, 2) or matrix.shape[-1] == 0:
+        msg = f"{name} has shape {matrix.shape}; expected (records, dimensions)"
+        raise EpisodicValueError(msg)
+    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0.0))
+    if bad.size:
+        where = f"[{int(bad[0])}]" if matrix.ndim == 2 else ""
+        msg = f"{name}{where} is invalid: must be a finite, non-zero vector"
+        raise EpisodicValueError(msg)
+    unit: NDArray[np.float64] = matrix / norms
+    return unit
+
+
+def new_episodes(
+    namespace: str,
+    episodes: Sequence[Episode],
+    encoded: Sequence[str],
+    stored: Mapping[str, str],
+) -> list[int]:
+    """Positions of the episodes to write: not stored yet, and first in the batch.
+
+    ``stored`` maps the ids already stored to their encoded form. An identical episode
+    (stored, or earlier in the batch) is skipped; a different one under a taken id
+    raises :class:`EpisodeConflictError` before anything is written.
+    """
+    seen = dict(stored)
+    new: list[int] = []
+    for index, episode in enumerate(episodes):
+        existing = seen.get(episode.episode_id)
+        if existing is not None:
+            if existing != encoded[index]:
+                raise EpisodeConflictError(episode.episode_id, namespace)
+            continue
+        seen[episode.episode_id] = encoded[index]
+        new.append(index)
+    return new
 
 
 @runtime_checkable

@@ -40,7 +40,6 @@ from numpy.typing import NDArray
 from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode
 from langchain_episodic.errors import (
-    EpisodeConflictError,
     EpisodicValueError,
     StoreConfigurationError,
 )
@@ -48,9 +47,12 @@ from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.store_base import (
     MalformedRecordWarning,
     StoredHit,
+    check_batch,
     decode_episode,
     decode_hit,
     encode_episode,
+    new_episodes,
+    unit_rows,
 )
 
 __all__ = [
@@ -212,16 +214,6 @@ def _embeddings_writer(
             texts, vectors, metadatas=metadatas, ids=ids
         )
     return None
-
-
-def _unit(vectors: NDArray[np.floating], name: str) -> NDArray[np.float64]:
-    matrix = np.asarray(vectors, dtype=np.float64)
-    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
-    if not (np.isfinite(norms).all() and (norms > 0).all()):
-        msg = f"{name} is invalid: every vector must be finite and non-zero"
-        raise EpisodicValueError(msg)
-    unit: NDArray[np.float64] = matrix / norms
-    return unit
 
 
 def _hit_matches(hit: StoredHit, filters: EpisodeFilter | None) -> bool:
@@ -593,9 +585,7 @@ class VectorStoreEpisodeStore:
             StoreConfigurationError: The backend embeds texts itself and its vectors
                 cannot give exact cosine (see the class docstring).
         """
-        if len(episodes) != len(embeddings):
-            msg = f"{len(episodes)} episodes but {len(embeddings)} embeddings"
-            raise EpisodicValueError(msg)
+        check_batch(episodes, embeddings)
         if not episodes:
             return
         vectors = np.asarray(embeddings, dtype=np.float64)
@@ -618,19 +608,12 @@ class VectorStoreEpisodeStore:
         """Indices of the episodes not stored yet; conflicts raise. Caller holds the lock."""
         encoded = [encode_episode(episode) for episode in episodes]
         stored = self.get(namespace, [episode.episode_id for episode in episodes])
-        seen: dict[str, str] = {
-            episode_id: encode_episode(episode) for episode_id, episode in stored.items()
-        }
-        new: list[int] = []
-        for index, episode in enumerate(episodes):
-            existing = seen.get(episode.episode_id)
-            if existing is not None:
-                if existing != encoded[index]:
-                    raise EpisodeConflictError(episode.episode_id, namespace)
-                continue
-            seen[episode.episode_id] = encoded[index]
-            new.append(index)
-        return new
+        return new_episodes(
+            namespace,
+            episodes,
+            encoded,
+            {episode_id: encode_episode(episode) for episode_id, episode in stored.items()},
+        )
 
     def _write(
         self,
@@ -653,7 +636,7 @@ class VectorStoreEpisodeStore:
             for offset, episode in enumerate(episodes)
         ]
         if self._write_vectors is not None:
-            unit = _unit(vectors, "embeddings")
+            unit = unit_rows(vectors, "embeddings")
             self._write_vectors(texts, unit.tolist(), metadatas, ids)
             return
         self._check_backend_embeddings(texts[0], vectors)
@@ -720,28 +703,21 @@ class VectorStoreEpisodeStore:
         neighbour. Each score is converted to cosine similarity (see :data:`ScoreKind`).
         """
         k = check_int("k", k, 1)
-        query = _unit(np.asarray(embedding).reshape(-1), "embedding").tolist()
+        query = unit_rows(np.asarray(embedding).reshape(-1), "embedding").tolist()
         native = None if self._namespace_filter is None else self._namespace_filter(namespace)
         # First without the backend's filter: a metadata filter can cost a backend far
         # more than the search (Chroma: ~20x), and when the k nearest records pass the
         # checks in Python they are exactly the k nearest that pass. Only when they do
         # not (other namespaces or documents crowd the top) is the filter used.
-        attempts = [(None, k)] if native is not None else []
+        kept: list[tuple[Document, float]] = []
+        if native is not None:
+            kept, _ = self._passing(query, k, None, namespace, filters)
         wanted = k
-        while True:
-            backend_filter, size = attempts.pop(0) if attempts else (native, wanted)
-            with self._lock:
-                self._open(namespace)
-                raw, exhausted = self._search_raw(query, size, backend_filter)
-            kept = [
-                (document, score)
-                for document, score in raw
-                if self._passes(document.metadata or {}, namespace, filters)
-            ]
-            if len(kept) >= k or (exhausted and backend_filter is native):
+        while len(kept) < k:
+            kept, exhausted = self._passing(query, wanted, native, namespace, filters)
+            if exhausted:
                 break
-            if backend_filter is native:
-                wanted *= 2
+            wanted *= 2
         hits: list[StoredHit] = []
         for document, score in kept:
             similarity = min(1.0, max(-1.0, float(self._to_cosine(float(score)))))
@@ -750,6 +726,28 @@ class VectorStoreEpisodeStore:
                 hits.append(hit)
         hits.sort(key=lambda hit: -hit.similarity)  # stable: the backend's order on ties
         return hits[:k]
+
+    def _passing(
+        self,
+        query: list[float],
+        n: int,
+        backend_filter: Any,
+        namespace: str,
+        filters: EpisodeFilter | None,
+    ) -> tuple[list[tuple[Document, float]], bool]:
+        """Those of the ``n`` nearest in ``namespace`` that pass ``filters``, and exhaustion.
+
+        The flag is ``True`` when the backend has no more records to give.
+        """
+        with self._lock:
+            self._open(namespace)
+            raw, exhausted = self._search_raw(query, n, backend_filter)
+        kept = [
+            (document, score)
+            for document, score in raw
+            if self._passes(document.metadata or {}, namespace, filters)
+        ]
+        return kept, exhausted
 
     def _search_raw(
         self, query: list[float], n: int, native: Any

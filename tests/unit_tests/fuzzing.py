@@ -17,12 +17,10 @@ from langchain_episodic import OutcomeStatus, TaskCategory
 
 
 def fuzz_settings(max_examples: int) -> settings:
-    """Reproducible settings: derandomized, no database, no deadline."""
+    """``max_examples`` on top of the suite's profile (derandomized, no database, no
+    deadline; see tests/conftest.py), allowing slow and large examples."""
     return settings(
         max_examples=max_examples,
-        derandomize=True,
-        database=None,
-        deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
 
