@@ -43,7 +43,7 @@ from langchain_episodic import (
     TaskCategory,
     TaskDescription,
 )
-from langchain_episodic.local_models import minilm_embeddings
+from langchain_episodic.embeddings.minilm import minilm_embeddings
 
 try:
     from benchmarks.retrieval_data import DISTRACTORS, TASKS

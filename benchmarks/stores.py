@@ -50,13 +50,8 @@ with warnings.catch_warnings():
     from langchain_community.docstore.in_memory import InMemoryDocstore
     from langchain_community.vectorstores import FAISS
 
-from langchain_episodic import (
-    ChromaEpisodeStore,
-    EpisodeStore,
-    EpisodicMemory,
-    InMemoryEpisodeStore,
-    VectorStoreEpisodeStore,
-)
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+from langchain_episodic.stores import EpisodeStore, InMemoryEpisodeStore, VectorStoreEpisodeStore
 
 TOP_K, FETCH_K = 3, 6
 NOW = 1_780_000_000.0 + 60.0 * 20_000

@@ -17,12 +17,10 @@ from langchain_episodic import (
     OutcomeStatus,
     TaskCategory,
     TaskDescription,
-    build_replay_context,
     choose_strategy,
-    compute_learning_curve,
-    format_replay_prompt,
-    identify_weak_skills,
 )
+from langchain_episodic.replay import build_replay_context, format_replay_prompt
+from langchain_episodic.skills import compute_learning_curve, identify_weak_skills
 
 HOUR = 3600.0
 START = 1_780_000_000.0  # fixed times, so a re-run records the very same episodes

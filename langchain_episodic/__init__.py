@@ -2,15 +2,36 @@
 
 An agent records each finished task as an :class:`Episode`; on a new task,
 :class:`EpisodicMemory` recalls the few past episodes that matter most (similar,
-recent, rewarded, successful) and :func:`format_replay_prompt` turns them into context
-for the model. Episodes live in ChromaDB: on disk, in memory, or on a Chroma server.
+recent, rewarded, successful) and :func:`build_replay` turns them into a replay
+prompt (and, when asked, a strategy) for the model. Episodes live in ChromaDB: on
+disk, in memory, or on a Chroma server.
+
+The package is layered; each layer imports only the ones above it in this list:
+
+* data model and pure logic: :mod:`~langchain_episodic.episode`,
+  :mod:`~langchain_episodic.filters`, :mod:`~langchain_episodic.feedback`,
+  :mod:`~langchain_episodic.scoring`, :mod:`~langchain_episodic.recall_options`,
+  :mod:`~langchain_episodic.replay`, :mod:`~langchain_episodic.skills`,
+  :mod:`~langchain_episodic.strategy`, :mod:`~langchain_episodic.quarantine`
+* embeddings: :mod:`langchain_episodic.embeddings`
+* stores, the only modules that talk to a database: :mod:`langchain_episodic.stores`
+* the memory service: :mod:`~langchain_episodic.memory` (with
+  :mod:`~langchain_episodic.summary`), :mod:`~langchain_episodic.pipeline` (one
+  recall per replay), :mod:`~langchain_episodic.migration`
+* LangChain integrations, loaded on first use: :mod:`langchain_episodic.integrations`
+* tooling: :mod:`langchain_episodic.cli`, :mod:`langchain_episodic.simulation`
+
+Everything not listed in ``__all__`` is importable from its module.
 """
 
-from langchain_episodic.diagnostics import LearningSnapshot, compute_learning_curve
+from __future__ import annotations
+
+from importlib import import_module, metadata
+from typing import TYPE_CHECKING, Any
+
 from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.episode import (
     Episode,
-    EpisodeSource,
     Feedback,
     OutcomeStatus,
     TaskCategory,
@@ -18,115 +39,85 @@ from langchain_episodic.episode import (
 )
 from langchain_episodic.errors import (
     EpisodeConflictError,
-    EpisodeValidationError,
+    EpisodicError,
     EpisodicValueError,
     StoreConfigurationError,
     StoreLockedError,
 )
-from langchain_episodic.feedback import (
-    episode_from_tests,
-    feedback_from_tests,
-    outcome_for_pass_rate,
-)
+from langchain_episodic.feedback import episode_from_tests
 from langchain_episodic.filters import EpisodeFilter
-from langchain_episodic.in_memory_store import InMemoryEpisodeStore
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.migration import MigrationError, MigrationReport, migrate_namespace
-from langchain_episodic.prompting import areplay_prompt, replay_prompt
-from langchain_episodic.quarantine import QuarantineEvent
-from langchain_episodic.replay import (
-    ReplayContext,
-    approximate_token_count,
-    build_replay_context,
-    format_replay_prompt,
-    render_episode,
-)
-from langchain_episodic.retriever import EpisodicRetriever, result_to_document
-from langchain_episodic.runnable import create_replay_runnable
-from langchain_episodic.scoring import (
-    PrioritizedResult,
-    PriorityBreakdown,
-    ReplayWeights,
-    SearchResult,
-    compute_priority,
-    cosine_similarity,
-    explain_priority,
-    temporal_decay,
-)
-from langchain_episodic.skills import (
-    SkillProfile,
-    compute_skill_profiles,
-    identify_weak_skills,
-)
-from langchain_episodic.store import ChromaEpisodeStore
-from langchain_episodic.store_base import EpisodeStore, MalformedRecordWarning
-from langchain_episodic.strategy import (
-    STRATEGY_POOL,
-    StrategyChoice,
-    choose_strategy,
-    select_strategy,
-    select_strategy_thompson,
-)
-from langchain_episodic.tools import create_recall_tool
-from langchain_episodic.vectorstore_store import VectorStoreEpisodeStore
+from langchain_episodic.migration import migrate_namespace
+from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
+from langchain_episodic.recall_options import RecallOptions
+from langchain_episodic.scoring import ReplayWeights
+from langchain_episodic.stores import ChromaEpisodeStore
+from langchain_episodic.strategy import choose_strategy
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from langchain_episodic.integrations.classic import EpisodicChainMemory
+    from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware
+    from langchain_episodic.integrations.retriever import EpisodicRetriever
+    from langchain_episodic.integrations.runnable import create_replay_runnable
+    from langchain_episodic.integrations.tools import create_recall_tool
+
+try:
+    __version__ = metadata.version("langchain-episodic")
+except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0+unknown"
+
+# LangChain integrations load on first use: importing the package pulls in none of
+# them, and those that need an extra (middleware, classic) fail only when asked for.
+_LAZY = {
+    "EpisodicChainMemory": "langchain_episodic.integrations.classic",
+    "EpisodicMemoryMiddleware": "langchain_episodic.integrations.middleware",
+    "EpisodicRetriever": "langchain_episodic.integrations.retriever",
+    "create_recall_tool": "langchain_episodic.integrations.tools",
+    "create_replay_runnable": "langchain_episodic.integrations.runnable",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        msg = f"module 'langchain_episodic' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
-    "STRATEGY_POOL",
     "ChromaEpisodeStore",
     "Episode",
     "EpisodeConflictError",
     "EpisodeFilter",
-    "EpisodeSource",
-    "EpisodeStore",
-    "EpisodeValidationError",
+    "EpisodicChainMemory",
+    "EpisodicError",
     "EpisodicMemory",
+    "EpisodicMemoryMiddleware",
     "EpisodicRetriever",
     "EpisodicValueError",
     "Feedback",
     "HashingEmbeddings",
-    "InMemoryEpisodeStore",
-    "LearningSnapshot",
-    "MalformedRecordWarning",
-    "MigrationError",
-    "MigrationReport",
     "OutcomeStatus",
-    "PrioritizedResult",
-    "PriorityBreakdown",
-    "QuarantineEvent",
-    "ReplayContext",
+    "RecallOptions",
+    "Replay",
     "ReplayWeights",
-    "SearchResult",
-    "SkillProfile",
     "StoreConfigurationError",
     "StoreLockedError",
-    "StrategyChoice",
     "TaskCategory",
     "TaskDescription",
-    "VectorStoreEpisodeStore",
     "__version__",
-    "approximate_token_count",
-    "areplay_prompt",
-    "build_replay_context",
+    "abuild_replay",
+    "build_replay",
     "choose_strategy",
-    "compute_learning_curve",
-    "compute_priority",
-    "compute_skill_profiles",
-    "cosine_similarity",
     "create_recall_tool",
     "create_replay_runnable",
     "episode_from_tests",
-    "explain_priority",
-    "feedback_from_tests",
-    "format_replay_prompt",
-    "identify_weak_skills",
     "migrate_namespace",
-    "outcome_for_pass_rate",
-    "render_episode",
-    "replay_prompt",
-    "result_to_document",
-    "select_strategy",
-    "select_strategy_thompson",
-    "temporal_decay",
 ]

@@ -10,7 +10,11 @@ Example:
     .. code-block:: python
 
         from langchain_episodic import (
-            Episode, Feedback, OutcomeStatus, TaskCategory, TaskDescription,
+            Episode,
+            Feedback,
+            OutcomeStatus,
+            TaskCategory,
+            TaskDescription,
         )
 
         episode = Episode(
@@ -46,6 +50,7 @@ __all__ = [
     "OutcomeStatus",
     "TaskCategory",
     "TaskDescription",
+    "episode_from_stored",
 ]
 
 
@@ -376,35 +381,35 @@ class Episode:
             fields["source"] = EpisodeSource.from_dict(fields["source"])
         return cls(**fields)
 
-    @classmethod
-    def _from_stored(cls, data: Mapping[str, Any]) -> Episode:
-        """Rebuild an episode that this package validated before it stored it.
 
-        Skips the checks of :meth:`from_dict` (a third of a recall's own time), in the
-        manner of pydantic's ``model_construct``; use only for ``to_dict()`` output of a
-        validated episode. Anything else falls back to :meth:`from_dict`.
-        """
-        try:
-            task_data, feedback_data = data["task"], data["feedback"]
-            task = object.__new__(TaskDescription)
-            _set(task, "description", task_data["description"])
-            _set(task, "category", TaskCategory(task_data["category"]))
-            _set(task, "complexity", task_data["complexity"])
-            feedback = object.__new__(Feedback)
-            for name in ("reward", "message", "tests_passed", "tests_total"):
-                _set(feedback, name, feedback_data[name])
-            episode = object.__new__(cls)
-            for name in ("episode_id", "solution", "timestamp", "iterations", "strategy_used"):
-                _set(episode, name, data[name])
-            _set(episode, "task", task)
-            _set(episode, "feedback", feedback)
-            _set(episode, "outcome", OutcomeStatus(data["outcome"]))
-            source = data.get("source")
-            _set(episode, "source", None if source is None else EpisodeSource(**source))
-        except (KeyError, TypeError, ValueError):
-            return cls.from_dict(data)
-        # Cheap type and range checks: anything off (a record another tool wrote into
-        # the collection, say) goes through from_dict, which names the broken field.
-        if not _looks_stored(episode, task, feedback):
-            return cls.from_dict(data)
-        return episode
+def episode_from_stored(data: Mapping[str, Any]) -> Episode:
+    """Rebuild an episode that this package validated before it stored it.
+
+    Skips the checks of :meth:`Episode.from_dict` (a third of a recall's own time), in the
+    manner of pydantic's ``model_construct``; use only for ``to_dict()`` output of a
+    validated episode. Anything else falls back to :meth:`Episode.from_dict`.
+    """
+    try:
+        task_data, feedback_data = data["task"], data["feedback"]
+        task = object.__new__(TaskDescription)
+        _set(task, "description", task_data["description"])
+        _set(task, "category", TaskCategory(task_data["category"]))
+        _set(task, "complexity", task_data["complexity"])
+        feedback = object.__new__(Feedback)
+        for name in ("reward", "message", "tests_passed", "tests_total"):
+            _set(feedback, name, feedback_data[name])
+        episode = object.__new__(Episode)
+        for name in ("episode_id", "solution", "timestamp", "iterations", "strategy_used"):
+            _set(episode, name, data[name])
+        _set(episode, "task", task)
+        _set(episode, "feedback", feedback)
+        _set(episode, "outcome", OutcomeStatus(data["outcome"]))
+        source = data.get("source")
+        _set(episode, "source", None if source is None else EpisodeSource(**source))
+    except (KeyError, TypeError, ValueError):
+        return Episode.from_dict(data)
+    # Cheap type and range checks: anything off (a record another tool wrote into
+    # the collection, say) goes through from_dict, which names the broken field.
+    if not _looks_stored(episode, task, feedback):
+        return Episode.from_dict(data)
+    return episode

@@ -1,14 +1,23 @@
-"""Exceptions raised by langchain-episodic.
+"""Every exception and warning raised by langchain-episodic, under one root.
 
-Every error is a subclass of a built-in so callers can catch what they already know::
+Catch :class:`EpisodicError` for anything the package raises on purpose. Each class
+also subclasses the built-in that callers already catch, so ``except ValueError``
+keeps working for bad input::
 
-    ValueError
-     └── EpisodicValueError          bad input: names the field and the value
-          ├── EpisodeValidationError an Episode (or part of one) breaks a rule
-          └── EpisodeConflictError   another episode already holds that episode_id
-    RuntimeError
-     ├── StoreConfigurationError     a store cannot hold episodes as configured
-     └── StoreLockedError            another process holds the embedded store's folder
+    EpisodicError
+     ├── EpisodicValueError (ValueError)   bad input: names the field and the value
+     │    ├── EpisodeValidationError       an Episode (or part of one) breaks a rule
+     │    └── EpisodeConflictError         another episode already holds that episode_id
+     ├── StoreConfigurationError (RuntimeError)  a store cannot hold episodes as configured
+     ├── StoreLockedError (RuntimeError)   another process holds the embedded store's folder
+     ├── MigrationError (RuntimeError)     the target lacks what the source holds
+     └── MalformedRecordWarning (UserWarning)  a stored record was skipped as unreadable
+
+The rule for bad arguments: a scalar (a number, a string, an enum value) that is out
+of range or not a usable value of its kind raises :class:`EpisodicValueError` naming
+the argument and the value; an argument that must be an object of a given class (a
+store, embeddings, ``ReplayWeights``, ``EpisodeFilter``, ``RecallOptions``, a
+memory, a callable) and is something else raises the built-in ``TypeError``.
 """
 
 from __future__ import annotations
@@ -16,13 +25,20 @@ from __future__ import annotations
 __all__ = [
     "EpisodeConflictError",
     "EpisodeValidationError",
+    "EpisodicError",
     "EpisodicValueError",
+    "MalformedRecordWarning",
+    "MigrationError",
     "StoreConfigurationError",
     "StoreLockedError",
 ]
 
 
-class EpisodicValueError(ValueError):
+class EpisodicError(Exception):
+    """The root of every exception and warning langchain-episodic raises."""
+
+
+class EpisodicValueError(EpisodicError, ValueError):
     """A value given to langchain-episodic is out of range or of the wrong shape."""
 
 
@@ -48,7 +64,7 @@ class EpisodeConflictError(EpisodicValueError):
         )
 
 
-class StoreConfigurationError(RuntimeError):
+class StoreConfigurationError(EpisodicError, RuntimeError):
     """A store cannot hold episodes as configured.
 
     For example a Chroma collection in another distance space, a vector store without
@@ -56,7 +72,7 @@ class StoreConfigurationError(RuntimeError):
     """
 
 
-class StoreLockedError(RuntimeError):
+class StoreLockedError(EpisodicError, RuntimeError):
     """Another process holds the lock on an embedded store's folder.
 
     Chroma's embedded mode is not safe for writers in several processes, so one
@@ -80,3 +96,21 @@ class StoreLockedError(RuntimeError):
             "lock_timeout= to wait for it, or use a Chroma server (chroma run + "
             "chromadb.HttpClient) for several processes"
         )
+
+
+class MigrationError(EpisodicError, RuntimeError):
+    """The target does not hold what the source holds after a migration."""
+
+
+class MalformedRecordWarning(EpisodicError, UserWarning):  # noqa: N818 - a warning
+    """A stored record could not be read as an episode and was skipped.
+
+    Attributes:
+        record_id: The record's id in the store.
+        reason: Why it could not be read.
+    """
+
+    def __init__(self, record_id: str, reason: str) -> None:
+        self.record_id = record_id
+        self.reason = reason
+        super().__init__(f"skipped stored record id={record_id!r}: {reason}")

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 import threading
 import time
 import warnings
 import weakref
-from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,109 +16,37 @@ from langchain_core.runnables import Runnable
 from langchain_core.runnables.config import run_in_executor
 from numpy.typing import NDArray
 
-from langchain_episodic._validation import check_int, check_number, describe, encodes
+from langchain_episodic._validation import check_int, describe, encodes
 from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
 from langchain_episodic.errors import (
     EpisodeConflictError,
     EpisodeValidationError,
     EpisodicValueError,
+    MalformedRecordWarning,
 )
 from langchain_episodic.filters import EpisodeFilter
-from langchain_episodic.quarantine import (
-    QuarantineAction,
-    QuarantineEvent,
-    active_quarantine,
-    decode_log,
-    encode_log,
-)
+from langchain_episodic.quarantine import QuarantineAction, QuarantineEvent, QuarantineLog
+from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.scoring import (
     DEFAULT_HALF_LIFE,
     PrioritizedResult,
     ReplayWeights,
-    check_half_life,
-    check_time,
-    priority_score,
+    rank_by_priority,
 )
-from langchain_episodic.skills import (
-    SkillProfile,
-    SkillTally,
-    profiles_from_tallies,
-    tally_episodes,
-)
-from langchain_episodic.store import ChromaEpisodeStore
-from langchain_episodic.store_base import (
-    DEFAULT_NAMESPACE,
-    EpisodeStore,
-    MalformedRecordWarning,
-    StoredHit,
-    collect_malformed,
-)
+from langchain_episodic.skills import SkillProfile, profiles_from_tallies
+from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore, StoredHit
+from langchain_episodic.stores.chroma import ChromaEpisodeStore
+from langchain_episodic.stores.codec import collect_malformed
+from langchain_episodic.summary import Summary
 
 if TYPE_CHECKING:
-    from langchain_episodic.retriever import EpisodicRetriever
+    from langchain_episodic.integrations.retriever import EpisodicRetriever
 
 __all__ = ["EpisodicMemory"]
 
-_COUNT_KEY = "count"
-_SKIPPED_KEY = "skipped"
-_SUMMARY_STATE = "summary"
-_QUARANTINE_STATE = "quarantine"
 # More candidates than any store holds; vector databases refuse counts past 32 bits.
 _MAX_CANDIDATES = 2**31 - 1
-SUMMARY_INTERVAL_EPISODES = 1000
-"""Save the per-category summary at least every this many recorded episodes..."""
-SUMMARY_INTERVAL_SECONDS = 5.0
-"""...or when this many seconds have passed since it was last saved."""
-_TALLY_FIELDS = ("total", "successes", "reward_sum", "iterations_sum")
-
-
-def _summary_from_tallies(count: int, tallies: Mapping[TaskCategory, SkillTally]) -> dict[str, Any]:
-    # Records that are not readable episodes count but are not tallied; saying how many
-    # keeps the summary consistent, so the next open does not recount.
-    skipped = count - sum(tally.total for tally in tallies.values())
-    summary: dict[str, Any] = {_COUNT_KEY: count, _SKIPPED_KEY: skipped}
-    for category, tally in tallies.items():
-        for field in _TALLY_FIELDS:
-            summary[f"{category.value}.{field}"] = getattr(tally, field)
-    return summary
-
-
-def _tallies_from_summary(summary: Mapping[str, int | float]) -> dict[TaskCategory, SkillTally]:
-    tallies: dict[TaskCategory, SkillTally] = {}
-    for category in TaskCategory:
-        values = [summary.get(f"{category.value}.{field}") for field in _TALLY_FIELDS]
-        if all(value is not None for value in values):
-            total, successes, reward_sum, iterations_sum = values
-            tallies[category] = SkillTally(
-                int(total or 0),
-                int(successes or 0),
-                float(reward_sum or 0),
-                int(iterations_sum or 0),
-            )
-    return tallies
-
-
-def _read_summary(store: EpisodeStore, namespace: str) -> dict[str, int | float]:
-    packed = store.read_state(namespace, _SUMMARY_STATE)
-    try:
-        summary = json.loads(packed) if packed is not None else {}
-    except json.JSONDecodeError:
-        return {}
-    if not isinstance(summary, dict):
-        return {}
-    return {
-        str(key): value
-        for key, value in summary.items()
-        if isinstance(value, (int, float)) and not isinstance(value, bool)
-    }
-
-
-def _write_summary(
-    store: EpisodeStore, namespace: str, count: int, tallies: Mapping[TaskCategory, SkillTally]
-) -> None:
-    packed = json.dumps(_summary_from_tallies(count, tallies), separators=(",", ":"))
-    store.write_state(namespace, _SUMMARY_STATE, packed)
 
 
 def _query_text(query: str | TaskDescription) -> str:
@@ -155,60 +81,6 @@ def _check_vectors(vectors: Sequence[Sequence[float]], names: Sequence[str]) -> 
         msg = f"the embedding of {names[index]} is invalid: it {rule}"
         raise EpisodicValueError(msg)
     return matrix
-
-
-class _Counted(Iterator[Episode]):
-    """Passes episodes through, counting them."""
-
-    def __init__(self, episodes: Iterator[Episode]) -> None:
-        self._episodes = episodes
-        self.count = 0
-
-    def __next__(self) -> Episode:
-        episode = next(self._episodes)
-        self.count += 1
-        return episode
-
-
-class _Summary:
-    """Episode count and per-category tallies of a namespace, saved to the store lazily.
-
-    Saving after every record would add a round trip per call; a summary that lags
-    behind costs only a catch-up count of the newer episodes on the next open.
-    """
-
-    def __init__(
-        self,
-        store: EpisodeStore,
-        namespace: str,
-        count: int,
-        tallies: dict[TaskCategory, SkillTally],
-    ) -> None:
-        self.store = store
-        self.namespace = namespace
-        self.count = count
-        self.tallies = tallies
-        self._saved_count = count
-        self._saved_at = time.monotonic()
-
-    def add(self, episodes: Sequence[Episode]) -> None:
-        self.count += len(episodes)
-        self.tallies = tally_episodes(episodes, self.tallies)
-        self.save()
-
-    def save(self, *, force: bool = False) -> None:
-        pending = self.count - self._saved_count
-        due = time.monotonic() - self._saved_at >= SUMMARY_INTERVAL_SECONDS
-        if pending and (force or due or pending >= SUMMARY_INTERVAL_EPISODES):
-            _write_summary(self.store, self.namespace, self.count, self.tallies)
-            self._saved_count = self.count
-            self._saved_at = time.monotonic()
-
-    def save_quietly(self) -> None:
-        # Runs from weakref.finalize (collection or interpreter exit), when the store may
-        # already be closed: a failure here only means a catch-up on the next open.
-        with contextlib.suppress(Exception):
-            self.save(force=True)
 
 
 class EpisodicMemory:
@@ -303,9 +175,8 @@ class EpisodicMemory:
         # One writer at a time per memory object: record numbers (seq) come from the
         # running count, and the immutability check must see the previous write.
         self._write_lock = threading.RLock()
-        self._quarantine_log = decode_log(self.store.read_state(namespace, _QUARANTINE_STATE))
-        self._quarantined = active_quarantine(self._quarantine_log)
-        self._summary = _Summary(self.store, namespace, *self._load_summary())
+        self._quarantine = QuarantineLog(self.store, namespace)
+        self._summary = Summary.open(self.store, namespace)
         weakref.finalize(self, self._summary.save_quietly)
         self._short_term: deque[Episode] = deque(
             self.store.latest(namespace, short_term_limit, self._summary.count),
@@ -317,37 +188,6 @@ class EpisodicMemory:
             f"EpisodicMemory(store={self.store!r}, namespace={self.namespace!r}, "
             f"short_term_limit={self.short_term_limit})"
         )
-
-    def _load_summary(self) -> tuple[int, dict[TaskCategory, SkillTally]]:
-        stored = _read_summary(self.store, self.namespace)
-        actual = self.store.count(self.namespace)
-        counted = stored.get(_COUNT_KEY)
-        skipped = stored.get(_SKIPPED_KEY, 0)
-        tallies = _tallies_from_summary(stored)
-        consistent = (
-            isinstance(counted, int)
-            and isinstance(skipped, int)
-            and 0 <= skipped <= counted
-            and counted == skipped + sum(t.total for t in tallies.values())
-        )
-        if consistent and counted == actual:
-            return actual, tallies
-        caught_up = None
-        if consistent and isinstance(counted, int) and counted < actual:
-            # The summary is written lazily: count only what was recorded after it.
-            newer = _Counted(self.store.iter_episodes(self.namespace, start=counted))
-            caught_up = tally_episodes(newer, tallies)
-            if counted + newer.count != actual:
-                caught_up = None  # several writer processes numbered records alike
-        if caught_up is not None:
-            tallies = caught_up
-        else:
-            # Missing, corrupt, ahead of the store, or written by several processes
-            # (whose record numbers overlap): recount once, streaming.
-            tallies = tally_episodes(self.store.iter_episodes(self.namespace))
-        if actual:
-            _write_summary(self.store, self.namespace, actual, tallies)
-        return actual, tallies
 
     def flush(self) -> None:
         """Save the per-category summary now.
@@ -481,41 +321,54 @@ class EpisodicMemory:
         Raises:
             EpisodicValueError: An argument is out of range; the message names it.
         """
+        options = RecallOptions(
+            top_k=top_k,
+            fetch_k=fetch_k,
+            weights=weights,
+            half_life=half_life,
+            min_similarity=min_similarity,
+            filters=filters,
+            current_time=current_time,
+            category=category,
+            outcome=outcome,
+        )
+        return self.recall_with(query, options)
+
+    def recall_with(
+        self, query: str | TaskDescription, options: RecallOptions
+    ) -> tuple[PrioritizedResult, ...]:
+        """:meth:`recall` with its options given as one :class:`RecallOptions`.
+
+        Example:
+            .. code-block:: python
+
+                options = RecallOptions(top_k=3, category="debugging")
+                hits = memory.recall_with("Fix the login crash", options)
+
+        Raises:
+            TypeError: ``options`` is not a :class:`RecallOptions`.
+            EpisodicValueError: ``query`` is empty, or the embedding is unusable.
+        """
+        if not isinstance(options, RecallOptions):
+            msg = f"options={options!r} is invalid: must be a RecallOptions"
+            raise TypeError(msg)
         text = _query_text(query)
-        top_k = check_int("top_k", top_k, 1)
-        fetch_k = 2 * top_k if fetch_k is None else check_int("fetch_k", fetch_k, top_k)
-        now = check_time("current_time", self.now() if current_time is None else current_time)
-        half_life = check_half_life(half_life)
-        if weights is not None and not isinstance(weights, ReplayWeights):
-            msg = f"weights={weights!r} is invalid: must be a ReplayWeights"
-            raise EpisodicValueError(msg)
-        floor = self._check_floor(min_similarity)
-        merged = self._merge_filters(filters, category, outcome)
+        now = self.now() if options.current_time is None else options.current_time
         vector = _check_vectors([self.embeddings.embed_query(text)], [f"query={text!r}"])[0]
-        hits = self._search_unquarantined(vector, fetch_k, merged)
-        if floor is not None:
-            hits = [hit for hit in hits if hit.similarity >= floor]
-        # Rank on the stored scalars, then parse only the winners' episodes; the
-        # stable sort keeps ties in similarity order, as the article's sort does.
-        scored = [
-            (
-                priority_score(
-                    h.similarity, h.timestamp, h.reward, h.outcome, now, weights, half_life
-                ),
-                h,
-            )
-            for h in hits
-        ]
-        scored.sort(key=lambda pair: pair[0], reverse=True)
+        hits = self._search_unquarantined(vector, options.fetch_count, options.filters)
+        if options.min_similarity is not None:
+            hits = [hit for hit in hits if hit.similarity >= options.min_similarity]
+        # Rank on the stored scalars, then parse only the winners' episodes.
+        ranked = rank_by_priority(hits, now, options.weights, options.half_life)
         results: list[PrioritizedResult] = []
-        for priority, hit in scored:
-            if len(results) == top_k:
+        for priority, hit in ranked:
+            if len(results) == options.top_k:
                 break
             try:
                 episode = hit.episode()
             except EpisodeValidationError as error:
                 # Written by something else into our collection: skip it, say which.
-                warnings.warn(MalformedRecordWarning(hit.record_id, str(error)), stacklevel=2)
+                warnings.warn(MalformedRecordWarning(hit.record_id, str(error)), stacklevel=3)
                 continue
             results.append(
                 PrioritizedResult(episode=episode, similarity=hit.similarity, priority=priority)
@@ -527,7 +380,7 @@ class EpisodicMemory:
     ) -> list[StoredHit]:
         # Quarantined records stay stored; asking for that many more candidates and
         # dropping them returns exactly the fetch_k nearest of the others.
-        quarantined = self._quarantined
+        quarantined = self._quarantine.active
         wanted = min(fetch_k + len(quarantined), _MAX_CANDIDATES)
         hits = self.store.search_hits(self.namespace, vector, wanted, filters)
         if quarantined:
@@ -549,25 +402,11 @@ class EpisodicMemory:
             None, self.recall, query, top_k, current_time, weights, half_life, fetch_k, **kwargs
         )
 
-    @staticmethod
-    def _check_floor(min_similarity: float | None) -> float | None:
-        if min_similarity is None:
-            return None
-        return check_number("min_similarity", min_similarity, -1.0, 1.0)
-
-    @staticmethod
-    def _merge_filters(
-        filters: EpisodeFilter | None, category: Any, outcome: Any
-    ) -> EpisodeFilter | None:
-        if filters is not None and not isinstance(filters, EpisodeFilter):
-            msg = f"filters={filters!r} is invalid: must be an EpisodeFilter"
-            raise EpisodicValueError(msg)
-        if category is None and outcome is None:
-            return filters
-        if filters is not None:
-            msg = "pass either filters=... or category=/outcome=, not both"
-            raise EpisodicValueError(msg)
-        return EpisodeFilter(category=category, outcome=outcome)
+    async def arecall_with(
+        self, query: str | TaskDescription, options: RecallOptions
+    ) -> tuple[PrioritizedResult, ...]:
+        """Async twin of :meth:`recall_with`."""
+        return await run_in_executor(None, self.recall_with, query, options)
 
     # -------------------------------------------------------------- quarantine
 
@@ -633,38 +472,23 @@ class EpisodicMemory:
 
     def quarantined(self) -> dict[str, QuarantineEvent]:
         """The episodes quarantined now, each with the event that quarantined it."""
-        return dict(self._quarantined)
+        return dict(self._quarantine.active)
 
     def quarantine_log(self) -> tuple[QuarantineEvent, ...]:
         """Every quarantine and release in this namespace, oldest first: the audit trail."""
-        return self._quarantine_log
+        return self._quarantine.events
 
-    def _adopt_quarantine_log(self, events: Sequence[QuarantineEvent]) -> None:
-        """Append the events of another log that this one lacks, in their order.
+    def merge_quarantine_log(self, events: Sequence[QuarantineEvent]) -> int:
+        """Append the events of another namespace's log that this one lacks, in order.
 
-        Used by migrations; an event the target already holds as often is not repeated.
+        Migrations call it so the audit trail moves with the episodes; merging the same
+        log again appends nothing.
+
+        Returns:
+            How many events were appended.
         """
         with self._write_lock:
-            self._reload_quarantine_log()
-            missing = Counter(events) - Counter(self._quarantine_log)
-            extra = []
-            for event in events:
-                if missing[event] > 0:
-                    missing[event] -= 1
-                    extra.append(event)
-            if extra:
-                self._save_quarantine_log((*self._quarantine_log, *extra))
-
-    def _reload_quarantine_log(self) -> None:
-        # The stored log is the truth: every writer appends to what it reads there.
-        log = decode_log(self.store.read_state(self.namespace, _QUARANTINE_STATE))
-        self._quarantine_log = log
-        self._quarantined = active_quarantine(log)
-
-    def _save_quarantine_log(self, log: tuple[QuarantineEvent, ...]) -> None:
-        self.store.write_state(self.namespace, _QUARANTINE_STATE, encode_log(log))
-        self._quarantine_log = log
-        self._quarantined = active_quarantine(log)
+            return self._quarantine.merge(events)
 
     def _log_quarantine(
         self,
@@ -674,32 +498,8 @@ class EpisodicMemory:
         by: str | None,
     ) -> int:
         ids = [episode_ids] if isinstance(episode_ids, str) else list(episode_ids)
-        for index, episode_id in enumerate(ids):
-            if not isinstance(episode_id, str) or not episode_id:
-                msg = f"episode_ids[{index}]={episode_id!r} is invalid: must be a non-empty string"
-                raise EpisodicValueError(msg)
         with self._write_lock:
-            # Another memory (or process) may have logged events since this one opened.
-            self._reload_quarantine_log()
-            now = self.now()
-            events = [QuarantineEvent(i, action, reason, now, by) for i in dict.fromkeys(ids)]
-            stored = self.store.get(self.namespace, [event.episode_id for event in events])
-            missing = [event.episode_id for event in events if event.episode_id not in stored]
-            if missing:
-                msg = (
-                    f"episode_ids={missing!r} are not stored in namespace={self.namespace!r}; "
-                    "nothing was changed"
-                )
-                raise EpisodicValueError(msg)
-            active = self._quarantined
-            changed = [
-                event
-                for event in events
-                if (event.episode_id in active) != (action == "quarantine")
-            ]
-            if changed:
-                self._save_quarantine_log((*self._quarantine_log, *changed))
-            return len(changed)
+            return self._quarantine.change(action, ids, reason, by, self.now())
 
     # ------------------------------------------------------------------ views
 
@@ -710,7 +510,8 @@ class EpisodicMemory:
     @property
     def short_term(self) -> tuple[Episode, ...]:
         """The last ``short_term_limit`` recorded episodes, oldest first, less quarantined ones."""
-        return tuple(e for e in self._short_term if e.episode_id not in self._quarantined)
+        quarantined = self._quarantine.active
+        return tuple(e for e in self._short_term if e.episode_id not in quarantined)
 
     def episodes(self, page_size: int = 1000) -> Iterator[Episode]:
         """Every episode of this namespace in recording (time) order, streamed in pages."""
@@ -733,7 +534,7 @@ class EpisodicMemory:
                 (``k``, ``weights``, ``half_life``, ``fetch_k``, ``min_similarity``,
                 ``category``, ``outcome``, ``filters``, ``tags``, ...).
         """
-        from langchain_episodic.retriever import EpisodicRetriever  # noqa: PLC0415
+        from langchain_episodic.integrations.retriever import EpisodicRetriever  # noqa: PLC0415
 
         return EpisodicRetriever(memory=self, **kwargs)
 
@@ -745,7 +546,7 @@ class EpisodicMemory:
 
                 chain = {"replay": memory.as_runnable(), "task": RunnablePassthrough()} | prompt
         """
-        from langchain_episodic.runnable import create_replay_runnable  # noqa: PLC0415
+        from langchain_episodic.integrations.runnable import create_replay_runnable  # noqa: PLC0415
 
         return create_replay_runnable(self, **kwargs)
 

@@ -8,7 +8,8 @@ the quarantine log comes along.
 Example:
     .. code-block:: python
 
-        from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, InMemoryEpisodeStore
+        from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+        from langchain_episodic.stores import InMemoryEpisodeStore
         from langchain_episodic.migration import migrate_namespace
 
         notebook = EpisodicMemory(store=InMemoryEpisodeStore())
@@ -28,14 +29,10 @@ from tqdm import tqdm
 
 from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode
-from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.errors import EpisodicValueError, MigrationError
 from langchain_episodic.memory import EpisodicMemory
 
-__all__ = ["MigrationError", "MigrationReport", "migrate_namespace"]
-
-
-class MigrationError(RuntimeError):
-    """The target does not hold what the source holds after a migration."""
+__all__ = ["MigrationReport", "migrate_namespace"]
 
 
 @dataclass(frozen=True)
@@ -121,7 +118,7 @@ def migrate_namespace(
             _verify(source, target, batch)
             read += len(batch)
             bar.update(len(batch))
-    target._adopt_quarantine_log(source.quarantine_log())
+    target.merge_quarantine_log(source.quarantine_log())
     if read < total:
         msg = (
             f"{total - read} of the {total} records of the source namespace="

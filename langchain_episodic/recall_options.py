@@ -1,50 +1,136 @@
-"""The recall options the LangChain integrations share, as pydantic fields."""
+"""RecallOptions: every option of a recall but the query, checked once, in one place.
+
+:meth:`~langchain_episodic.EpisodicMemory.recall` validates its arguments by building
+a :class:`RecallOptions`; the replay pipeline and every LangChain integration
+(retriever, runnable, tool, middleware, classic memory) take one, so they accept and
+check exactly the same options.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import InitVar, dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.filters import EpisodeFilter
-from langchain_episodic.scoring import DEFAULT_HALF_LIFE, ReplayWeights
+from langchain_episodic.scoring import DEFAULT_HALF_LIFE, ReplayWeights, check_half_life, check_time
 
-__all__ = ["RecallOptions"]
+__all__ = ["RECALL_OPTION_NAMES", "RecallOptions"]
+
+CategoryArg = TaskCategory | str | Iterable[TaskCategory | str] | None
+OutcomeArg = OutcomeStatus | str | Iterable[OutcomeStatus | str] | None
 
 
-class RecallOptions(BaseModel):
-    """Fields passed on to :meth:`~langchain_episodic.EpisodicMemory.recall`.
+@dataclass(frozen=True)
+class RecallOptions:
+    """How to recall: how many, from how many candidates, ranked how, filtered how.
 
-    Mixed into :class:`~langchain_episodic.EpisodicRetriever` and
-    ``EpisodicChainMemory`` so that both accept and check the same options.
+    Immutable and validated on construction: a bad value raises
+    :class:`~langchain_episodic.EpisodicValueError` naming the field, a value of the
+    wrong type raises ``TypeError``.
+
+    Example:
+        >>> from langchain_episodic import RecallOptions, ReplayWeights
+        >>> options = RecallOptions(top_k=2, category="debugging")
+        >>> options.fetch_count, options.filters.categories[0].value
+        (4, 'debugging')
+        >>> options.replace(top_k=5, weights=ReplayWeights.for_phase("early")).top_k
+        5
+
+    Attributes:
+        top_k: How many episodes to return, at least 1.
+        fetch_k: Candidates fetched by similarity before ranking, at least ``top_k``;
+            ``2 * top_k`` (the article's) when ``None``.
+        weights: Priority weights; the article's defaults when ``None``.
+        half_life: Recency half-life in seconds.
+        min_similarity: Optional similarity floor in [-1, 1].
+        filters: Restrict candidates by category, outcome or strategy.
+        current_time: "Now" in seconds for recency; the memory's clock when ``None``.
+        category: Init-only shorthand for ``filters=EpisodeFilter(category=...)``.
+        outcome: Init-only shorthand for ``filters=EpisodeFilter(outcome=...)``.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
+    top_k: int = 3
+    fetch_k: int | None = None
     weights: ReplayWeights | None = None
-    """Priority weights; the article's defaults when ``None``."""
-    half_life: float = Field(default=DEFAULT_HALF_LIFE, gt=0)
-    """Recency half-life in seconds."""
-    fetch_k: int | None = Field(default=None, ge=1)
-    """Candidates fetched by similarity before ranking; twice the result count when ``None``."""
-    min_similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
-    """Optional similarity floor."""
-    category: TaskCategory | str | list[TaskCategory | str] | None = None
-    """Keep only episodes of these task categories."""
-    outcome: OutcomeStatus | str | list[OutcomeStatus | str] | None = None
-    """Keep only episodes with these outcomes."""
+    half_life: float = DEFAULT_HALF_LIFE
+    min_similarity: float | None = None
     filters: EpisodeFilter | None = None
-    """A full filter (instead of ``category`` / ``outcome``)."""
+    current_time: float | None = None
+    category: InitVar[CategoryArg] = None
+    outcome: InitVar[OutcomeArg] = None
 
-    def recall_options(self) -> dict[str, Any]:
-        """These fields as keyword arguments of ``EpisodicMemory.recall``."""
-        return {
-            "weights": self.weights,
-            "half_life": self.half_life,
-            "fetch_k": self.fetch_k,
-            "min_similarity": self.min_similarity,
-            "filters": self.filters,
-            "category": self.category,
-            "outcome": self.outcome,
-        }
+    def __post_init__(self, category: CategoryArg, outcome: OutcomeArg) -> None:
+        check_int("top_k", self.top_k, 1)
+        if self.fetch_k is not None:
+            check_int("fetch_k", self.fetch_k, self.top_k)
+        if self.weights is not None and not isinstance(self.weights, ReplayWeights):
+            msg = f"weights={self.weights!r} is invalid: must be a ReplayWeights"
+            raise TypeError(msg)
+        object.__setattr__(self, "half_life", check_half_life(self.half_life))
+        if self.min_similarity is not None:
+            floor = check_number("min_similarity", self.min_similarity, -1.0, 1.0)
+            object.__setattr__(self, "min_similarity", floor)
+        if self.current_time is not None:
+            object.__setattr__(self, "current_time", check_time("current_time", self.current_time))
+        if self.filters is not None and not isinstance(self.filters, EpisodeFilter):
+            msg = f"filters={self.filters!r} is invalid: must be an EpisodeFilter"
+            raise TypeError(msg)
+        if category is not None or outcome is not None:
+            if self.filters is not None:
+                msg = "pass either filters=... or category=/outcome=, not both"
+                raise TypeError(msg)
+            object.__setattr__(self, "filters", EpisodeFilter(category=category, outcome=outcome))
+
+    @property
+    def fetch_count(self) -> int:
+        """Candidates to fetch: ``fetch_k``, or twice ``top_k`` when it is ``None``."""
+        return 2 * self.top_k if self.fetch_k is None else self.fetch_k
+
+    def replace(self, **changes: Any) -> RecallOptions:
+        """A copy with ``changes`` applied and validated.
+
+        ``category=`` / ``outcome=`` replace the whole filter. A ``fetch_k`` smaller
+        than a new ``top_k`` falls back to the default (twice ``top_k``).
+
+        Raises:
+            TypeError: A name is not an option; the message lists the options.
+        """
+        unknown = sorted(set(changes) - RECALL_OPTION_NAMES)
+        if unknown:
+            msg = f"unknown recall option(s) {unknown}; known: {sorted(RECALL_OPTION_NAMES)}"
+            raise TypeError(msg)
+        if "fetch_k" not in changes and "top_k" in changes and self.fetch_k is not None:
+            # A fetch_k chosen for a smaller top_k would now be refused: keep it only if valid.
+            changes["fetch_k"] = self.fetch_k if self.fetch_k >= changes["top_k"] else None
+        if ("category" in changes or "outcome" in changes) and "filters" not in changes:
+            changes["filters"] = None  # the shorthands replace the filter, as a new one would
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_mapping(
+        cls, base: RecallOptions | None = None, changes: Mapping[str, Any] | None = None
+    ) -> RecallOptions:
+        """``base`` (the defaults when ``None``) with the options in ``changes`` applied.
+
+        Raises:
+            TypeError: ``base`` is not a ``RecallOptions``, ``changes`` is not a
+                mapping, or it names an unknown option.
+        """
+        if base is not None and not isinstance(base, RecallOptions):
+            msg = f"options={base!r} is invalid: must be a RecallOptions"
+            raise TypeError(msg)
+        if changes is not None and not isinstance(changes, Mapping):
+            msg = f"recall options={changes!r} are invalid: must be a mapping"
+            raise TypeError(msg)
+        options = base if base is not None else cls()
+        return options.replace(**changes) if changes else options
+
+
+RECALL_OPTION_NAMES = frozenset(
+    [field.name for field in dataclasses.fields(RecallOptions)] + ["category", "outcome"]
+)
+"""Every keyword :class:`RecallOptions` accepts."""

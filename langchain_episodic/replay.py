@@ -38,7 +38,7 @@ strategy lines cut, and a budget too small for even the summary lines gives ``""
 Example:
     .. code-block:: python
 
-        from langchain_episodic import build_replay_context, format_replay_prompt
+        from langchain_episodic.replay import build_replay_context, format_replay_prompt
 
         results = memory.recall("Add password reset to the login form")
         prompt = format_replay_prompt(

@@ -10,7 +10,8 @@ These are the article's formulas (sections 3, 5 and 6), with no I/O:
 Example:
     .. code-block:: python
 
-        from langchain_episodic import ReplayWeights, temporal_decay
+        from langchain_episodic import ReplayWeights
+        from langchain_episodic.scoring import temporal_decay
 
         assert round(temporal_decay(1.0, 0.0, 86_400.0), 2) == 0.5
         assert ReplayWeights.for_phase("early").similarity == 0.6
@@ -21,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 import numpy as np
 
@@ -34,6 +35,7 @@ __all__ = [
     "Phase",
     "PrioritizedResult",
     "PriorityBreakdown",
+    "Rankable",
     "ReplayWeights",
     "SearchResult",
     "compute_priority",
@@ -260,6 +262,21 @@ class SearchResult:
     episode: Episode
     similarity: float
 
+    @property
+    def timestamp(self) -> float:
+        """The episode's timestamp."""
+        return self.episode.timestamp
+
+    @property
+    def reward(self) -> float:
+        """The episode's reward."""
+        return self.episode.feedback.reward
+
+    @property
+    def outcome(self) -> OutcomeStatus:
+        """The episode's outcome."""
+        return self.episode.outcome
+
 
 @dataclass(frozen=True)
 class PrioritizedResult:
@@ -432,19 +449,65 @@ def explain_priority(
     )
 
 
+class Rankable(Protocol):
+    """What ranking reads of a candidate: its similarity and the three stored signals."""
+
+    @property
+    def similarity(self) -> float:
+        """Cosine similarity to the query."""
+        ...
+
+    @property
+    def timestamp(self) -> float:
+        """When the episode happened, in seconds."""
+        ...
+
+    @property
+    def reward(self) -> float:
+        """The episode's reward."""
+        ...
+
+    @property
+    def outcome(self) -> OutcomeStatus:
+        """The episode's outcome."""
+        ...
+
+
+_C = TypeVar("_C", bound=Rankable)
+
+
 def rank_by_priority(
-    candidates: Iterable[SearchResult],
+    candidates: Iterable[_C],
     current_time: float,
-    top_k: int,
     weights: ReplayWeights | None = None,
     half_life: float = DEFAULT_HALF_LIFE,
-) -> tuple[PrioritizedResult, ...]:
-    """Prioritize candidates and keep the ``top_k`` best, highest priority first.
+) -> list[tuple[float, _C]]:
+    """Every candidate with its priority, highest priority first: the article's ranking.
 
-    Ties keep the candidates' order (most similar first), as the article's stable
-    sort does.
+    Candidates are anything with ``similarity``, ``timestamp``, ``reward`` and
+    ``outcome`` (a :class:`SearchResult`, or a store's hit before its episode is
+    built). Ties keep the candidates' order (most similar first), as the article's
+    stable sort does.
+
+    Example:
+        >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
+        >>> def episode(name, reward):
+        ...     return Episode(name, TaskDescription("sort a list"), "sorted(xs)",
+        ...                    Feedback(reward=reward), OutcomeStatus.SUCCESS)
+        >>> ranked = rank_by_priority(
+        ...     [SearchResult(episode("a", 0.1), 0.9), SearchResult(episode("b", 1.0), 0.8)], 0.0
+        ... )
+        >>> [(round(priority, 2), c.episode.episode_id) for priority, c in ranked]
+        [(0.98, 'b'), (0.88, 'a')]
     """
-    check_int("top_k", top_k, 0)
-    prioritized = [compute_priority(c, current_time, weights, half_life) for c in candidates]
-    prioritized.sort(key=lambda p: p.priority, reverse=True)
-    return tuple(prioritized[:top_k])
+    scored = [
+        (
+            priority_score(
+                c.similarity, c.timestamp, c.reward, c.outcome, current_time, weights, half_life
+            ),
+            c,
+        )
+        for c in candidates
+    ]
+    scored.sort(key=lambda pair: pair[0], reverse=True)
+    return scored

@@ -1,4 +1,4 @@
-"""Skill tracking: per-category profiles of how well the agent does (article, section 9).
+"""How well the agent does: skill profiles (article, section 9), learning curves (section 11).
 
 Profiles are computed with running sums (:class:`SkillTally`), so they can be built
 from a stream of episodes of any length without holding it, and kept up to date by
@@ -7,24 +7,33 @@ from a stream of episodes of any length without holding it, and kept up to date 
 Example:
     .. code-block:: python
 
-        from langchain_episodic import compute_skill_profiles, identify_weak_skills
+        from langchain_episodic.skills import (
+            compute_learning_curve,
+            compute_skill_profiles,
+            identify_weak_skills,
+        )
 
         profiles = compute_skill_profiles(memory.episodes())
         for weak in identify_weak_skills(profiles):
             print(weak.category.value, f"{weak.success_rate:.0%}")
+        for point in compute_learning_curve(memory.episodes(), window=5):
+            print(point.episode_number, f"{point.rolling_success_rate:.0%}")
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from langchain_episodic._validation import check_number
+from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory
 
 __all__ = [
+    "LearningSnapshot",
     "SkillProfile",
     "SkillTally",
+    "compute_learning_curve",
     "compute_skill_profiles",
     "identify_weak_skills",
     "profiles_from_tallies",
@@ -134,3 +143,51 @@ def identify_weak_skills(
     """
     check_number("threshold", threshold, 0.0, 1.0)
     return tuple(p for p in profiles if p.success_rate < threshold)
+
+
+@dataclass(frozen=True)
+class LearningSnapshot:
+    """The learning curve after one more episode.
+
+    Attributes:
+        episode_number: 1-based position of the episode.
+        cumulative_reward: Sum of rewards up to and including it.
+        rolling_success_rate: Success rate over the last ``window`` episodes.
+        rolling_avg_reward: Mean reward over the last ``window`` episodes.
+    """
+
+    episode_number: int
+    cumulative_reward: float
+    rolling_success_rate: float
+    rolling_avg_reward: float
+
+
+def compute_learning_curve(
+    episodes: Iterable[Episode],
+    window: int = 5,
+) -> tuple[LearningSnapshot, ...]:
+    """One snapshot per episode, with rolling averages over ``window`` episodes.
+
+    Accepts any iterable, including the stream of ``memory.episodes()``; only the
+    window is held besides the snapshots.
+
+    Raises:
+        EpisodicValueError: ``window`` is not an integer >= 1.
+    """
+    check_int("window", window, 1)
+    recent: deque[Episode] = deque(maxlen=window)
+    snapshots = []
+    cumulative = 0.0
+    for number, episode in enumerate(episodes, start=1):
+        cumulative += episode.feedback.reward
+        recent.append(episode)
+        successes = sum(1 for e in recent if e.outcome is OutcomeStatus.SUCCESS)
+        snapshots.append(
+            LearningSnapshot(
+                episode_number=number,
+                cumulative_reward=cumulative,
+                rolling_success_rate=successes / len(recent),
+                rolling_avg_reward=sum(e.feedback.reward for e in recent) / len(recent),
+            )
+        )
+    return tuple(snapshots)

@@ -23,7 +23,8 @@ Example:
 
         import numpy as np
 
-        from langchain_episodic import STRATEGY_POOL, TaskDescription, select_strategy
+        from langchain_episodic.strategy import STRATEGY_POOL, select_strategy
+        from langchain_episodic import TaskDescription
         from langchain_episodic.strategy import select_strategy_thompson
 
         task = TaskDescription("Fix the flaky login test", "debugging", 0.6)
@@ -34,7 +35,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
@@ -45,13 +46,15 @@ from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskDescription
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.replay import build_replay_context
-from langchain_episodic.scoring import ReplayWeights
+from langchain_episodic.scoring import PrioritizedResult, ReplayWeights
+from langchain_episodic.skills import SkillProfile
 
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
 
 __all__ = [
     "DEFAULT_EVIDENCE_K",
+    "HIERARCHY_EVIDENCE_K",
     "STRATEGY_POOL",
     "Exploration",
     "StrategyChoice",
@@ -61,6 +64,7 @@ __all__ = [
     "select_strategy",
     "select_strategy_thompson",
     "strategy_evidence",
+    "strategy_from_results",
     "thompson_sample",
 ]
 
@@ -77,6 +81,9 @@ STRATEGY_POOL: MappingProxyType[str, str] = MappingProxyType(
 
 DEFAULT_EVIDENCE_K = 20
 """Similar episodes Thompson sampling counts outcomes over."""
+
+HIERARCHY_EVIDENCE_K = 5
+"""Episodes :func:`choose_strategy` recalls for level 1 of the hierarchy (the article's 5)."""
 
 Reason = Literal["experience", "weak_category", "complexity", "thompson"]
 Exploration = Literal["thompson"]
@@ -100,6 +107,11 @@ class StrategyChoice:
     def instruction(self) -> str:
         """The strategy's instruction for the model."""
         return STRATEGY_POOL[self.strategy]
+
+    @property
+    def prompt_line(self) -> str:
+        """The line a replay appends: ``Strategy: <name> - <instruction>``."""
+        return f"Strategy: {self.strategy} - {self.instruction}"
 
 
 @dataclass(frozen=True)
@@ -246,13 +258,53 @@ def choose_strategy(
             msg = f"exploration={exploration!r} is invalid: must be None or 'thompson'"
             raise EpisodicValueError(msg)
         return _thompson_choice(task, memory, current_time, weights, rng, evidence_k)
-    results = memory.recall(task.description, top_k=5, current_time=current_time, weights=weights)
+    results = memory.recall(
+        task.description, top_k=HIERARCHY_EVIDENCE_K, current_time=current_time, weights=weights
+    )
+    return strategy_from_results(
+        task,
+        results,
+        memory.skill_profiles(),
+        proven_threshold=proven_threshold,
+        weak_threshold=weak_threshold,
+        min_category_episodes=min_category_episodes,
+    )
+
+
+def strategy_from_results(
+    task: TaskDescription,
+    results: Sequence[PrioritizedResult],
+    profiles: Iterable[SkillProfile],
+    *,
+    proven_threshold: float = 0.6,
+    weak_threshold: float = 0.5,
+    min_category_episodes: int = 3,
+) -> StrategyChoice:
+    """The article's three-level hierarchy, from episodes already recalled (pure).
+
+    :func:`choose_strategy` recalls :data:`HIERARCHY_EVIDENCE_K` episodes and calls
+    this; the replay pipeline calls it on the episodes its prompt shows, so one
+    recall serves both and the strategy agrees with the episodes the model sees.
+
+    Args:
+        task: The new task (its category and complexity decide levels 2 and 3).
+        results: Recalled episodes, best-ranked first.
+        profiles: Skill profiles of the memory (e.g. ``memory.skill_profiles()``).
+        proven_threshold: Level 1 applies when the results' success rate exceeds it.
+        weak_threshold: A category is weak below this success rate.
+        min_category_episodes: Episodes a category needs before it can count as weak.
+
+    Example:
+        >>> from langchain_episodic import TaskDescription
+        >>> strategy_from_results(TaskDescription("Rename a variable", complexity=0.1), (), ())
+        StrategyChoice(strategy='exploratory', reason='complexity')
+    """
     context = build_replay_context(results)
     if context.success_rate > proven_threshold:
         for episode in context.episodes:
             if episode.outcome is OutcomeStatus.SUCCESS and episode.strategy_used in STRATEGY_POOL:
                 return StrategyChoice(episode.strategy_used, "experience")
-    for profile in memory.skill_profiles():
+    for profile in profiles:
         if (
             profile.category is task.category
             and profile.total_episodes >= min_category_episodes

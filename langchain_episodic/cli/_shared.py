@@ -18,7 +18,7 @@ import chromadb.errors
 from tqdm import tqdm
 
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.store import DEFAULT_NAMESPACE, ChromaEpisodeStore
+from langchain_episodic.stores.chroma import DEFAULT_NAMESPACE, ChromaEpisodeStore
 
 PATH_ENV = "LANGCHAIN_EPISODIC_PATH"
 """Environment variable naming the default on-disk memory."""

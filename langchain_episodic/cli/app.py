@@ -22,10 +22,7 @@ from langchain_episodic.cli._shared import (
     _one_line,
     _port,
 )
-from langchain_episodic.cli.demo_command import (
-    _configure_demo,
-    _run_demo,
-)
+from langchain_episodic.cli.demo_command import _configure_demo, _run_demo
 from langchain_episodic.cli.inspect_commands import (
     _configure_curve,
     _configure_recall,
@@ -48,11 +45,11 @@ from langchain_episodic.cli.transfer_commands import (
 )
 from langchain_episodic.errors import (
     EpisodicValueError,
+    MigrationError,
     StoreConfigurationError,
     StoreLockedError,
 )
-from langchain_episodic.migration import MigrationError
-from langchain_episodic.store import DEFAULT_NAMESPACE
+from langchain_episodic.stores.chroma import DEFAULT_NAMESPACE
 
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]
 

@@ -7,11 +7,7 @@ import sys
 
 from tqdm import tqdm
 
-from langchain_episodic.cli._shared import (
-    PLOT_HINT,
-    _int_at_least,
-    _require_matplotlib,
-)
+from langchain_episodic.cli._shared import PLOT_HINT, _int_at_least, _require_matplotlib
 
 # --------------------------------------------------------------------------- demo
 

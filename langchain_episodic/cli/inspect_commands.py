@@ -28,7 +28,6 @@ from langchain_episodic.cli._shared import (
     parse_duration,
     parse_time,
 )
-from langchain_episodic.diagnostics import LearningSnapshot, compute_learning_curve
 from langchain_episodic.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.scoring import (
@@ -38,7 +37,7 @@ from langchain_episodic.scoring import (
     ReplayWeights,
     explain_priority,
 )
-from langchain_episodic.skills import identify_weak_skills
+from langchain_episodic.skills import LearningSnapshot, compute_learning_curve, identify_weak_skills
 
 # --------------------------------------------------------------------------- stats
 

@@ -12,13 +12,8 @@ from types import MappingProxyType
 import numpy as np
 
 from langchain_episodic._validation import check_int, check_number
-from langchain_episodic.diagnostics import LearningSnapshot, compute_learning_curve
 from langchain_episodic.embeddings import HashingEmbeddings
-from langchain_episodic.episode import (
-    Episode,
-    Feedback,
-    OutcomeStatus,
-)
+from langchain_episodic.episode import Episode, Feedback, OutcomeStatus
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.scoring import ReplayWeights
@@ -30,11 +25,8 @@ from langchain_episodic.simulation.environment import (
     CodingTaskEnvironment,
     SimulatedTask,
 )
-from langchain_episodic.strategy import (
-    DEFAULT_EVIDENCE_K,
-    choose_strategy,
-    complexity_strategy,
-)
+from langchain_episodic.skills import LearningSnapshot, compute_learning_curve
+from langchain_episodic.strategy import DEFAULT_EVIDENCE_K, choose_strategy, complexity_strategy
 
 __all__ = [
     "VARIANTS",

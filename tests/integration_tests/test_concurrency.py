@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 from chromadb.api import ClientAPI
 
-from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, compute_skill_profiles
-from langchain_episodic._path_lock import LOCK_FILE_NAME
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.errors import StoreLockedError
+from langchain_episodic.skills import compute_skill_profiles
+from langchain_episodic.stores._path_lock import LOCK_FILE_NAME
 from tests.integration_tests.test_durability import diverse_corpus
 from tests.unit_tests.factories import assert_same_profiles
 from tests.unit_tests.test_memory import article_recall

@@ -66,9 +66,8 @@ def diverse_corpus(n: int) -> tuple[Episode, ...]:
 WRITER = textwrap.dedent(
     """
     import json, random, sys
-    from langchain_episodic import (
-        ChromaEpisodeStore, EpisodicMemory, ReplayWeights, compute_skill_profiles,
-    )
+    from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, ReplayWeights
+    from langchain_episodic.skills import compute_skill_profiles
     from tests.integration_tests.test_durability import diverse_corpus
 
     path, plan_file, seed, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])

@@ -26,7 +26,7 @@ from langchain_episodic import (
     HashingEmbeddings,
     ReplayWeights,
 )
-from langchain_episodic.local_models import MINILM_DIMENSIONS, minilm_embeddings
+from langchain_episodic.embeddings.minilm import MINILM_DIMENSIONS, minilm_embeddings
 from tests.unit_tests.factories import make_episode
 
 SIMILARITY_ONLY = ReplayWeights(similarity=1.0, recency=0.0, reward=0.0, outcome_bonus=0.0)
@@ -269,7 +269,7 @@ socket.socket.connect_ex = lambda self, address: connect(self, address) or 0
 socket.getaddrinfo = refuse
 socket.create_connection = refuse
 
-from langchain_episodic.local_models import minilm_embeddings
+from langchain_episodic.embeddings.minilm import minilm_embeddings
 
 vector = minilm_embeddings().embed_query("Login handler throws on blank credentials")
 print("RESULT " + json.dumps({"dims": len(vector), "norm": sum(v * v for v in vector),

@@ -23,22 +23,18 @@ from langchain_episodic import (
     Episode,
     EpisodeConflictError,
     EpisodeFilter,
-    EpisodeStore,
     EpisodicMemory,
     EpisodicValueError,
     HashingEmbeddings,
-    MalformedRecordWarning,
     OutcomeStatus,
     StoreConfigurationError,
     TaskCategory,
-    compute_skill_profiles,
 )
-from langchain_episodic.in_memory_store import InMemoryEpisodeStore
-from langchain_episodic.vectorstore_store import (
-    LEDGER_BLOCK,
-    VectorStoreEpisodeStore,
-    record_id,
-)
+from langchain_episodic.errors import MalformedRecordWarning
+from langchain_episodic.skills import compute_skill_profiles
+from langchain_episodic.stores import EpisodeStore
+from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
+from langchain_episodic.stores.vectorstore import LEDGER_BLOCK, VectorStoreEpisodeStore, record_id
 from tests.unit_tests.factories import make_episode
 from tests.unit_tests.test_memory import corpus
 

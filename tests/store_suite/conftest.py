@@ -22,13 +22,8 @@ from langchain_classic.storage import LocalFileStore
 from langchain_community.docstore.in_memory import InMemoryDocstore
 from langchain_community.vectorstores import FAISS
 
-from langchain_episodic import (
-    ChromaEpisodeStore,
-    EpisodeStore,
-    HashingEmbeddings,
-    InMemoryEpisodeStore,
-    VectorStoreEpisodeStore,
-)
+from langchain_episodic import ChromaEpisodeStore, HashingEmbeddings
+from langchain_episodic.stores import EpisodeStore, InMemoryEpisodeStore, VectorStoreEpisodeStore
 
 # The memories of the suite embed with the default HashingEmbeddings; stores that embed
 # texts themselves (langchain-chroma) must use the same model.

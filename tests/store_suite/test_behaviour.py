@@ -16,13 +16,13 @@ from langchain_core.embeddings import Embeddings
 from langchain_episodic import (
     EpisodeConflictError,
     EpisodeFilter,
-    EpisodeSource,
     EpisodicMemory,
     EpisodicValueError,
     OutcomeStatus,
     TaskCategory,
-    compute_skill_profiles,
 )
+from langchain_episodic.episode import EpisodeSource
+from langchain_episodic.skills import compute_skill_profiles
 from tests.store_suite.conftest import StoreHarness
 from tests.unit_tests.factories import make_episode
 from tests.unit_tests.test_memory import DAY, QUERIES, article_recall, corpus

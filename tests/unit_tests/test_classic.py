@@ -26,11 +26,10 @@ from langchain_episodic import (
     OutcomeStatus,
     TaskCategory,
     TaskDescription,
-    approximate_token_count,
-    replay_prompt,
 )
-from langchain_episodic.classic import EpisodicChainMemory
-from langchain_episodic.replay import NO_EXPERIENCE
+from langchain_episodic.integrations.classic import EpisodicChainMemory
+from langchain_episodic.pipeline import replay_prompt
+from langchain_episodic.replay import NO_EXPERIENCE, approximate_token_count
 from tests.unit_tests.factories import make_episode
 
 NOW = 1_780_000_000.0
@@ -519,6 +518,6 @@ async def _aexperience(chain_memory: EpisodicChainMemory, inputs: dict[str, Any]
 def test_missing_langchain_classic_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "langchain_classic", None)
     monkeypatch.setitem(sys.modules, "langchain_classic.base_memory", None)
-    monkeypatch.delitem(sys.modules, "langchain_episodic.classic")
+    monkeypatch.delitem(sys.modules, "langchain_episodic.integrations.classic")
     with pytest.raises(ImportError, match=r'pip install "langchain-episodic\[classic\]"'):
-        importlib.import_module("langchain_episodic.classic")
+        importlib.import_module("langchain_episodic.integrations.classic")

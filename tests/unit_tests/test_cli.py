@@ -20,18 +20,10 @@ from pathlib import Path
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from langchain_episodic import (
-    ChromaEpisodeStore,
-    Episode,
-    EpisodicMemory,
-    ReplayWeights,
-    SearchResult,
-    compute_learning_curve,
-    compute_priority,
-    compute_skill_profiles,
-    temporal_decay,
-)
+from langchain_episodic import ChromaEpisodeStore, Episode, EpisodicMemory, ReplayWeights
 from langchain_episodic.cli import main, parse_duration
+from langchain_episodic.scoring import SearchResult, compute_priority, temporal_decay
+from langchain_episodic.skills import compute_learning_curve, compute_skill_profiles
 from tests.unit_tests.factories import make_episode
 from tests.unit_tests.test_memory import corpus
 

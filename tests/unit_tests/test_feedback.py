@@ -5,15 +5,14 @@ from __future__ import annotations
 import pytest
 
 from langchain_episodic import (
-    EpisodeValidationError,
     EpisodicValueError,
     OutcomeStatus,
     TaskCategory,
     TaskDescription,
     episode_from_tests,
-    feedback_from_tests,
-    outcome_for_pass_rate,
 )
+from langchain_episodic.errors import EpisodeValidationError
+from langchain_episodic.feedback import feedback_from_tests, outcome_for_pass_rate
 
 
 @pytest.mark.parametrize(

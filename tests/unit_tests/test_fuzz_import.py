@@ -19,8 +19,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, MalformedRecordWarning
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.cli import main
+from langchain_episodic.errors import MalformedRecordWarning
 from tests.unit_tests.factories import make_episode
 from tests.unit_tests.fuzzing import DESCRIPTIONS, fuzz_settings, valid_episode_fields
 

@@ -14,15 +14,13 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langchain_episodic import (
-    ChromaEpisodeStore,
-    EpisodicMemory,
-    OutcomeStatus,
-    ReplayWeights,
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, OutcomeStatus, ReplayWeights
+from langchain_episodic.scoring import (
     SearchResult,
     compute_priority,
+    priority_score,
+    rank_by_priority,
 )
-from langchain_episodic.scoring import priority_score, rank_by_priority
 from tests.unit_tests.factories import make_episode
 from tests.unit_tests.fuzzing import DESCRIPTIONS, fuzz_settings
 from tests.unit_tests.test_memory import article_recall

@@ -13,15 +13,15 @@ from langchain_episodic import (
     Episode,
     EpisodeConflictError,
     EpisodeFilter,
-    EpisodeStore,
     EpisodicMemory,
     EpisodicValueError,
     HashingEmbeddings,
     OutcomeStatus,
     TaskCategory,
-    compute_skill_profiles,
 )
-from langchain_episodic.in_memory_store import InMemoryEpisodeStore
+from langchain_episodic.skills import compute_skill_profiles
+from langchain_episodic.stores import EpisodeStore
+from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 from tests.unit_tests.factories import make_episode
 from tests.unit_tests.test_memory import corpus
 

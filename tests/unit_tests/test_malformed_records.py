@@ -14,12 +14,8 @@ from typing import Any
 
 import pytest
 
-from langchain_episodic import (
-    ChromaEpisodeStore,
-    EpisodicMemory,
-    EpisodicValueError,
-    MalformedRecordWarning,
-)
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, EpisodicValueError
+from langchain_episodic.errors import MalformedRecordWarning
 from tests.unit_tests.factories import make_episode
 
 QUERY = "Implement login form"

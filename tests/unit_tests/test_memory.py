@@ -18,12 +18,10 @@ from langchain_episodic import (
     HashingEmbeddings,
     OutcomeStatus,
     ReplayWeights,
-    SearchResult,
     TaskCategory,
-    compute_priority,
-    compute_skill_profiles,
-    cosine_similarity,
 )
+from langchain_episodic.scoring import SearchResult, compute_priority, cosine_similarity
+from langchain_episodic.skills import compute_skill_profiles
 from tests.unit_tests.factories import make_episode
 
 DAY = 86_400.0

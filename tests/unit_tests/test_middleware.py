@@ -16,23 +16,22 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from langchain_episodic import (
-    STRATEGY_POOL,
     Episode,
     EpisodicMemory,
     EpisodicValueError,
     TaskCategory,
     TaskDescription,
-    approximate_token_count,
     choose_strategy,
     episode_from_tests,
-    replay_prompt,
 )
-from langchain_episodic.middleware import (
+from langchain_episodic.integrations.middleware import (
     STATE_KEY,
     EpisodicMemoryMiddleware,
     latest_human_text,
 )
-from langchain_episodic.replay import NO_EXPERIENCE
+from langchain_episodic.pipeline import replay_prompt
+from langchain_episodic.replay import NO_EXPERIENCE, approximate_token_count
+from langchain_episodic.strategy import STRATEGY_POOL
 from tests.unit_tests.factories import make_episode
 
 NOW = 1_750_000_000.0

@@ -34,7 +34,7 @@ from langchain.agents import create_agent
 
 from langchain_episodic import EpisodicMemory, TaskCategory, TaskDescription
 from langchain_episodic.episode import Episode, OutcomeStatus
-from langchain_episodic.middleware import EpisodicMemoryMiddleware
+from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware
 from langchain_episodic.replay import (  # the cut, tested directly
     DATA_NOTICE,
     NO_EXPERIENCE,

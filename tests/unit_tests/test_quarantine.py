@@ -7,16 +7,11 @@ import json
 
 import pytest
 
-from langchain_episodic import (
-    EpisodeSource,
-    EpisodeValidationError,
-    EpisodicMemory,
-    EpisodicValueError,
-    InMemoryEpisodeStore,
-    episode_from_tests,
-)
-from langchain_episodic.episode import Episode
+from langchain_episodic import EpisodicMemory, EpisodicValueError, episode_from_tests
+from langchain_episodic.episode import Episode, EpisodeSource, episode_from_stored
+from langchain_episodic.errors import EpisodeValidationError
 from langchain_episodic.quarantine import QuarantineEvent, decode_log, encode_log
+from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.unit_tests.factories import make_episode
 from tests.unit_tests.test_memory import corpus
 
@@ -114,7 +109,7 @@ def test_source_round_trips_and_is_optional() -> None:
     data = sourced.to_dict()
     assert data["source"] == {"agent": "coder", "run_id": "r-9"}
     assert Episode.from_dict(json.loads(json.dumps(data))) == sourced
-    assert Episode._from_stored(data) == sourced
+    assert episode_from_stored(data) == sourced
     assert Episode.from_dict({**data, "source": {"run_id": "r-1"}}).source == EpisodeSource(
         run_id="r-1"
     )
@@ -135,7 +130,7 @@ def test_bad_sources_are_named(source: object, named: str) -> None:
     with pytest.raises(EpisodeValidationError, match=named):
         Episode.from_dict(data)
     with pytest.raises(EpisodeValidationError, match=named):
-        Episode._from_stored(data)
+        episode_from_stored(data)
 
 
 def test_episode_source_must_be_an_episode_source() -> None:

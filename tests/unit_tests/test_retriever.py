@@ -11,12 +11,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 from pydantic import Field
 
-from langchain_episodic import (
-    EpisodicMemory,
-    EpisodicRetriever,
-    EpisodicValueError,
-    ReplayWeights,
-)
+from langchain_episodic import EpisodicMemory, EpisodicRetriever, EpisodicValueError, ReplayWeights
 from tests.unit_tests.factories import make_episode
 from tests.unit_tests.test_memory import corpus
 

@@ -7,16 +7,10 @@ from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 
-from langchain_episodic import (
-    STRATEGY_POOL,
-    EpisodicMemory,
-    EpisodicValueError,
-    TaskCategory,
-    TaskDescription,
-    build_replay_context,
-    format_replay_prompt,
-    replay_prompt,
-)
+from langchain_episodic import EpisodicMemory, EpisodicValueError, TaskCategory, TaskDescription
+from langchain_episodic.pipeline import replay_prompt
+from langchain_episodic.replay import build_replay_context, format_replay_prompt
+from langchain_episodic.strategy import STRATEGY_POOL
 from tests.unit_tests.factories import make_episode
 from tests.unit_tests.test_retriever import RecordingChatModel
 

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from langchain_episodic import (
-    STRATEGY_POOL,
     EpisodicMemory,
     EpisodicValueError,
     HashingEmbeddings,
@@ -20,9 +19,8 @@ from langchain_episodic import (
     TaskCategory,
     TaskDescription,
     choose_strategy,
-    feedback_from_tests,
-    select_strategy,
 )
+from langchain_episodic.feedback import feedback_from_tests
 from langchain_episodic.scoring import Phase, phase_for_experience
 from langchain_episodic.simulation import (
     START_TIME,
@@ -39,8 +37,10 @@ from langchain_episodic.simulation import (
     run_variant,
 )
 from langchain_episodic.strategy import (
+    STRATEGY_POOL,
     StrategyEvidence,
     complexity_strategy,
+    select_strategy,
     select_strategy_thompson,
     strategy_evidence,
     thompson_sample,

@@ -22,11 +22,11 @@ from langchain_episodic import (
     EpisodicMemory,
     EpisodicValueError,
     HashingEmbeddings,
-    MalformedRecordWarning,
     StoreConfigurationError,
     TaskCategory,
-    compute_skill_profiles,
 )
+from langchain_episodic.errors import MalformedRecordWarning
+from langchain_episodic.skills import compute_skill_profiles
 from tests.unit_tests.factories import make_episode
 from tests.unit_tests.test_memory import corpus
 

@@ -32,21 +32,18 @@ import chromadb
 import numpy as np
 from numpy.typing import NDArray
 
-from langchain_episodic._path_lock import acquire_path_lock
-from langchain_episodic._record_audit import RecordAudit
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.episode import Episode
-from langchain_episodic.errors import EpisodicValueError, StoreConfigurationError
-from langchain_episodic.filters import EpisodeFilter
-from langchain_episodic.store_base import (
-    DEFAULT_NAMESPACE,
+from langchain_episodic.errors import (
+    EpisodicValueError,
     MalformedRecordWarning,
-    StoredHit,
-    check_batch,
-    decode_episode,
-    decode_hit,
-    encode_episode,
+    StoreConfigurationError,
 )
+from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.stores._audit import RecordAudit
+from langchain_episodic.stores._path_lock import acquire_path_lock
+from langchain_episodic.stores.base import DEFAULT_NAMESPACE, StoredHit, check_batch
+from langchain_episodic.stores.codec import decode_episode, decode_hit, encode_episode
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI

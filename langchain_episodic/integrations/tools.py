@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from langchain_episodic.episode import OutcomeStatus, TaskCategory
-from langchain_episodic.replay import render_episode
-from langchain_episodic.scoring import PrioritizedResult
+from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
+from langchain_episodic.recall_options import RecallOptions
 
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
 
-__all__ = ["RecallInput", "create_recall_tool"]
+__all__ = ["NO_MATCH", "RecallInput", "create_recall_tool"]
 
 NO_MATCH = "No matching past experiences."
+"""What the tool answers when recall finds nothing."""
 
 
 class RecallInput(BaseModel):
@@ -32,14 +33,6 @@ class RecallInput(BaseModel):
     k: int = Field(default=3, ge=1, le=20, description="How many experiences to return.")
 
 
-def _render(results: tuple[PrioritizedResult, ...]) -> str:
-    if not results:
-        return NO_MATCH
-    return "\n".join(
-        render_episode(result.episode, index) for index, result in enumerate(results, start=1)
-    )
-
-
 def create_recall_tool(
     memory: EpisodicMemory,
     *,
@@ -49,8 +42,14 @@ def create_recall_tool(
         "what the tests said, and the solution. Use it before writing code for a task "
         "that resembles earlier work, or after a failure to see how similar ones were fixed."
     ),
+    options: RecallOptions | None = None,
+    max_tokens: int | None = None,
 ) -> BaseTool:
     """A LangChain tool over ``memory``'s recall, with optional category/outcome filters.
+
+    Each call is one :func:`~langchain_episodic.build_replay` for the query: the
+    model gets the same replay prompt (stored text shown as data, within
+    ``max_tokens``) that the other integrations inject, or :data:`NO_MATCH`.
 
     Example:
         .. code-block:: python
@@ -60,7 +59,27 @@ def create_recall_tool(
             tool = create_recall_tool(memory)
             agent = create_agent(model, tools=[tool])
             tool.invoke({"query": "login crash", "outcome": "success"})
+
+    Args:
+        memory: Where to recall from.
+        name: The tool's name.
+        description: What the model is told the tool does.
+        options: Recall options the model's arguments (``k``, ``category``,
+            ``outcome``) are applied on top of.
+        max_tokens: Token budget of the tool's answer; unlimited when ``None``.
     """
+    base = RecallOptions.from_mapping(options)
+
+    def _options(
+        category: TaskCategory | None, outcome: OutcomeStatus | None, k: int
+    ) -> RecallOptions:
+        changes: dict[str, Any] = {"top_k": k}
+        if category is not None or outcome is not None:
+            changes.update(category=category, outcome=outcome)
+        return base.replace(**changes)
+
+    def _answer(replay: Replay) -> str:
+        return replay.text if replay.results else NO_MATCH
 
     def recall(
         query: str,
@@ -68,7 +87,8 @@ def create_recall_tool(
         outcome: OutcomeStatus | None = None,
         k: int = 3,
     ) -> str:
-        return _render(memory.recall(query, top_k=k, category=category, outcome=outcome))
+        options = _options(category, outcome, k)
+        return _answer(build_replay(memory, query, options, max_tokens=max_tokens))
 
     async def arecall(
         query: str,
@@ -76,8 +96,8 @@ def create_recall_tool(
         outcome: OutcomeStatus | None = None,
         k: int = 3,
     ) -> str:
-        results = await memory.arecall(query, top_k=k, category=category, outcome=outcome)
-        return _render(results)
+        options = _options(category, outcome, k)
+        return _answer(await abuild_replay(memory, query, options, max_tokens=max_tokens))
 
     return StructuredTool.from_function(
         func=recall,

@@ -9,12 +9,8 @@ from langchain_core.runnables import RunnableLambda
 
 from langchain_episodic.episode import TaskDescription
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.prompting import (
-    areplay_prompt,
-    astrategy_instruction,
-    replay_prompt,
-    strategy_instruction,
-)
+from langchain_episodic.pipeline import abuild_replay, build_replay
+from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.replay import approximate_token_count
 
 if TYPE_CHECKING:
@@ -51,13 +47,16 @@ def create_replay_runnable(
     memory: EpisodicMemory,
     *,
     input_key: str = "task",
-    top_k: int = 3,
+    options: RecallOptions | None = None,
     max_tokens: int | None = None,
     token_counter: Callable[[str], int] = approximate_token_count,
     include_strategy: bool = False,
-    **recall_kwargs: Any,
+    **option_fields: Any,
 ) -> RunnableLambda[Any, str]:
     r"""A runnable mapping a task to its replay prompt, sync and async.
+
+    Each invocation is one :func:`~langchain_episodic.build_replay`: one recall for
+    the prompt and, with ``include_strategy``, the strategy line.
 
     Example:
         .. code-block:: python
@@ -66,7 +65,7 @@ def create_replay_runnable(
             from langchain_core.runnables import RunnablePassthrough
 
             prompt = ChatPromptTemplate.from_messages([
-                ("system", "You are a coding agent.\\n\\n{replay}"),
+                ("system", "You are a coding agent.\n\n{replay}"),
                 ("human", "{task}"),
             ])
             chain = {"replay": memory.as_runnable(), "task": RunnablePassthrough()} | prompt | model
@@ -75,40 +74,37 @@ def create_replay_runnable(
     Args:
         memory: Where to recall from.
         input_key: Key of the task when the input is a dict.
-        top_k: Episodes to recall.
+        options: Recall options; the defaults when ``None``.
         max_tokens: Token budget of the prompt.
         token_counter: Counts tokens for the budget.
         include_strategy: Append the selected strategy's instruction.
-        **recall_kwargs: Passed on to :meth:`EpisodicMemory.recall`.
+        **option_fields: Recall options on top of ``options`` (``top_k=3``, ...).
+
+    Raises:
+        TypeError: An unknown recall option, or one of the wrong type.
+        EpisodicValueError: A recall option's value is invalid.
     """
-    current_time = recall_kwargs.get("current_time")
+    options = RecallOptions.from_mapping(options, option_fields)
 
     def _invoke(value: Any) -> str:
-        task = task_from_input(value, input_key)
-        text = replay_prompt(
+        return build_replay(
             memory,
-            task,
-            top_k=top_k,
+            task_from_input(value, input_key),
+            options,
             max_tokens=max_tokens,
             token_counter=token_counter,
-            **recall_kwargs,
-        )
-        if include_strategy:
-            text += "\n\n" + strategy_instruction(memory, task, current_time)
-        return text
+            include_strategy=include_strategy,
+        ).text
 
     async def _ainvoke(value: Any) -> str:
-        task = task_from_input(value, input_key)
-        text = await areplay_prompt(
+        replay = await abuild_replay(
             memory,
-            task,
-            top_k=top_k,
+            task_from_input(value, input_key),
+            options,
             max_tokens=max_tokens,
             token_counter=token_counter,
-            **recall_kwargs,
+            include_strategy=include_strategy,
         )
-        if include_strategy:
-            text += "\n\n" + await astrategy_instruction(memory, task, current_time)
-        return text
+        return replay.text
 
     return RunnableLambda(_invoke, afunc=_ainvoke, name="episodic_replay")

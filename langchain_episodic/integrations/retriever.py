@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -10,27 +10,15 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict
 
+from langchain_episodic.integrations._fields import RecallOptionsFields
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.replay import render_episode
 from langchain_episodic.scoring import PrioritizedResult
 
 __all__ = ["EpisodicRetriever", "result_to_document"]
-
-_RECALL_OPTIONS = frozenset(
-    {
-        "current_time",
-        "weights",
-        "half_life",
-        "fetch_k",
-        "min_similarity",
-        "filters",
-        "category",
-        "outcome",
-    }
-)
 
 
 def result_to_document(result: PrioritizedResult) -> Document:
@@ -58,7 +46,7 @@ def result_to_document(result: PrioritizedResult) -> Document:
     )
 
 
-class EpisodicRetriever(BaseRetriever, RecallOptions):
+class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
     """Past episodes ranked by replay priority, as LangChain ``Document``s.
 
     Setup:
@@ -90,25 +78,26 @@ class EpisodicRetriever(BaseRetriever, RecallOptions):
     strategy, pass rate, feedback, solution) and its ``metadata`` holds
     ``episode_id``, ``similarity``, ``priority``, ``outcome``, ``reward``,
     ``strategy_used``, ``timestamp``, ``category`` and the other scalar fields.
-    Any recall option can also be given per call as a keyword of ``invoke``.
+    Recall options (:class:`~langchain_episodic.RecallOptions`) are given flat, as
+    in ``memory.as_retriever(k=3, category="debugging")``, or as ``options=``; any of
+    them can also be given per call as a keyword of ``invoke``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     memory: EpisodicMemory
     """Where episodes are recalled from."""
-    k: int = Field(default=3, ge=1)
-    """How many documents to return."""
+    top_k_name: ClassVar[str] = "k"
 
-    def _recall_arguments(self, k: int | None, overrides: dict[str, Any]) -> dict[str, Any]:
-        unknown = sorted(set(overrides) - _RECALL_OPTIONS)
-        if unknown:
-            msg = f"unknown retriever option(s) {unknown}; known: {sorted(_RECALL_OPTIONS)}"
-            raise TypeError(msg)
-        arguments: dict[str, Any] = {"top_k": self.k if k is None else k}
-        arguments.update(self.recall_options())
-        arguments.update(overrides)
-        return arguments
+    @property
+    def k(self) -> int:
+        """How many documents to return (``options.top_k``)."""
+        return self.options.top_k
+
+    def _options(self, k: int | None, overrides: dict[str, Any]) -> RecallOptions:
+        if k is not None:
+            overrides = {**overrides, "top_k": k}
+        return self.options.replace(**overrides) if overrides else self.options
 
     def _get_relevant_documents(
         self,
@@ -118,7 +107,7 @@ class EpisodicRetriever(BaseRetriever, RecallOptions):
         k: int | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        results = self.memory.recall(query, **self._recall_arguments(k, kwargs))
+        results = self.memory.recall_with(query, self._options(k, kwargs))
         return [result_to_document(result) for result in results]
 
     async def _aget_relevant_documents(
@@ -129,5 +118,5 @@ class EpisodicRetriever(BaseRetriever, RecallOptions):
         k: int | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        results = await self.memory.arecall(query, **self._recall_arguments(k, kwargs))
+        results = await self.memory.arecall_with(query, self._options(k, kwargs))
         return [result_to_document(result) for result in results]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
@@ -22,11 +21,10 @@ from typing_extensions import NotRequired, TypedDict  # typing has them from 3.1
 
 from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, TaskDescription
-from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.prompting import areplay_prompt, replay_prompt, strategy_line
+from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
+from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.replay import approximate_token_count
-from langchain_episodic.strategy import StrategyChoice, choose_strategy
 
 try:
     from langchain.agents.middleware.types import (
@@ -76,14 +74,6 @@ Called once after the agent finishes, with the final agent state and the LangGra
 ``Runtime``. Return the :class:`Episode` to record, or ``None`` to record nothing. It
 may be a coroutine function (awaited under ``ainvoke``; refused under ``invoke``).
 """
-
-_RESERVED_RECALL_KEYS = frozenset({"query", "top_k", "max_tokens", "token_counter"})
-_RECALL_OPTIONS = frozenset(
-    name
-    for name, parameter in inspect.signature(EpisodicMemory.recall).parameters.items()
-    if name not in {"self", "query", "top_k"}
-    and parameter.kind in {parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY}
-)
 
 
 class EpisodicReplay(TypedDict):
@@ -165,8 +155,8 @@ class EpisodicMemoryMiddleware(
     **Before the model** — once per agent run (in ``before_agent``), the middleware
     finds the run's task (the latest human message, or ``task_extractor(state)``),
     recalls the ``top_k`` most relevant past episodes from ``memory`` and formats the
-    replay prompt (:func:`~langchain_episodic.replay_prompt`), optionally followed by
-    the selected strategy's instruction from ``STRATEGY_POOL``. The result is kept in
+    replay prompt, optionally followed by the strategy chosen from those same episodes
+    (one :func:`~langchain_episodic.build_replay`, one recall). The result is kept in
     the agent state (private key ``episodic_replay``), and every model call of the run
     (``wrap_model_call`` / ``awrap_model_call``) gets it appended to its system
     prompt: the user's own system prompt stays first; without one, the replay prompt
@@ -193,7 +183,7 @@ class EpisodicMemoryMiddleware(
         >>> from langchain.agents import create_agent
         >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
         >>> from langchain_episodic import EpisodicMemory
-        >>> from langchain_episodic.middleware import EpisodicMemoryMiddleware
+        >>> from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware
         >>> memory = EpisodicMemory()
         >>> model = GenericFakeChatModel(messages=iter(["def signup(email): ..."]))
         >>> agent = create_agent(model, tools=[], middleware=[EpisodicMemoryMiddleware(memory)])
@@ -231,7 +221,10 @@ class EpisodicMemoryMiddleware(
 
     Args:
         memory: Where episodes are recalled from and recorded to.
-        top_k: Episodes to recall per run.
+        top_k: Episodes to recall per run; sets ``options.top_k`` (3 by default).
+        options: Recall options (:class:`~langchain_episodic.RecallOptions`: weights,
+            half-life, filters, ``current_time``, ...). They apply to the replay
+            prompt and to the strategy alike: both come from one recall.
         max_tokens: Token budget of the replay prompt (the strategy line is extra);
             unlimited when ``None``.
         token_counter: Counts tokens for the budget, e.g. ``model.get_num_tokens``.
@@ -243,15 +236,12 @@ class EpisodicMemoryMiddleware(
             the prompt and the strategy selection use. ``None`` skips the replay.
         record_episode: ``(state, runtime) -> Episode | None``, sync or async, called
             once after the agent finishes; see :data:`RecordEpisode`.
-        recall_kwargs: Extra options for :meth:`EpisodicMemory.recall` (``weights``,
-            ``half_life``, ``fetch_k``, ``min_similarity``, ``filters``, ``category``,
-            ``outcome``, ``current_time``); of these only ``current_time`` also applies
-            to the strategy selection.
 
     Raises:
         TypeError: ``memory`` is not an :class:`EpisodicMemory`, or a callable is not
             callable.
-        EpisodicValueError: ``top_k``, ``max_tokens`` or ``recall_kwargs`` is invalid.
+        TypeError: ``options`` is not a :class:`~langchain_episodic.RecallOptions`.
+        EpisodicValueError: ``top_k`` or ``max_tokens`` is invalid.
     """
 
     state_schema = EpisodicMemoryState  # type: ignore[assignment]
@@ -259,20 +249,20 @@ class EpisodicMemoryMiddleware(
     def __init__(
         self,
         memory: EpisodicMemory,
-        top_k: int = 3,
+        top_k: int | None = None,
         *,
+        options: RecallOptions | None = None,
         max_tokens: int | None = None,
         token_counter: Callable[[str], int] = approximate_token_count,
         include_strategy: bool = False,
         task_extractor: TaskExtractor | None = None,
         record_episode: RecordEpisode | None = None,
-        recall_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
         if not isinstance(memory, EpisodicMemory):
             msg = f"memory={memory!r} is invalid: must be an EpisodicMemory"
             raise TypeError(msg)
-        check_int("top_k", top_k, 1)
+        options = RecallOptions.from_mapping(options, None if top_k is None else {"top_k": top_k})
         if max_tokens is not None:
             check_int("max_tokens", max_tokens, 1)
         for name, value in (
@@ -284,19 +274,16 @@ class EpisodicMemoryMiddleware(
                 msg = f"{name}={value!r} is invalid: must be callable"
                 raise TypeError(msg)
         self.memory = memory
-        self.top_k = top_k
+        self.options = options
         self.max_tokens = max_tokens
         self.token_counter = token_counter
         self.include_strategy = include_strategy
         self.task_extractor = task_extractor
         self.record_episode = record_episode
-        self.recall_kwargs: Mapping[str, Any] = MappingProxyType(
-            dict(_check_recall_kwargs(recall_kwargs))
-        )
 
     def __repr__(self) -> str:
         return (
-            f"EpisodicMemoryMiddleware(memory={self.memory!r}, top_k={self.top_k}, "
+            f"EpisodicMemoryMiddleware(memory={self.memory!r}, options={self.options!r}, "
             f"max_tokens={self.max_tokens}, include_strategy={self.include_strategy})"
         )
 
@@ -334,23 +321,16 @@ class EpisodicMemoryMiddleware(
         msg = f"task_extractor returned {task!r}: expected a str, a TaskDescription or None"
         raise TypeError(msg)
 
-    def _replay(
-        self, task: TaskDescription, prompt: str, choice: StrategyChoice | None
-    ) -> EpisodicReplay:
-        if choice is None:
-            return EpisodicReplay(task=task.to_dict(), prompt=prompt, strategy=None)
-        line = strategy_line(choice)
+    @staticmethod
+    def _state_of(replay: Replay) -> EpisodicReplay:
         return EpisodicReplay(
-            task=task.to_dict(),
-            prompt=f"{prompt}\n\n{line}" if prompt else line,
-            strategy=choice.strategy,
+            task=replay.task.to_dict(),
+            prompt=replay.text,
+            strategy=None if replay.strategy is None else replay.strategy.strategy,
         )
 
-    def _choose(self, task: TaskDescription) -> StrategyChoice:
-        return choose_strategy(task, self.memory, self.recall_kwargs.get("current_time"))
-
     def build_replay(self, state: Mapping[str, Any]) -> EpisodicReplay | None:
-        """Recall for the task of ``state`` and build what the run will inject.
+        """Recall once for the task of ``state`` and build what the run will inject.
 
         Returns:
             The replay, or ``None`` when the state holds no task.
@@ -358,31 +338,30 @@ class EpisodicMemoryMiddleware(
         task = self._task(state)
         if task is None:
             return None
-        prompt = replay_prompt(
+        replay = build_replay(
             self.memory,
             task,
-            top_k=self.top_k,
+            self.options,
             max_tokens=self.max_tokens,
             token_counter=self.token_counter,
-            **self.recall_kwargs,
+            include_strategy=self.include_strategy,
         )
-        return self._replay(task, prompt, self._choose(task) if self.include_strategy else None)
+        return self._state_of(replay)
 
     async def abuild_replay(self, state: Mapping[str, Any]) -> EpisodicReplay | None:
         """Async twin of :meth:`build_replay`."""
         task = self._task(state)
         if task is None:
             return None
-        prompt = await areplay_prompt(
+        replay = await abuild_replay(
             self.memory,
             task,
-            top_k=self.top_k,
+            self.options,
             max_tokens=self.max_tokens,
             token_counter=self.token_counter,
-            **self.recall_kwargs,
+            include_strategy=self.include_strategy,
         )
-        choice = await run_in_executor(None, self._choose, task) if self.include_strategy else None
-        return self._replay(task, prompt, choice)
+        return self._state_of(replay)
 
     def before_agent(
         self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]
@@ -507,26 +486,3 @@ def _check_episode(value: object) -> Episode | None:
         return value
     msg = f"record_episode returned {value!r}: expected an Episode or None"
     raise TypeError(msg)
-
-
-def _check_recall_kwargs(recall_kwargs: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    if recall_kwargs is None:
-        return {}
-    if not isinstance(recall_kwargs, Mapping):
-        msg = f"recall_kwargs={recall_kwargs!r} is invalid: must be a mapping"
-        raise EpisodicValueError(msg)
-    reserved = sorted(set(recall_kwargs) & _RESERVED_RECALL_KEYS)
-    if reserved:
-        msg = (
-            f"recall_kwargs has {reserved}: the query is the run's task; pass top_k, "
-            "max_tokens and token_counter as EpisodicMemoryMiddleware arguments"
-        )
-        raise EpisodicValueError(msg)
-    unknown = sorted(set(map(str, recall_kwargs)) - _RECALL_OPTIONS)
-    if unknown:
-        msg = (
-            f"recall_kwargs has unknown option(s) {unknown}; "
-            f"EpisodicMemory.recall accepts {sorted(_RECALL_OPTIONS)}"
-        )
-        raise EpisodicValueError(msg)
-    return recall_kwargs

@@ -26,15 +26,8 @@ from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.filters import EpisodeFilter
-from langchain_episodic.store_base import (
-    StoredHit,
-    check_batch,
-    decode_episode,
-    decode_hit,
-    encode_episode,
-    new_episodes,
-    unit_rows,
-)
+from langchain_episodic.stores.base import StoredHit, check_batch, new_episodes, unit_rows
+from langchain_episodic.stores.codec import decode_episode, decode_hit, encode_episode
 
 __all__ = ["InMemoryEpisodeStore"]
 
@@ -143,7 +136,8 @@ class InMemoryEpisodeStore:
     Instantiate:
         .. code-block:: python
 
-            from langchain_episodic import EpisodicMemory, InMemoryEpisodeStore
+            from langchain_episodic import EpisodicMemory
+            from langchain_episodic.stores import InMemoryEpisodeStore
 
             store = InMemoryEpisodeStore()
             memory = EpisodicMemory(store=store)

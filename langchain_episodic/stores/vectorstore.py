@@ -41,19 +41,12 @@ from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode
 from langchain_episodic.errors import (
     EpisodicValueError,
+    MalformedRecordWarning,
     StoreConfigurationError,
 )
 from langchain_episodic.filters import EpisodeFilter
-from langchain_episodic.store_base import (
-    MalformedRecordWarning,
-    StoredHit,
-    check_batch,
-    decode_episode,
-    decode_hit,
-    encode_episode,
-    new_episodes,
-    unit_rows,
-)
+from langchain_episodic.stores.base import StoredHit, check_batch, new_episodes, unit_rows
+from langchain_episodic.stores.codec import decode_episode, decode_hit, encode_episode
 
 __all__ = [
     "LEDGER_BLOCK",
@@ -327,9 +320,8 @@ class VectorStoreEpisodeStore:
             from langchain_community.docstore.in_memory import InMemoryDocstore
             from langchain_community.vectorstores import FAISS
 
-            from langchain_episodic import (
-                EpisodicMemory, HashingEmbeddings, VectorStoreEpisodeStore,
-            )
+            from langchain_episodic import EpisodicMemory, HashingEmbeddings
+            from langchain_episodic.stores import VectorStoreEpisodeStore
 
             embeddings = HashingEmbeddings()
             faiss_store = FAISS(

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_episodic.store_base import MalformedRecordWarning, read_record
+from langchain_episodic.errors import MalformedRecordWarning
+from langchain_episodic.stores.codec import read_record
 
 __all__ = ["RecordAudit"]
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from langchain_episodic.diagnostics import LearningSnapshot, compute_learning_curve
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.skills import SkillProfile, compute_skill_profiles, identify_weak_skills
+from langchain_episodic.skills import (
+    LearningSnapshot,
+    SkillProfile,
+    compute_learning_curve,
+    compute_skill_profiles,
+    identify_weak_skills,
+)
 from tests.unit_tests.factories import make_episode
 
 S, P, F = OutcomeStatus.SUCCESS, OutcomeStatus.PARTIAL, OutcomeStatus.FAILURE

@@ -32,16 +32,11 @@ except ImportError as error:  # pragma: no cover - exercised by a test that hide
 from langchain_episodic.episode import Episode, TaskDescription
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.feedback import episode_from_tests
+from langchain_episodic.integrations._fields import RecallOptionsFields
+from langchain_episodic.integrations.runnable import task_from_input
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.prompting import (
-    areplay_prompt,
-    astrategy_instruction,
-    replay_prompt,
-    strategy_instruction,
-)
-from langchain_episodic.recall_options import RecallOptions
+from langchain_episodic.pipeline import abuild_replay, build_replay
 from langchain_episodic.replay import approximate_token_count
-from langchain_episodic.runnable import task_from_input
 
 __all__ = ["EpisodicChainMemory"]
 
@@ -50,7 +45,7 @@ _NOT_TASK_KEYS = frozenset({"stop"})
 _DEFAULT_INPUT_KEY = "input"
 
 
-class EpisodicChainMemory(BaseMemory, RecallOptions):
+class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
     r"""Past episodes as a classic chain's memory: the replay prompt under one key.
 
     Before each run, :meth:`load_memory_variables` recalls the ``top_k`` episodes
@@ -75,7 +70,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptions):
 
     Instantiate:
         >>> from langchain_episodic import EpisodicMemory
-        >>> from langchain_episodic.classic import EpisodicChainMemory
+        >>> from langchain_episodic.integrations.classic import EpisodicChainMemory
         >>> chain_memory = EpisodicChainMemory(memory=EpisodicMemory(), top_k=2)
         >>> chain_memory.memory_variables
         ['experience']
@@ -131,14 +126,17 @@ class EpisodicChainMemory(BaseMemory, RecallOptions):
     """Chain input holding the task; ``None``: the only input, else ``"input"``."""
     output_key: str | None = None
     """Chain output holding the solution, for :meth:`record_outcome`; ``None``: the only one."""
-    top_k: int = Field(default=3, ge=1)
-    """How many past episodes the prompt replays."""
     max_tokens: int | None = Field(default=None, ge=1)
     """Token budget of the replay prompt; unlimited when ``None``."""
     token_counter: Callable[[str], int] = Field(default=approximate_token_count, exclude=True)
     """Counts tokens for ``max_tokens``, e.g. ``llm.get_num_tokens``."""
     include_strategy: bool = False
-    """Append a line naming the strategy :func:`~langchain_episodic.choose_strategy` selects."""
+    """Append a line naming the strategy chosen from the replayed episodes."""
+
+    @property
+    def top_k(self) -> int:
+        """How many past episodes the prompt replays (``options.top_k``)."""
+        return self.options.top_k
 
     @property
     def memory_variables(self) -> list[str]:
@@ -171,14 +169,6 @@ class EpisodicChainMemory(BaseMemory, RecallOptions):
             )
         raise EpisodicValueError(msg)
 
-    def _recall_kwargs(self) -> dict[str, Any]:
-        return {
-            "top_k": self.top_k,
-            "max_tokens": self.max_tokens,
-            "token_counter": self.token_counter,
-            **self.recall_options(),
-        }
-
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, str]:
         """The replay prompt for the chain's task, under :attr:`memory_key`.
 
@@ -192,19 +182,27 @@ class EpisodicChainMemory(BaseMemory, RecallOptions):
             EpisodicValueError: No input, or more than one, could hold the task, or it
                 holds no usable task.
         """
-        task = self._task(inputs)
-        text = replay_prompt(self.memory, task, **self._recall_kwargs())
-        if self.include_strategy:
-            text += "\n\n" + strategy_instruction(self.memory, task)
-        return {self.memory_key: text}
+        replay = build_replay(
+            self.memory,
+            self._task(inputs),
+            self.options,
+            max_tokens=self.max_tokens,
+            token_counter=self.token_counter,
+            include_strategy=self.include_strategy,
+        )
+        return {self.memory_key: replay.text}
 
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, str]:
         """Async twin of :meth:`load_memory_variables`."""
-        task = self._task(inputs)
-        text = await areplay_prompt(self.memory, task, **self._recall_kwargs())
-        if self.include_strategy:
-            text += "\n\n" + await astrategy_instruction(self.memory, task)
-        return {self.memory_key: text}
+        replay = await abuild_replay(
+            self.memory,
+            self._task(inputs),
+            self.options,
+            max_tokens=self.max_tokens,
+            token_counter=self.token_counter,
+            include_strategy=self.include_strategy,
+        )
+        return {self.memory_key: replay.text}
 
     # ------------------------------------------------------------------ save
 

@@ -66,7 +66,7 @@ def minilm_embeddings(
         .. code-block:: python
 
             from langchain_episodic import EpisodicMemory
-            from langchain_episodic.local_models import minilm_embeddings
+            from langchain_episodic.embeddings.minilm import minilm_embeddings
 
             memory = EpisodicMemory(embeddings=minilm_embeddings())
 

@@ -1,0 +1,175 @@
+r"""The replay pipeline: one recall gives the prompt and, when asked, the strategy.
+
+Every LangChain integration (middleware, runnable, classic memory, recall tool)
+builds what it injects with :func:`build_replay`, so they all show the same prompt
+for the same task and options, and none recalls twice.
+
+Example:
+    .. code-block:: python
+
+        from langchain_episodic import build_replay
+
+        replay = build_replay(memory, "Add OAuth login", max_tokens=600, include_strategy=True)
+        system_prompt += "\n\n" + replay.text
+        replay.strategy.strategy  # e.g. "iterative"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables.config import run_in_executor
+
+from langchain_episodic.episode import TaskDescription
+from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.recall_options import RecallOptions
+from langchain_episodic.replay import (
+    approximate_token_count,
+    build_replay_context,
+    format_replay_prompt,
+)
+from langchain_episodic.scoring import PrioritizedResult
+from langchain_episodic.strategy import StrategyChoice, strategy_from_results
+
+if TYPE_CHECKING:
+    from langchain_episodic.memory import EpisodicMemory
+
+__all__ = ["Replay", "abuild_replay", "areplay_prompt", "build_replay", "replay_prompt"]
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What one recall gives a model: the replay prompt and, when asked, a strategy.
+
+    Attributes:
+        task: The task recalled for.
+        results: The recalled episodes, best-ranked first.
+        prompt: The replay prompt (:func:`~langchain_episodic.replay.format_replay_prompt`).
+        strategy: The strategy chosen from ``results`` and the memory's skill
+            profiles, or ``None`` when not asked for.
+    """
+
+    task: TaskDescription
+    results: tuple[PrioritizedResult, ...]
+    prompt: str
+    strategy: StrategyChoice | None = None
+
+    @property
+    def text(self) -> str:
+        """What to inject: the prompt, then the strategy line when there is a strategy."""
+        if self.strategy is None:
+            return self.prompt
+        line = self.strategy.prompt_line
+        return f"{self.prompt}\n\n{line}" if self.prompt.strip() else line
+
+
+def as_task(task: TaskDescription | str) -> TaskDescription:
+    """``task`` as a :class:`TaskDescription` (a string becomes one of category unknown).
+
+    Raises:
+        EpisodicValueError: ``task`` is neither, or an empty string.
+    """
+    if isinstance(task, TaskDescription):
+        return task
+    if isinstance(task, str):
+        return TaskDescription(task)
+    msg = f"task={task!r} is invalid: must be a str or a TaskDescription"
+    raise EpisodicValueError(msg)
+
+
+def build_replay(
+    memory: EpisodicMemory,
+    task: TaskDescription | str,
+    options: RecallOptions | None = None,
+    *,
+    max_tokens: int | None = None,
+    token_counter: Callable[[str], int] = approximate_token_count,
+    include_strategy: bool = False,
+    **option_fields: Any,
+) -> Replay:
+    """Recall once for ``task`` and build the replay prompt (and strategy) from it.
+
+    The strategy, when asked for, is the article's hierarchy
+    (:func:`~langchain_episodic.strategy.strategy_from_results`) applied to the same
+    recalled episodes the prompt shows, so the caller's options (weights, filters,
+    time) apply to both.
+
+    Args:
+        memory: Where to recall from.
+        task: The new task.
+        options: Recall options; the defaults when ``None``.
+        max_tokens: Token budget of the prompt (the strategy line is extra);
+            unlimited when ``None``.
+        token_counter: Counts tokens for the budget, e.g. ``model.get_num_tokens``.
+        include_strategy: Also choose a strategy.
+        **option_fields: Recall options to set on top of ``options`` (``top_k=3``,
+            ``category="debugging"``, ...; see :class:`~langchain_episodic.RecallOptions`).
+
+    Returns:
+        The :class:`Replay`; inject ``replay.text``.
+
+    Raises:
+        TypeError: An unknown recall option, or one of the wrong type.
+        EpisodicValueError: ``task`` or an option value is invalid.
+
+    Example:
+        >>> from langchain_episodic import EpisodicMemory, build_replay
+        >>> from langchain_episodic.stores import InMemoryEpisodeStore
+        >>> replay = build_replay(EpisodicMemory(store=InMemoryEpisodeStore()), "Add a signup form",
+        ...                       include_strategy=True, top_k=2)
+        >>> replay.results, replay.strategy.strategy
+        ((), 'iterative')
+    """
+    task = as_task(task)
+    options = RecallOptions.from_mapping(options, option_fields)
+    results = memory.recall_with(task, options)
+    prompt = format_replay_prompt(
+        build_replay_context(results), task, max_tokens=max_tokens, token_counter=token_counter
+    )
+    strategy = (
+        strategy_from_results(task, results, memory.skill_profiles()) if include_strategy else None
+    )
+    return Replay(task=task, results=results, prompt=prompt, strategy=strategy)
+
+
+async def abuild_replay(
+    memory: EpisodicMemory,
+    task: TaskDescription | str,
+    options: RecallOptions | None = None,
+    *,
+    max_tokens: int | None = None,
+    token_counter: Callable[[str], int] = approximate_token_count,
+    include_strategy: bool = False,
+    **option_fields: Any,
+) -> Replay:
+    """Async twin of :func:`build_replay`: the whole pipeline in one executor hop."""
+    return await run_in_executor(
+        None,
+        lambda: build_replay(
+            memory,
+            task,
+            options,
+            max_tokens=max_tokens,
+            token_counter=token_counter,
+            include_strategy=include_strategy,
+            **option_fields,
+        ),
+    )
+
+
+def replay_prompt(memory: EpisodicMemory, task: TaskDescription | str, **kwargs: Any) -> str:
+    r"""The text :func:`build_replay` would inject: ``build_replay(...).text``.
+
+    Example:
+        .. code-block:: python
+
+            system_prompt += "\\n\\n" + replay_prompt(memory, "Add OAuth login", max_tokens=600)
+    """
+    return build_replay(memory, task, **kwargs).text
+
+
+async def areplay_prompt(memory: EpisodicMemory, task: TaskDescription | str, **kwargs: Any) -> str:
+    """Async twin of :func:`replay_prompt`."""
+    return (await abuild_replay(memory, task, **kwargs)).text

@@ -1,0 +1,171 @@
+"""The per-category summary of a namespace, persisted beside its episodes.
+
+The summary holds the episode count and running per-category tallies behind
+:meth:`~langchain_episodic.EpisodicMemory.skill_profiles`, so opening a memory reads
+one small state string instead of every episode. It is saved lazily (every
+:data:`SUMMARY_INTERVAL_EPISODES` episodes or :data:`SUMMARY_INTERVAL_SECONDS`
+seconds); a summary that lags behind costs only a catch-up count of the newer
+episodes on the next open, and one that does not add up is recounted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from langchain_episodic.episode import Episode, TaskCategory
+from langchain_episodic.skills import SkillTally, tally_episodes
+from langchain_episodic.stores.base import EpisodeStore
+
+__all__ = ["SUMMARY_INTERVAL_EPISODES", "SUMMARY_INTERVAL_SECONDS", "Summary"]
+
+_COUNT_KEY = "count"
+_SKIPPED_KEY = "skipped"
+_SUMMARY_STATE = "summary"
+SUMMARY_INTERVAL_EPISODES = 1000
+"""Save the per-category summary at least every this many recorded episodes..."""
+SUMMARY_INTERVAL_SECONDS = 5.0
+"""...or when this many seconds have passed since it was last saved."""
+_TALLY_FIELDS = ("total", "successes", "reward_sum", "iterations_sum")
+
+
+def _summary_from_tallies(count: int, tallies: Mapping[TaskCategory, SkillTally]) -> dict[str, Any]:
+    # Records that are not readable episodes count but are not tallied; saying how many
+    # keeps the summary consistent, so the next open does not recount.
+    skipped = count - sum(tally.total for tally in tallies.values())
+    summary: dict[str, Any] = {_COUNT_KEY: count, _SKIPPED_KEY: skipped}
+    for category, tally in tallies.items():
+        for field in _TALLY_FIELDS:
+            summary[f"{category.value}.{field}"] = getattr(tally, field)
+    return summary
+
+
+def _tallies_from_summary(summary: Mapping[str, int | float]) -> dict[TaskCategory, SkillTally]:
+    tallies: dict[TaskCategory, SkillTally] = {}
+    for category in TaskCategory:
+        values = [summary.get(f"{category.value}.{field}") for field in _TALLY_FIELDS]
+        if all(value is not None for value in values):
+            total, successes, reward_sum, iterations_sum = values
+            tallies[category] = SkillTally(
+                int(total or 0),
+                int(successes or 0),
+                float(reward_sum or 0),
+                int(iterations_sum or 0),
+            )
+    return tallies
+
+
+def _read_summary(store: EpisodeStore, namespace: str) -> dict[str, int | float]:
+    packed = store.read_state(namespace, _SUMMARY_STATE)
+    try:
+        summary = json.loads(packed) if packed is not None else {}
+    except json.JSONDecodeError:
+        return {}
+    if not isinstance(summary, dict):
+        return {}
+    return {
+        str(key): value
+        for key, value in summary.items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+    }
+
+
+def _write_summary(
+    store: EpisodeStore, namespace: str, count: int, tallies: Mapping[TaskCategory, SkillTally]
+) -> None:
+    packed = json.dumps(_summary_from_tallies(count, tallies), separators=(",", ":"))
+    store.write_state(namespace, _SUMMARY_STATE, packed)
+
+
+def _load(store: EpisodeStore, namespace: str) -> tuple[int, dict[TaskCategory, SkillTally]]:
+    stored = _read_summary(store, namespace)
+    actual = store.count(namespace)
+    counted = stored.get(_COUNT_KEY)
+    skipped = stored.get(_SKIPPED_KEY, 0)
+    tallies = _tallies_from_summary(stored)
+    consistent = (
+        isinstance(counted, int)
+        and isinstance(skipped, int)
+        and 0 <= skipped <= counted
+        and counted == skipped + sum(t.total for t in tallies.values())
+    )
+    if consistent and counted == actual:
+        return actual, tallies
+    caught_up = None
+    if consistent and isinstance(counted, int) and counted < actual:
+        # The summary is written lazily: count only what was recorded after it.
+        newer = _Counted(store.iter_episodes(namespace, start=counted))
+        caught_up = tally_episodes(newer, tallies)
+        if counted + newer.count != actual:
+            caught_up = None  # several writer processes numbered records alike
+    # Otherwise missing, corrupt, ahead of the store, or written by several processes
+    # (whose record numbers overlap): recount once, streaming.
+    tallies = caught_up if caught_up is not None else tally_episodes(store.iter_episodes(namespace))
+    if actual:
+        _write_summary(store, namespace, actual, tallies)
+    return actual, tallies
+
+
+class _Counted(Iterator[Episode]):
+    """Passes episodes through, counting them."""
+
+    def __init__(self, episodes: Iterator[Episode]) -> None:
+        self._episodes = episodes
+        self.count = 0
+
+    def __next__(self) -> Episode:
+        episode = next(self._episodes)
+        self.count += 1
+        return episode
+
+
+class Summary:
+    """Episode count and per-category tallies of a namespace, saved to the store lazily.
+
+    Saving after every record would add a round trip per call; a summary that lags
+    behind costs only a catch-up count of the newer episodes on the next open.
+    """
+
+    def __init__(
+        self,
+        store: EpisodeStore,
+        namespace: str,
+        count: int,
+        tallies: dict[TaskCategory, SkillTally],
+    ) -> None:
+        self.store = store
+        self.namespace = namespace
+        self.count = count
+        self.tallies = tallies
+        self._saved_count = count
+        self._saved_at = time.monotonic()
+
+    @classmethod
+    def open(cls, store: EpisodeStore, namespace: str) -> Summary:
+        """Read the namespace's saved summary, catching up or recounting as needed."""
+        return cls(store, namespace, *_load(store, namespace))
+
+    def add(self, episodes: Sequence[Episode]) -> None:
+        """Count newly recorded episodes, and save if due."""
+        self.count += len(episodes)
+        self.tallies = tally_episodes(episodes, self.tallies)
+        self.save()
+
+    def save(self, *, force: bool = False) -> None:
+        """Write the summary if it is due (or ``force``) and anything is unsaved."""
+        pending = self.count - self._saved_count
+        due = time.monotonic() - self._saved_at >= SUMMARY_INTERVAL_SECONDS
+        if pending and (force or due or pending >= SUMMARY_INTERVAL_EPISODES):
+            _write_summary(self.store, self.namespace, self.count, self.tallies)
+            self._saved_count = self.count
+            self._saved_at = time.monotonic()
+
+    def save_quietly(self) -> None:
+        """:meth:`save` now, ignoring failures (for ``weakref.finalize``)."""
+        # Runs from weakref.finalize (collection or interpreter exit), when the store may
+        # already be closed: a failure here only means a catch-up on the next open.
+        with contextlib.suppress(Exception):
+            self.save(force=True)
