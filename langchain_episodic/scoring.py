@@ -498,7 +498,7 @@ def rank_by_priority(
         ...     [SearchResult(episode("a", 0.1), 0.9), SearchResult(episode("b", 1.0), 0.8)], 0.0
         ... )
         >>> [(round(priority, 2), c.episode.episode_id) for priority, c in ranked]
-        [(0.98, 'b'), (0.88, 'a')]
+        [(0.92, 'b'), (0.78, 'a')]
     """
     scored = [
         (

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from collections.abc import Iterable
+from typing import Any
 
 import pytest
 
@@ -329,14 +331,18 @@ def candidate(name: str, similarity: float, reward: float = 0.5) -> SearchResult
     return SearchResult(make_episode(episode_id=name, reward=reward), similarity)
 
 
+def ranked_ids(candidates: Iterable[SearchResult], *args: Any, **kwargs: Any) -> list[str]:
+    return [c.episode.episode_id for _, c in rank_by_priority(candidates, *args, **kwargs)]
+
+
 def test_rank_orders_by_priority_descending() -> None:
     candidates = [candidate("low", 0.1), candidate("high", 0.9), candidate("mid", 0.5)]
-    ranked = rank_by_priority(candidates, current_time=0.0, top_k=3)
-    assert [p.episode.episode_id for p in ranked] == ["high", "mid", "low"]
-    priorities = [p.priority for p in ranked]
+    ranked = rank_by_priority(candidates, current_time=0.0)
+    assert [c.episode.episode_id for _, c in ranked] == ["high", "mid", "low"]
+    priorities = [priority for priority, _ in ranked]
     assert priorities == sorted(priorities, reverse=True)
-    assert all(isinstance(p, PrioritizedResult) for p in ranked)
-    assert isinstance(ranked, tuple)
+    for priority, c in ranked:
+        assert priority == compute_priority(c, 0.0).priority
 
 
 def test_rank_ties_keep_input_order() -> None:
@@ -347,43 +353,33 @@ def test_rank_ties_keep_input_order() -> None:
         candidate("d", 0.7),
         candidate("e", 0.5),
     ]
-    ranked = rank_by_priority(candidates, current_time=0.0, top_k=5)
-    assert [p.episode.episode_id for p in ranked] == ["b", "d", "a", "c", "e"]
+    assert ranked_ids(candidates, current_time=0.0) == ["b", "d", "a", "c", "e"]
 
 
 def test_rank_all_tied_is_identity() -> None:
     names = [f"t{i}" for i in range(8)]
-    ranked = rank_by_priority((candidate(n, 0.3) for n in names), current_time=0.0, top_k=8)
-    assert [p.episode.episode_id for p in ranked] == names
+    assert ranked_ids((candidate(n, 0.3) for n in names), current_time=0.0) == names
 
 
-@pytest.mark.parametrize(
-    ("top_k", "expected"), [(1, ["b"]), (2, ["b", "c"]), (10, ["b", "c", "a"])]
-)
-def test_rank_top_k(top_k: int, expected: list[str]) -> None:
+def test_rank_keeps_every_candidate_and_an_empty_input_is_empty() -> None:
     candidates = [candidate("a", 0.1), candidate("b", 0.9), candidate("c", 0.5)]
-    ranked = rank_by_priority(candidates, current_time=0.0, top_k=top_k)
-    assert [p.episode.episode_id for p in ranked] == expected
-
-
-def test_rank_top_k_zero_and_empty() -> None:
-    assert rank_by_priority([candidate("a", 0.5)], current_time=0.0, top_k=0) == ()
-    assert rank_by_priority([], current_time=0.0, top_k=3) == ()
+    assert ranked_ids(candidates, current_time=0.0) == ["b", "c", "a"]
+    assert rank_by_priority([], current_time=0.0) == []
 
 
 def test_rank_passes_weights_and_half_life_through() -> None:
     similar_old = SearchResult(make_episode(episode_id="similar", timestamp=0.0), 0.9)
     recent = SearchResult(make_episode(episode_id="recent", timestamp=10 * DAY), 0.2)
     now = 10 * DAY
-    early = rank_by_priority([recent, similar_old], now, 2, ReplayWeights.for_phase("early"))
-    assert [p.episode.episode_id for p in early] == ["similar", "recent"]
-    late = rank_by_priority([similar_old, recent], now, 2, ReplayWeights.for_phase("late"))
-    assert [p.episode.episode_id for p in late] == ["recent", "similar"]
+    early = ranked_ids([recent, similar_old], now, ReplayWeights.for_phase("early"))
+    assert early == ["similar", "recent"]
+    late = ranked_ids([similar_old, recent], now, ReplayWeights.for_phase("late"))
+    assert late == ["recent", "similar"]
     # With a half-life of 100 days, ten days barely matter and similarity wins again.
-    slow = rank_by_priority([recent, similar_old], now, 2, half_life=100 * DAY)
-    assert [p.episode.episode_id for p in slow] == ["similar", "recent"]
+    slow = rank_by_priority([recent, similar_old], now, half_life=100 * DAY)
+    assert [c.episode.episode_id for _, c in slow] == ["similar", "recent"]
     expected = compute_priority(recent, now, half_life=100 * DAY).priority
-    assert slow[1].priority == expected
+    assert slow[1][0] == expected
 
 
 @pytest.mark.parametrize(
@@ -392,8 +388,3 @@ def test_rank_passes_weights_and_half_life_through() -> None:
 def test_non_finite_times_never_count_as_recent(episode_time: float, now: float) -> None:
     with pytest.raises(EpisodicValueError, match="times must be finite"):
         temporal_decay(1.0, episode_time, now)
-
-
-def test_rank_refuses_negative_top_k() -> None:
-    with pytest.raises(EpisodicValueError, match="top_k=-1"):
-        rank_by_priority([candidate("a", 0.5)], current_time=0.0, top_k=-1)
