@@ -269,7 +269,6 @@ def test_default_memories_do_not_share_data() -> None:
         ({"half_life": math.inf}, "half_life=inf"),
         ({"current_time": math.nan}, "current_time=nan"),
         ({"min_similarity": 2.0}, "min_similarity=2.0"),
-        ({"weights": {"similarity": 1}}, "weights="),
         ({"category": "cooking"}, "cooking"),
         ({"outcome": "won"}, "won"),
     ],
@@ -279,6 +278,22 @@ def test_invalid_recall_arguments_are_named(
 ) -> None:
     memory.record(make_episode())
     with pytest.raises(EpisodicValueError) as caught:
+        memory.recall("Implement login", **kwargs)  # type: ignore[arg-type]
+    assert named in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "named"),
+    [
+        ({"weights": {"similarity": 1}}, "weights="),
+        ({"filters": "debugging"}, "filters="),
+        ({"filters": EpisodeFilter(category="debugging"), "category": "debugging"}, "not both"),
+    ],
+)
+def test_recall_arguments_of_the_wrong_type_are_type_errors(
+    memory: EpisodicMemory, kwargs: dict[str, object], named: str
+) -> None:
+    with pytest.raises(TypeError) as caught:
         memory.recall("Implement login", **kwargs)  # type: ignore[arg-type]
     assert named in str(caught.value)
 

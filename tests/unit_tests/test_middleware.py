@@ -19,6 +19,7 @@ from langchain_episodic import (
     Episode,
     EpisodicMemory,
     EpisodicValueError,
+    RecallOptions,
     TaskCategory,
     TaskDescription,
     choose_strategy,
@@ -190,7 +191,7 @@ def test_include_strategy_appends_the_selected_instruction_last(
     assert replay.index("Relevant experiences (1):") < replay.index(line)
 
 
-def test_top_k_and_recall_kwargs_reach_recall(memory: EpisodicMemory) -> None:
+def test_top_k_and_options_reach_recall(memory: EpisodicMemory) -> None:
     for i, outcome in enumerate(["success", "failure", "partial", "failure"]):
         memory.record(
             make_episode(
@@ -202,7 +203,9 @@ def test_top_k_and_recall_kwargs_reach_recall(memory: EpisodicMemory) -> None:
             )
         )
     model = make_model("ok", "ok")
-    middleware = EpisodicMemoryMiddleware(memory, top_k=1, recall_kwargs={"outcome": "failure"})
+    middleware = EpisodicMemoryMiddleware(
+        memory, top_k=1, options=RecallOptions(top_k=3, outcome="failure")
+    )
     agent = create_agent(model, tools=[], middleware=[middleware])
     agent.invoke(user("Implement a login form"))
 
@@ -677,9 +680,11 @@ def test_constructor_refuses_bad_arguments(memory: EpisodicMemory) -> None:
         EpisodicMemoryMiddleware(memory, max_tokens=0)
     with pytest.raises(TypeError, match="record_episode='x'"):
         EpisodicMemoryMiddleware(memory, record_episode="x")  # type: ignore[arg-type]
-    with pytest.raises(EpisodicValueError, match="pass top_k"):
-        EpisodicMemoryMiddleware(memory, recall_kwargs={"top_k": 5})
-    with pytest.raises(EpisodicValueError, match=r"unknown option\(s\) \['k'\]"):
-        EpisodicMemoryMiddleware(memory, recall_kwargs={"k": 5})
-    ok = EpisodicMemoryMiddleware(memory, recall_kwargs={"fetch_k": 10, "current_time": NOW})
-    assert dict(ok.recall_kwargs) == {"fetch_k": 10, "current_time": NOW}
+    with pytest.raises(TypeError, match="options=.* must be a RecallOptions"):
+        EpisodicMemoryMiddleware(memory, options={"fetch_k": 10})  # type: ignore[arg-type]
+    with pytest.raises(EpisodicValueError, match="fetch_k=1"):
+        EpisodicMemoryMiddleware(memory, options=RecallOptions(fetch_k=1))
+    ok = EpisodicMemoryMiddleware(
+        memory, options=RecallOptions(fetch_k=10, current_time=NOW), top_k=4
+    )
+    assert ok.options == RecallOptions(top_k=4, fetch_k=10, current_time=NOW)
