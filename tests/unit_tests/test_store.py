@@ -15,7 +15,7 @@ from pathlib import Path
 import chromadb
 import pytest
 
-import langchain_episodic.memory as memory_module
+import langchain_episodic.summary as summary_module
 from langchain_episodic import (
     ChromaEpisodeStore,
     Episode,
@@ -160,7 +160,7 @@ def test_reopening_reads_only_the_window_and_summary(tmp_path: Path) -> None:
 @pytest.fixture
 def no_timed_saves(monkeypatch: pytest.MonkeyPatch) -> None:
     """Summary saves by episode count only, so the tests don't depend on machine speed."""
-    monkeypatch.setattr(memory_module, "SUMMARY_INTERVAL_SECONDS", math.inf)
+    monkeypatch.setattr(summary_module, "SUMMARY_INTERVAL_SECONDS", math.inf)
 
 
 @pytest.mark.usefixtures("no_timed_saves")
