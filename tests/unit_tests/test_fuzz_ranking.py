@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, OutcomeStatus, ReplayWeights
 from langchain_episodic.scoring import (
+    PrioritizedResult,
     SearchResult,
     compute_priority,
     priority_score,
@@ -143,13 +144,25 @@ def candidates(draw: st.DrawFn, max_size: int = 8) -> list[SearchResult]:
     ]
 
 
+def top(
+    found: list[SearchResult],
+    now: float,
+    top_k: int,
+    w: ReplayWeights | None,
+    half_life: float,
+) -> tuple[PrioritizedResult, ...]:
+    """The ``top_k`` first of ``rank_by_priority``, as the results recall returns."""
+    ranked = rank_by_priority(found, now, w, half_life)[:top_k]
+    return tuple(PrioritizedResult(c.episode, c.similarity, priority) for priority, c in ranked)
+
+
 @given(candidates(), times, half_lives, st.floats(0.01, 5.0), st.integers(0, 10))
 @fuzz_settings(200)
 def test_only_similarity_weighted_gives_the_similarity_order(
     found: list[SearchResult], now: float, half_life: float, w_sim: float, top_k: int
 ) -> None:
     w = ReplayWeights(similarity=w_sim, recency=0.0, reward=0.0, outcome_bonus=0.0)
-    ranked = rank_by_priority(found, now, top_k, w, half_life)
+    ranked = top(found, now, top_k, w, half_life)
     assert [r.episode.episode_id for r in ranked] == [c.episode.episode_id for c in found[:top_k]]
 
 
@@ -167,9 +180,7 @@ def test_zero_recency_weight_makes_time_irrelevant(
     top_k: int,
 ) -> None:
     w = ReplayWeights(similarity=w_sim, recency=0.0, reward=w_rew, outcome_bonus=w_out)
-    assert rank_by_priority(found, now, top_k, w, half_life) == rank_by_priority(
-        found, other_now, top_k, w, other_half_life
-    )
+    assert top(found, now, top_k, w, half_life) == top(found, other_now, top_k, w, other_half_life)
 
 
 @given(candidates(), times, weights, half_lives, st.integers(0, 10))
@@ -181,8 +192,8 @@ def test_rank_by_priority_is_sorted_and_a_prefix_of_the_full_ranking(
     half_life: float,
     top_k: int,
 ) -> None:
-    ranked = rank_by_priority(found, now, top_k, w, half_life)
-    everything = rank_by_priority(found, now, len(found), w, half_life)
+    ranked = top(found, now, top_k, w, half_life)
+    everything = top(found, now, len(found), w, half_life)
     assert ranked == everything[:top_k]
     priorities = [r.priority for r in everything]
     assert priorities == sorted(priorities, reverse=True)
