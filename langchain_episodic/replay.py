@@ -381,16 +381,8 @@ def _fit_solution(
     def block(length: int) -> str:
         return "\n" + _block(head, solution.prefix(length) + _TRUNCATED)
 
-    if count(block(0)) > budget:
-        return None
-    low, high = 0, len(solution.text)
-    while low < high:  # longest prefix of the solution that still fits
-        middle = (low + high + 1) // 2
-        if count(block(middle)) <= budget:
-            low = middle
-        else:
-            high = middle - 1
-    return block(low)[1:]
+    fitted = _fit(block, len(solution.text), budget, count)
+    return None if fitted is None else fitted[1:]
 
 
 def _fit(
