@@ -1,0 +1,242 @@
+"""Every Python snippet in README.md runs, offline, in the order a reader meets them.
+
+The fenced ``python`` blocks of README.md are executed top to bottom in one namespace
+(a reader who copies them in order has the names earlier blocks defined), in a fresh
+working directory, so the folders they create (``./episodic-memory``, ...) land in a
+temporary directory. The README binds ``model`` to an offline fake chat model itself;
+no block reaches a real model or the network. The server block's
+``chromadb.HttpClient(host="localhost", port=8000)`` is pointed at the test session's
+real ``chroma run`` server (``tests/chroma_server.py``).
+
+A block may be left out only with ``<!-- readme-test: skip (why) -->`` on the line
+above it; there are few such blocks, and each says why.
+
+The names in the "Public API in brief" table import from where the table says.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import chromadb
+import pytest
+
+import langchain_episodic
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+SKIP_MARKER = re.compile(r"^<!--\s*readme-test:\s*skip\s*\((?P<reason>[^)]*)\)\s*-->$")
+MAX_SKIPPED = 1
+
+# The server the README's "Chroma server" block talks to.
+README_SERVER = ("localhost", 8000)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block of the README."""
+
+    language: str
+    line: int  # 1-based line of the block's first code line
+    section: str  # the closest heading above it
+    code: str
+    skip_reason: str | None
+
+
+def readme_blocks(text: str) -> list[Block]:
+    blocks: list[Block] = []
+    lines = text.splitlines()
+    section = ""
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if line.startswith("#") and not line.startswith("#!"):
+            section = line.lstrip("#").strip()
+        fence = re.match(r"^(?P<indent>\s*)```(?P<language>[\w-]*)\s*$", line)
+        if fence is None:
+            index += 1
+            continue
+        indent = fence["indent"]
+        start = index + 1
+        end = start
+        while end < len(lines) and lines[end].strip() != "```":
+            end += 1
+        assert end < len(lines), f"README.md:{index + 1}: unclosed code fence"
+        code = "\n".join(
+            body[len(indent) :] if body.startswith(indent) else body for body in lines[start:end]
+        )
+        previous = next(
+            (lines[i].strip() for i in range(index - 1, -1, -1) if lines[i].strip()), ""
+        )
+        marker = SKIP_MARKER.match(previous)
+        blocks.append(
+            Block(
+                language=fence["language"],
+                line=start + 1,
+                section=section,
+                code=code + "\n",
+                skip_reason=None if marker is None else marker["reason"].strip(),
+            )
+        )
+        index = end + 1
+    return blocks
+
+
+BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
+PYTHON_BLOCKS = [block for block in BLOCKS if block.language == "python"]
+
+
+def test_the_parser_finds_the_readme_snippets() -> None:
+    assert len(PYTHON_BLOCKS) >= 10, [block.line for block in PYTHON_BLOCKS]
+    sections = {block.section for block in PYTHON_BLOCKS}
+    assert {"Use it", "Retriever", "A tool the agent calls itself"} <= sections, sections
+    # A skip marker above a bash block would be meaningless: markers are for Python.
+    assert all(block.skip_reason is None for block in BLOCKS if block.language != "python")
+
+
+def test_few_blocks_are_skipped_and_each_says_why() -> None:
+    skipped = [block for block in PYTHON_BLOCKS if block.skip_reason is not None]
+    assert len(skipped) <= MAX_SKIPPED, [(block.line, block.skip_reason) for block in skipped]
+    for block in skipped:
+        assert len(block.skip_reason or "") >= 10, f"README.md:{block.line}: say why it is skipped"
+    # A marker that matches no block (a typo, a moved block) would be dead text.
+    markers = [line for line in README.read_text().splitlines() if "readme-test" in line]
+    assert len(markers) == len(skipped), markers
+
+
+def redirecting_http_client(address: tuple[str, int]) -> Any:
+    """``chromadb.HttpClient`` that sends the README's localhost:8000 to the test server."""
+    real = chromadb.HttpClient
+
+    def http_client(*args: Any, host: str = "localhost", port: int = 8000, **kwargs: Any) -> Any:
+        if (host, port) == README_SERVER:
+            host, port = address
+        return real(*args, host=host, port=port, **kwargs)
+
+    return http_client
+
+
+def test_every_python_block_runs_in_order(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    chroma_server_address: tuple[str, int],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.setattr(chromadb, "HttpClient", redirecting_http_client(chroma_server_address))
+    # Keys of a real model provider, if the machine has any, must not be used.
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+
+    namespace: dict[str, Any] = {"__name__": "__readme__"}
+    ran = 0
+    for block in PYTHON_BLOCKS:
+        if block.skip_reason is not None:
+            continue
+        code = compile(block.code, f"README.md:{block.line}", "exec")
+        try:
+            exec(code, namespace)
+        except Exception as error:
+            msg = f"README.md:{block.line} (section {block.section!r}) failed: {error!r}"
+            raise AssertionError(msg) from error
+        ran += 1
+    assert ran == len(PYTHON_BLOCKS) - sum(b.skip_reason is not None for b in PYTHON_BLOCKS)
+
+    # The snippets ran on the fake model the README defines, never a real one.
+    from langchain_core.language_models.fake_chat_models import (  # noqa: PLC0415
+        GenericFakeChatModel,
+    )
+
+    assert isinstance(namespace["model"], GenericFakeChatModel)
+    # What the snippets claim happened, happened (read back from the folder they wrote).
+    assert "Strategy: " in namespace["replay"].text
+    memory = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path / "episodic-memory"))
+    recorded = {episode.task.description: episode for episode in memory.episodes()}
+    assert recorded["Implement a login form with validation"].outcome.value == "partial"  # 9/10
+    # Each turn of the middleware's thread is recorded under its own task.
+    assert "Add password reset to the login form" in recorded
+    assert "Now add rate limiting to it" in recorded
+
+
+# ------------------------------------------------------------------ the API table
+
+
+def api_table_rows(text: str) -> list[list[str]]:
+    section = text.split("### Public API in brief", 1)[1].split("\n### ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")]
+    assert len(rows) > 2, "the API table is missing"
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows[2:]]
+
+
+def leading_name(token: str) -> str:
+    match = re.match(r"\.?([A-Za-z_][A-Za-z0-9_]*)", token)
+    assert match is not None, token
+    return match[1]
+
+
+def has_attribute(owner: object, name: str) -> bool:
+    fields = getattr(owner, "__dataclass_fields__", None) or getattr(owner, "model_fields", None)
+    return hasattr(owner, name) or (fields is not None and name in fields)
+
+
+def check_cell(cell: str, module: Any, *, modules_allowed: bool) -> list[str]:
+    """Resolve every backticked name of ``cell``; return those that do not resolve.
+
+    A name resolves in ``module`` (or, in the module column, in the module named before
+    it), as a builtin (``ValueError``), or as an attribute (a method, a property) of a
+    name listed earlier in the same cell.
+    """
+    missing: list[str] = []
+    owners: list[object] = []
+    base = module
+    for token in re.findall(r"`([^`]+)`", cell):
+        if token == "len()":
+            continue  # EpisodicMemory supports len()
+        if modules_allowed and token.startswith("langchain_episodic"):
+            base = importlib.import_module(token)
+            continue
+        if modules_allowed and re.fullmatch(r"\.[a-z_]+", token):
+            parent = base.__name__.rsplit(".", 1)[0]
+            importlib.import_module(parent + token)
+            continue
+        name = leading_name(token)
+        if hasattr(base, name):
+            owners.append(getattr(base, name))
+        elif hasattr(builtins, name) or any(has_attribute(owner, name) for owner in owners):
+            continue
+        else:
+            missing.append(f"{base.__name__}:{token}")
+    return missing
+
+
+def test_the_api_table_names_import_from_where_it_says() -> None:
+    missing: list[str] = []
+    rows = api_table_rows(README.read_text(encoding="utf-8"))
+    for area, top_level, from_module in rows:
+        missing += [
+            f"{area}: {name}"
+            for name in check_cell(top_level, langchain_episodic, modules_allowed=False)
+        ]
+        missing += [
+            f"{area}: {name}"
+            for name in check_cell(from_module, langchain_episodic, modules_allowed=True)
+        ]
+    assert missing == []
+
+
+def test_the_top_level_names_in_the_table_are_all_of_all() -> None:
+    rows = api_table_rows(README.read_text(encoding="utf-8"))
+    listed = {
+        leading_name(token)
+        for _area, top_level, _module in rows
+        for token in re.findall(r"`([^`]+)`", top_level)
+        if leading_name(token) in langchain_episodic.__all__
+    }
+    assert listed == set(langchain_episodic.__all__) - {"__version__"}
