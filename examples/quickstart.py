@@ -11,15 +11,13 @@ import argparse
 
 from langchain_episodic import (
     ChromaEpisodeStore,
-    Episode,
     EpisodicMemory,
-    Feedback,
-    OutcomeStatus,
     TaskCategory,
     TaskDescription,
+    build_replay,
     choose_strategy,
+    episode_from_tests,
 )
-from langchain_episodic.replay import build_replay_context, format_replay_prompt
 from langchain_episodic.skills import compute_learning_curve, identify_weak_skills
 
 HOUR = 3600.0
@@ -111,28 +109,24 @@ HISTORY = [
 ]
 
 
-def outcome_for(passed: int, total: int) -> OutcomeStatus:
-    if passed == total:
-        return OutcomeStatus.SUCCESS
-    return OutcomeStatus.PARTIAL if passed / total >= 0.5 else OutcomeStatus.FAILURE
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--path", default="./quickstart-memory", help="Chroma folder")
     args = parser.parse_args()
 
     memory = EpisodicMemory(store=ChromaEpisodeStore(path=args.path))
+    # Reward = pass rate; outcome: success when all 10 tests passed, partial from 5.
     episodes = [
-        Episode(
-            episode_id=f"quickstart-{i}",
-            task=TaskDescription(task, category, complexity),
-            solution=solution,
-            feedback=Feedback(passed / 10, message, tests_passed=passed, tests_total=10),
-            outcome=outcome_for(passed, 10),
-            timestamp=START + i * 6 * HOUR,
-            iterations=iterations,
+        episode_from_tests(
+            TaskDescription(task, category, complexity),
+            solution,
+            tests_passed=passed,
+            tests_total=10,
+            message=message,
             strategy_used=strategy,
+            iterations=iterations,
+            episode_id=f"quickstart-{i}",
+            timestamp=START + i * 6 * HOUR,
         )
         for i, (
             task,
@@ -152,14 +146,17 @@ def main() -> None:
     task = TaskDescription(
         "Implement a password change form with validation", TaskCategory.CODE_GENERATION, 0.5
     )
-    results = memory.recall(task, top_k=3, current_time=NOW)
+    # One recall gives the ranked episodes, the replay prompt and (asked for) a strategy.
+    replay = build_replay(
+        memory, task, top_k=3, current_time=NOW, max_tokens=600, include_strategy=True
+    )
     print("\n=== Recalled (priority = similarity, recency, reward, outcome) ===")
-    for hit in results:
+    for hit in replay.results:
         print(
             f"{hit.priority:.3f}  similarity={hit.similarity:.2f}  {hit.episode.task.description}"
         )
-    print("\n=== Replay prompt ===")
-    print(format_replay_prompt(build_replay_context(results), task, max_tokens=600))
+    print("\n=== Replay prompt, with the strategy chosen from the same recall ===")
+    print(replay.text)
 
     print("\n=== Skill profiles ===")
     profiles = memory.skill_profiles()
@@ -172,7 +169,7 @@ def main() -> None:
             f"iterations={p.avg_iterations:.1f}{flag}"
         )
 
-    print("\n=== Strategy ===")
+    print("\n=== Strategy (choose_strategy: its own recall, and why) ===")
     for new_task in (
         task,
         TaskDescription("Fix the flaky CSV export", TaskCategory.DEBUGGING, 0.5),

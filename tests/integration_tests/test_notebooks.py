@@ -20,11 +20,28 @@ KERNEL_ENV = {
 }
 
 
+# The agent notebook's "Swap in a real model" cell is code, run with a fake model
+# standing in for the real one: a swap-in shown only as text once raised KeyError.
+SWAP_IN_TAG = "swap-in-model"
+
+
+def cells_tagged(notebook: nbformat.NotebookNode, tag: str) -> list[nbformat.NotebookNode]:
+    return [cell for cell in notebook.cells if tag in cell.metadata.get("tags", [])]
+
+
 def test_the_examples_include_the_notebooks() -> None:
     # rag_with_experience, learning_curve and agent_with_memory (written separately):
     # the glob must find them all, so a notebook moved or renamed away cannot go unrun.
     assert len(NOTEBOOKS) >= 3, NOTEBOOKS
     assert {"rag_with_experience.ipynb", "learning_curve.ipynb"} <= set(NOTEBOOKS)
+
+
+def test_the_agent_notebook_swaps_in_a_model_in_a_code_cell() -> None:
+    notebook = nbformat.read(EXAMPLES / "agent_with_memory.ipynb", as_version=4)
+    tagged = cells_tagged(notebook, SWAP_IN_TAG)
+    assert len(tagged) == 1, "the swap-in cell lost its tag"
+    assert tagged[0].cell_type == "code"
+    assert "init_chat_model" in tagged[0].source
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -61,3 +78,6 @@ def test_notebook_runs_without_errors(name: str, monkeypatch: pytest.MonkeyPatch
         if output.get("output_type") == "error"
     ]
     assert errors == [], name
+    for cell in cells_tagged(notebook, SWAP_IN_TAG):
+        printed = "".join(output.get("text", "") for output in cell.outputs)
+        assert "recorded" in printed, f"{name}: the swap-in cell ran but recorded nothing"
