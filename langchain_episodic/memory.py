@@ -304,7 +304,9 @@ class EpisodicMemory:
 
         Fetches ``fetch_k`` candidates by cosine similarity (default ``2 * top_k``,
         as in the article), drops those below ``min_similarity``, and ranks the
-        rest by :func:`~langchain_episodic.compute_priority`, highest first.
+        rest by :func:`~langchain_episodic.scoring.rank_by_priority`, highest first.
+        The arguments are checked by building a
+        :class:`~langchain_episodic.RecallOptions` (:meth:`recall_with` takes one).
 
         Args:
             query: The new task, as text or a :class:`TaskDescription`.
@@ -320,6 +322,8 @@ class EpisodicMemory:
 
         Raises:
             EpisodicValueError: An argument is out of range; the message names it.
+            TypeError: ``weights`` or ``filters`` is not of its type, or ``filters``
+                is given with ``category`` / ``outcome``.
         """
         options = RecallOptions(
             top_k=top_k,
@@ -530,9 +534,10 @@ class EpisodicMemory:
         """This memory as a LangChain retriever.
 
         Args:
-            **kwargs: Fields of :class:`~langchain_episodic.EpisodicRetriever`
-                (``k``, ``weights``, ``half_life``, ``fetch_k``, ``min_similarity``,
-                ``category``, ``outcome``, ``filters``, ``tags``, ...).
+            **kwargs: Fields of :class:`~langchain_episodic.EpisodicRetriever`:
+                ``k`` and any :class:`~langchain_episodic.RecallOptions` field given
+                flat (``weights``, ``fetch_k``, ``category``, ...), or ``options=``,
+                plus ``tags`` and ``metadata``.
         """
         from langchain_episodic.integrations.retriever import EpisodicRetriever  # noqa: PLC0415
 
