@@ -36,7 +36,7 @@ from langchain_episodic.strategy import StrategyChoice, strategy_from_results
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
 
-__all__ = ["Replay", "abuild_replay", "areplay_prompt", "build_replay", "replay_prompt"]
+__all__ = ["Replay", "abuild_replay", "areplay_prompt", "as_task", "build_replay", "replay_prompt"]
 
 
 @dataclass(frozen=True)

@@ -169,6 +169,14 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
             )
         raise EpisodicValueError(msg)
 
+    def _prompt_settings(self) -> dict[str, Any]:
+        """How :func:`~langchain_episodic.build_replay` should format the prompt."""
+        return {
+            "max_tokens": self.max_tokens,
+            "token_counter": self.token_counter,
+            "include_strategy": self.include_strategy,
+        }
+
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, str]:
         """The replay prompt for the chain's task, under :attr:`memory_key`.
 
@@ -183,24 +191,14 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
                 holds no usable task.
         """
         replay = build_replay(
-            self.memory,
-            self._task(inputs),
-            self.options,
-            max_tokens=self.max_tokens,
-            token_counter=self.token_counter,
-            include_strategy=self.include_strategy,
+            self.memory, self._task(inputs), self.options, **self._prompt_settings()
         )
         return {self.memory_key: replay.text}
 
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, str]:
         """Async twin of :meth:`load_memory_variables`."""
         replay = await abuild_replay(
-            self.memory,
-            self._task(inputs),
-            self.options,
-            max_tokens=self.max_tokens,
-            token_counter=self.token_counter,
-            include_strategy=self.include_strategy,
+            self.memory, self._task(inputs), self.options, **self._prompt_settings()
         )
         return {self.memory_key: replay.text}
 

@@ -321,6 +321,14 @@ class EpisodicMemoryMiddleware(
         msg = f"task_extractor returned {task!r}: expected a str, a TaskDescription or None"
         raise TypeError(msg)
 
+    def _prompt_settings(self) -> dict[str, Any]:
+        """How :func:`~langchain_episodic.build_replay` should format the prompt."""
+        return {
+            "max_tokens": self.max_tokens,
+            "token_counter": self.token_counter,
+            "include_strategy": self.include_strategy,
+        }
+
     @staticmethod
     def _state_of(replay: Replay) -> EpisodicReplay:
         return EpisodicReplay(
@@ -338,14 +346,7 @@ class EpisodicMemoryMiddleware(
         task = self._task(state)
         if task is None:
             return None
-        replay = build_replay(
-            self.memory,
-            task,
-            self.options,
-            max_tokens=self.max_tokens,
-            token_counter=self.token_counter,
-            include_strategy=self.include_strategy,
-        )
+        replay = build_replay(self.memory, task, self.options, **self._prompt_settings())
         return self._state_of(replay)
 
     async def abuild_replay(self, state: Mapping[str, Any]) -> EpisodicReplay | None:
@@ -353,14 +354,7 @@ class EpisodicMemoryMiddleware(
         task = self._task(state)
         if task is None:
             return None
-        replay = await abuild_replay(
-            self.memory,
-            task,
-            self.options,
-            max_tokens=self.max_tokens,
-            token_counter=self.token_counter,
-            include_strategy=self.include_strategy,
-        )
+        replay = await abuild_replay(self.memory, task, self.options, **self._prompt_settings())
         return self._state_of(replay)
 
     def before_agent(

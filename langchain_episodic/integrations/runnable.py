@@ -9,7 +9,7 @@ from langchain_core.runnables import RunnableLambda
 
 from langchain_episodic.episode import TaskDescription
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.pipeline import abuild_replay, build_replay
+from langchain_episodic.pipeline import abuild_replay, as_task, build_replay
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.replay import approximate_token_count
 
@@ -35,10 +35,8 @@ def task_from_input(value: Any, input_key: str = "task") -> TaskDescription:
         value = value[input_key]
         if isinstance(value, Mapping):
             return TaskDescription.from_dict(value)
-    if isinstance(value, TaskDescription):
-        return value
-    if isinstance(value, str):
-        return TaskDescription(value)
+    if isinstance(value, (str, TaskDescription)):
+        return as_task(value)
     msg = f"input={value!r} is invalid: expected a str, a TaskDescription or a dict"
     raise EpisodicValueError(msg)
 
@@ -85,26 +83,18 @@ def create_replay_runnable(
         EpisodicValueError: A recall option's value is invalid.
     """
     options = RecallOptions.from_mapping(options, option_fields)
+    settings: dict[str, Any] = {
+        "max_tokens": max_tokens,
+        "token_counter": token_counter,
+        "include_strategy": include_strategy,
+    }
 
     def _invoke(value: Any) -> str:
-        return build_replay(
-            memory,
-            task_from_input(value, input_key),
-            options,
-            max_tokens=max_tokens,
-            token_counter=token_counter,
-            include_strategy=include_strategy,
-        ).text
+        task = task_from_input(value, input_key)
+        return build_replay(memory, task, options, **settings).text
 
     async def _ainvoke(value: Any) -> str:
-        replay = await abuild_replay(
-            memory,
-            task_from_input(value, input_key),
-            options,
-            max_tokens=max_tokens,
-            token_counter=token_counter,
-            include_strategy=include_strategy,
-        )
-        return replay.text
+        task = task_from_input(value, input_key)
+        return (await abuild_replay(memory, task, options, **settings)).text
 
     return RunnableLambda(_invoke, afunc=_ainvoke, name="episodic_replay")
