@@ -9,9 +9,12 @@ no block reaches a real model or the network. The server block's
 real ``chroma run`` server (``tests/chroma_server.py``).
 
 A block may be left out only with ``<!-- readme-test: skip (why) -->`` on the line
-above it; there are few such blocks, and each says why.
+above it; there are few such blocks (today none), and each says why.
 
-The names in the "Public API in brief" table import from where the table says.
+Of the shell blocks, the quickstart (``python examples/quickstart.py``) and every
+``langchain-episodic ...`` command run too, in process; the set-up commands (venv,
+pip install, the full test run) do not. The names in the "Public API in brief" table
+import from where the table says.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from __future__ import annotations
 import builtins
 import importlib
 import re
+import runpy
+import shlex
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +34,7 @@ import pytest
 
 import langchain_episodic
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+from langchain_episodic.cli import main as cli_main
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SKIP_MARKER = re.compile(r"^<!--\s*readme-test:\s*skip\s*\((?P<reason>[^)]*)\)\s*-->$")
@@ -163,6 +170,54 @@ def test_every_python_block_runs_in_order(
     # Each turn of the middleware's thread is recorded under its own task.
     assert "Add password reset to the login form" in recorded
     assert "Now add rate limiting to it" in recorded
+
+
+# ------------------------------------------------------------------ the shell blocks
+
+QUICKSTART = README.parent / "examples" / "quickstart.py"
+
+
+def cli_commands() -> list[list[str]]:
+    """The ``langchain-episodic ...`` lines of the README's shell blocks, as argv lists."""
+    return [
+        shlex.split(line)[1:]
+        for block in BLOCKS
+        if block.language == "bash"
+        for line in block.code.splitlines()
+        if line.startswith("langchain-episodic ")
+    ]
+
+
+def test_the_quickstart_then_every_cli_command_of_the_readme_runs(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    chroma_server_address: tuple[str, int],
+    unique_name: str,
+) -> None:
+    # The set-up commands (venv, pip install) are not run; what they end with is.
+    quickstart = next(block for block in BLOCKS if block.section == "Quickstart")
+    assert quickstart.code.strip().endswith("python examples/quickstart.py")
+    commands = cli_commands()
+    assert len(commands) >= 8, commands
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setattr(sys, "argv", [str(QUICKSTART)])
+    runpy.run_path(str(QUICKSTART), run_name="__main__")
+    assert (tmp_path / "quickstart-memory").is_dir()
+
+    host, port = chroma_server_address
+    for argv in commands:
+        if "--to-host" in argv:  # the README's localhost:8000 is the test session's server
+            argv[argv.index("--to-host") + 1] = host
+            argv[argv.index("--to-port") + 1] = str(port)
+            argv += ["--to-collection", unique_name]
+    for argv in commands:
+        assert cli_main(argv) == 0, argv
+    assert (tmp_path / "episodes.jsonl").is_file()
+    assert (tmp_path / "curve.png").is_file()
+    assert (tmp_path / "demo.png").is_file()
 
 
 # ------------------------------------------------------------------ the API table
