@@ -1,6 +1,6 @@
 """The long-term tier: the store interface, its implementations and the record codec.
 
-These are the only modules that talk to a database.
+This package is the only part of langchain-episodic that talks to a database.
 
 * :class:`EpisodeStore` (:mod:`~langchain_episodic.stores.base`): the interface the
   memory depends on, and what a store may assume.
@@ -9,7 +9,9 @@ These are the only modules that talk to a database.
 * :class:`InMemoryEpisodeStore` (:mod:`~langchain_episodic.stores.in_memory`): numpy
   brute force, exact, gone with the process.
 * :class:`VectorStoreEpisodeStore` (:mod:`~langchain_episodic.stores.vectorstore`):
-  any LangChain ``VectorStore``.
+  any LangChain ``VectorStore``; what it knows of particular backends is in
+  :mod:`~langchain_episodic.stores.backends`, its ledger in
+  :mod:`~langchain_episodic.stores.ledger`.
 * :mod:`~langchain_episodic.stores.codec`: an episode as a stored record, and back.
 """
 

@@ -23,15 +23,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langchain_episodic.episode import Episode, OutcomeStatus, episode_from_stored
-from langchain_episodic.errors import EpisodeConflictError, EpisodicValueError
 from langchain_episodic.filters import EpisodeFilter
 
 __all__ = [
     "DEFAULT_NAMESPACE",
     "EpisodeStore",
     "StoredHit",
-    "check_batch",
-    "new_episodes",
     "unit_rows",
 ]
 
@@ -74,71 +71,55 @@ class StoredHit:
         return episode_from_stored(self.data)
 
 
-def check_batch(
-    episodes: Sequence[Episode], embeddings: NDArray[np.float32] | Sequence[Sequence[float]]
-) -> None:
-    """Refuse a write whose episodes and vectors differ in number."""
-    if len(episodes) != len(embeddings):
-        msg = f"{len(episodes)} episodes but {len(embeddings)} embeddings"
-        raise EpisodicValueError(msg)
+def unit_rows(vectors: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
+    """Vectors (one, or a matrix of rows) scaled to unit length, in float64.
 
-
-def unit_rows(vectors: object, name: str) -> NDArray[np.float64]:
-    """Vectors (one, or a matrix of rows) scaled to unit length; refuses unusable ones.
-
+    Normalisation only: the memory has already refused non-finite and zero vectors.
     Stores that compute cosine themselves, or convert a backend's L2 or inner-product
     score into it, keep and query unit vectors.
     """
     matrix = np.asarray(vectors, dtype=np.float64)
-    if matrix.ndim not in (1, 2) or matrix.shape[-1] == 0:
-        msg = f"{name} has shape {matrix.shape}; expected (records, dimensions)"
-        raise EpisodicValueError(msg)
-    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
-    bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0.0))
-    if bad.size:
-        where = f"[{int(bad[0])}]" if matrix.ndim == 2 else ""
-        msg = f"{name}{where} is invalid: must be a finite, non-zero vector"
-        raise EpisodicValueError(msg)
-    unit: NDArray[np.float64] = matrix / norms
+    unit: NDArray[np.float64] = matrix / np.linalg.norm(matrix, axis=-1, keepdims=True)
     return unit
-
-
-def new_episodes(
-    namespace: str,
-    episodes: Sequence[Episode],
-    encoded: Sequence[str],
-    stored: Mapping[str, str],
-) -> list[int]:
-    """Positions of the episodes to write: not stored yet, and first in the batch.
-
-    ``stored`` maps the ids already stored to their encoded form. An identical episode
-    (stored, or earlier in the batch) is skipped; a different one under a taken id
-    raises :class:`EpisodeConflictError` before anything is written.
-    """
-    seen = dict(stored)
-    new: list[int] = []
-    for index, episode in enumerate(episodes):
-        existing = seen.get(episode.episode_id)
-        if existing is not None:
-            if existing != encoded[index]:
-                raise EpisodeConflictError(episode.episode_id, namespace)
-            continue
-        seen[episode.episode_id] = encoded[index]
-        new.append(index)
-    return new
 
 
 @runtime_checkable
 class EpisodeStore(Protocol):
     """The long-term tier's interface: what :class:`EpisodicMemory` calls, nothing more.
 
-    Every method takes the ``namespace`` first; no method may read or count another
-    namespace's records. Vectors arrive already computed, checked finite and non-zero,
-    as a float32 matrix; similarities must come back as cosine similarity.
+    The memory validates; a store keeps records and finds neighbours. Every method
+    takes the ``namespace`` first; no method may read or count another namespace's
+    records.
 
-    The memory guarantees, so a store need not check: episodes passed to :meth:`add`
-    are validated and their ids are new in the namespace; ``first_seq`` is the
-    namespace's count before the write.
+    A store may assume, because the memory checks it before every call:
+
+    * ``namespace`` is a non-empty string of valid Unicode.
+    * :meth:`add` gets at least one episode; each is a validated :class:`Episode`,
+      their ``episode_id`` values are unique within the batch, and :meth:`get` found
+      none of them in the namespace just before (and the memory raised
+      :class:`EpisodeConflictError` itself for a different stored episode).
+    * ``embeddings`` is a float32 matrix with one row per episode, in the same order,
+      and at least one column; every row is finite and non-zero. The query of
+      :meth:`search_hits` is one such row, from the same embeddings model.
+    * ``first_seq`` is the namespace's count (as the memory knows it) before the write,
+      and one memory object writes one batch at a time.
+    * ``k`` and ``page_size`` are at least 1.
+
+    A store must:
+
+    * Return similarities as cosine similarity, whatever its backend scores with;
+      scaling vectors to unit length where a backend needs it is the store's job.
+    * Keep the first record under an id. The memory's :meth:`get` and :meth:`add`
+      are two calls, so another writer (memories sharing one store object, or
+      processes sharing one Chroma server) may store an id in between. Such an id
+      must be neither written twice nor overwritten: Chroma ignores an existing id by
+      itself; the other stores skip it under their lock. This guard is about
+      concurrency, not validation.
+    * Make the records durable, as far as the backend allows, before :meth:`add`
+      returns.
+    * Skip a stored record that is not a readable episode with a
+      :class:`~langchain_episodic.errors.MalformedRecordWarning`, through
+      :mod:`langchain_episodic.stores.codec`, instead of failing the call.
     """
 
     def namespaces(self) -> tuple[str, ...]:
@@ -164,8 +145,9 @@ class EpisodeStore(Protocol):
 
         A store that numbers records itself under a lock (the in-memory and vector-store
         stores do) gives the same numbers with one writer and never repeats one with
-        several. When this returns, the records must be durable as far as the backend
-        allows.
+        several. An id another writer stored since the memory's :meth:`get` keeps its
+        record and is not written again. When this returns, the records must be
+        durable as far as the backend allows.
         """
         ...
 

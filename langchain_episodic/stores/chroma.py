@@ -1,4 +1,4 @@
-"""The long-term tier: episodes in ChromaDB. The only module that talks to a database.
+"""The long-term tier in ChromaDB: embedded on disk, in memory, or on a Chroma server.
 
 Layout in Chroma:
 
@@ -42,7 +42,7 @@ from langchain_episodic.errors import (
 from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.stores._audit import RecordAudit
 from langchain_episodic.stores._path_lock import acquire_path_lock
-from langchain_episodic.stores.base import DEFAULT_NAMESPACE, StoredHit, check_batch
+from langchain_episodic.stores.base import DEFAULT_NAMESPACE, StoredHit
 from langchain_episodic.stores.codec import decode_episode, decode_hit, encode_episode
 
 if TYPE_CHECKING:
@@ -319,17 +319,19 @@ class ChromaEpisodeStore:
         self,
         namespace: str,
         episodes: Sequence[Episode],
-        embeddings: NDArray[np.float32] | Sequence[Sequence[float]],
+        embeddings: NDArray[np.float32],
         first_seq: int,
     ) -> None:
         """Write new episodes with their vectors, numbered from ``first_seq`` on.
 
-        The caller has validated the episodes and checked that their ids are new.
-        Writes go in batches of at most :attr:`batch_size` records. Memories sharing
-        this store object never repeat a number: it counts on from its own last one
-        when that is ahead of ``first_seq``.
+        Takes what :class:`~langchain_episodic.stores.EpisodeStore` says the memory
+        guarantees, unchecked. Writes go in batches of at most :attr:`batch_size`
+        records. Memories sharing this store object never repeat a number: it counts
+        on from its own last one when that is ahead of ``first_seq``.
         """
-        check_batch(episodes, embeddings)
+        # No check for ids stored since the memory's get (another thread's memory, or
+        # another process on the same server): Chroma ignores an id it already holds
+        # and keeps the first record.
         collection = self.collection(namespace)
         with self._add_lock:
             start = max(first_seq, self._next_seq.get(namespace, 0))
@@ -337,7 +339,7 @@ class ChromaEpisodeStore:
                 batch = episodes[part]
                 collection.add(
                     ids=[episode.episode_id for episode in batch],
-                    embeddings=np.asarray(embeddings[part], dtype=np.float32),
+                    embeddings=embeddings[part],
                     documents=[episode.task.description for episode in batch],
                     metadatas=[
                         _episode_metadata(episode, start + part.start + offset)
@@ -349,7 +351,7 @@ class ChromaEpisodeStore:
     def search_hits(
         self,
         namespace: str,
-        embedding: NDArray[np.float32] | Sequence[float],
+        embedding: NDArray[np.float32],
         k: int,
         filters: EpisodeFilter | None = None,
     ) -> list[StoredHit]:
@@ -359,7 +361,7 @@ class ChromaEpisodeStore:
         needs; :meth:`StoredHit.episode` parses the full episode only when asked.
         """
         result = self.collection(namespace).query(
-            query_embeddings=[np.asarray(embedding, dtype=np.float32)],
+            query_embeddings=[embedding],
             n_results=k,
             where=_where(filters),
             include=["metadatas", "distances"],

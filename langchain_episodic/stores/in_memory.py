@@ -26,7 +26,7 @@ from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.filters import EpisodeFilter
-from langchain_episodic.stores.base import StoredHit, check_batch, new_episodes, unit_rows
+from langchain_episodic.stores.base import StoredHit, unit_rows
 from langchain_episodic.stores.codec import decode_episode, decode_hit, encode_episode
 
 __all__ = ["InMemoryEpisodeStore"]
@@ -164,9 +164,9 @@ class InMemoryEpisodeStore:
     snapshot of the rows present when it started, so several threads may record
     and recall at once. Records are numbered by the store under that lock, in the
     order writes arrive (``first_seq + i`` when one writer at a time, as the memory
-    ensures), so concurrent writers never share a number. Adding an id that is already
-    stored is a no-op for the identical episode and an :class:`EpisodeConflictError`
-    for a different one, checked under the lock.
+    ensures), so concurrent writers never share a number. An id already stored when
+    :meth:`add` takes the lock keeps its first record (as in Chroma); the memory has
+    already told an identical re-record from a conflicting one.
     """
 
     def __init__(self) -> None:
@@ -216,28 +216,25 @@ class InMemoryEpisodeStore:
     ) -> None:
         """Write new episodes with their vectors, in order, after those already stored.
 
-        ``first_seq`` is the caller's count; the store numbers records itself under its
-        lock, which gives the same numbers when one writer at a time adds.
+        Takes what :class:`~langchain_episodic.stores.EpisodeStore` says the memory
+        guarantees, unchecked. ``first_seq`` is the caller's count; the store numbers
+        records itself under its lock, which gives the same numbers when one writer at
+        a time adds.
 
         Raises:
-            EpisodicValueError: Episodes and vectors differ in number, a vector is not
-                finite or is zero, or its length differs from the namespace's.
-            EpisodeConflictError: A different episode is stored under one of the ids
-                (the identical episode is skipped). Nothing is written.
+            EpisodicValueError: The vectors' length differs from the namespace's.
         """
-        check_batch(episodes, embeddings)
-        if not episodes:
-            return
-        vectors = unit_rows(embeddings, "embeddings").astype(np.float32)
+        vectors = unit_rows(embeddings).astype(np.float32)
         encoded = [encode_episode(episode) for episode in episodes]
         with self._lock:
             space = self._space(namespace)
-            stored = {
-                episode.episode_id: space.records[space.rows[episode.episode_id]]
-                for episode in episodes
-                if episode.episode_id in space.rows
-            }
-            keep = new_episodes(namespace, episodes, encoded, stored)
+            # Not validation but the one concurrency guard: memories sharing this store
+            # (threads) may each have found an id missing before either wrote it. The
+            # first record under an id is kept, as Chroma keeps it; a second row would
+            # make the id count, list and search twice.
+            keep = [i for i, episode in enumerate(episodes) if episode.episode_id not in space.rows]
+            if not keep:
+                return
             start = space.size
             space.reserve(start + len(keep), vectors.shape[1])
             stop = start + len(keep)
@@ -264,11 +261,11 @@ class InMemoryEpisodeStore:
         ``min(k, matching records)`` hits. Equal similarities keep recording order.
 
         Raises:
-            EpisodicValueError: ``k`` is below 1, or the query is not a finite,
-                non-zero vector of the namespace's length.
+            EpisodicValueError: ``k`` is below 1, or the query's length differs from
+                the namespace's vectors'.
         """
         check_int("k", k, 1)
-        query = unit_rows(np.asarray(embedding).reshape(-1), "embedding").astype(np.float32)
+        query = unit_rows(embedding.reshape(-1)).astype(np.float32)
         with self._lock:
             space = self._space(namespace)
             size = space.size

@@ -269,15 +269,22 @@ def test_namespaces_are_isolated_in_one_shared_vector_store(backend: VectorStore
     assert store.namespaces() == ("a", "b", "c")
 
 
-def test_conflicts_and_identical_re_adds(backend: VectorStore) -> None:
+def test_an_id_stored_since_the_memorys_check_keeps_its_first_record(
+    backend: VectorStore,
+) -> None:
     store = VectorStoreEpisodeStore(backend)
     episodes = random_episodes(3)
     add_all(store, "default", episodes)
+    # What a racing writer does: add ids another memory stored after this one's get.
     add_all(store, "default", episodes[:2])  # identical: skipped under the store's lock
-    assert store.count("default") == 3
-    with pytest.raises(EpisodeConflictError):
-        add_all(store, "default", [make_episode(episode_id="e-1", description="changed")])
-    assert store.get("default", ["e-1"]) == {"e-1": episodes[1]}
+    changed = make_episode(episode_id="e-1", description="changed")
+    add_all(store, "default", [changed, make_episode(episode_id="e-9")])
+    assert store.count("default") == 4  # only e-9
+    assert store.get("default", ["e-1"]) == {"e-1": episodes[1]}  # never overwritten
+    assert [e.episode_id for e in store.iter_episodes("default")] == ["e-0", "e-1", "e-2", "e-9"]
+    # Telling the conflict is the memory's job.
+    with pytest.raises(EpisodeConflictError, match="e-1"):
+        EpisodicMemory(store=store, embeddings=EMBEDDINGS).record(changed)
 
 
 def test_ledger_blocks_span_many_records() -> None:

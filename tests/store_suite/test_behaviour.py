@@ -112,11 +112,29 @@ def test_a_bad_batch_writes_nothing(harness: StoreHarness) -> None:
         def embed_query(self, text: str) -> list[float]:
             return [0.0, 0.0]
 
+    class ShortEmbeddings(ZeroEmbeddings):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [[1.0, 0.0]] * (len(texts) - 1)
+
+    class NanEmbeddings(ZeroEmbeddings):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [[1.0, 0.0], [math.nan, 1.0]][: len(texts)]
+
+    # The memory is the one place that checks vectors: the stores take them as given.
     zero = EpisodicMemory(store=memory.store, embeddings=ZeroEmbeddings())
     with pytest.raises(EpisodicValueError, match="zero vector"):
         zero.record(make_episode(episode_id="zero"))
+    with pytest.raises(EpisodicValueError, match="zero vector"):
+        zero.recall("any task")
+    short = EpisodicMemory(store=memory.store, embeddings=ShortEmbeddings())
+    with pytest.raises(EpisodicValueError, match="returned 1 vectors of unusable shape for 2"):
+        short.record_many([make_episode(episode_id="short-0"), make_episode(episode_id="short-1")])
+    nan = EpisodicMemory(store=memory.store, embeddings=NanEmbeddings())
+    with pytest.raises(EpisodicValueError, match="'nan-1' is invalid: it must be a vector of fin"):
+        nan.record_many([make_episode(episode_id="nan-0"), make_episode(episode_id="nan-1")])
     assert len(memory) == 3
-    assert memory.store.get("default", ["fine", "zero"]) == {}
+    written = memory.store.get("default", ["fine", "zero", "short-0", "nan-0"])
+    assert written == {}
     assert [e.episode_id for e in memory.episodes()] == ["ep-0", "ep-1", "ep-2"]
 
 

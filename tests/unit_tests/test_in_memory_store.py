@@ -175,29 +175,32 @@ def test_round_trip_latest_and_paged_iteration() -> None:
     assert store.count("default") == 10
 
 
-def test_identical_re_add_is_skipped_and_different_content_conflicts() -> None:
+def test_an_id_stored_since_the_memorys_check_keeps_its_first_record() -> None:
     store = InMemoryEpisodeStore()
     episodes = random_episodes(3)
     vectors = random_vectors(3, 4, 0)
     store.add("default", episodes, vectors, 0)
-    store.add("default", episodes[:1], vectors[:1], 3)  # identical: a no-op
-    assert store.count("default") == 3
+    # What a racing writer does: add ids another memory stored after this one's get.
+    store.add("default", episodes[:1], vectors[:1], 3)  # identical: not written twice
     changed = make_episode(episode_id="r-1", description="something else")
-    with pytest.raises(EpisodeConflictError):
-        store.add("default", [random_episodes(5)[4], changed], vectors[:2], 3)
-    assert store.count("default") == 3  # nothing of the failed batch was written
+    fresh = random_episodes(5)[4]
+    store.add("default", [fresh, changed], vectors[:2], 3)
+    assert store.count("default") == 4  # only the fresh one
+    assert store.get("default", ["r-1"]) == {"r-1": episodes[1]}  # never overwritten
+    assert [e.episode_id for e in store.iter_episodes("default")] == ["r-0", "r-1", "r-2", "r-4"]
+    assert len(store.search_hits("default", vectors[1], 10)) == 4  # one row per id
+    # Telling the conflict is the memory's job.
+    with pytest.raises(EpisodeConflictError, match="r-1"):
+        EpisodicMemory(store=store).record(changed)
 
 
-def test_bad_vectors_are_refused_naming_the_problem() -> None:
+def test_vectors_of_another_length_or_a_bad_k_are_refused() -> None:
     store = InMemoryEpisodeStore()
     episode = make_episode()
-    with pytest.raises(EpisodicValueError, match="non-zero"):
-        store.add("default", [episode], np.zeros((1, 4), dtype=np.float32), 0)
-    with pytest.raises(EpisodicValueError, match="1 episodes but 2 embeddings"):
-        store.add("default", [episode], np.ones((2, 4), dtype=np.float32), 0)
     store.add("default", [episode], np.ones((1, 4), dtype=np.float32), 0)
     with pytest.raises(EpisodicValueError, match="4-dimensional"):
         store.add("default", [make_episode(episode_id="e2")], np.ones((1, 5), np.float32), 1)
+    assert store.count("default") == 1
     with pytest.raises(EpisodicValueError, match="dimensions"):
         store.search_hits("default", np.ones(5, dtype=np.float32), 1)
     with pytest.raises(EpisodicValueError, match="k=0"):

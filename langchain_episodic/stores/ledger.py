@@ -1,0 +1,113 @@
+"""The ledger of :class:`~langchain_episodic.stores.VectorStoreEpisodeStore`.
+
+What a generic vector store cannot say, kept in a LangChain key-value store (a
+``ByteStore``), under keys that start with ``langchain_episodic/``:
+
+* ``namespaces``: the sorted JSON list of namespaces opened;
+* per namespace (``ns/<sha256 prefix of the name>``): ``count``, the number of records
+  committed; ``seq/<block>``, the record ids in recording order, :data:`LEDGER_BLOCK`
+  to a JSON list; ``state/<hex of the key>``, the memory's state strings.
+
+The store writes the ids first and the count last: the count is the commit point.
+One writer at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+from langchain_core.stores import BaseStore
+
+__all__ = ["LEDGER_BLOCK", "Ledger"]
+
+LEDGER_BLOCK = 1024
+"""Record ids per ledger value (fixed forever: ledgers written before depend on it)."""
+
+_LEDGER_ROOT = "langchain_episodic"
+
+
+class Ledger:
+    """What a generic vector store cannot say, in a ``ByteStore``; one writer at a time."""
+
+    def __init__(self, store: BaseStore[str, bytes]) -> None:
+        self.store = store
+
+    @staticmethod
+    def _prefix(namespace: str) -> str:
+        digest = hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:32]
+        return f"{_LEDGER_ROOT}/ns/{digest}"
+
+    def _get(self, key: str) -> bytes | None:
+        return self.store.mget([key])[0]
+
+    def namespaces(self) -> list[str]:
+        """Every namespace opened, sorted."""
+        raw = self._get(f"{_LEDGER_ROOT}/namespaces")
+        names = json.loads(raw) if raw else []
+        return [name for name in names if isinstance(name, str)]
+
+    def add_namespace(self, namespace: str) -> None:
+        """List ``namespace`` among the namespaces, if it is not yet."""
+        names = self.namespaces()
+        if namespace not in names:
+            packed = json.dumps(sorted([*names, namespace]), ensure_ascii=False)
+            self.store.mset([(f"{_LEDGER_ROOT}/namespaces", packed.encode("utf-8"))])
+
+    def count(self, namespace: str) -> int:
+        """Number of records committed in ``namespace``."""
+        raw = self._get(f"{self._prefix(namespace)}/count")
+        return int(raw) if raw else 0
+
+    def set_count(self, namespace: str, count: int) -> None:
+        """Commit ``count`` records in ``namespace``."""
+        self.store.mset([(f"{self._prefix(namespace)}/count", str(count).encode("ascii"))])
+
+    def _block_key(self, namespace: str, block: int) -> str:
+        return f"{self._prefix(namespace)}/seq/{block}"
+
+    def ids(self, namespace: str, start: int, stop: int) -> list[str]:
+        """Record ids numbered ``start`` to ``stop - 1``."""
+        if stop <= start:
+            return []
+        first, last = start // LEDGER_BLOCK, (stop - 1) // LEDGER_BLOCK
+        blocks = self.store.mget([self._block_key(namespace, b) for b in range(first, last + 1)])
+        ids: list[str] = []
+        for raw in blocks:
+            ids.extend(json.loads(raw) if raw else [])
+        offset = start - first * LEDGER_BLOCK
+        return ids[offset : offset + stop - start]
+
+    def append(self, namespace: str, start: int, ids: Sequence[str]) -> None:
+        """Write ids numbered from ``start`` on; ids beyond an uncommitted count are replaced."""
+        if not ids:
+            return
+        first = start // LEDGER_BLOCK
+        head = start - first * LEDGER_BLOCK
+        kept: list[str] = []
+        if head:
+            raw = self._get(self._block_key(namespace, first))
+            kept = (json.loads(raw) if raw else [])[:head]
+        merged = [*kept, *ids]
+        self.store.mset(
+            [
+                (
+                    self._block_key(namespace, first + index),
+                    json.dumps(merged[offset : offset + LEDGER_BLOCK]).encode("ascii"),
+                )
+                for index, offset in enumerate(range(0, len(merged), LEDGER_BLOCK))
+            ]
+        )
+
+    def _state_key(self, namespace: str, key: str) -> str:
+        return f"{self._prefix(namespace)}/state/{key.encode('utf-8').hex()}"
+
+    def read_state(self, namespace: str, key: str) -> str | None:
+        """The string saved for ``namespace`` under ``key``, or ``None``."""
+        raw = self._get(self._state_key(namespace, key))
+        return None if raw is None else raw.decode("utf-8")
+
+    def write_state(self, namespace: str, key: str, value: str) -> None:
+        """Save a string for ``namespace`` under ``key``, replacing the old one."""
+        self.store.mset([(self._state_key(namespace, key), value.encode("utf-8"))])
