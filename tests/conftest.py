@@ -17,6 +17,9 @@ from tests.chroma_server import (
     wait_for_heartbeat,
 )
 
+# The asserts of the shared helpers explain their failures as a test's own would.
+pytest.register_assert_rewrite("tests.helpers")
+
 # Property tests are reproducible: the same examples on every run and machine, no
 # example database left behind, no per-example deadline on a shared, noisy machine.
 settings.register_profile("langchain-episodic", derandomize=True, database=None, deadline=None)

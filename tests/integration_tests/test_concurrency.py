@@ -26,9 +26,8 @@ from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.errors import StoreLockedError
 from langchain_episodic.skills import compute_skill_profiles
 from langchain_episodic.stores._path_lock import LOCK_FILE_NAME
-from tests.integration_tests.test_durability import diverse_corpus
+from tests.helpers.episodes import article_recall, diverse_corpus
 from tests.unit_tests.factories import assert_same_profiles
-from tests.unit_tests.test_memory import article_recall
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
@@ -40,7 +39,7 @@ PROBE = textwrap.dedent(
     import json, sys
     from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
     from langchain_episodic.errors import StoreLockedError
-    from tests.unit_tests.test_memory import corpus
+    from tests.helpers.episodes import corpus
 
     path = sys.argv[1]
     stores = []
@@ -187,7 +186,7 @@ SERVER_WRITER = textwrap.dedent(
     import json, sys, threading
     import chromadb
     from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-    from tests.integration_tests.test_durability import diverse_corpus
+    from tests.helpers.episodes import diverse_corpus
 
     host, name = sys.argv[1:3]
     port, process_index, threads, per_thread, total = map(int, sys.argv[3:8])

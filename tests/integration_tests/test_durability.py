@@ -9,7 +9,6 @@ and that the memory reopens consistent, then writes on into the same folder.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import random
@@ -18,13 +17,12 @@ import subprocess
 import sys
 import textwrap
 import time
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 
-from langchain_episodic import ChromaEpisodeStore, Episode, EpisodicMemory
-from tests.unit_tests.test_memory import corpus
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+from tests.helpers.episodes import diverse_corpus
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS_SIZE = 3_000
@@ -34,31 +32,6 @@ ROUNDS = 5
 ACKS_PER_ROUND = (300, 460)
 SOAK_ROUNDS = 30
 SOAK_SLACK_BYTES = 64 * 1024
-_SYLLABLES = "ka lo mi ne ru sa ti vo ze ba do fu gi ha ju".split()
-
-
-@cache
-def diverse_corpus(n: int) -> tuple[Episode, ...]:
-    """``corpus(n)`` with six random made-up words as each task's description.
-
-    ``corpus`` varies a dozen tasks, so hundreds of its episodes are near-duplicates,
-    among which Chroma's approximate (HNSW) index may miss an episode's own nearest
-    neighbour (measured: 71 of 1,509 self-queries, no crash involved). Here every
-    episode is its own query's exact nearest neighbour (measured: 3,000 of 3,000), so
-    a recall that misses one means the record is missing from the index.
-    """
-    words = random.Random(7)
-    vocabulary = sorted({"".join(words.choices(_SYLLABLES, k=3)) for _ in range(800)})
-    picks = random.Random(11)
-    return tuple(
-        dataclasses.replace(
-            episode,
-            task=dataclasses.replace(
-                episode.task, description=" ".join(picks.sample(vocabulary, 6))
-            ),
-        )
-        for episode in corpus(n, spacing=1.0)
-    )
 
 
 # Verifies what earlier rounds acknowledged (fresh process, after a kill), prints
@@ -68,7 +41,7 @@ WRITER = textwrap.dedent(
     import json, random, sys
     from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, ReplayWeights
     from langchain_episodic.skills import compute_skill_profiles
-    from tests.integration_tests.test_durability import diverse_corpus
+    from tests.helpers.episodes import diverse_corpus
 
     path, plan_file, seed, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     plan = json.loads(open(plan_file).read())

@@ -7,7 +7,7 @@ from typing import Any
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from langchain_episodic import EpisodicMemory, EpisodicRetriever
-from tests.unit_tests.test_memory import corpus
+from tests.helpers.episodes import corpus
 
 _MEMORY = EpisodicMemory(clock=lambda: 86_400.0)
 _MEMORY.record_many(corpus(12))

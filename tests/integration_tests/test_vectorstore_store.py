@@ -35,8 +35,8 @@ from langchain_episodic.skills import compute_skill_profiles
 from langchain_episodic.stores import EpisodeStore
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 from langchain_episodic.stores.vectorstore import LEDGER_BLOCK, VectorStoreEpisodeStore, record_id
+from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode
-from tests.unit_tests.test_memory import corpus
 
 with warnings.catch_warnings():
     # langchain-community warns on import that it is being sunset.

@@ -23,9 +23,9 @@ from langchain_episodic import (
 )
 from langchain_episodic.episode import EpisodeSource
 from langchain_episodic.skills import compute_skill_profiles
-from tests.store_suite.conftest import StoreHarness
+from tests.helpers.episodes import DAY, QUERIES, article_recall, corpus
+from tests.helpers.stores import StoreHarness
 from tests.unit_tests.factories import make_episode
-from tests.unit_tests.test_memory import DAY, QUERIES, article_recall, corpus
 
 NOW = 3 * DAY
 

@@ -18,9 +18,9 @@ from langchain_episodic.cli import main
 from langchain_episodic.errors import MalformedRecordWarning, MigrationError
 from langchain_episodic.migration import migrate_namespace
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
-from tests.store_suite.conftest import faiss_harness
+from tests.helpers.episodes import QUERIES, corpus
+from tests.helpers.stores import faiss_harness
 from tests.unit_tests.factories import make_episode
-from tests.unit_tests.test_memory import QUERIES, corpus
 
 NOW = 1_000_000.0
 

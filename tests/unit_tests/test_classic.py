@@ -88,6 +88,7 @@ def new_memory() -> EpisodicMemory:
     return EpisodicMemory(clock=lambda: NOW)
 
 
+# Overrides conftest's: holds episodes (see the docstring), clock at NOW.
 @pytest.fixture
 def memory() -> EpisodicMemory:
     """A memory holding one login episode and two unrelated ones."""

@@ -14,7 +14,6 @@ import re
 import socket
 import subprocess
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -24,37 +23,14 @@ from langchain_episodic import ChromaEpisodeStore, Episode, EpisodicMemory, Repl
 from langchain_episodic.cli import main, parse_duration
 from langchain_episodic.scoring import SearchResult, compute_priority, temporal_decay
 from langchain_episodic.skills import compute_learning_curve, compute_skill_profiles
+from tests.helpers.cli import assert_one_line_error, filled, open_memory, run
+from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode
-from tests.unit_tests.test_memory import corpus
 
 DAY = 86_400.0
 QUERY = "Fix the login session bug"
 REPO = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def open_memory(path: Path, namespace: str = "default") -> EpisodicMemory:
-    return EpisodicMemory(store=ChromaEpisodeStore(path=path), namespace=namespace)
-
-
-def filled(path: Path, episodes: Sequence[Episode], namespace: str = "default") -> Path:
-    open_memory(path, namespace).record_many(episodes)
-    return path
-
-
-def assert_one_line_error(err: str, *fragments: str) -> None:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("error: ")
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in lines[0]
 
 
 def table_rows(out: str, first_header: str) -> list[list[str]]:

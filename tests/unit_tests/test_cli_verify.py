@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicValueError, HashingEmbeddings
+from tests.helpers.cli import assert_one_line_error, filled, run
+from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode
-from tests.unit_tests.test_cli import assert_one_line_error, filled, run
-from tests.unit_tests.test_memory import corpus
 
 VECTOR = HashingEmbeddings().embed_query("Implement login form")
 

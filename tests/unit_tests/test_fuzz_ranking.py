@@ -22,9 +22,9 @@ from langchain_episodic.scoring import (
     priority_score,
     rank_by_priority,
 )
+from tests.helpers.episodes import article_recall
 from tests.unit_tests.factories import make_episode
 from tests.unit_tests.fuzzing import DESCRIPTIONS, fuzz_settings
-from tests.unit_tests.test_memory import article_recall
 
 DAY = 86_400.0
 ORDERED_OUTCOMES = [OutcomeStatus.FAILURE, OutcomeStatus.PARTIAL, OutcomeStatus.SUCCESS]

@@ -22,8 +22,8 @@ from langchain_episodic import (
 from langchain_episodic.skills import compute_skill_profiles
 from langchain_episodic.stores import EpisodeStore
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
+from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode
-from tests.unit_tests.test_memory import corpus
 
 CATEGORIES = list(TaskCategory)
 OUTCOMES = list(OutcomeStatus)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 
 from langchain_episodic import (
     ChromaEpisodeStore,
-    Episode,
     EpisodeConflictError,
     EpisodeFilter,
     EpisodicMemory,
@@ -20,79 +18,9 @@ from langchain_episodic import (
     ReplayWeights,
     TaskCategory,
 )
-from langchain_episodic.scoring import SearchResult, compute_priority, cosine_similarity
 from langchain_episodic.skills import compute_skill_profiles
+from tests.helpers.episodes import DAY, QUERIES, TASKS, article_recall, corpus
 from tests.unit_tests.factories import make_episode
-
-DAY = 86_400.0
-
-TASKS = [
-    ("Implement a login form with email validation", TaskCategory.CODE_GENERATION),
-    ("Fix the login bug where sessions expire too early", TaskCategory.DEBUGGING),
-    ("Write unit tests for the CSV parser", TaskCategory.TESTING),
-    ("Refactor the payment module into smaller services", TaskCategory.REFACTORING),
-    ("Implement a signup form with password strength validation", TaskCategory.CODE_GENERATION),
-    ("Debug the crash in the login handler on empty passwords", TaskCategory.DEBUGGING),
-    ("Design the architecture of the notification service", TaskCategory.ARCHITECTURE),
-    ("Add retry logic to the payment API client", TaskCategory.CODE_GENERATION),
-    ("Write integration tests for the login flow", TaskCategory.TESTING),
-    ("Implement password reset by email", TaskCategory.CODE_GENERATION),
-    ("Fix off-by-one error in the CSV parser pagination", TaskCategory.DEBUGGING),
-    ("Refactor the login controller to remove duplication", TaskCategory.REFACTORING),
-]
-OUTCOMES = [OutcomeStatus.SUCCESS, OutcomeStatus.PARTIAL, OutcomeStatus.FAILURE]
-
-
-def corpus(n: int = len(TASKS), spacing: float = 3600.0) -> list[Episode]:
-    return [
-        make_episode(
-            episode_id=f"ep-{i}",
-            description=TASKS[i % len(TASKS)][0] + ("" if i < len(TASKS) else f" (variant {i})"),
-            category=TASKS[i % len(TASKS)][1],
-            reward=round((i * 37 % 100) / 100, 2),
-            outcome=OUTCOMES[i % 3],
-            timestamp=i * spacing,
-            strategy=["iterative", "defensive", "exploratory"][i % 3],
-        )
-        for i in range(n)
-    ]
-
-
-def article_recall(
-    episodes: Sequence[Episode],
-    embeddings: Embeddings,
-    query: str,
-    top_k: int,
-    now: float,
-    weights: ReplayWeights | None = None,
-    half_life: float = DAY,
-) -> list[tuple[str, float]]:
-    """The article's EmbeddingStore.search + EpisodicMemory.recall, by brute force."""
-    query_vector = embeddings.embed_query(query)
-    scored = [
-        SearchResult(
-            ep, cosine_similarity(query_vector, embeddings.embed_query(ep.task.description))
-        )
-        for ep in episodes
-    ]
-    scored.sort(key=lambda r: r.similarity, reverse=True)
-    prioritized = [compute_priority(r, now, weights, half_life) for r in scored[: 2 * top_k]]
-    ranked = sorted(prioritized, key=lambda p: p.priority, reverse=True)
-    return [(p.episode.episode_id, p.priority) for p in ranked[:top_k]]
-
-
-@pytest.fixture
-def memory() -> EpisodicMemory:
-    return EpisodicMemory(clock=lambda: 100 * DAY)
-
-
-QUERIES = [
-    "Implement a password reset form",
-    "Fix the login session bug",
-    "tests for the parser",
-    "payment service refactoring",
-    "architecture for notifications",
-]
 
 
 @pytest.mark.parametrize("top_k", [1, 3, 5])

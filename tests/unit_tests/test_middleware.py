@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import ModelRequest, ModelResponse
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
-from pydantic import Field
 
 from langchain_episodic import (
     Episode,
@@ -33,49 +30,15 @@ from langchain_episodic.integrations.middleware import (
 from langchain_episodic.pipeline import replay_prompt
 from langchain_episodic.replay import NO_EXPERIENCE, approximate_token_count
 from langchain_episodic.strategy import STRATEGY_POOL
+from tests.helpers.models import SYSTEM, RecordingChatModel, make_model, user
 from tests.unit_tests.factories import make_episode
 
 NOW = 1_750_000_000.0
-SYSTEM = "You are a careful Python developer. Answer with code only."
 LOGIN_TASK = "Implement a login form with email validation"
 LOGIN_FEEDBACK = "9/10 pass; remember to hash passwords with bcrypt"
 
 
-class RecordingChatModel(GenericFakeChatModel):
-    """A fake chat model that replays scripted answers and records every input."""
-
-    received: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: Any = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self.received.append(list(messages))
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> RecordingChatModel:  # type: ignore[override]
-        return self
-
-    def system_texts(self) -> list[str]:
-        """The system message of every call (the first message), as text."""
-        texts = []
-        for messages in self.received:
-            assert isinstance(messages[0], SystemMessage), messages
-            texts.append(messages[0].text)
-        return texts
-
-
-def make_model(*answers: str | AIMessage) -> RecordingChatModel:
-    return RecordingChatModel(messages=iter(answers))
-
-
-def user(text: str) -> dict[str, Any]:
-    return {"messages": [{"role": "user", "content": text}]}
-
-
+# Overrides conftest's: the clock is NOW, the epoch-like time these tests stamp episodes with.
 @pytest.fixture
 def memory() -> EpisodicMemory:
     return EpisodicMemory(clock=lambda: NOW)

@@ -12,12 +12,13 @@ from langchain_episodic.episode import Episode, EpisodeSource, episode_from_stor
 from langchain_episodic.errors import EpisodeValidationError
 from langchain_episodic.quarantine import QuarantineEvent, decode_log, encode_log
 from langchain_episodic.stores import InMemoryEpisodeStore
+from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode
-from tests.unit_tests.test_memory import corpus
 
 DAY = 86_400.0
 
 
+# Overrides conftest's: the 12 corpus episodes, clock at day 10 (the quarantine time asserted).
 @pytest.fixture
 def memory() -> EpisodicMemory:
     memory = EpisodicMemory(clock=lambda: 10 * DAY)

@@ -4,35 +4,25 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.documents import Document
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
-from pydantic import Field
 
 from langchain_episodic import EpisodicMemory, EpisodicRetriever, EpisodicValueError, ReplayWeights
+from tests.helpers.episodes import corpus
+from tests.helpers.models import RecordingChatModel
 from tests.unit_tests.factories import make_episode
-from tests.unit_tests.test_memory import corpus
 
 NOW = 86_400.0
 
 
+# Overrides conftest's: 24 corpus episodes (variants included), clock at day 1.
 @pytest.fixture
 def memory() -> EpisodicMemory:
     memory = EpisodicMemory(clock=lambda: NOW)
     memory.record_many(corpus(24))
     return memory
-
-
-class RecordingChatModel(GenericFakeChatModel):
-    """A fake chat model that keeps every message list it is called with."""
-
-    received: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
-        self.received.append(list(messages))
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
 
 
 def test_documents_follow_recall_order_and_carry_scores(memory: EpisodicMemory) -> None:

@@ -11,12 +11,13 @@ from langchain_episodic import EpisodicMemory, EpisodicValueError, TaskCategory,
 from langchain_episodic.pipeline import replay_prompt
 from langchain_episodic.replay import build_replay_context, format_replay_prompt
 from langchain_episodic.strategy import STRATEGY_POOL
+from tests.helpers.models import RecordingChatModel
 from tests.unit_tests.factories import make_episode
-from tests.unit_tests.test_retriever import RecordingChatModel
 
 NOW = 10_000.0
 
 
+# Overrides conftest's: a password-reset and a plotting episode, just before NOW.
 @pytest.fixture
 def memory() -> EpisodicMemory:
     memory = EpisodicMemory(clock=lambda: NOW)

@@ -27,8 +27,8 @@ from langchain_episodic import (
 )
 from langchain_episodic.errors import MalformedRecordWarning
 from langchain_episodic.skills import compute_skill_profiles
+from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode
-from tests.unit_tests.test_memory import corpus
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -202,7 +202,7 @@ def test_memory_persists_across_processes(tmp_path: Path) -> None:
     run_python(
         f"""
         from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-        from tests.unit_tests.test_memory import corpus
+        from tests.helpers.episodes import corpus
         memory = EpisodicMemory(store=ChromaEpisodeStore(path={path!r}))
         memory.record_many(corpus(20))
         print(len(memory))

@@ -6,9 +6,10 @@ import pytest
 from pydantic import ValidationError
 
 from langchain_episodic import EpisodicMemory, create_recall_tool
-from tests.unit_tests.test_memory import corpus
+from tests.helpers.episodes import corpus
 
 
+# Overrides conftest's: the 12 corpus episodes, clock at day 1.
 @pytest.fixture
 def memory() -> EpisodicMemory:
     memory = EpisodicMemory(clock=lambda: 86_400.0)
@@ -66,7 +67,7 @@ def test_an_agent_calling_the_tool_hands_the_episodes_to_the_model(
     from langchain.agents import create_agent  # noqa: PLC0415
     from langchain_core.messages import AIMessage, ToolMessage  # noqa: PLC0415
 
-    from tests.unit_tests.test_middleware import make_model  # noqa: PLC0415
+    from tests.helpers.models import make_model  # noqa: PLC0415
 
     call = AIMessage(
         content="",
