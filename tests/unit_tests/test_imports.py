@@ -170,7 +170,7 @@ def test_importing_the_package_loads_no_integration() -> None:
 def test_no_module_imports_a_layer_above_it() -> None:
     upward = [
         f"{module} (layer {layer_of(module)}) imports {target} (layer {layer_of(target)})"
-        for module in MODULES + ["langchain_episodic"]
+        for module in [*MODULES, "langchain_episodic"]
         for target in module_level_imports(module)
         if layer_of(target) > layer_of(module)
     ]

@@ -643,7 +643,7 @@ def test_constructor_refuses_bad_arguments(memory: EpisodicMemory) -> None:
         EpisodicMemoryMiddleware(memory, max_tokens=0)
     with pytest.raises(TypeError, match="record_episode='x'"):
         EpisodicMemoryMiddleware(memory, record_episode="x")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="options=.* must be a RecallOptions"):
+    with pytest.raises(TypeError, match=r"options=.* must be a RecallOptions"):
         EpisodicMemoryMiddleware(memory, options={"fetch_k": 10})  # type: ignore[arg-type]
     with pytest.raises(EpisodicValueError, match="fetch_k=1"):
         EpisodicMemoryMiddleware(memory, options=RecallOptions(fetch_k=1))
