@@ -9,6 +9,7 @@ keeps working for bad input::
      │    ├── EpisodeValidationError       an Episode (or part of one) breaks a rule
      │    └── EpisodeConflictError         another episode already holds that episode_id
      ├── StoreConfigurationError (RuntimeError)  a store cannot hold episodes as configured
+     │    └── EmbeddingMismatchError       the namespace was built with another embedding model
      ├── StoreLockedError (RuntimeError)   another process holds the embedded store's folder
      ├── MigrationError (RuntimeError)     the target lacks what the source holds
      └── MalformedRecordWarning (UserWarning)  a stored record was skipped as unreadable
@@ -23,6 +24,7 @@ memory, a callable) and is something else raises the built-in ``TypeError``.
 from __future__ import annotations
 
 __all__ = [
+    "EmbeddingMismatchError",
     "EpisodeConflictError",
     "EpisodeValidationError",
     "EpisodicError",
@@ -70,6 +72,39 @@ class StoreConfigurationError(EpisodicError, RuntimeError):
     For example a Chroma collection in another distance space, a vector store without
     ``get_by_ids``, or a backend whose score cannot be read as cosine similarity.
     """
+
+
+class EmbeddingMismatchError(StoreConfigurationError):
+    """A namespace was built with another embedding model than the one given.
+
+    Vectors of two models are not comparable, so the memory refuses to open the
+    namespace rather than mix them. It is a :class:`StoreConfigurationError`, like a
+    collection in another distance space: neither the store nor the model is wrong on
+    its own, only the pair is. The message names both models and the ways on: open the
+    namespace with the stored model, or re-embed it into a new namespace or collection
+    with :func:`~langchain_episodic.migration.migrate_namespace`.
+
+    Attributes:
+        namespace: The namespace opened.
+        stored: The model that built it, described (or what is known of it).
+        given: The model given, described.
+        reason: How the two differ.
+    """
+
+    def __init__(self, namespace: str, stored: str, given: str, reason: str) -> None:
+        self.namespace = namespace
+        self.stored = stored
+        self.given = given
+        self.reason = reason
+        super().__init__(
+            f"namespace={namespace!r} was embedded with {stored}, not with the given "
+            f"{given}: {reason}. Vectors of different models are not comparable: open it "
+            "with the stored model, or re-embed it into a new namespace or collection "
+            "with migrate_namespace(EpisodicMemory(store, namespace=..., embeddings="
+            "<stored model>), EpisodicMemory(new_store_or_namespace, embeddings=<new "
+            "model>)); on_embedding_mismatch='read-only' opens it without the stored "
+            "model, to read or migrate"
+        )
 
 
 class StoreLockedError(EpisodicError, RuntimeError):

@@ -8,7 +8,7 @@ import warnings
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -18,8 +18,15 @@ from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int, describe, encodes
 from langchain_episodic.embeddings import HashingEmbeddings
+from langchain_episodic.embeddings.fingerprint import (
+    SAME_MODEL_SIMILARITY,
+    EmbedderFingerprint,
+    RefusingEmbeddings,
+    fingerprint_embeddings,
+)
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
 from langchain_episodic.errors import (
+    EmbeddingMismatchError,
     EpisodeConflictError,
     EpisodeValidationError,
     EpisodicValueError,
@@ -47,6 +54,11 @@ __all__ = ["EpisodicMemory"]
 
 # More candidates than any store holds; vector databases refuse counts past 32 bits.
 _MAX_CANDIDATES = 2**31 - 1
+
+EMBEDDER_STATE_KEY = "embedder"
+"""The store state key under which a namespace keeps its embedder's fingerprint."""
+_MISMATCH_POLICIES = ("raise", "read-only")
+_UNKNOWN_MODEL = "a model whose fingerprint was never recorded (an earlier version wrote it)"
 
 
 def _query_text(query: str | TaskDescription) -> str:
@@ -81,6 +93,61 @@ def _check_vectors(vectors: Sequence[Sequence[float]], names: Sequence[str]) -> 
         msg = f"the embedding of {names[index]} is invalid: it {rule}"
         raise EpisodicValueError(msg)
     return matrix
+
+
+def _legacy_mismatch(
+    store: EpisodeStore, namespace: str, embeddings: Embeddings, total: int
+) -> str | None:
+    """Why the ``total`` stored records were not embedded by ``embeddings``, or ``None``.
+
+    For a namespace written before fingerprints: re-embed its latest episode's task
+    and search for it. Vectors of the same model find it again (similarity ~1);
+    another model's do not, and a backend refuses vectors of another dimension.
+    """
+    latest = store.latest(namespace, 1, total)
+    text = latest[0].task.description if latest else "probe"
+    vector = _check_vectors(embeddings.embed_documents([text]), [f"the task {text!r}"])[0]
+    try:
+        hits = store.search_hits(namespace, vector, 1)
+    except Exception as exc:  # each backend words a dimension mismatch its own way
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return (
+            f"its stored vectors cannot be searched with the given model's "
+            f"{len(vector)}-dimensional ones ({detail})"
+        )
+    if latest and hits and hits[0].similarity < SAME_MODEL_SIMILARITY:
+        return (
+            f"re-embedding its latest episode's task finds the nearest stored vector at "
+            f"similarity {hits[0].similarity:.2f}, where the model that stored it gives ~1"
+        )
+    return None
+
+
+def _checked_embeddings(
+    store: EpisodeStore, namespace: str, embeddings: Embeddings, on_mismatch: str
+) -> Embeddings:
+    """``embeddings`` once they match the namespace's recorded model (see EpisodicMemory)."""
+    given = fingerprint_embeddings(embeddings)
+    if given is None:
+        # No usable vector for the probe: its vectors are refused where they are used.
+        return embeddings
+    packed = store.read_state(namespace, EMBEDDER_STATE_KEY)
+    stored = EmbedderFingerprint.from_json(packed) if packed is not None else None
+    if stored is not None:
+        reason = stored.mismatch(given)
+        if reason is None:
+            return embeddings
+        error = EmbeddingMismatchError(namespace, stored.describe(), given.describe(), reason)
+    else:
+        total = store.count(namespace)
+        reason = _legacy_mismatch(store, namespace, embeddings, total) if total else None
+        if reason is None:
+            store.write_state(namespace, EMBEDDER_STATE_KEY, given.to_json())
+            return embeddings
+        error = EmbeddingMismatchError(namespace, _UNKNOWN_MODEL, given.describe(), reason)
+    if on_mismatch == "read-only":
+        return RefusingEmbeddings(error)
+    raise error
 
 
 class EpisodicMemory:
@@ -136,6 +203,26 @@ class EpisodicMemory:
         short_term_limit: Size of the short-term window (the article's N = 5).
         namespace: Episodes of one namespace are invisible to every other.
         clock: Returns "now" in seconds when ``current_time`` is not given.
+        on_embedding_mismatch: ``"raise"`` (default) refuses a namespace built with
+            another embedding model; ``"read-only"`` opens it anyway without the
+            stored model, to read it (:meth:`episodes`, :meth:`skill_profiles`, or as
+            the source of :func:`~langchain_episodic.migration.migrate_namespace`),
+            and :meth:`record` and :meth:`recall` then raise the mismatch error.
+
+    The embedding model is part of the namespace. Opening a memory embeds one fixed
+    probe text (one embedding per open: microseconds for :class:`HashingEmbeddings`,
+    a few milliseconds for a local model like MiniLM, one request for an API; nothing
+    on record or recall) and compares the model's
+    :class:`~langchain_episodic.embeddings.fingerprint.EmbedderFingerprint` (class,
+    model name, dimension, a sketch of the probe vector) with the one recorded when
+    the namespace was created. Another model — another dimension, or the same
+    dimension with other weights — raises :class:`EmbeddingMismatchError`, naming
+    both and how to move on. A namespace that holds episodes but no fingerprint
+    (written by an earlier version) is checked once against its data: the model
+    must find its latest episode again by re-embedding its task (similarity ~1);
+    if it does, its fingerprint is recorded, otherwise the open is refused. A model
+    whose vector for the probe is unusable (zero, not finite) is not checked; its
+    vectors are refused where they are used.
 
     Episodes are immutable: recording an identical episode again is a no-op; recording
     a different one under a stored ``episode_id`` raises :class:`EpisodeConflictError`.
@@ -150,8 +237,15 @@ class EpisodicMemory:
         namespace: str = DEFAULT_NAMESPACE,
         *,
         clock: Callable[[], float] = time.time,
+        on_embedding_mismatch: Literal["raise", "read-only"] = "raise",
     ) -> None:
         check_int("short_term_limit", short_term_limit, 0)
+        if on_embedding_mismatch not in _MISMATCH_POLICIES:
+            msg = (
+                f"on_embedding_mismatch={on_embedding_mismatch!r} is invalid: must be "
+                "'raise' or 'read-only'"
+            )
+            raise EpisodicValueError(msg)
         if not isinstance(namespace, str) or not namespace.strip() or not encodes(namespace):
             msg = (
                 f"namespace={describe(namespace)} is invalid: must be a non-empty string "
@@ -168,7 +262,12 @@ class EpisodicMemory:
             )
             raise TypeError(msg)
         self.store: EpisodeStore = store if store is not None else ChromaEpisodeStore()
-        self.embeddings: Embeddings = embeddings if embeddings is not None else HashingEmbeddings()
+        self.embeddings: Embeddings = _checked_embeddings(
+            self.store,
+            namespace,
+            embeddings if embeddings is not None else HashingEmbeddings(),
+            on_embedding_mismatch,
+        )
         self.short_term_limit = short_term_limit
         self.namespace = namespace
         self._clock = clock

@@ -277,12 +277,20 @@ def _open_memory(args: argparse.Namespace, *, create: bool) -> EpisodicMemory:
         create: Whether the memory and namespace may be created. Read-only commands
             pass ``False`` and get a clear error for a missing memory or namespace
             (never a new, empty one).
+
+    The memory embeds with :class:`HashingEmbeddings`. One built with another model
+    opens for reading; recalling or recording in it raises
+    :class:`~langchain_episodic.errors.EmbeddingMismatchError`.
     """
     target = _target(args)
     store = _open_store(target, create=create)
     if not create:
         _require_namespace(store, target)
-    return EpisodicMemory(store=store, namespace=target.namespace)
+    # Commands that only read (stats, export, ...) work whatever model built the
+    # memory; recall and import raise EmbeddingMismatchError, which main() reports.
+    return EpisodicMemory(
+        store=store, namespace=target.namespace, on_embedding_mismatch="read-only"
+    )
 
 
 def _require_namespace(store: ChromaEpisodeStore, target: _Target) -> None:

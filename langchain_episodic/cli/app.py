@@ -44,6 +44,7 @@ from langchain_episodic.cli.transfer_commands import (
     _run_migrate,
 )
 from langchain_episodic.errors import (
+    EmbeddingMismatchError,
     EpisodicValueError,
     MigrationError,
     StoreConfigurationError,
@@ -183,6 +184,16 @@ def _error(message: object) -> None:
     print(f"error: {_one_line(str(message), 10_000)}", file=sys.stderr)
 
 
+def _mismatch_message(exc: EmbeddingMismatchError) -> str:
+    return (
+        f"namespace {exc.namespace!r} was embedded with {exc.stored}, not with the "
+        f"{exc.given} the command line embeds with: {exc.reason}. This command needs "
+        "the stored model: recall and record from Python with it, or use another "
+        "--collection or --namespace (migrate_namespace in Python re-embeds a memory "
+        "into a new one)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``langchain-episodic`` with ``argv`` (default: ``sys.argv[1:]``).
 
@@ -204,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
+    except EmbeddingMismatchError as exc:
+        _error(_mismatch_message(exc))
+        return 2
     except (
         CliError,
         EpisodicValueError,

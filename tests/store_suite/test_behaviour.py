@@ -2,7 +2,8 @@
 
 Record, recall (equal to the brute-force reference of the article's algorithm),
 immutability, namespaces, the short-term window, ordered iteration, persistence,
-bad input and quarantine: what :class:`EpisodicMemory` guarantees whatever the store.
+bad input, quarantine and the embedding model's fingerprint: what
+:class:`EpisodicMemory` guarantees whatever the store.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 
@@ -21,10 +23,12 @@ from langchain_episodic import (
     OutcomeStatus,
     TaskCategory,
 )
+from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.episode import EpisodeSource
+from langchain_episodic.errors import EmbeddingMismatchError
 from langchain_episodic.skills import compute_skill_profiles
 from tests.helpers.episodes import DAY, QUERIES, article_recall, corpus
-from tests.helpers.stores import StoreHarness
+from tests.helpers.stores import EMBEDDINGS, StoreHarness
 from tests.unit_tests.factories import make_episode
 
 NOW = 3 * DAY
@@ -121,20 +125,22 @@ def test_a_bad_batch_writes_nothing(harness: StoreHarness) -> None:
             return [[1.0, 0.0], [math.nan, 1.0]][: len(texts)]
 
     # The memory is the one place that checks vectors: the stores take them as given.
-    zero = EpisodicMemory(store=memory.store, embeddings=ZeroEmbeddings())
+    # A namespace of their own: "default" was built with a 384-dimensional model.
+    zero = EpisodicMemory(store=memory.store, namespace="bad", embeddings=ZeroEmbeddings())
     with pytest.raises(EpisodicValueError, match="zero vector"):
         zero.record(make_episode(episode_id="zero"))
     with pytest.raises(EpisodicValueError, match="zero vector"):
         zero.recall("any task")
-    short = EpisodicMemory(store=memory.store, embeddings=ShortEmbeddings())
+    short = EpisodicMemory(store=memory.store, namespace="bad", embeddings=ShortEmbeddings())
     with pytest.raises(EpisodicValueError, match="returned 1 vectors of unusable shape for 2"):
         short.record_many([make_episode(episode_id="short-0"), make_episode(episode_id="short-1")])
-    nan = EpisodicMemory(store=memory.store, embeddings=NanEmbeddings())
+    nan = EpisodicMemory(store=memory.store, namespace="bad", embeddings=NanEmbeddings())
     with pytest.raises(EpisodicValueError, match="'nan-1' is invalid: it must be a vector of fin"):
         nan.record_many([make_episode(episode_id="nan-0"), make_episode(episode_id="nan-1")])
     assert len(memory) == 3
     written = memory.store.get("default", ["fine", "zero", "short-0", "nan-0"])
     assert written == {}
+    assert memory.store.count("bad") == 0
     assert [e.episode_id for e in memory.episodes()] == ["ep-0", "ep-1", "ep-2"]
 
 
@@ -237,3 +243,62 @@ def test_a_memory_opened_earlier_never_undoes_another_ones_state(harness: StoreH
     assert [event.episode_id for event in reopened.quarantine_log()] == ["ep-3", "ep-4"]
     assert len(reopened) == 12
     assert reopened.skill_profiles() == compute_skill_profiles(episodes)
+
+
+# Other models than the suite's HashingEmbeddings(): another dimension, and the same
+# dimension with other weights (vectors of a different space, nothing else tells).
+OTHER_MODELS = {
+    "another dimension": (HashingEmbeddings(dimensions=256), "a dimension of 384"),
+    "same dimension, other weights": (
+        HashingEmbeddings(char_ngram_min=2, char_ngram_max=4, bigram_weight=1.0),
+        "embed a probe text differently",
+    ),
+}
+
+
+def assert_refused(harness: StoreHarness, fragment: str, **kwargs: object) -> None:
+    with pytest.raises(EmbeddingMismatchError, match=fragment) as refused:
+        memory_on(harness, **kwargs)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "dimensions=384" in message  # names the stored model...
+    assert repr(kwargs["embeddings"].dimensions) + " dimensions" in message  # ...and the given
+    assert "migrate_namespace" in message  # and the way on
+
+
+def test_a_namespace_refuses_another_embedding_model(harness: StoreHarness) -> None:
+    memory = memory_on(harness)
+    memory.record_many(corpus(6))
+    for other, fragment in OTHER_MODELS.values():
+        assert_refused(harness, fragment, embeddings=other)
+    same = memory_on(harness, embeddings=HashingEmbeddings())  # an equal model, a new object
+    assert len(same) == 6
+    assert same.recall(QUERIES[0], top_k=1, current_time=NOW)
+    # Opened without the stored model, it reads; it neither records nor recalls.
+    reader = memory_on(
+        harness, embeddings=OTHER_MODELS["another dimension"][0], on_embedding_mismatch="read-only"
+    )
+    assert [e.episode_id for e in reader.episodes()] == [e.episode_id for e in corpus(6)]
+    with pytest.raises(EmbeddingMismatchError):
+        reader.recall(QUERIES[0])
+    with pytest.raises(EmbeddingMismatchError):
+        reader.record(make_episode(episode_id="new"))
+    assert len(memory_on(harness)) == 6
+
+
+def test_a_namespace_written_before_fingerprints_is_checked_against_its_vectors(
+    harness: StoreHarness,
+) -> None:
+    # What an earlier version left: records and vectors, no fingerprint.
+    episodes = corpus(6)
+    vectors = EMBEDDINGS.embed_documents([e.task.description for e in episodes])
+    store = harness.open()
+    store.add("default", episodes, np.asarray(vectors, dtype=np.float32), first_seq=0)
+    for other, _ in OTHER_MODELS.values():  # refused clearly, never the backend's error
+        with pytest.raises(EmbeddingMismatchError, match="never recorded") as refused:
+            memory_on(harness, embeddings=other)
+        assert "\n" not in str(refused.value)
+    adopted = memory_on(harness)  # the model that wrote them: its fingerprint is recorded
+    assert len(adopted) == 6
+    assert adopted.recall(QUERIES[0], top_k=1, current_time=NOW)
+    assert_refused(harness, "a dimension of 384", embeddings=OTHER_MODELS["another dimension"][0])
