@@ -26,6 +26,7 @@ from langchain_episodic.episode import TaskDescription
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.replay import (
+    DEFAULT_MAX_TOKENS,
     approximate_token_count,
     build_replay_context,
     format_replay_prompt,
@@ -84,7 +85,7 @@ def build_replay(
     task: TaskDescription | str,
     options: RecallOptions | None = None,
     *,
-    max_tokens: int | None = None,
+    max_tokens: int | None = DEFAULT_MAX_TOKENS,
     token_counter: Callable[[str], int] = approximate_token_count,
     include_strategy: bool = False,
     **option_fields: Any,
@@ -100,8 +101,9 @@ def build_replay(
         memory: Where to recall from.
         task: The new task.
         options: Recall options; the defaults when ``None``.
-        max_tokens: Token budget of the prompt (the strategy line is extra);
-            unlimited when ``None``.
+        max_tokens: Token budget of the prompt (the strategy line is extra):
+            :data:`~langchain_episodic.replay.DEFAULT_MAX_TOKENS` by default,
+            ``None`` for no budget.
         token_counter: Counts tokens for the budget, e.g. ``model.get_num_tokens``.
         include_strategy: Also choose a strategy.
         **option_fields: Recall options to set on top of ``options`` (``top_k=3``,
@@ -139,7 +141,7 @@ async def abuild_replay(
     task: TaskDescription | str,
     options: RecallOptions | None = None,
     *,
-    max_tokens: int | None = None,
+    max_tokens: int | None = DEFAULT_MAX_TOKENS,
     token_counter: Callable[[str], int] = approximate_token_count,
     include_strategy: bool = False,
     **option_fields: Any,

@@ -36,7 +36,7 @@ from langchain_episodic.integrations._fields import RecallOptionsFields
 from langchain_episodic.integrations.runnable import task_from_input
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.pipeline import abuild_replay, build_replay
-from langchain_episodic.replay import approximate_token_count
+from langchain_episodic.replay import DEFAULT_MAX_TOKENS, approximate_token_count
 
 __all__ = ["EpisodicChainMemory"]
 
@@ -126,8 +126,9 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
     """Chain input holding the task; ``None``: the only input, else ``"input"``."""
     output_key: str | None = None
     """Chain output holding the solution, for :meth:`record_outcome`; ``None``: the only one."""
-    max_tokens: int | None = Field(default=None, ge=1)
-    """Token budget of the replay prompt; unlimited when ``None``."""
+    max_tokens: int | None = Field(default=DEFAULT_MAX_TOKENS, ge=1)
+    """Token budget of the replay prompt: :data:`~langchain_episodic.replay.DEFAULT_MAX_TOKENS`
+    by default, ``None`` for no budget."""
     token_counter: Callable[[str], int] = Field(default=approximate_token_count, exclude=True)
     """Counts tokens for ``max_tokens``, e.g. ``llm.get_num_tokens``."""
     include_strategy: bool = False

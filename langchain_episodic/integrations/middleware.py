@@ -24,7 +24,7 @@ from langchain_episodic.episode import Episode, TaskDescription
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
 from langchain_episodic.recall_options import RecallOptions
-from langchain_episodic.replay import approximate_token_count
+from langchain_episodic.replay import DEFAULT_MAX_TOKENS, approximate_token_count
 
 try:
     from langchain.agents.middleware.types import (
@@ -225,8 +225,9 @@ class EpisodicMemoryMiddleware(
         options: Recall options (:class:`~langchain_episodic.RecallOptions`: weights,
             half-life, filters, ``current_time``, ...). They apply to the replay
             prompt and to the strategy alike: both come from one recall.
-        max_tokens: Token budget of the replay prompt (the strategy line is extra);
-            unlimited when ``None``.
+        max_tokens: Token budget of the replay prompt (the strategy line is extra):
+            :data:`~langchain_episodic.replay.DEFAULT_MAX_TOKENS` by default, ``None``
+            for no budget.
         token_counter: Counts tokens for the budget, e.g. ``model.get_num_tokens``.
         include_strategy: Also append ``Strategy: <name> - <instruction>`` for the
             strategy :func:`~langchain_episodic.choose_strategy` selects.
@@ -252,7 +253,7 @@ class EpisodicMemoryMiddleware(
         top_k: int | None = None,
         *,
         options: RecallOptions | None = None,
-        max_tokens: int | None = None,
+        max_tokens: int | None = DEFAULT_MAX_TOKENS,
         token_counter: Callable[[str], int] = approximate_token_count,
         include_strategy: bool = False,
         task_extractor: TaskExtractor | None = None,

@@ -11,7 +11,7 @@ from langchain_episodic.episode import TaskDescription
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.pipeline import abuild_replay, as_task, build_replay
 from langchain_episodic.recall_options import RecallOptions
-from langchain_episodic.replay import approximate_token_count
+from langchain_episodic.replay import DEFAULT_MAX_TOKENS, approximate_token_count
 
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
@@ -46,7 +46,7 @@ def create_replay_runnable(
     *,
     input_key: str = "task",
     options: RecallOptions | None = None,
-    max_tokens: int | None = None,
+    max_tokens: int | None = DEFAULT_MAX_TOKENS,
     token_counter: Callable[[str], int] = approximate_token_count,
     include_strategy: bool = False,
     **option_fields: Any,
@@ -73,7 +73,9 @@ def create_replay_runnable(
         memory: Where to recall from.
         input_key: Key of the task when the input is a dict.
         options: Recall options; the defaults when ``None``.
-        max_tokens: Token budget of the prompt.
+        max_tokens: Token budget of the prompt:
+            :data:`~langchain_episodic.replay.DEFAULT_MAX_TOKENS` by default, ``None``
+            for no budget.
         token_counter: Counts tokens for the budget.
         include_strategy: Append the selected strategy's instruction.
         **option_fields: Recall options on top of ``options`` (``top_k=3``, ...).

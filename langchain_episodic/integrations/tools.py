@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from langchain_episodic.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
 from langchain_episodic.recall_options import RecallOptions
+from langchain_episodic.replay import DEFAULT_MAX_TOKENS
 
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
@@ -43,7 +44,7 @@ def create_recall_tool(
         "that resembles earlier work, or after a failure to see how similar ones were fixed."
     ),
     options: RecallOptions | None = None,
-    max_tokens: int | None = None,
+    max_tokens: int | None = DEFAULT_MAX_TOKENS,
 ) -> BaseTool:
     """A LangChain tool over ``memory``'s recall, with optional category/outcome filters.
 
@@ -66,7 +67,9 @@ def create_recall_tool(
         description: What the model is told the tool does.
         options: Recall options the model's arguments (``k``, ``category``,
             ``outcome``) are applied on top of.
-        max_tokens: Token budget of the tool's answer; unlimited when ``None``.
+        max_tokens: Token budget of the tool's answer:
+            :data:`~langchain_episodic.replay.DEFAULT_MAX_TOKENS` by default, ``None``
+            for no budget.
     """
     base = RecallOptions.from_mapping(options)
 

@@ -29,7 +29,7 @@ from langchain_episodic import (
 )
 from langchain_episodic.integrations.classic import EpisodicChainMemory
 from langchain_episodic.pipeline import replay_prompt
-from langchain_episodic.replay import NO_EXPERIENCE, approximate_token_count
+from langchain_episodic.replay import DEFAULT_MAX_TOKENS, NO_EXPERIENCE, approximate_token_count
 from tests.unit_tests.factories import make_episode
 
 NOW = 1_780_000_000.0
@@ -205,13 +205,32 @@ def test_max_tokens_bounds_the_prompt() -> None:
         )
         for i in range(3)
     )
-    unlimited = EpisodicChainMemory(memory=memory).load_memory_variables({"input": "login form"})
+    unlimited = EpisodicChainMemory(memory=memory, max_tokens=None).load_memory_variables(
+        {"input": "login form"}
+    )
     budgeted = EpisodicChainMemory(memory=memory, max_tokens=300).load_memory_variables(
         {"input": "login form"}
     )
     assert approximate_token_count(unlimited["experience"]) > 300
     assert approximate_token_count(budgeted["experience"]) <= 300
     assert "Relevant experiences (3):" in budgeted["experience"]
+
+
+def test_the_prompt_has_a_default_budget() -> None:
+    memory = new_memory()
+    memory.record(
+        make_episode(
+            description="Implement a login form", timestamp=NOW, solution="x = 1\n" * 200_000
+        )
+    )
+    inputs = {"input": "Implement a login form"}
+    chain_memory = EpisodicChainMemory(memory=memory)
+    assert chain_memory.max_tokens == DEFAULT_MAX_TOKENS
+    text = chain_memory.load_memory_variables(inputs)["experience"]
+    assert "\n\u2026 [truncated]\n</solution>" in text
+    assert approximate_token_count(text) <= DEFAULT_MAX_TOKENS
+    unlimited = EpisodicChainMemory(memory=memory, max_tokens=None).load_memory_variables(inputs)
+    assert len(unlimited["experience"]) > 1_200_000
 
 
 def test_include_strategy_appends_the_selected_strategy(memory: EpisodicMemory) -> None:

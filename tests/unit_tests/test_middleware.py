@@ -28,7 +28,7 @@ from langchain_episodic.integrations.middleware import (
     latest_human_text,
 )
 from langchain_episodic.pipeline import replay_prompt
-from langchain_episodic.replay import NO_EXPERIENCE, approximate_token_count
+from langchain_episodic.replay import DEFAULT_MAX_TOKENS, NO_EXPERIENCE, approximate_token_count
 from langchain_episodic.strategy import STRATEGY_POOL
 from tests.helpers.models import SYSTEM, RecordingChatModel, make_model, user
 from tests.unit_tests.factories import make_episode
@@ -193,6 +193,32 @@ def test_max_tokens_bounds_the_replay(memory: EpisodicMemory) -> None:
     replay = assert_system_then_replay(model.system_texts()[0])
     assert "[truncated]" in replay
     assert approximate_token_count(replay) <= 300
+
+
+@pytest.mark.parametrize("budget", [{}, {"max_tokens": None}], ids=["default", "none"])
+def test_the_replay_has_a_default_budget(
+    memory: EpisodicMemory, budget: dict[str, int | None]
+) -> None:
+    # One stored 1.2 MB solution once made a system prompt of that size.
+    memory.record(
+        make_episode(
+            description="Implement a login form", timestamp=NOW, solution="x = 1\n" * 200_000
+        )
+    )
+    model = make_model("ok")
+    middleware = EpisodicMemoryMiddleware(memory, **budget)
+    agent = create_agent(model, tools=[], system_prompt=SYSTEM, middleware=[middleware])
+    agent.invoke(user("Implement a login form"))
+
+    replay = assert_system_then_replay(model.system_texts()[0])
+    assert "Relevant experiences (1):" in replay
+    if budget:
+        assert "[truncated]" not in replay
+        assert len(replay) > 1_200_000
+    else:
+        assert middleware.max_tokens == DEFAULT_MAX_TOKENS
+        assert "\n\u2026 [truncated]\n</solution>" in replay
+        assert approximate_token_count(replay) <= DEFAULT_MAX_TOKENS
 
 
 def test_a_budget_too_small_for_any_replay_leaves_the_system_prompt_alone(

@@ -9,7 +9,12 @@ from langchain_core.runnables import RunnablePassthrough
 
 from langchain_episodic import EpisodicMemory, EpisodicValueError, TaskCategory, TaskDescription
 from langchain_episodic.pipeline import replay_prompt
-from langchain_episodic.replay import build_replay_context, format_replay_prompt
+from langchain_episodic.replay import (
+    DEFAULT_MAX_TOKENS,
+    approximate_token_count,
+    build_replay_context,
+    format_replay_prompt,
+)
 from langchain_episodic.strategy import STRATEGY_POOL
 from tests.helpers.models import RecordingChatModel
 from tests.unit_tests.factories import make_episode
@@ -73,6 +78,20 @@ def test_custom_input_key_and_options(memory: EpisodicMemory) -> None:
     assert "Relevant experiences (1):" in text
     with pytest.raises(EpisodicValueError, match="'question'"):
         runnable.invoke({"task": "password reset"})
+
+
+def test_the_prompt_has_a_default_budget(memory: EpisodicMemory) -> None:
+    task = "Implement password reset by email and SMS"
+    memory.record(
+        make_episode(
+            episode_id="huge", description=task, timestamp=NOW, solution="x = 1\n" * 200_000
+        )
+    )
+    text = memory.as_runnable().invoke(task)
+    assert "\n\u2026 [truncated]\n</solution>" in text
+    assert approximate_token_count(text) <= DEFAULT_MAX_TOKENS
+    assert text == replay_prompt(memory, task)
+    assert len(memory.as_runnable(max_tokens=None).invoke(task)) > 1_200_000
 
 
 def test_strategy_instruction_is_appended_on_request(memory: EpisodicMemory) -> None:

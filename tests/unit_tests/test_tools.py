@@ -6,7 +6,9 @@ import pytest
 from pydantic import ValidationError
 
 from langchain_episodic import EpisodicMemory, create_recall_tool
+from langchain_episodic.replay import DEFAULT_MAX_TOKENS, approximate_token_count
 from tests.helpers.episodes import corpus
+from tests.unit_tests.factories import make_episode
 
 
 # Overrides conftest's: the 12 corpus episodes, clock at day 1.
@@ -45,6 +47,20 @@ def test_tool_says_when_nothing_matches() -> None:
     assert create_recall_tool(EpisodicMemory()).invoke({"query": "x"}) == (
         "No matching past experiences."
     )
+
+
+def test_the_answer_has_a_default_budget() -> None:
+    memory = EpisodicMemory(clock=lambda: 86_400.0)
+    task = "Fix the login session bug"
+    memory.record(make_episode(description=task, timestamp=86_000.0, solution="x = 1\n" * 200_000))
+    text = create_recall_tool(memory).invoke({"query": task})
+    assert "Past task: Fix the login session bug" in text
+    assert "\n\u2026 [truncated]\n</solution>" in text
+    assert approximate_token_count(text) <= DEFAULT_MAX_TOKENS
+    unlimited = create_recall_tool(memory, max_tokens=None).invoke({"query": task})
+    assert len(unlimited) > 1_200_000
+    small = create_recall_tool(memory, max_tokens=300).invoke({"query": task})
+    assert approximate_token_count(small) <= 300
 
 
 def test_tool_rejects_bad_arguments(memory: EpisodicMemory) -> None:
