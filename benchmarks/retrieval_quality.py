@@ -62,8 +62,11 @@ _STOP = frozenset(
 )
 
 
-def build_episodes(seed: int = 7) -> list[Episode]:
-    """One episode per task and distractor, with seeded times, rewards and outcomes."""
+def build_episodes(seed: int = 7, span_days: float = 14.0) -> list[Episode]:
+    """One episode per task and distractor, with seeded times, rewards and outcomes.
+
+    Timestamps are spread uniformly over ``span_days`` days from ``START``.
+    """
     rng = random.Random(seed)
     items: list[tuple[str, TaskCategory, str]] = [
         (task.key, task.category, task.description) for task in TASKS
@@ -87,7 +90,7 @@ def build_episodes(seed: int = 7) -> list[Episode]:
                 solution=f"# solution of {key}",
                 feedback=Feedback(reward=reward, message="benchmark"),
                 outcome=outcome,
-                timestamp=START + rng.uniform(0.0, 14 * DAY),
+                timestamp=START + rng.uniform(0.0, span_days * DAY),
                 iterations=rng.randint(1, 5),
                 strategy_used=rng.choice(["iterative", "defensive", "exploratory"]),
             )
@@ -148,7 +151,9 @@ def evaluate(
     reciprocal = 0.0
     misses = []
     for text, expected in labelled:
-        ids = [r.episode.episode_id for r in memory.recall(text, 3, now, weights)]
+        ids = [
+            r.episode.episode_id for r in memory.recall(text, 3, now, weights, ranking="article")
+        ]
         if ids and ids[0] == expected:
             hits1 += 1
         else:

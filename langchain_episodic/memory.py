@@ -34,13 +34,10 @@ from langchain_episodic.errors import (
 )
 from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.quarantine import QuarantineAction, QuarantineEvent, QuarantineLog
+from langchain_episodic.ranking import RecallReport, Rejected, rank_candidates
 from langchain_episodic.recall_options import RecallOptions
-from langchain_episodic.scoring import (
-    DEFAULT_HALF_LIFE,
-    PrioritizedResult,
-    ReplayWeights,
-    rank_by_priority,
-)
+from langchain_episodic.relevance import Ranking, relevance_floor_for
+from langchain_episodic.scoring import PrioritizedResult, ReplayWeights
 from langchain_episodic.skills import SkillProfile, profiles_from_tallies
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore, StoredHit
 from langchain_episodic.stores.chroma import ChromaEpisodeStore
@@ -68,6 +65,12 @@ def _query_text(query: str | TaskDescription) -> str:
         msg = f"query={query!r} is invalid: must be a non-empty string or a TaskDescription"
         raise EpisodicValueError(msg)
     return query
+
+
+def _task_text(hit: StoredHit) -> str:
+    task = hit.data.get("task")
+    description = task.get("description") if isinstance(task, dict) else None
+    return description if isinstance(description, str) else ""
 
 
 def _check_vectors(vectors: Sequence[Sequence[float]], names: Sequence[str]) -> NDArray[np.float32]:
@@ -391,33 +394,44 @@ class EpisodicMemory:
         top_k: int = 3,
         current_time: float | None = None,
         weights: ReplayWeights | None = None,
-        half_life: float = DEFAULT_HALF_LIFE,
+        half_life: float | None = None,
         fetch_k: int | None = None,
         *,
         min_similarity: float | None = None,
         filters: EpisodeFilter | None = None,
         category: TaskCategory | str | Iterable[TaskCategory | str] | None = None,
         outcome: OutcomeStatus | str | Iterable[OutcomeStatus | str] | None = None,
+        ranking: Ranking = "relevance",
+        relevance_margin: float | None = None,
     ) -> tuple[PrioritizedResult, ...]:
-        """The ``top_k`` past episodes most worth replaying for ``query``.
+        """At most ``top_k`` past episodes worth replaying for ``query``, best first.
 
         Fetches ``fetch_k`` candidates by cosine similarity (default ``2 * top_k``,
-        as in the article), drops those below ``min_similarity``, and ranks the
-        rest by :func:`~langchain_episodic.scoring.rank_by_priority`, highest first.
+        as in the article), then ranks them. By default (``ranking="relevance"``)
+        only candidates that pass the relevance test come back — similarity at least
+        ``min_similarity`` and within ``relevance_margin`` of the best — ordered by
+        similarity scaled by value (recency, reward, outcome): fewer than ``top_k``,
+        or none, when fewer are relevant (:mod:`langchain_episodic.relevance`).
+        ``ranking="article"`` is the source article's additive priority, exactly.
         The arguments are checked by building a
-        :class:`~langchain_episodic.RecallOptions` (:meth:`recall_with` takes one).
+        :class:`~langchain_episodic.RecallOptions` (:meth:`recall_with` takes one,
+        :meth:`recall_report` also says what was turned away and why).
 
         Args:
             query: The new task, as text or a :class:`TaskDescription`.
-            top_k: How many episodes to return.
+            top_k: How many episodes to return at most.
             current_time: "Now" in seconds for recency; the memory's clock when ``None``.
             weights: Priority weights; the article's defaults when ``None``.
-            half_life: Recency half-life in seconds.
+            half_life: Recency half-life in seconds; the ranking's own when ``None``
+                (30 days for relevance, one day for the article).
             fetch_k: Candidates fetched by similarity before ranking; at least ``top_k``.
-            min_similarity: Optional similarity floor in [-1, 1].
+            min_similarity: Similarity floor in [-1, 1]; the relevance ranking's
+                default floor when ``None`` (no floor for the article's).
             filters: Restrict candidates (category, outcome, strategy).
             category: Shorthand for ``filters=EpisodeFilter(category=...)``.
             outcome: Shorthand for ``filters=EpisodeFilter(outcome=...)``.
+            ranking: ``"relevance"`` (default) or ``"article"``.
+            relevance_margin: How far below the best candidate a relevant one may lie.
 
         Raises:
             EpisodicValueError: An argument is out of range; the message names it.
@@ -434,6 +448,8 @@ class EpisodicMemory:
             current_time=current_time,
             category=category,
             outcome=outcome,
+            ranking=ranking,
+            relevance_margin=relevance_margin,
         )
         return self.recall_with(query, options)
 
@@ -452,6 +468,22 @@ class EpisodicMemory:
             TypeError: ``options`` is not a :class:`RecallOptions`.
             EpisodicValueError: ``query`` is empty, or the embedding is unusable.
         """
+        return self.recall_report(query, options).results
+
+    def recall_report(self, query: str | TaskDescription, options: RecallOptions) -> RecallReport:
+        """:meth:`recall_with`, explained: the results and the candidates turned away.
+
+        Example:
+            .. code-block:: python
+
+                report = memory.recall_report("Fix the login crash", RecallOptions())
+                for rejected in report.rejected:
+                    print(rejected.episode_id, rejected.reason)
+
+        Raises:
+            TypeError: ``options`` is not a :class:`RecallOptions`.
+            EpisodicValueError: ``query`` is empty, or the embedding is unusable.
+        """
         if not isinstance(options, RecallOptions):
             msg = f"options={options!r} is invalid: must be a RecallOptions"
             raise TypeError(msg)
@@ -459,12 +491,10 @@ class EpisodicMemory:
         now = self.now() if options.current_time is None else options.current_time
         vector = _check_vectors([self.embeddings.embed_query(text)], [f"query={text!r}"])[0]
         hits = self._search_unquarantined(vector, options.fetch_count, options.filters)
-        if options.min_similarity is not None:
-            hits = [hit for hit in hits if hit.similarity >= options.min_similarity]
         # Rank on the stored scalars, then parse only the winners' episodes.
-        ranked = rank_by_priority(hits, now, options.weights, options.half_life)
+        ranked = rank_candidates(hits, now, options, self.relevance_floor)
         results: list[PrioritizedResult] = []
-        for priority, hit in ranked:
+        for priority, hit, relevant in ranked.ordered:
             if len(results) == options.top_k:
                 break
             try:
@@ -473,10 +503,12 @@ class EpisodicMemory:
                 # Written by something else into our collection: skip it, say which.
                 warnings.warn(MalformedRecordWarning(hit.record_id, str(error)), stacklevel=3)
                 continue
-            results.append(
-                PrioritizedResult(episode=episode, similarity=hit.similarity, priority=priority)
-            )
-        return tuple(results)
+            results.append(PrioritizedResult(episode, hit.similarity, priority, relevant))
+        rejected = tuple(
+            Rejected(hit.episode_id, _task_text(hit), hit.similarity, reason)
+            for hit, reason in ranked.rejected
+        )
+        return RecallReport(tuple(results), rejected, ranked.threshold, options.ranking)
 
     def _search_unquarantined(
         self, vector: NDArray[np.float32], fetch_k: int, filters: EpisodeFilter | None
@@ -496,7 +528,7 @@ class EpisodicMemory:
         top_k: int = 3,
         current_time: float | None = None,
         weights: ReplayWeights | None = None,
-        half_life: float = DEFAULT_HALF_LIFE,
+        half_life: float | None = None,
         fetch_k: int | None = None,
         **kwargs: Any,
     ) -> tuple[PrioritizedResult, ...]:
@@ -605,6 +637,17 @@ class EpisodicMemory:
             return self._quarantine.change(action, ids, reason, by, self.now())
 
     # ------------------------------------------------------------------ views
+
+    @property
+    def relevance_floor(self) -> float:
+        """The similarity floor of the relevance ranking when a recall sets none.
+
+        Suited to the memory's embedder
+        (:func:`~langchain_episodic.relevance.relevance_floor_for`): an embedder may
+        declare its own as a ``relevance_floor`` attribute; pass ``min_similarity=``
+        to a recall to override it.
+        """
+        return relevance_floor_for(self.embeddings)
 
     def now(self) -> float:
         """The memory's current time in seconds (its ``clock``), used when none is given."""

@@ -15,7 +15,15 @@ from typing import Any
 
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.episode import OutcomeStatus, TaskCategory
+from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.relevance import (
+    DEFAULT_RANKING,
+    RELEVANCE_FLOOR,
+    RELEVANCE_HALF_LIFE,
+    RELEVANCE_MARGIN,
+    Ranking,
+)
 from langchain_episodic.scoring import DEFAULT_HALF_LIFE, ReplayWeights, check_half_life, check_time
 
 __all__ = ["RECALL_OPTION_NAMES", "RecallOptions"]
@@ -41,12 +49,27 @@ class RecallOptions:
         5
 
     Attributes:
-        top_k: How many episodes to return, at least 1.
+        top_k: How many episodes to return at most, at least 1. The relevance
+            ranking returns fewer, or none, when fewer candidates are relevant.
         fetch_k: Candidates fetched by similarity before ranking, at least ``top_k``;
             ``2 * top_k`` (the article's) when ``None``.
-        weights: Priority weights; the article's defaults when ``None``.
-        half_life: Recency half-life in seconds.
-        min_similarity: Optional similarity floor in [-1, 1].
+        weights: Priority weights; the article's defaults when ``None``. The
+            relevance ranking mixes their recency, reward and outcome parts into
+            each episode's value.
+        half_life: Recency half-life in seconds; ``None`` means the ranking's own
+            (30 days for ``"relevance"``, the article's one day for ``"article"``).
+        min_similarity: Similarity floor in [-1, 1]. ``None`` means the ranking's
+            own: the floor suited to the memory's embedder
+            (:func:`~langchain_episodic.relevance.relevance_floor_for`) for
+            ``"relevance"``, no floor for ``"article"``.
+        ranking: ``"relevance"`` (default): candidates must pass the relevance test
+            (the floor, and within ``relevance_margin`` of the best), then value
+            orders them (:mod:`langchain_episodic.relevance`). ``"article"``: the
+            source article's additive priority, exactly as it defines it.
+        relevance_margin: How far below the most similar candidate a relevant one
+            may lie; ``None`` means
+            :data:`~langchain_episodic.relevance.RELEVANCE_MARGIN`. Only for
+            ``"relevance"``.
         filters: Restrict candidates by category, outcome or strategy.
         current_time: "Now" in seconds for recency; the memory's clock when ``None``.
         category: Init-only shorthand for ``filters=EpisodeFilter(category=...)``.
@@ -56,10 +79,12 @@ class RecallOptions:
     top_k: int = 3
     fetch_k: int | None = None
     weights: ReplayWeights | None = None
-    half_life: float = DEFAULT_HALF_LIFE
+    half_life: float | None = None
     min_similarity: float | None = None
     filters: EpisodeFilter | None = None
     current_time: float | None = None
+    ranking: Ranking = DEFAULT_RANKING
+    relevance_margin: float | None = None
     category: InitVar[CategoryArg] = None
     outcome: InitVar[OutcomeArg] = None
 
@@ -70,7 +95,14 @@ class RecallOptions:
         if self.weights is not None and not isinstance(self.weights, ReplayWeights):
             msg = f"weights={self.weights!r} is invalid: must be a ReplayWeights"
             raise TypeError(msg)
-        object.__setattr__(self, "half_life", check_half_life(self.half_life))
+        if self.half_life is not None:
+            object.__setattr__(self, "half_life", check_half_life(self.half_life))
+        if self.ranking not in ("relevance", "article"):
+            msg = f"ranking={self.ranking!r} is invalid: must be 'relevance' or 'article'"
+            raise EpisodicValueError(msg)
+        if self.relevance_margin is not None:
+            margin = check_number("relevance_margin", self.relevance_margin, 0.0, 2.0)
+            object.__setattr__(self, "relevance_margin", margin)
         if self.min_similarity is not None:
             floor = check_number("min_similarity", self.min_similarity, -1.0, 1.0)
             object.__setattr__(self, "min_similarity", floor)
@@ -84,6 +116,25 @@ class RecallOptions:
                 msg = "pass either filters=... or category=/outcome=, not both"
                 raise TypeError(msg)
             object.__setattr__(self, "filters", EpisodeFilter(category=category, outcome=outcome))
+
+    @property
+    def recency_half_life(self) -> float:
+        """``half_life``, or the ranking's own when it is ``None``."""
+        if self.half_life is not None:
+            return self.half_life
+        return RELEVANCE_HALF_LIFE if self.ranking == "relevance" else DEFAULT_HALF_LIFE
+
+    def relevance_floor(self, default: float = RELEVANCE_FLOOR) -> float:
+        """The relevance ranking's floor: ``min_similarity``, or ``default``.
+
+        The memory passes the floor suited to its embedder as ``default``.
+        """
+        return default if self.min_similarity is None else self.min_similarity
+
+    @property
+    def margin(self) -> float:
+        """The relevance ranking's margin: ``relevance_margin``, or the default."""
+        return RELEVANCE_MARGIN if self.relevance_margin is None else self.relevance_margin
 
     @property
     def fetch_count(self) -> int:

@@ -285,12 +285,18 @@ class PrioritizedResult:
     Attributes:
         episode: The stored episode.
         similarity: Cosine similarity between the query and the episode's task.
-        priority: Weighted sum of similarity, recency, reward and outcome.
+        priority: The ranking's score: the article's weighted sum of similarity,
+            recency, reward and outcome, or the relevance ranking's similarity
+            scaled by value.
+        relevant: Whether it passed the relevance test (always true for what the
+            default ranking returns; ``ranking="article"`` returns candidates
+            regardless and flags them).
     """
 
     episode: Episode
     similarity: float
     priority: float
+    relevant: bool = True
 
 
 def outcome_score(outcome: OutcomeStatus) -> float:
@@ -493,7 +499,7 @@ def rank_by_priority(
         >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
         >>> def episode(name, reward):
         ...     return Episode(name, TaskDescription("sort a list"), "sorted(xs)",
-        ...                    Feedback(reward=reward), OutcomeStatus.SUCCESS)
+        ...                    Feedback(reward=reward), OutcomeStatus.SUCCESS, timestamp=0.0)
         >>> ranked = rank_by_priority(
         ...     [SearchResult(episode("a", 0.1), 0.9), SearchResult(episode("b", 1.0), 0.8)], 0.0
         ... )

@@ -84,6 +84,46 @@ def article_recall(
     return [(p.episode.episode_id, p.priority) for p in ranked[:top_k]]
 
 
+def relevance_recall(
+    episodes: Sequence[Episode],
+    embeddings: Embeddings,
+    query: str,
+    top_k: int,
+    now: float,
+    floor: float = 0.2,
+    margin: float = 0.15,
+    half_life: float = 30 * DAY,
+) -> list[tuple[str, float]]:
+    """The default relevance-first recall, written out by brute force from its rule.
+
+    Candidates: the ``2 * top_k`` most similar. Relevant: similarity >= floor and >=
+    best - margin. Value: (0.3 recency + 0.2 reward + 0.1 outcome) / 0.6 with recency
+    decaying from 1 to 0.5. Priority: similarity * (0.8 + 0.2 * value).
+    """
+    query_vector = embeddings.embed_query(query)
+    scored = sorted(
+        (
+            (cosine_similarity(query_vector, embeddings.embed_query(ep.task.description)), ep)
+            for ep in episodes
+        ),
+        key=lambda pair: pair[0],
+        reverse=True,
+    )[: 2 * top_k]
+    best = scored[0][0] if scored else 0.0
+    outcome_value = {"success": 1.0, "partial": 0.5, "failure": 0.0}
+    ranked = []
+    for similarity, ep in scored:
+        if similarity < floor or similarity < best - margin:
+            continue
+        recency = 0.5 + 0.5 * 2 ** (-max(0.0, now - ep.timestamp) / half_life)
+        value = (
+            0.3 * recency + 0.2 * ep.feedback.reward + 0.1 * outcome_value[ep.outcome.value]
+        ) / 0.6
+        ranked.append((max(0.0, similarity) * (0.8 + 0.2 * value), ep.episode_id))
+    ranked.sort(key=lambda pair: pair[0], reverse=True)
+    return [(episode_id, priority) for priority, episode_id in ranked[:top_k]]
+
+
 _SYLLABLES = "ka lo mi ne ru sa ti vo ze ba do fu gi ha ju".split()
 
 

@@ -309,7 +309,8 @@ def test_a_one_megabyte_solution_round_trips_through_chroma() -> None:
     store = ChromaEpisodeStore()
     memory = EpisodicMemory(store=store)
     assert memory.record(huge) is True
-    assert memory.recall("Implement the parser", top_k=1, current_time=0.0)[0].episode == huge
+    [hit] = memory.recall("Implement the parser", top_k=1, current_time=0.0, ranking="article")
+    assert hit.episode == huge
     assert store.get("default", ["huge"]) == {"huge": huge}
     assert list(memory.episodes()) == [huge]
     assert EpisodicMemory(store=store).short_term == (huge,)
@@ -543,7 +544,9 @@ def test_huge_top_k_or_fetch_k_is_refused_or_clamped(
     # Chroma's bindings raise OverflowError past a C long; the caller asked for "all".
     outcome: tuple[object, ...] | EpisodicValueError
     try:
-        outcome = small_memory.recall("Implement a login page", top_k=top_k, fetch_k=fetch_k)
+        outcome = small_memory.recall(
+            "Implement a login page", top_k=top_k, fetch_k=fetch_k, ranking="article"
+        )
     except EpisodicValueError as error:
         outcome = error
     if isinstance(outcome, EpisodicValueError):

@@ -24,7 +24,7 @@ from langchain_episodic.scoring import (
 )
 from tests.helpers.episodes import article_recall
 from tests.unit_tests.factories import make_episode
-from tests.unit_tests.fuzzing import DESCRIPTIONS, fuzz_settings
+from tests.unit_tests.fuzzing import DESCRIPTIONS, TIMESTAMPS, fuzz_settings
 
 DAY = 86_400.0
 ORDERED_OUTCOMES = [OutcomeStatus.FAILURE, OutcomeStatus.PARTIAL, OutcomeStatus.SUCCESS]
@@ -136,7 +136,7 @@ def candidates(draw: st.DrawFn, max_size: int = 8) -> list[SearchResult]:
                 episode_id=f"c{i}",
                 reward=draw(unit),
                 outcome=draw(outcomes),
-                timestamp=draw(times),
+                timestamp=draw(TIMESTAMPS),  # an episode's: 1970 to 2200
             ),
             sim,
         )
@@ -256,7 +256,9 @@ def test_recall_equals_the_brute_force_reference_when_the_store_fits_in_fetch_k(
     now, w, half_life = case["now"], case["weights"], case["half_life"]
     memory = EpisodicMemory(store=ChromaEpisodeStore())
     memory.record_many(episodes)
-    got = memory.recall(query, top_k=top_k, current_time=now, weights=w, half_life=half_life)
+    got = memory.recall(
+        query, top_k=top_k, current_time=now, weights=w, half_life=half_life, ranking="article"
+    )
     expected = article_recall(episodes, memory.embeddings, query, top_k, now, w, half_life)
     # Every episode's reference priority (2 * n candidates: all of them).
     reference = dict(

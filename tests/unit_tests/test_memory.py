@@ -30,7 +30,7 @@ def test_recall_equals_article_algorithm(query: str, top_k: int) -> None:
     memory = EpisodicMemory()
     memory.record_many(episodes)
     now = 2 * DAY
-    got = memory.recall(query, top_k=top_k, current_time=now, fetch_k=2 * top_k)
+    got = memory.recall(query, top_k=top_k, current_time=now, fetch_k=2 * top_k, ranking="article")
     expected = article_recall(episodes, memory.embeddings, query, top_k, now)
     assert [r.episode.episode_id for r in got] == [e[0] for e in expected]
     for result, (_, priority) in zip(got, expected, strict=True):
@@ -41,7 +41,9 @@ def test_default_fetch_k_is_twice_top_k(memory: EpisodicMemory) -> None:
     episodes = corpus(36)
     memory.record_many(episodes)
     weights = ReplayWeights.for_phase("late")
-    got = memory.recall(QUERIES[0], top_k=2, current_time=DAY, weights=weights, half_life=3600.0)
+    got = memory.recall(
+        QUERIES[0], top_k=2, current_time=DAY, weights=weights, half_life=3600.0, ranking="article"
+    )
     expected = article_recall(episodes, memory.embeddings, QUERIES[0], 2, DAY, weights, 3600.0)
     assert [r.episode.episode_id for r in got] == [e[0] for e in expected]
 
@@ -57,7 +59,9 @@ def test_recall_ranks_by_priority_not_similarity(memory: EpisodicMemory) -> None
         reward=1.0,
     )
     memory.record_many([old_success, recent_similar])
-    results = memory.recall("Implement login form", top_k=2, current_time=10 * DAY)
+    results = memory.recall(
+        "Implement login form", top_k=2, current_time=10 * DAY, ranking="article"
+    )
     assert results[0].similarity < results[1].similarity
     assert [r.episode.episode_id for r in results] == ["recent", "old"]
     assert results[0].priority > results[1].priority
@@ -80,8 +84,8 @@ def test_recall_accepts_task_description_and_filters(memory: EpisodicMemory) -> 
 
 def test_similarity_floor_drops_unrelated_episodes(memory: EpisodicMemory) -> None:
     memory.record_many(corpus(12))
-    everything = memory.recall("Implement login form", top_k=6)
-    floored = memory.recall("Implement login form", top_k=6, min_similarity=0.3)
+    everything = memory.recall("Implement login form", top_k=6, ranking="article")
+    floored = memory.recall("Implement login form", top_k=6, min_similarity=0.3, ranking="article")
     assert len(floored) < len(everything)
     assert all(r.similarity >= 0.3 for r in floored)
 
@@ -168,8 +172,10 @@ def test_namespaces_sharing_a_store_never_meet() -> None:
     assert len(alice) == 6
     assert len(bob) == 1
     assert [e.episode_id for e in bob.episodes()] == ["ep-0"]
-    assert bob.recall("Implement a login form")[0].episode.task.description.startswith("Plot")
-    alice_hits = alice.recall("Plot the monthly sales", top_k=6)
+    # The article's ranking returns the nearest episode however unrelated: isolation shows.
+    [bobs] = bob.recall("Implement a login form", ranking="article")
+    assert bobs.episode.task.description.startswith("Plot")
+    alice_hits = alice.recall("Plot the monthly sales", top_k=6, ranking="article")
     assert len(alice_hits) == 6
     assert not any(r.episode.task.description.startswith("Plot") for r in alice_hits)
     reopened = EpisodicMemory(store=store, namespace="bob/team 2")

