@@ -6,6 +6,13 @@ and which strategy was used. Every class here is a frozen dataclass that validat
 itself on construction, so an invalid episode can never exist, and each one
 round-trips exactly through ``to_dict()`` / ``from_dict()`` (JSON-safe).
 
+Time, one rule: ``timestamp`` is seconds since 1970-01-01 UTC, from 0 to
+:data:`MAX_TIMESTAMP` (the year 2200), and a missing one means *now*: ``time.time()``
+when the episode is built (or read by ``from_dict``). Milliseconds, dates before 1970
+and dates past 2200 are refused, naming the field and the value. Records stored by
+earlier versions keep loading whatever their (finite) timestamp: the range is a rule
+for new episodes, not for what is already stored.
+
 Example:
     .. code-block:: python
 
@@ -33,8 +40,10 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -44,6 +53,7 @@ from langchain_episodic._validation import MAX_INT, describe, encodes, finite_fl
 from langchain_episodic.errors import EpisodeValidationError
 
 __all__ = [
+    "MAX_TIMESTAMP",
     "Episode",
     "EpisodeSource",
     "Feedback",
@@ -94,6 +104,50 @@ def _as_finite_float(owner: str, field: str, value: object) -> float:
     number = finite_float(value)
     if number is None:
         raise _fail(owner, field, value, "must be a finite number")
+    return number
+
+
+MAX_TIMESTAMP = 7_258_118_400.0
+"""The latest timestamp a new episode may carry: 2200-01-01T00:00:00Z, in seconds.
+
+A fixed bound, not one relative to a clock: episodes stay pure (no clock decides
+whether one is valid), historical data replays and simulated clocks run freely up to
+2200, and anything in milliseconds or finer after March 1970 is above it.
+"""
+
+_SECONDS_PER_YEAR = 31_556_952.0  # the mean Gregorian year
+_FINER_UNITS = (("milliseconds", 1e3), ("microseconds", 1e6), ("nanoseconds", 1e9))
+_PLAUSIBLE_SINCE = 315_532_800.0  # 1980-01-01: a finer unit is guessed only for later dates
+
+
+def _year_of(seconds: float) -> str:
+    year = 1970 + seconds / _SECONDS_PER_YEAR
+    return f"the year {math.floor(year)}" if year < 1e9 else "billions of years from now"
+
+
+def _timestamp_rule_broken(seconds: float) -> str | None:
+    """Why ``seconds`` is not a timestamp a new episode may carry, or ``None`` if it is."""
+    if seconds < 0.0:
+        return "must be >= 0: seconds since 1970-01-01 UTC, and this is before 1970"
+    if seconds <= MAX_TIMESTAMP:
+        return None
+    for unit, factor in _FINER_UNITS:
+        if _PLAUSIBLE_SINCE <= seconds / factor <= MAX_TIMESTAMP:
+            return (
+                f"looks like {unit} (as seconds it is {_year_of(seconds)}); pass "
+                f"seconds, e.g. {seconds / factor!r}"
+            )
+    return (
+        f"must be <= {MAX_TIMESTAMP!r} (2200-01-01 UTC) but is {_year_of(seconds)}; "
+        "pass seconds since 1970-01-01 UTC, e.g. time.time()"
+    )
+
+
+def _as_timestamp(owner: str, field: str, value: object) -> float:
+    number = _as_finite_float(owner, field, value)
+    broken = _timestamp_rule_broken(number)
+    if broken is not None:
+        raise _fail(owner, field, value, broken)
     return number
 
 
@@ -311,7 +365,15 @@ class Episode:
         solution: What the agent produced (code, a plan, ...).
         feedback: What the tests said.
         outcome: Success, partial success or failure.
-        timestamp: When it happened, in seconds (e.g. ``time.time()``).
+        timestamp: When it happened, in seconds since 1970-01-01 UTC, from 0 to
+            :data:`MAX_TIMESTAMP` (2200); milliseconds are refused. Defaults to
+            ``time.time()`` when the episode is built. An episode cannot know a
+            memory's injected clock (``EpisodicMemory(clock=...)``): pass
+            ``timestamp=memory.now()`` to date it on that clock, and a fixed
+            timestamp when a script that records fixed episode ids may run again
+            (re-recording an identical episode is a no-op; one dated by a later
+            ``time.time()`` is a different episode, refused with
+            :class:`~langchain_episodic.errors.EpisodeConflictError`).
         iterations: How many attempts it took, at least 1.
         strategy_used: Name of the strategy used, e.g. a key of ``STRATEGY_POOL``.
         source: Optional provenance (agent, run id); ``None`` when unknown.
@@ -322,7 +384,7 @@ class Episode:
     solution: str
     feedback: Feedback
     outcome: OutcomeStatus
-    timestamp: float = 0.0
+    timestamp: float = dataclasses.field(default_factory=time.time)
     iterations: int = 1
     strategy_used: str = "default"
     source: EpisodeSource | None = None
@@ -336,7 +398,7 @@ class Episode:
         if not isinstance(self.feedback, Feedback):
             raise _fail(owner, "feedback", self.feedback, "must be a Feedback")
         _set(self, "outcome", _as_enum(owner, "outcome", self.outcome, OutcomeStatus))
-        _set(self, "timestamp", _as_finite_float(owner, "timestamp", self.timestamp))
+        _set(self, "timestamp", _as_timestamp(owner, "timestamp", self.timestamp))
         _set(self, "iterations", _as_int(owner, "iterations", self.iterations, 1))
         _as_text(owner, "strategy_used", self.strategy_used, allow_empty=False)
         if self.source is not None and not isinstance(self.source, EpisodeSource):
@@ -362,9 +424,26 @@ class Episode:
             data["source"] = self.source.to_dict()
         return data
 
+    def differences(self, other: Episode) -> list[tuple[str, str, str]]:
+        """Where ``other`` differs from this episode: ``(field, this value, other value)``.
+
+        Fields are dotted paths of :meth:`to_dict` (``"feedback.reward"``), sorted;
+        values are shortened reprs, for messages. Empty when the episodes are equal.
+
+        Example:
+            >>> from langchain_episodic import Feedback, OutcomeStatus, TaskDescription
+            >>> first = Episode("e1", TaskDescription("t"), "", Feedback(1.0), "success", 10.0)
+            >>> first.differences(Episode("e1", TaskDescription("t"), "", Feedback(1.0),
+            ...                           "success", 20.0))
+            [('timestamp', '10.0', '20.0')]
+        """
+        return _differences(self.to_dict(), other.to_dict(), "")
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Episode:
         """Build an episode from :meth:`to_dict` output, validating every field.
+
+        A missing ``timestamp`` means now (``time.time()``), as in the constructor.
 
         Raises:
             EpisodeValidationError: A field is missing, unknown or out of range.
@@ -382,12 +461,43 @@ class Episode:
         return cls(**fields)
 
 
+def _differences(
+    mine: Mapping[str, Any], theirs: Mapping[str, Any], prefix: str
+) -> list[tuple[str, str, str]]:
+    found = []
+    for key in sorted(mine.keys() | theirs.keys()):
+        a, b = mine.get(key), theirs.get(key)
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            found.extend(_differences(a, b, f"{prefix}{key}."))
+        elif a != b:
+            found.append((f"{prefix}{key}", describe(a), describe(b)))
+    return sorted(found)
+
+
+def _from_stored_dict(data: Mapping[str, Any]) -> Episode:
+    """:meth:`Episode.from_dict`, keeping a stored timestamp that predates the range rule.
+
+    Earlier versions stored any finite timestamp (0.0 for a missing one, milliseconds,
+    dates before 1970): such a record still loads, as it was written; every other
+    field is validated as usual.
+    """
+    stamp = data.get("timestamp") if isinstance(data, Mapping) else None
+    number = finite_float(stamp)
+    if number is None or _timestamp_rule_broken(number) is None:
+        return Episode.from_dict(data)
+    episode = Episode.from_dict({**data, "timestamp": 0.0})
+    _set(episode, "timestamp", number)
+    return episode
+
+
 def episode_from_stored(data: Mapping[str, Any]) -> Episode:
     """Rebuild an episode that this package validated before it stored it.
 
     Skips the checks of :meth:`Episode.from_dict` (a third of a recall's own time), in the
     manner of pydantic's ``model_construct``; use only for ``to_dict()`` output of a
-    validated episode. Anything else falls back to :meth:`Episode.from_dict`.
+    validated episode. Anything else falls back to :meth:`Episode.from_dict`, except that
+    a finite timestamp outside the range new episodes must keep (written by an earlier
+    version) is kept as stored: old records keep loading.
     """
     try:
         task_data, feedback_data = data["task"], data["feedback"]
@@ -407,9 +517,9 @@ def episode_from_stored(data: Mapping[str, Any]) -> Episode:
         source = data.get("source")
         _set(episode, "source", None if source is None else EpisodeSource(**source))
     except (KeyError, TypeError, ValueError):
-        return Episode.from_dict(data)
+        return _from_stored_dict(data)
     # Cheap type and range checks: anything off (a record another tool wrote into
     # the collection, say) goes through from_dict, which names the broken field.
     if not _looks_stored(episode, task, feedback):
-        return Episode.from_dict(data)
+        return _from_stored_dict(data)
     return episode

@@ -23,6 +23,8 @@ memory, a callable) and is something else raises the built-in ``TypeError``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
     "EmbeddingMismatchError",
     "EpisodeConflictError",
@@ -53,16 +55,54 @@ class EpisodeConflictError(EpisodicValueError):
 
     Episodes are immutable: recording the identical episode again is a no-op, but
     recording other content under an existing id is refused and the stored episode
-    is left as it was.
+    is left as it was. The message names each differing field with both values.
+
+    A missing timestamp means now, so a script that records fixed ids without a
+    timestamp makes a different episode on every run: pass a fixed ``timestamp=`` to
+    make such re-runs no-ops.
+
+    Attributes:
+        episode_id: The contested id.
+        namespace: The namespace it is held in.
+        differences: ``(field, held value, new value)`` for each differing field, as
+            :meth:`Episode.differences <langchain_episodic.Episode.differences>` gives
+            them; empty when not known.
+        in_batch: Whether the id is held by an earlier episode of the same batch
+            rather than by a stored one.
     """
 
-    def __init__(self, episode_id: str, namespace: str) -> None:
+    def __init__(
+        self,
+        episode_id: str,
+        namespace: str,
+        differences: Sequence[tuple[str, str, str]] = (),
+        *,
+        in_batch: bool = False,
+    ) -> None:
         self.episode_id = episode_id
         self.namespace = namespace
+        self.differences = tuple(differences)
+        self.in_batch = in_batch
+        held, new = ("first", "later") if in_batch else ("stored", "new")
+        where = (
+            f"is given twice in one batch, with different content, for namespace={namespace!r}"
+            if in_batch
+            else f"already holds a different episode in namespace={namespace!r}"
+        )
+        differing = "; ".join(
+            f"{field} {a} ({held}) vs {b} ({new})" for field, a, b in self.differences
+        )
+        hint = ""
+        if any(field == "timestamp" for field, _, _ in self.differences):
+            hint = (
+                "; a missing timestamp means now, so to make a re-run with fixed "
+                "episode_ids a no-op pass a fixed timestamp="
+            )
         super().__init__(
-            f"episode_id={episode_id!r} already holds a different episode in "
-            f"namespace={namespace!r}; episodes are immutable, record the new one "
-            "under a new episode_id"
+            f"episode_id={episode_id!r} {where}"
+            + (f": {differing}" if differing else "")
+            + f". Nothing of this batch was written: episodes are immutable{hint}; record "
+            "a changed episode under a new episode_id"
         )
 
 

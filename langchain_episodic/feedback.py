@@ -113,10 +113,17 @@ def episode_from_tests(
         strategy_used: The strategy the agent followed.
         iterations: Attempts it took.
         episode_id: A unique id; a random UUID when ``None``.
-        timestamp: When it finished; ``time.time()`` when ``None``.
+        timestamp: When it finished, in seconds; now (``time.time()``) when ``None``,
+            as for :class:`Episode`. Pass ``memory.now()`` for a memory on an injected
+            clock, and a fixed value when a script with a fixed ``episode_id`` may run
+            again, so that the re-run records the identical episode (a no-op).
         success_at: See :func:`feedback_from_tests`.
         partial_at: See :func:`feedback_from_tests`.
         source: Provenance (agent, run id), kept with the episode.
+
+    Raises:
+        EpisodeValidationError: A field breaks a rule of :class:`Episode`, e.g. a
+            timestamp in milliseconds.
     """
     feedback, outcome = feedback_from_tests(
         tests_passed, tests_total, message, success_at=success_at, partial_at=partial_at
@@ -127,7 +134,7 @@ def episode_from_tests(
         solution=solution,
         feedback=feedback,
         outcome=outcome,
-        timestamp=time.time() if timestamp is None else timestamp,
+        timestamp=time.time() if timestamp is None else timestamp,  # Episode's default
         iterations=iterations,
         strategy_used=strategy_used,
         source=source,

@@ -345,7 +345,9 @@ class EpisodicMemory:
                 raise TypeError(msg)
             seen = unique.setdefault(episode.episode_id, episode)
             if seen != episode:
-                raise EpisodeConflictError(episode.episode_id, self.namespace)
+                raise EpisodeConflictError(
+                    episode.episode_id, self.namespace, seen.differences(episode), in_batch=True
+                )
         if not unique:
             return 0
         with collect_malformed() as malformed:
@@ -362,7 +364,8 @@ class EpisodicMemory:
             raise EpisodicValueError(msg)
         for episode_id, existing in stored.items():
             if existing != unique[episode_id]:
-                raise EpisodeConflictError(episode_id, self.namespace)
+                differences = existing.differences(unique[episode_id])
+                raise EpisodeConflictError(episode_id, self.namespace, differences)
         new = [episode for episode_id, episode in unique.items() if episode_id not in stored]
         if in_time_order:
             new.sort(key=lambda episode: episode.timestamp)

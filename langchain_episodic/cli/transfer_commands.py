@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TextIO
@@ -88,7 +88,10 @@ def _configure_import(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "file",
         metavar="FILE.jsonl",
-        help="one Episode.to_dict() JSON object per line, or '-' for stdin",
+        help=(
+            "one Episode.to_dict() JSON object per line, or '-' for stdin; a line "
+            "without a timestamp is dated now (seconds; milliseconds are refused)"
+        ),
     )
     parser.add_argument(
         "--batch-size",
@@ -122,19 +125,6 @@ def _episode_from_line(raw: bytes) -> Episode:
         return Episode.from_dict(data)
     except (ValueError, TypeError) as exc:  # EpisodeValidationError names field and value
         raise _LineError(str(exc)) from None
-
-
-def _differing_fields(
-    old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = ""
-) -> list[str]:
-    differing = []
-    for key in old.keys() | new.keys():
-        a, b = old.get(key), new.get(key)
-        if isinstance(a, Mapping) and isinstance(b, Mapping):
-            differing.extend(_differing_fields(a, b, f"{prefix}{key}."))
-        elif a != b:
-            differing.append(f"{prefix}{key}")
-    return sorted(differing)
 
 
 @dataclass
@@ -227,10 +217,17 @@ class _Importer:
             if earlier is not None
             else f"the episode already stored in namespace {self.memory.namespace!r}"
         )
-        fields = ", ".join(_differing_fields(reference.to_dict(), episode.to_dict()))
+        differences = reference.differences(episode)
+        fields = "; ".join(f"{name} {held} vs {new}" for name, held, new in differences)
+        # A line without a timestamp is dated at import, so a second import differs.
+        hint = (
+            "; a line without a timestamp is dated now: give it a fixed timestamp"
+            if any(name == "timestamp" for name, _, _ in differences)
+            else ""
+        )
         return (
             f"episode_id={episode_id!r} conflicts with {where}: same id, different {fields} "
-            "(episodes are immutable; use a new episode_id)"
+            f"(episodes are immutable; use a new episode_id{hint})"
         )
 
     def _reject(self, number: int, message: str) -> None:

@@ -293,7 +293,10 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
             strategy_used: The strategy the run followed.
             iterations: Attempts it took.
             episode_id: A unique id; a random UUID when ``None``.
-            timestamp: When it finished; the memory's clock when ``None``.
+            timestamp: When it finished, in seconds; now by the memory's clock
+                (``memory.now()``) when ``None``. Pass a fixed value when a script with
+                a fixed ``episode_id`` may run again: a later "now" makes a different
+                episode, which the memory refuses.
             success_at: Pass rate from which the run counts as a success.
             partial_at: Pass rate from which it counts as a partial success.
 

@@ -73,6 +73,8 @@ RecordEpisode = Callable[[Any, Any], Episode | Awaitable[Episode | None] | None]
 Called once after the agent finishes, with the final agent state and the LangGraph
 ``Runtime``. Return the :class:`Episode` to record, or ``None`` to record nothing. It
 may be a coroutine function (awaited under ``ainvoke``; refused under ``invoke``).
+An episode built without a timestamp is dated now by the wall clock (``time.time()``);
+pass ``timestamp=memory.now()`` to date it on the memory's own (injectable) clock.
 """
 
 
@@ -204,6 +206,7 @@ class EpisodicMemoryMiddleware(
                 return episode_from_tests(
                     EpisodicMemoryMiddleware.task_of(state), code, passed, total, log,
                     strategy_used=EpisodicMemoryMiddleware.strategy_of(state) or "default",
+                    timestamp=memory.now(),  # the memory's clock; time.time() if omitted
                 )
 
 

@@ -235,7 +235,7 @@ TRICKY = [
         message="multi\nline 'feedback' \u2028 \x00 nul",
     ),
     make_episode(episode_id="emoji-🙂", description="🙂 " * 50, solution=""),
-    make_episode(episode_id="x" * 300, description="long id", reward=-0.0, timestamp=1e12),
+    make_episode(episode_id="x" * 300, description="long id", reward=-0.0, timestamp=7e9),
 ]
 
 

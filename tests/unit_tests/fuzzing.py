@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from langchain_episodic import OutcomeStatus, TaskCategory
+from langchain_episodic.episode import MAX_TIMESTAMP
 
 
 def fuzz_settings(max_examples: int) -> settings:
@@ -37,6 +38,11 @@ ANY_VALUE: st.SearchStrategy[Any] = st.one_of(
     st.lists(st.integers(), max_size=3),
     st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
     st.sampled_from([object(), math.pi, 1j, "success", "debugging", " ", "", "\n\t"]),
+)
+
+# Timestamps a new episode may carry: seconds from 1970 to 2200, bounds included.
+TIMESTAMPS = st.floats(min_value=0.0, max_value=MAX_TIMESTAMP) | st.sampled_from(
+    [0.0, 1_780_000_000.0, MAX_TIMESTAMP]
 )
 
 WORDS = (
@@ -63,7 +69,7 @@ def valid_episode_fields(
         "complexity": draw(st.floats(min_value=0.0, max_value=1.0)),
         "reward": draw(st.floats(min_value=0.0, max_value=1.0)),
         "outcome": draw(st.sampled_from(OutcomeStatus)),
-        "timestamp": draw(st.floats(allow_nan=False, allow_infinity=False)),
+        "timestamp": draw(TIMESTAMPS),
         "iterations": draw(st.integers(min_value=1, max_value=2**62)),
         "strategy": draw(nonblank),
         "message": draw(text),

@@ -430,6 +430,26 @@ def test_record_outcome_keeps_episodes_immutable() -> None:
     assert list(memory.episodes()) == [first]
 
 
+def test_record_outcome_dates_by_the_memory_clock_and_says_how_to_re_run() -> None:
+    clock = [NOW]
+    memory = EpisodicMemory(clock=lambda: clock[0])
+    chain_memory = EpisodicChainMemory(memory=memory)
+    inputs = {"input": "Implement a signup form"}
+    first = chain_memory.record_outcome(inputs, "v1", 1, 2, episode_id="run-1")
+    assert first.timestamp == NOW
+    clock[0] = NOW + HOUR  # the script runs again an hour later
+    with pytest.raises(EpisodeConflictError) as caught:
+        chain_memory.record_outcome(inputs, "v1", 1, 2, episode_id="run-1")
+    assert "timestamp 1780000000.0 (stored) vs 1780003600.0 (new)" in str(caught.value)
+    assert "fixed timestamp=" in str(caught.value)
+    again = chain_memory.record_outcome(inputs, "v1", 1, 2, episode_id="run-1", timestamp=NOW)
+    assert again == first
+    assert list(memory.episodes()) == [first]
+    with pytest.raises(EpisodicValueError, match=r"Episode\.timestamp=.*milliseconds"):
+        chain_memory.record_outcome(inputs, "v2", 1, 2, timestamp=NOW * 1000)
+    assert len(memory) == 1
+
+
 async def test_arecord_outcome_records_like_the_sync_one() -> None:
     memory = new_memory()
     chain_memory = EpisodicChainMemory(memory=memory)

@@ -5,17 +5,21 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import time
 from typing import Any
 
 import numpy as np
 import pytest
 
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.episode import (
+    MAX_TIMESTAMP,
     Episode,
     Feedback,
     OutcomeStatus,
     TaskCategory,
     TaskDescription,
+    episode_from_stored,
 )
 from langchain_episodic.errors import EpisodeValidationError, EpisodicValueError
 from tests.unit_tests.factories import make_episode
@@ -88,8 +92,10 @@ def test_defaults_match_article() -> None:
     assert task.complexity == 0.5
     feedback = Feedback(reward=0.3)
     assert (feedback.message, feedback.tests_passed, feedback.tests_total) == ("", 0, 0)
+    before = time.time()
     episode = Episode("e1", task, "sorted(xs)", feedback, OutcomeStatus.FAILURE)
-    assert episode.timestamp == 0.0
+    # Changed on purpose: the article's 0.0 dated every such episode 1970 (recency 0).
+    assert before <= episode.timestamp <= time.time()
     assert episode.iterations == 1
     assert episode.strategy_used == "default"
 
@@ -126,8 +132,8 @@ def test_boundary_values_are_accepted() -> None:
     high = make_episode(reward=1.0, complexity=1.0, tests_passed=7, tests_total=7, iterations=99)
     assert (low.feedback.reward, low.task.complexity, low.solution) == (0.0, 0.0, "")
     assert (high.feedback.reward, high.task.complexity, high.iterations) == (1.0, 1.0, 99)
-    negative_time = make_episode(timestamp=-5.0)
-    assert negative_time.timestamp == -5.0
+    assert make_episode(timestamp=0.0).timestamp == 0.0
+    assert make_episode(timestamp=MAX_TIMESTAMP).timestamp == MAX_TIMESTAMP
 
 
 def test_int_numbers_are_normalised_to_float() -> None:
@@ -255,6 +261,103 @@ def test_non_finite_timestamp(value: float, shown: str) -> None:
     with pytest.raises(EpisodeValidationError) as error:
         make_episode(timestamp=value)
     assert_names(error, "timestamp", shown)
+
+
+# ------------------------------------------------------------------------ timestamps
+
+
+def test_a_missing_timestamp_means_now_in_the_constructor_and_from_dict() -> None:
+    data = {key: value for key, value in FULL_DICT.items() if key != "timestamp"}
+    before = time.time()
+    built = Episode("e1", TaskDescription("t"), "", Feedback(1.0), OutcomeStatus.SUCCESS)
+    read = Episode.from_dict(data)
+    after = time.time()
+    assert before <= built.timestamp <= read.timestamp <= after
+    assert type(built.timestamp) is float
+
+
+@pytest.mark.parametrize(
+    ("value", "parts"),
+    [
+        (
+            1_780_000_000_000.0,
+            ["timestamp=1780000000000.0", "milliseconds", "year 58375", "1780000000.0"],
+        ),
+        (1_780_000_000_000_000, ["microseconds", "1780000000.0"]),
+        (1.78e18, ["nanoseconds", "1780000000.0"]),
+        (MAX_TIMESTAMP + 1.0, ["must be <= 7258118400.0", "2200-01-01", "year 2200"]),
+        (1e300, ["must be <= 7258118400.0", "billions of years"]),
+        (-5.0, ["timestamp=-5.0", "must be >= 0", "before 1970"]),
+        (-1e-300, ["must be >= 0"]),
+    ],
+)
+def test_milliseconds_far_future_and_pre_1970_timestamps_are_refused(
+    value: float, parts: list[str]
+) -> None:
+    with pytest.raises(EpisodeValidationError) as error:
+        make_episode(timestamp=value)
+    assert_names(error, "Episode.timestamp=", *parts)
+    with pytest.raises(EpisodeValidationError) as error:
+        Episode.from_dict({**FULL_DICT, "timestamp": value})
+    assert_names(error, "Episode.timestamp=", *parts)
+
+
+@pytest.mark.parametrize("stamp", [0.0, 1_780_000_000_000.0, -5.0, 1e300])
+def test_a_stored_record_from_an_earlier_version_keeps_its_timestamp(stamp: float) -> None:
+    # Earlier versions stored any finite timestamp (0.0 for a missing one): still readable.
+    data = json.loads(json.dumps({**FULL_DICT, "timestamp": stamp}))
+    assert episode_from_stored(data).timestamp == stamp
+    # Also on the slow path (a field that is not in the stored form, here an int).
+    slow = {**data, "task": {**data["task"], "complexity": 1}}
+    episode = episode_from_stored(slow)
+    assert (episode.timestamp, episode.task.complexity) == (stamp, 1.0)
+    # Every other rule still holds on that path.
+    with pytest.raises(EpisodeValidationError, match="reward"):
+        episode_from_stored({**slow, "feedback": {**data["feedback"], "reward": 2.0}})
+
+
+@pytest.mark.parametrize("stamp", [0.0, 1_780_000_000_000.0, -5.0])
+def test_an_old_stored_record_still_recalls_with_its_timestamp(stamp: float) -> None:
+    # A record as an earlier version wrote it: 0.0 was the default, ms and < 0 passed.
+    store = ChromaEpisodeStore()
+    EpisodicMemory(store=store).record(make_episode(episode_id="new", description="Fix a bug"))
+    store.collection("default").add(
+        ids=["login-1"],
+        embeddings=[EpisodicMemory().embeddings.embed_query("Implement a login form")],
+        metadatas=[
+            {
+                "episode": json.dumps({**FULL_DICT, "timestamp": stamp}),
+                "seq": 1,
+                "category": "code_generation",
+                "outcome": "success",
+                "strategy_used": "iterative",
+            }
+        ],
+    )
+    memory = EpisodicMemory(store=store, clock=lambda: 1_780_000_000.0)  # reopened
+    [hit] = memory.recall("Implement a login form", top_k=1)
+    assert hit.episode.episode_id == "login-1"
+    assert hit.episode.timestamp == stamp
+    assert [e.timestamp for e in memory.episodes()][1] == stamp
+    assert memory.record(hit.episode) is False  # still the identical episode: a no-op
+
+
+def test_differences_name_each_field_with_both_values() -> None:
+    episode = full_episode()
+    other = dataclasses.replace(
+        episode,
+        timestamp=1_700_003_600.5,
+        feedback=dataclasses.replace(episode.feedback, reward=0.5),
+    )
+    assert episode.differences(episode) == []
+    assert episode.differences(other) == [
+        ("feedback.reward", "0.9", "0.5"),
+        ("timestamp", "1700000000.5", "1700003600.5"),
+    ]
+    long = dataclasses.replace(episode, solution="x" * 10_000)
+    [(field, _, shown)] = episode.differences(long)
+    assert field == "solution"
+    assert len(shown) < 200
 
 
 @pytest.mark.parametrize("field", ["tests_passed", "tests_total"])
@@ -431,7 +534,7 @@ ROUND_TRIP_EPISODES = [
         tests_total=0,
         solution="",
     ),
-    make_episode(outcome="partial", category="unknown", reward=0.0, timestamp=-1e-300),
+    make_episode(outcome="partial", category="unknown", reward=0.0, timestamp=5e-324),
 ]
 
 
@@ -456,6 +559,7 @@ def test_round_trip_through_json(episode: Episode) -> None:
 
 
 def test_from_dict_fills_optional_fields_with_defaults() -> None:
+    before = time.time()
     episode = Episode.from_dict(
         {
             "episode_id": "e9",
@@ -465,8 +569,14 @@ def test_from_dict_fills_optional_fields_with_defaults() -> None:
             "outcome": "failure",
         }
     )
+    assert before <= episode.timestamp <= time.time()  # a missing timestamp means now
     assert episode == Episode(
-        "e9", TaskDescription("Sort a list"), "sorted(xs)", Feedback(0.5), OutcomeStatus.FAILURE
+        "e9",
+        TaskDescription("Sort a list"),
+        "sorted(xs)",
+        Feedback(0.5),
+        OutcomeStatus.FAILURE,
+        timestamp=episode.timestamp,
     )
     assert episode.task.category is TaskCategory.UNKNOWN
     assert episode.strategy_used == "default"

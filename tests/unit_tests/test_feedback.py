@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from langchain_episodic import (
+    EpisodeConflictError,
+    EpisodicMemory,
     EpisodicValueError,
     OutcomeStatus,
     TaskCategory,
@@ -83,9 +87,43 @@ def test_episode_from_tests_in_one_call() -> None:
 
 
 def test_episode_from_tests_defaults_id_and_time() -> None:
+    before = time.time()
     first = episode_from_tests("Fix a bug", "patch", 1, 1)
     second = episode_from_tests("Fix a bug", "patch", 1, 1)
     assert first.episode_id != second.episode_id
-    assert first.timestamp > 1_600_000_000
+    assert before <= first.timestamp <= second.timestamp <= time.time()
     assert first.task.category is TaskCategory.UNKNOWN
     assert first.outcome is OutcomeStatus.SUCCESS
+
+
+@pytest.mark.parametrize(
+    ("timestamp", "says"),
+    [(1_780_000_000_000.0, "milliseconds"), (-1.0, "before 1970"), (9e9, "2200-01-01")],
+)
+def test_episode_from_tests_refuses_a_timestamp_that_is_not_seconds(
+    timestamp: float, says: str
+) -> None:
+    with pytest.raises(EpisodeValidationError, match=rf"^Episode\.timestamp=.*{says}"):
+        episode_from_tests("Fix a bug", "patch", 1, 1, timestamp=timestamp)
+
+
+def test_a_re_run_with_fixed_ids_is_a_no_op_with_a_fixed_timestamp_and_clear_without() -> None:
+    memory = EpisodicMemory()
+
+    def run(**when: float) -> int:  # a script that records fixed ids
+        episodes = [
+            episode_from_tests(f"Task {i}", "patch", 1, 1, episode_id=f"script-{i}", **when)
+            for i in range(3)
+        ]
+        return memory.record_many(episodes)
+
+    assert run(timestamp=1_780_000_000.0) == 3
+    assert run(timestamp=1_780_000_000.0) == 0  # the identical episodes: a no-op
+    with pytest.raises(EpisodeConflictError) as caught:
+        run()  # dated now: different episodes under the same ids
+    message = str(caught.value)
+    assert "episode_id='script-0' already holds a different episode" in message
+    assert "timestamp 1780000000.0 (stored) vs " in message
+    assert "pass a fixed timestamp=" in message
+    assert [field for field, _, _ in caught.value.differences] == ["timestamp"]
+    assert len(memory) == 3

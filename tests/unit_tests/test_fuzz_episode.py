@@ -12,6 +12,8 @@ import json
 import math
 import numbers
 import re
+import time
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -35,7 +37,13 @@ from langchain_episodic.errors import EpisodeValidationError
 from langchain_episodic.feedback import feedback_from_tests
 from langchain_episodic.stores.codec import decode_episode, encode_episode
 from tests.unit_tests.factories import make_episode
-from tests.unit_tests.fuzzing import ANY_VALUE, DESCRIPTIONS, fuzz_settings, valid_episode_fields
+from tests.unit_tests.fuzzing import (
+    ANY_VALUE,
+    DESCRIPTIONS,
+    TIMESTAMPS,
+    fuzz_settings,
+    valid_episode_fields,
+)
 
 # --------------------------------------------------------------------------- the oracle
 
@@ -61,6 +69,14 @@ def valid_finite(value: object) -> bool:
         return math.isfinite(float(value))
     except OverflowError:
         return False
+
+
+LATEST = datetime(2200, 1, 1, tzinfo=timezone.utc).timestamp()
+
+
+def valid_timestamp(value: object) -> bool:
+    """Seconds from 1970-01-01 to 2200-01-01 UTC: no milliseconds, nothing before 1970."""
+    return valid_finite(value) and 0.0 <= float(value) <= LATEST  # type: ignore[arg-type]
 
 
 def valid_int(value: object, minimum: int) -> bool:
@@ -208,7 +224,7 @@ def test_episode_builds_or_names_the_bad_field(
         "solution": lambda v: valid_text(v, allow_empty=True),
         "feedback": lambda v: isinstance(v, Feedback),
         "outcome": lambda v: valid_enum(v, OutcomeStatus),
-        "timestamp": valid_finite,
+        "timestamp": valid_timestamp,
         "iterations": lambda v: valid_int(v, 1),
         "strategy_used": lambda v: valid_text(v, allow_empty=False),
         "source": lambda v: v is None or isinstance(v, EpisodeSource),
@@ -224,6 +240,25 @@ def test_episode_builds_or_names_the_bad_field(
     assert Episode.from_dict(json.loads(json.dumps(episode.to_dict()))) == episode
     # The form every store keeps, read back the way every store reads it.
     assert decode_episode(episode.episode_id, encode_episode(episode)) == episode
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False) | TIMESTAMPS)
+@fuzz_settings(300)
+def test_a_timestamp_is_seconds_from_1970_to_2200_yet_stored_ones_always_load(
+    stamp: float,
+) -> None:
+    data = make_episode(timestamp=1.0).to_dict()
+    data["timestamp"] = stamp
+    if valid_timestamp(stamp):
+        assert Episode.from_dict(data).timestamp == stamp
+    else:
+        with pytest.raises(EpisodeValidationError, match=r"^Episode\.timestamp=") as caught:
+            Episode.from_dict(data)
+        assert re.search(r"milliseconds|microseconds|nanoseconds|must be [<>]= ", str(caught.value))
+    # Whatever an earlier version stored (any finite number) still reads back, as stored.
+    stored = decode_episode("old", json.dumps(data))
+    assert stored is not None
+    assert stored.timestamp == stamp
 
 
 # --------------------------------------------------------------------------- from_dict
@@ -378,7 +413,7 @@ def test_thresholds_are_checked_when_no_test_ran(thresholds: dict[str, float]) -
     strategy_used=maybe(st.sampled_from(["iterative", "defensive"])),
     iterations=maybe(st.integers(1, 10)),
     episode_id=maybe(st.none() | st.text(min_size=1).filter(str.strip)),
-    timestamp=maybe(st.none() | st.floats(allow_nan=False, allow_infinity=False)),
+    timestamp=maybe(st.none() | TIMESTAMPS | st.floats(allow_nan=False, allow_infinity=False)),
 )
 @fuzz_settings(300)
 def test_episode_from_tests_builds_or_names_the_bad_field(
@@ -389,6 +424,7 @@ def test_episode_from_tests_builds_or_names_the_bad_field(
     episode_id: Any,
     timestamp: Any,
 ) -> None:
+    before = time.time()
     try:
         episode = episode_from_tests(
             task,
@@ -402,6 +438,8 @@ def test_episode_from_tests_builds_or_names_the_bad_field(
         )
     except EpisodeValidationError as error:
         owner, field = named_field(error)
+        if field == "timestamp":
+            assert not valid_timestamp(timestamp)
         assert (owner, field) in {
             ("TaskDescription", "description"),
             ("Episode", "task"),
@@ -413,6 +451,11 @@ def test_episode_from_tests_builds_or_names_the_bad_field(
         }
         return
     assert isinstance(task, (str, TaskDescription))
+    if timestamp is None:  # a missing timestamp means now
+        assert before <= episode.timestamp <= time.time()
+    else:
+        assert valid_timestamp(timestamp)
+        assert episode.timestamp == float(timestamp)
     assert episode.feedback.reward == 0.75
     assert episode.outcome is OutcomeStatus.PARTIAL
     assert Episode.from_dict(json.loads(json.dumps(episode.to_dict()))) == episode
