@@ -7,7 +7,8 @@ import json
 import math
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from langchain_episodic.cli._shared import (
     PLOT_HINT,
@@ -29,13 +30,24 @@ from langchain_episodic.cli._shared import (
     parse_time,
 )
 from langchain_episodic.episode import OutcomeStatus, TaskCategory
+from langchain_episodic.integrations.retriever import why_recalled
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.ranking import RecallReport, Rejected
+from langchain_episodic.recall_options import RecallOptions
+from langchain_episodic.relevance import (
+    DEFAULT_RANKING,
+    RECENCY_FLOOR,
+    RELEVANCE_HALF_LIFE,
+    VALUE_SHARE,
+    episode_value,
+)
 from langchain_episodic.scoring import (
     DEFAULT_HALF_LIFE,
     PrioritizedResult,
-    PriorityBreakdown,
     ReplayWeights,
     explain_priority,
+    outcome_score,
+    temporal_decay,
 )
 from langchain_episodic.skills import LearningSnapshot, compute_learning_curve, identify_weak_skills
 
@@ -109,11 +121,20 @@ def _configure_recall(parser: argparse.ArgumentParser) -> None:
         help="candidates fetched by similarity before ranking (default: 2 * k)",
     )
     parser.add_argument(
+        "--ranking",
+        choices=("relevance", "article"),
+        default=DEFAULT_RANKING,
+        help="relevance: only relevant candidates, ordered by similarity scaled by value; "
+        f"article: the article's additive priority (default: {DEFAULT_RANKING})",
+    )
+    parser.add_argument(
         "--half-life",
         type=parse_duration,
-        default=DEFAULT_HALF_LIFE,
+        default=None,
         metavar="S",
-        help="recency half-life: seconds or e.g. 12h, 3d (default: 1d)",
+        help="recency half-life: seconds or e.g. 12h, 3d (default: the ranking's own, "
+        f"{format_duration(RELEVANCE_HALF_LIFE)} for relevance, "
+        f"{format_duration(DEFAULT_HALF_LIFE)} for article)",
     )
     parser.add_argument(
         "--phase",
@@ -141,39 +162,132 @@ def _configure_recall(parser: argparse.ArgumentParser) -> None:
         help="only episodes with this outcome (repeatable)",
     )
     parser.add_argument(
-        "--min-similarity", type=_finite_float, default=None, help="similarity floor in [-1, 1]"
+        "--min-similarity",
+        type=_finite_float,
+        default=None,
+        help="similarity floor in [-1, 1] (default: the embedder's relevance floor for "
+        "relevance, none for article)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
+@dataclass(frozen=True)
+class _Recall:
+    """One recall of the ``recall`` command: what was asked, what came back, and why."""
+
+    args: argparse.Namespace
+    memory: EpisodicMemory
+    options: RecallOptions
+    report: RecallReport
+    now: float
+    weights: ReplayWeights
+
+    @property
+    def half_life(self) -> float:
+        return self.options.recency_half_life
+
+    @property
+    def floor(self) -> float:
+        return self.options.relevance_floor(self.memory.relevance_floor)
+
+    def article_cells(self, result: PrioritizedResult) -> tuple[float, ...]:
+        """The article's four signals, their weighted parts and the priority of a result."""
+        why = explain_priority(result, self.now, self.weights, self.half_life)
+        return (
+            *(why.similarity, why.recency, why.reward, why.outcome),
+            *(why.similarity_part, why.recency_part, why.reward_part, why.outcome_part),
+            why.priority,
+        )
+
+    def relevance_cells(self, result: PrioritizedResult) -> tuple[float, ...]:
+        """Similarity, recency, reward, outcome, value and priority of a result."""
+        episode = result.episode
+        recency, value = self.value_signals(result)
+        return (
+            *(result.similarity, recency, episode.feedback.reward),
+            *(outcome_score(episode.outcome), value, result.priority),
+        )
+
+    def value_signals(self, result: PrioritizedResult) -> tuple[float, float]:
+        """The relevance ranking's recency signal and value of a result."""
+        episode = result.episode
+        decay = temporal_decay(1.0, episode.timestamp, self.now, self.half_life)
+        value = episode_value(
+            episode.timestamp,
+            episode.feedback.reward,
+            episode.outcome,
+            self.now,
+            self.weights,
+            self.half_life,
+        )
+        return RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * decay, value
+
+
 def _run_recall(args: argparse.Namespace) -> int:
-    """Recall for a query and print each signal, its weighted share and the priority."""
+    """Recall for a query and print why each episode ranked (and why others did not)."""
     memory = _open_memory(args, create=False)
     now = time.time() if args.now is None else float(args.now)
     weights = ReplayWeights.for_phase(args.phase)
-    half_life = float(args.half_life)
-    results = memory.recall(
-        args.query,
+    options = RecallOptions(
         top_k=args.top_k,
-        current_time=now,
-        weights=weights,
-        half_life=half_life,
         fetch_k=args.fetch_k,
+        weights=weights,
+        half_life=None if args.half_life is None else float(args.half_life),
         min_similarity=args.min_similarity,
+        current_time=now,
         category=args.category,
         outcome=args.outcome,
+        ranking=args.ranking,
     )
-    fetch_k = int(args.fetch_k or 2 * args.top_k)
-    explained = [explain_priority(result, now, weights, half_life) for result in results]
+    recall = _Recall(args, memory, options, memory.recall_report(args.query, options), now, weights)
     if args.json:
-        _print_recall_json(args, memory, results, explained, now, half_life, weights, fetch_k)
-        return 0
-    print(f"query      {args.query!r} (namespace {memory.namespace!r})")
-    print(f"ranking    top {args.top_k} of {fetch_k} candidates fetched by similarity")
-    print(
-        f"recency    now {_format_time(now)}, half-life {format_duration(half_life)}"
-        f" ({half_life:g} s)"
+        _print_recall_json(recall)
+    elif options.ranking == "article":
+        _print_article_recall(recall)
+    else:
+        _print_relevance_recall(recall)
+    return 0
+
+
+def _recall_table(
+    results: Sequence[PrioritizedResult],
+    headers: Sequence[str],
+    cells: Callable[[PrioritizedResult], Sequence[float]],
+) -> str:
+    """Rank, episode, status, the four signals, ``headers`` (the ``cells``), task."""
+    signals = ("similarity", "recency", "reward", "outcome")
+    rows = [
+        [
+            str(rank),
+            _one_line(result.episode.episode_id, 32),
+            result.episode.outcome.value,
+            *(f"{number:.4f}" for number in cells(result)),
+            _one_line(result.episode.task.description, 60),
+        ]
+        for rank, result in enumerate(results, start=1)
+    ]
+    numbers = range(3, 3 + len(signals) + len(headers))
+    return format_table(
+        ["#", "episode", "status", *signals, *headers, "task"], rows, right=[0, *numbers]
     )
+
+
+def _half_life_text(half_life: float) -> str:
+    """E.g. ``30d (2592000 s)``."""
+    seconds = f"{half_life:.0f}" if half_life >= 1e6 else f"{half_life:g}"
+    return f"{format_duration(half_life)} ({seconds} s)"
+
+
+def _print_article_recall(recall: _Recall) -> None:
+    """The article's ranking: each signal, its weighted share and the priority."""
+    args, weights, half_life = recall.args, recall.weights, recall.half_life
+    results = recall.report.results
+    print(f"query      {args.query!r} (namespace {recall.memory.namespace!r})")
+    print(
+        f"ranking    article: top {args.top_k} of {recall.options.fetch_count} candidates "
+        "fetched by similarity"
+    )
+    print(f"recency    now {_format_time(recall.now)}, half-life {_half_life_text(half_life)}")
     print(
         f"priority   {weights.similarity:g}*max(0, similarity) + {weights.recency:g}*recency"
         f" + {weights.reward:g}*reward + {weights.outcome_bonus:g}*outcome  (phase {args.phase})"
@@ -181,90 +295,144 @@ def _run_recall(args: argparse.Namespace) -> int:
     print("outcome    success 1, partial 0.5, failure 0")
     print()
     if not results:
-        print("no episodes recalled (the namespace is empty or every candidate was filtered)")
-        return 0
-    rows = [
-        [
-            str(rank),
-            _one_line(result.episode.episode_id, 32),
-            result.episode.outcome.value,
-            f"{why.similarity:.4f}",
-            f"{why.recency:.4f}",
-            f"{why.reward:.4f}",
-            f"{why.outcome:.4f}",
-            f"{why.similarity_part:.4f}",
-            f"{why.recency_part:.4f}",
-            f"{why.reward_part:.4f}",
-            f"{why.outcome_part:.4f}",
-            f"{why.priority:.4f}",
-            _one_line(result.episode.task.description, 60),
-        ]
-        for rank, (result, why) in enumerate(zip(results, explained, strict=True), start=1)
-    ]
-    headers = [
-        "#",
-        "episode",
-        "status",
-        "similarity",
-        "recency",
-        "reward",
-        "outcome",
-        "w*sim",
-        "w*rec",
-        "w*rew",
-        "w*out",
-        "priority",
-        "task",
-    ]
-    print(format_table(headers, rows, right=[0, *range(3, 12)]))
+        print("no episodes recalled (no episode matches the filters and --min-similarity)")
+        return
+    parts = ("w*sim", "w*rec", "w*rew", "w*out", "priority")
+    print(_recall_table(results, parts, recall.article_cells))
     print()
     print("signals: similarity, recency, reward, outcome; w*X: weight times signal (its share)")
-    return 0
+    below = [str(rank) for rank, result in enumerate(results, start=1) if not result.relevant]
+    if below and recall.report.threshold is not None:
+        print(
+            f"not relevant (similarity below {recall.report.threshold:.4f}, the relevance "
+            f"ranking's threshold), returned by the article's ranking anyway: #{', #'.join(below)}"
+        )
 
 
-def _print_recall_json(
-    args: argparse.Namespace,
-    memory: EpisodicMemory,
-    results: Sequence[PrioritizedResult],
-    explained: Sequence[PriorityBreakdown],
-    now: float,
-    half_life: float,
-    weights: ReplayWeights,
-    fetch_k: int,
-) -> None:
+def _print_relevance_recall(recall: _Recall) -> None:
+    """The relevance ranking: the rule, each episode's value, why it made it, the nearest miss."""
+    args, weights, half_life, report = recall.args, recall.weights, recall.half_life, recall.report
+    mix = weights.recency + weights.reward + weights.outcome_bonus
+    print(f"query      {args.query!r} (namespace {recall.memory.namespace!r})")
+    print(
+        f"ranking    relevance: the relevant ones of {recall.options.fetch_count} candidates "
+        f"fetched by similarity, at most {args.top_k}"
+    )
+    print(
+        f"relevant   similarity >= threshold = max(floor {recall.floor:.4f}, best similarity"
+        f" - margin {recall.options.margin:.4f})"
+        + ("" if report.threshold is None else f" = {report.threshold:.4f}")
+    )
+    print(
+        f"recency    now {_format_time(recall.now)}, half-life {_half_life_text(half_life)},"
+        f" never below {RECENCY_FLOOR:g}"
+    )
+    print(
+        f"value      ({weights.recency:g}*recency + {weights.reward:g}*reward"
+        f" + {weights.outcome_bonus:g}*outcome) / {mix:g}  (phase {args.phase})"
+        if mix
+        else f"value      1 (recency, reward and outcome weigh nothing; phase {args.phase})"
+    )
+    print(
+        f"priority   similarity * ({1 - VALUE_SHARE:g} + {VALUE_SHARE:g}*value)"
+        "; outcome: success 1, partial 0.5, failure 0"
+    )
+    print()
+    if report.results:
+        print(_recall_table(report.results, ("value", "priority"), recall.relevance_cells))
+        print()
+        print("why each made it:")
+        for rank, result in enumerate(report.results, start=1):
+            print(f"  #{rank} {result.episode.episode_id}: {why_recalled(result, report)}")
+    elif report.threshold is None:
+        print("nothing relevant: no episode matches the filters, so there were no candidates")
+    else:
+        count = len(report.rejected)
+        print(
+            "nothing relevant: "
+            + ("the only candidate" if count == 1 else f"none of the {count} candidates")
+            + f" reached the threshold {report.threshold:.4f}"
+        )
+    nearest = report.nearest_rejected
+    if nearest is None:
+        if report.results:
+            print("nearest rejected: none, every candidate fetched was relevant")
+        return
+    print(f"why the nearest rejected one did not ({len(report.rejected)} rejected):")
+    print(f"  {nearest.episode_id}: {nearest.reason}  ({_one_line(nearest.task, 60)})")
+
+
+def _rejected_json(rejected: Rejected) -> dict[str, object]:
+    return {
+        "episode_id": rejected.episode_id,
+        "task": rejected.task,
+        "similarity": rejected.similarity,
+        "reason": rejected.reason,
+    }
+
+
+def _result_json(recall: _Recall, rank: int, result: PrioritizedResult) -> dict[str, object]:
+    """One result's facts; the signals and weighted parts of the ranking that ordered it."""
+    row: dict[str, object] = {"rank": rank, "episode_id": result.episode.episode_id}
+    if recall.options.ranking == "article":
+        why = explain_priority(result, recall.now, recall.weights, recall.half_life)
+        row |= {
+            "similarity": why.similarity,
+            "recency": why.recency,
+            "reward": why.reward,
+            "outcome_score": why.outcome,
+            "contributions": {
+                "similarity": why.similarity_part,
+                "recency": why.recency_part,
+                "reward": why.reward_part,
+                "outcome": why.outcome_part,
+            },
+            "priority": why.priority,
+        }
+    else:
+        recency, value = recall.value_signals(result)
+        row |= {
+            "similarity": result.similarity,
+            "recency": recency,
+            "reward": result.episode.feedback.reward,
+            "outcome_score": outcome_score(result.episode.outcome),
+            "value": value,
+            "priority": result.priority,
+        }
+    row |= {
+        "relevant": result.relevant,
+        "why": why_recalled(result, recall.report),
+        "episode": result.episode.to_dict(),
+    }
+    return row
+
+
+def _print_recall_json(recall: _Recall) -> None:
+    weights, report = recall.weights, recall.report
+    nearest = report.nearest_rejected
     payload = {
-        "query": args.query,
-        "namespace": memory.namespace,
-        "current_time": now,
-        "half_life": half_life,
-        "phase": args.phase,
+        "query": recall.args.query,
+        "namespace": recall.memory.namespace,
+        "ranking": report.ranking,
+        "current_time": recall.now,
+        "half_life": recall.half_life,
+        "phase": recall.args.phase,
         "weights": {
             "similarity": weights.similarity,
             "recency": weights.recency,
             "reward": weights.reward,
             "outcome_bonus": weights.outcome_bonus,
         },
-        "top_k": args.top_k,
-        "fetch_k": fetch_k,
+        "top_k": recall.options.top_k,
+        "fetch_k": recall.options.fetch_count,
+        "floor": recall.floor,
+        "margin": recall.options.margin,
+        "threshold": report.threshold,
         "results": [
-            {
-                "rank": rank,
-                "episode_id": result.episode.episode_id,
-                "similarity": why.similarity,
-                "recency": why.recency,
-                "reward": why.reward,
-                "outcome_score": why.outcome,
-                "contributions": {
-                    "similarity": why.similarity_part,
-                    "recency": why.recency_part,
-                    "reward": why.reward_part,
-                    "outcome": why.outcome_part,
-                },
-                "priority": why.priority,
-                "episode": result.episode.to_dict(),
-            }
-            for rank, (result, why) in enumerate(zip(results, explained, strict=True), start=1)
+            _result_json(recall, rank, result) for rank, result in enumerate(report.results, 1)
         ],
+        "nearest_rejected": None if nearest is None else _rejected_json(nearest),
+        "rejected": [_rejected_json(rejected) for rejected in report.rejected],
     }
     print(json.dumps(payload, ensure_ascii=False, indent=2))
 

@@ -10,44 +10,99 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict
 
 from langchain_episodic.integrations._fields import RecallOptionsFields
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.ranking import RecallReport
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.replay import render_episode
 from langchain_episodic.scoring import PrioritizedResult
 
-__all__ = ["EpisodicRetriever", "result_to_document"]
+__all__ = ["EpisodicRetriever", "report_to_documents", "result_to_document", "why_recalled"]
 
 
-def result_to_document(result: PrioritizedResult) -> Document:
-    """A recalled episode as a ``Document``: rendered text plus its scores as metadata."""
-    episode = result.episode
-    return Document(
-        id=episode.episode_id,
-        page_content=render_episode(episode),
-        metadata={
-            "episode_id": episode.episode_id,
-            "similarity": result.similarity,
-            "priority": result.priority,
-            "outcome": episode.outcome.value,
-            "reward": episode.feedback.reward,
-            "strategy_used": episode.strategy_used,
-            "timestamp": episode.timestamp,
-            "category": episode.task.category.value,
-            "complexity": episode.task.complexity,
-            "task": episode.task.description,
-            "iterations": episode.iterations,
-            "tests_passed": episode.feedback.tests_passed,
-            "tests_total": episode.feedback.tests_total,
-            "pass_rate": episode.feedback.pass_rate,
-        },
+def why_recalled(result: PrioritizedResult, report: RecallReport) -> str:
+    """Why ``report`` returned ``result``, in one short sentence.
+
+    The relevance ranking returns only candidates that reached the threshold; the
+    article's ranking has no relevance test, so it may return one below it, and says so.
+
+    Example:
+        >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
+        >>> ep = Episode("e1", TaskDescription("Fix the login form"), "...",
+        ...              Feedback(reward=1.0), OutcomeStatus.SUCCESS, timestamp=0.0)
+        >>> report = RecallReport((PrioritizedResult(ep, 0.62, 0.58),), (), 0.47, "relevance")
+        >>> why_recalled(report.results[0], report)
+        'similarity 0.62 >= threshold 0.47; priority 0.58 (similarity scaled by value)'
+    """
+    similarity, priority, threshold = result.similarity, result.priority, report.threshold
+    passed = (
+        "relevant"
+        if threshold is None  # no candidates: never with a result
+        else f"similarity {similarity:.2f} >= threshold {threshold:.2f}"
+    )
+    if report.ranking == "relevance":
+        return f"{passed}; priority {priority:.2f} (similarity scaled by value)"
+    if threshold is None or result.relevant:
+        return f"{passed}; article priority {priority:.2f}"
+    return (
+        f"not relevant (similarity {similarity:.2f} < threshold {threshold:.2f}), kept by "
+        f"the article's ranking, which has no relevance test; priority {priority:.2f}"
     )
 
 
+def result_to_document(result: PrioritizedResult, report: RecallReport | None = None) -> Document:
+    """A recalled episode as a ``Document``: rendered text plus its scores as metadata.
+
+    With the ``report`` it came from, the metadata also says why it was recalled:
+    ``relevant``, ``ranking``, ``relevance_threshold``, ``why`` and
+    ``nearest_rejected`` (``{"episode_id", "similarity", "reason"}`` of the most
+    similar candidate that failed the relevance test, or ``None``).
+    """
+    episode = result.episode
+    metadata: dict[str, Any] = {
+        "episode_id": episode.episode_id,
+        "similarity": result.similarity,
+        "priority": result.priority,
+        "relevant": result.relevant,
+        "outcome": episode.outcome.value,
+        "reward": episode.feedback.reward,
+        "strategy_used": episode.strategy_used,
+        "timestamp": episode.timestamp,
+        "category": episode.task.category.value,
+        "complexity": episode.task.complexity,
+        "task": episode.task.description,
+        "iterations": episode.iterations,
+        "tests_passed": episode.feedback.tests_passed,
+        "tests_total": episode.feedback.tests_total,
+        "pass_rate": episode.feedback.pass_rate,
+    }
+    if report is not None:
+        nearest = report.nearest_rejected
+        metadata.update(
+            ranking=report.ranking,
+            relevance_threshold=report.threshold,
+            why=why_recalled(result, report),
+            nearest_rejected=None
+            if nearest is None
+            else {
+                "episode_id": nearest.episode_id,
+                "similarity": nearest.similarity,
+                "reason": nearest.reason,
+            },
+        )
+    return Document(id=episode.episode_id, page_content=render_episode(episode), metadata=metadata)
+
+
+def report_to_documents(report: RecallReport) -> list[Document]:
+    """Every result of ``report`` as a ``Document``, best first (:func:`result_to_document`)."""
+    return [result_to_document(result, report) for result in report.results]
+
+
 class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
-    """Past episodes ranked by replay priority, as LangChain ``Document``s.
+    """Past episodes relevant to the query, ranked by replay priority, as ``Document``s.
 
     Setup:
         .. code-block:: bash
@@ -68,6 +123,7 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
             docs = retriever.invoke("Fix the login crash")
             docs = retriever.invoke("Fix the login crash", k=1, category="debugging")
             docs[0].metadata["priority"], docs[0].metadata["outcome"]
+            docs[0].metadata["why"], docs[0].metadata["nearest_rejected"]
 
     Async:
         .. code-block:: python
@@ -77,7 +133,14 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
     Each document's ``page_content`` renders the episode (task, outcome, reward,
     strategy, pass rate, feedback, solution) and its ``metadata`` holds
     ``episode_id``, ``similarity``, ``priority``, ``outcome``, ``reward``,
-    ``strategy_used``, ``timestamp``, ``category`` and the other scalar fields.
+    ``strategy_used``, ``timestamp``, ``category`` and the other scalar fields, and
+    why it was recalled: ``relevant``, ``ranking``, ``relevance_threshold``, ``why``
+    (e.g. ``"similarity 0.62 >= threshold 0.47; ..."``) and ``nearest_rejected``
+    (``{"episode_id", "similarity", "reason"}`` of the most similar candidate that
+    failed the relevance test, or ``None``). By default only relevant episodes come
+    back, possibly fewer than ``k``; ``ranking="article"`` ranks by the article's
+    priority and returns the top ``k`` whatever their relevance, flagged by
+    ``relevant``.
     Recall options (:class:`~langchain_episodic.RecallOptions`) are given flat, as
     in ``memory.as_retriever(k=3, category="debugging")``, or as ``options=``; any of
     them can also be given per call as a keyword of ``invoke``.
@@ -107,8 +170,7 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         k: int | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        results = self.memory.recall_with(query, self._options(k, kwargs))
-        return [result_to_document(result) for result in results]
+        return report_to_documents(self.memory.recall_report(query, self._options(k, kwargs)))
 
     async def _aget_relevant_documents(
         self,
@@ -118,5 +180,6 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         k: int | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        results = await self.memory.arecall_with(query, self._options(k, kwargs))
-        return [result_to_document(result) for result in results]
+        options = self._options(k, kwargs)
+        report = await run_in_executor(None, self.memory.recall_report, query, options)
+        return report_to_documents(report)

@@ -9,7 +9,13 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 
-from langchain_episodic import EpisodicMemory, EpisodicRetriever, EpisodicValueError, ReplayWeights
+from langchain_episodic import (
+    EpisodicMemory,
+    EpisodicRetriever,
+    EpisodicValueError,
+    RecallOptions,
+    ReplayWeights,
+)
 from tests.helpers.episodes import corpus
 from tests.helpers.models import RecordingChatModel
 from tests.unit_tests.factories import make_episode
@@ -52,6 +58,89 @@ def test_invoke_kwargs_override_constructor(memory: EpisodicMemory) -> None:
     assert {d.metadata["category"] for d in debugging} == {"debugging"}
     failures = memory.as_retriever(k=5, outcome=["failure"]).invoke("login")
     assert {d.metadata["outcome"] for d in failures} == {"failure"}
+
+
+ARTICLE_KEYS = {
+    "episode_id",
+    "similarity",
+    "priority",
+    "outcome",
+    "reward",
+    "strategy_used",
+    "timestamp",
+    "category",
+    "complexity",
+    "task",
+    "iterations",
+    "tests_passed",
+    "tests_total",
+    "pass_rate",
+}
+WHY_KEYS = {"relevant", "ranking", "relevance_threshold", "why", "nearest_rejected"}
+
+
+def test_metadata_says_why_each_was_recalled_and_why_the_nearest_was_not(
+    memory: EpisodicMemory,
+) -> None:
+    query = "Fix the login session bug"
+    docs = memory.as_retriever(k=3).invoke(query)
+    report = memory.recall_report(query, RecallOptions(top_k=3))
+    nearest = report.nearest_rejected
+    assert nearest is not None  # a real candidate turned away
+    assert report.threshold is not None
+    assert [d.metadata["episode_id"] for d in docs] == [
+        r.episode.episode_id for r in report.results
+    ]
+    assert nearest.episode_id not in {d.metadata["episode_id"] for d in docs}
+    for doc, result in zip(docs, report.results, strict=True):
+        assert set(doc.metadata) == ARTICLE_KEYS | WHY_KEYS
+        assert doc.metadata["relevant"] is True
+        assert doc.metadata["ranking"] == "relevance"
+        assert doc.metadata["relevance_threshold"] == report.threshold
+        assert result.similarity >= report.threshold
+        assert doc.metadata["why"].startswith(
+            f"similarity {result.similarity:.2f} >= threshold {report.threshold:.2f}"
+        )
+        assert doc.metadata["nearest_rejected"] == {
+            "episode_id": nearest.episode_id,
+            "similarity": nearest.similarity,
+            "reason": nearest.reason,
+        }
+    assert nearest.similarity < report.threshold
+    assert nearest.reason.startswith(f"similarity {nearest.similarity:.2f} is ")
+
+
+def test_nearest_rejected_is_none_when_every_candidate_is_relevant(
+    memory: EpisodicMemory,
+) -> None:
+    docs = memory.as_retriever(k=1, fetch_k=1).invoke("Fix the login session bug")
+    assert len(docs) == 1
+    assert docs[0].metadata["relevant"] is True
+    assert docs[0].metadata["nearest_rejected"] is None
+
+
+def test_article_ranking_returns_k_and_flags_the_irrelevant(memory: EpisodicMemory) -> None:
+    query = "Fix the login session bug"
+    docs = memory.as_retriever(k=3, ranking="article").invoke(query)
+    expected = memory.recall(query, top_k=3, ranking="article")
+    assert len(docs) == 3
+    assert [d.metadata["episode_id"] for d in docs] == [r.episode.episode_id for r in expected]
+    assert [d.metadata["priority"] for d in docs] == [r.priority for r in expected]
+    assert [d.metadata["relevant"] for d in docs] == [r.relevant for r in expected]
+    assert not all(r.relevant for r in expected)  # the article ranks the irrelevant too
+    for doc in docs:
+        assert set(doc.metadata) == ARTICLE_KEYS | WHY_KEYS
+        assert doc.metadata["ranking"] == "article"
+        assert doc.metadata["nearest_rejected"] is None  # the article rejects nothing
+        assert ("not relevant" in doc.metadata["why"]) is not doc.metadata["relevant"]
+        assert (
+            "article priority" in doc.metadata["why"]
+            or "article's ranking" in (doc.metadata["why"])
+        )
+    # per call, too
+    assert [d.metadata for d in memory.as_retriever(k=3).invoke(query, ranking="article")] == [
+        d.metadata for d in docs
+    ]
 
 
 def test_weights_and_half_life_are_used(memory: EpisodicMemory) -> None:
