@@ -45,6 +45,7 @@ import numpy as np
 from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskDescription
 from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.relevance import DEFAULT_RANKING, Ranking
 from langchain_episodic.replay import build_replay_context
 from langchain_episodic.scoring import PrioritizedResult, ReplayWeights
 from langchain_episodic.skills import SkillProfile
@@ -201,6 +202,7 @@ def _thompson_choice(
     weights: ReplayWeights | None,
     rng: np.random.Generator | None,
     evidence_k: int,
+    ranking: Ranking,
 ) -> StrategyChoice:
     check_int("evidence_k", evidence_k, 1)
     # fetch_k = top_k: the evidence is the evidence_k most similar episodes. Re-ranking a
@@ -212,6 +214,7 @@ def _thompson_choice(
         current_time=current_time,
         weights=weights,
         fetch_k=evidence_k,
+        ranking=ranking,
     )
     evidence = strategy_evidence(result.episode for result in results)
     generator = rng if rng is not None else np.random.default_rng()
@@ -230,6 +233,7 @@ def choose_strategy(
     exploration: Exploration | None = None,
     rng: np.random.Generator | None = None,
     evidence_k: int = DEFAULT_EVIDENCE_K,
+    ranking: Ranking = DEFAULT_RANKING,
 ) -> StrategyChoice:
     """Like :func:`select_strategy`, but also says which level decided.
 
@@ -247,6 +251,7 @@ def choose_strategy(
             most similar episodes (see :func:`select_strategy_thompson`).
         rng: Randomness for exploration; a fresh unseeded generator when ``None``.
         evidence_k: Episodes recalled as evidence for exploration.
+        ranking: The recall's ranking: ``"relevance"`` (default) or ``"article"``.
 
     Raises:
         EpisodicValueError: ``exploration`` is not ``None`` or ``"thompson"``.
@@ -257,9 +262,13 @@ def choose_strategy(
         if exploration != "thompson":
             msg = f"exploration={exploration!r} is invalid: must be None or 'thompson'"
             raise EpisodicValueError(msg)
-        return _thompson_choice(task, memory, current_time, weights, rng, evidence_k)
+        return _thompson_choice(task, memory, current_time, weights, rng, evidence_k, ranking)
     results = memory.recall(
-        task.description, top_k=HIERARCHY_EVIDENCE_K, current_time=current_time, weights=weights
+        task.description,
+        top_k=HIERARCHY_EVIDENCE_K,
+        current_time=current_time,
+        weights=weights,
+        ranking=ranking,
     )
     return strategy_from_results(
         task,

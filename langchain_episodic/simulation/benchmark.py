@@ -16,6 +16,7 @@ from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.episode import Episode, Feedback, OutcomeStatus
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.relevance import Ranking
 from langchain_episodic.scoring import ReplayWeights
 from langchain_episodic.simulation.environment import (
     _EXPLORE_SALT,
@@ -45,6 +46,7 @@ VARIANTS: tuple[str, ...] = (
     "no_memory",
     "similarity_only",
     "prioritized",
+    "prioritized_article",
     "prioritized_explore",
     "phase_early",
     "phase_late",
@@ -55,8 +57,9 @@ VARIANTS: tuple[str, ...] = (
 VARIANT_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
     {
         "no_memory": "complexity fallback only (select_strategy with an empty memory)",
-        "similarity_only": "article hierarchy, recall ranked by similarity alone",
-        "prioritized": "article hierarchy, prioritized replay (select_strategy, the default)",
+        "similarity_only": "article hierarchy, recall ranked by similarity alone (article ranking)",
+        "prioritized": "article hierarchy, relevance-first recall (select_strategy, the default)",
+        "prioritized_article": "article hierarchy, the article's prioritized replay ranking",
         "prioritized_explore": "Thompson sampling over the 20 most similar episodes",
         "phase_early": "article hierarchy, early-phase weights (0.6/0.1/0.2/0.1)",
         "phase_late": "article hierarchy, late-phase weights (0.3/0.4/0.2/0.1)",
@@ -87,27 +90,32 @@ def _make_policy(variant: str, seed: int, evidence_k: int) -> Policy:
             ).strategy
 
         return explore
-    fixed: dict[str, ReplayWeights | None] = {
-        "similarity_only": _SIMILARITY_ONLY,
-        "prioritized": None,
-        "phase_early": ReplayWeights.for_phase("early"),
-        "phase_late": ReplayWeights.for_phase("late"),
+    fixed: dict[str, tuple[ReplayWeights | None, Ranking]] = {
+        "similarity_only": (_SIMILARITY_ONLY, "article"),
+        "prioritized": (None, "relevance"),
+        "prioritized_article": (None, "article"),
+        "phase_early": (ReplayWeights.for_phase("early"), "article"),
+        "phase_late": (ReplayWeights.for_phase("late"), "article"),
     }
     if variant == "phase_auto":
 
         def auto(simulated: SimulatedTask, memory: EpisodicMemory, now: float, n: int) -> str:
             weights = ReplayWeights.for_experience(n)
-            return choose_strategy(simulated.task, memory, now, weights=weights).strategy
+            choice = choose_strategy(
+                simulated.task, memory, now, weights=weights, ranking="article"
+            )
+            return choice.strategy
 
         return auto
     if variant not in fixed:
         allowed = ", ".join(repr(name) for name in VARIANTS)
         msg = f"variant={variant!r} is invalid: must be one of {allowed}"
         raise EpisodicValueError(msg)
-    weights = fixed[variant]
+    weights, ranking = fixed[variant]
 
     def hierarchy(simulated: SimulatedTask, memory: EpisodicMemory, now: float, _n: int) -> str:
-        return choose_strategy(simulated.task, memory, now, weights=weights).strategy
+        choice = choose_strategy(simulated.task, memory, now, weights=weights, ranking=ranking)
+        return choice.strategy
 
     return hierarchy
 

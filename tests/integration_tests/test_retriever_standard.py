@@ -10,7 +10,7 @@ from langchain_episodic import EpisodicMemory, EpisodicRetriever
 from tests.helpers.episodes import corpus
 
 _MEMORY = EpisodicMemory(clock=lambda: 86_400.0)
-_MEMORY.record_many(corpus(12))
+_MEMORY.record_many(corpus(36))  # three near-copies of the query task: k=3 relevant
 
 
 class TestEpisodicRetrieverStandard(RetrieversIntegrationTests):

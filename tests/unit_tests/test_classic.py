@@ -166,12 +166,18 @@ def test_load_replays_the_relevant_past_episode(memory: EpisodicMemory) -> None:
 
 
 def test_load_replays_top_k_episodes_best_first(memory: EpisodicMemory) -> None:
-    text = EpisodicChainMemory(memory=memory, top_k=3).load_memory_variables(
-        {"input": "Implement a login form"}
-    )["experience"]
-    assert "Relevant experiences (3):" in text
+    query = {"input": "Implement a login form"}
+    # The article's ranking replays the top 3 whatever their relevance, best first...
+    article = EpisodicChainMemory(memory=memory, top_k=3, ranking="article")
+    text = article.load_memory_variables(query)["experience"]
     assert text.index("email validation") < text.index("CSV parser")
     assert text.index("email validation") < text.index("payment webhook")
+    # ...the default only the episodes about the task.
+    relevant = EpisodicChainMemory(memory=memory, top_k=3).load_memory_variables(query)
+    expected = memory.recall("Implement a login form", top_k=3)
+    assert f"Relevant experiences ({len(expected)}):" in relevant["experience"]
+    assert "email validation" in relevant["experience"]
+    assert "CSV parser" not in relevant["experience"]
 
 
 def test_load_on_an_empty_memory_says_there_is_no_experience() -> None:
@@ -181,13 +187,14 @@ def test_load_on_an_empty_memory_says_there_is_no_experience() -> None:
 
 def test_recall_options_reach_recall(memory: EpisodicMemory) -> None:
     query = {"input": "Implement a login form"}
-    debugging = EpisodicChainMemory(memory=memory, category="debugging")
+    debugging = EpisodicChainMemory(memory=memory, category="debugging", ranking="article")
     text = debugging.load_memory_variables(query)["experience"]
-    assert "Relevant experiences (1):" in text
+    # The only debugging episode is about a payment webhook: replayed, but not as relevant.
+    assert "Recalled but not relevant (1):" in text
     assert "payment webhook" in text
     assert "email validation" not in text
 
-    failures = EpisodicChainMemory(memory=memory, outcome=OutcomeStatus.FAILURE)
+    failures = EpisodicChainMemory(memory=memory, outcome=OutcomeStatus.FAILURE, ranking="article")
     assert "Past task: Debug the crash" in failures.load_memory_variables(query)["experience"]
 
     floor = EpisodicChainMemory(memory=memory, min_similarity=0.99)
@@ -278,7 +285,7 @@ def test_the_memory_key_and_stop_are_not_task_inputs(memory: EpisodicMemory) -> 
 
 
 def test_explicit_input_key_picks_the_task(memory: EpisodicMemory) -> None:
-    chain_memory = EpisodicChainMemory(memory=memory, input_key="task")
+    chain_memory = EpisodicChainMemory(memory=memory, input_key="task", ranking="article")
     inputs = {"input": "ignored text", "task": "Write tests for the CSV parser"}
     text = chain_memory.load_memory_variables(inputs)["experience"]
     assert text.startswith("Task: Write tests for the CSV parser\n")

@@ -189,9 +189,10 @@ def test_an_id_stored_since_the_memorys_check_keeps_its_first_record() -> None:
     assert store.get("default", ["r-1"]) == {"r-1": episodes[1]}  # never overwritten
     assert [e.episode_id for e in store.iter_episodes("default")] == ["r-0", "r-1", "r-2", "r-4"]
     assert len(store.search_hits("default", vectors[1], 10)) == 4  # one row per id
-    # Telling the conflict is the memory's job.
+    # Telling the conflict is the memory's job (its check comes before any embedding;
+    # read-only because the 4-d vectors above are not the default embedder's).
     with pytest.raises(EpisodeConflictError, match="r-1"):
-        EpisodicMemory(store=store).record(changed)
+        EpisodicMemory(store=store, on_embedding_mismatch="read-only").record(changed)
 
 
 def test_vectors_of_another_length_or_a_bad_k_are_refused() -> None:

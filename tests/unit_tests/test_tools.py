@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from langchain_episodic import EpisodicMemory, create_recall_tool
+from langchain_episodic import EpisodicMemory, RecallOptions, create_recall_tool
 from langchain_episodic.replay import DEFAULT_MAX_TOKENS, approximate_token_count
 from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode
@@ -27,8 +27,9 @@ def test_tool_schema_names_its_arguments(memory: EpisodicMemory) -> None:
 
 
 def test_tool_returns_rendered_episodes_in_recall_order(memory: EpisodicMemory) -> None:
-    text = create_recall_tool(memory).invoke({"query": "Fix the login session bug", "k": 2})
-    expected = memory.recall("Fix the login session bug", top_k=2)
+    tool = create_recall_tool(memory, options=RecallOptions(ranking="article"))
+    text = tool.invoke({"query": "Fix the login session bug", "k": 2})
+    expected = memory.recall("Fix the login session bug", top_k=2, ranking="article")
     assert text.count("<experience index=") == 2
     first = text.index(expected[0].episode.task.description)
     second = text.index(expected[1].episode.task.description)
