@@ -27,7 +27,7 @@ from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.episode import EpisodeSource
 from langchain_episodic.errors import EmbeddingMismatchError
 from langchain_episodic.skills import compute_skill_profiles
-from tests.helpers.episodes import DAY, QUERIES, article_recall, corpus
+from tests.helpers.episodes import DAY, QUERIES, article_recall, corpus, relevance_recall
 from tests.helpers.stores import EMBEDDINGS, StoreHarness
 from tests.unit_tests.factories import make_episode
 
@@ -38,14 +38,24 @@ def memory_on(harness: StoreHarness, **kwargs: object) -> EpisodicMemory:
     return EpisodicMemory(store=harness.open(), clock=lambda: NOW, **kwargs)  # type: ignore[arg-type]
 
 
-def assert_recall_is_the_reference(memory: EpisodicMemory, episodes: list, top_k: int) -> None:
+def assert_recall_is_the_reference(
+    memory: EpisodicMemory, episodes: list, top_k: int, **options: object
+) -> None:
+    """Both rankings equal their rule written out by brute force over ``episodes``."""
     for query in QUERIES:
-        got = memory.recall(query, top_k=top_k, current_time=NOW)
-        expected = article_recall(episodes, memory.embeddings, query, top_k, NOW)
-        assert [r.episode.episode_id for r in got] == [e[0] for e in expected], query
-        for result, (_, priority) in zip(got, expected, strict=True):
-            assert math.isclose(result.priority, priority, abs_tol=1e-5)
-        assert all(r.episode in episodes for r in got)
+        for ranking, reference in (("article", article_recall), ("relevance", relevance_recall)):
+            got = memory.recall(
+                query,
+                top_k=top_k,
+                current_time=NOW,
+                ranking=ranking,
+                **options,  # type: ignore[arg-type]
+            )
+            expected = reference(episodes, memory.embeddings, query, top_k, NOW)
+            assert [r.episode.episode_id for r in got] == [e[0] for e in expected], (query, ranking)
+            for result, (_, priority) in zip(got, expected, strict=True):
+                assert math.isclose(result.priority, priority, abs_tol=1e-5)
+            assert all(r.episode in episodes for r in got)
 
 
 @pytest.mark.parametrize("top_k", [1, 3])
@@ -152,11 +162,14 @@ def test_namespaces_never_meet(harness: StoreHarness) -> None:
     same_id = make_episode(episode_id="ep-0", description="Plot the monthly sales chart")
     theirs.record(same_id)
     assert (len(ours), len(theirs)) == (5, 1)
-    assert [h.episode.episode_id for h in theirs.recall("Implement a login form", top_k=3)] == [
-        "ep-0"
-    ]
-    assert theirs.recall("Implement a login form", top_k=3)[0].episode == same_id
-    assert all(h.episode != same_id for h in ours.recall("monthly sales chart", top_k=5))
+    # The article's ranking returns the nearest episodes however unrelated: only the
+    # namespace's own can come back. The default returns nothing unrelated at all.
+    [hit] = theirs.recall("Implement a login form", top_k=3, ranking="article")
+    assert hit.episode == same_id
+    assert theirs.recall("Implement a login form", top_k=3) == ()
+    chart = ours.recall("monthly sales chart", top_k=5, ranking="article")
+    assert len(chart) == 5
+    assert all(h.episode != same_id for h in chart)
     assert list(theirs.episodes()) == [same_id]
     assert theirs.short_term == (same_id,)
     assert store.get("ours", ["ep-0"])["ep-0"] != same_id
@@ -195,10 +208,7 @@ def test_filters_restrict_candidates_exactly(harness: StoreHarness) -> None:
         for e in episodes
         if e.task.category is TaskCategory.DEBUGGING and e.outcome is not OutcomeStatus.FAILURE
     ]
-    for query in QUERIES:
-        got = memory.recall(query, top_k=2, current_time=NOW, filters=only)
-        expected = article_recall(kept, memory.embeddings, query, 2, NOW)
-        assert [r.episode.episode_id for r in got] == [e[0] for e in expected]
+    assert_recall_is_the_reference(memory, kept, 2, filters=only)
 
 
 def test_quarantine_hides_from_recall_is_logged_and_persists(harness: StoreHarness) -> None:
@@ -206,7 +216,7 @@ def test_quarantine_hides_from_recall_is_logged_and_persists(harness: StoreHarne
     memory = memory_on(harness)
     memory.record_many(episodes)
     query = QUERIES[1]
-    first = memory.recall(query, top_k=3, current_time=NOW)[0].episode.episode_id
+    first = memory.recall(query, top_k=3, current_time=NOW, ranking="article")[0].episode.episode_id
     assert memory.quarantine([first, "ep-35"], "poisoned tool output", by="ops") == 2
     assert memory.quarantine(first, "again") == 0
     remaining = [e for e in episodes if e.episode_id not in {first, "ep-35"}]
