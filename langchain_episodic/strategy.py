@@ -46,7 +46,6 @@ from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskDescription
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.relevance import DEFAULT_RANKING, Ranking
-from langchain_episodic.replay import build_replay_context
 from langchain_episodic.scoring import PrioritizedResult, ReplayWeights
 from langchain_episodic.skills import SkillProfile
 
@@ -308,9 +307,12 @@ def strategy_from_results(
         >>> strategy_from_results(TaskDescription("Rename a variable", complexity=0.1), (), ())
         StrategyChoice(strategy='exploratory', reason='complexity')
     """
-    context = build_replay_context(results)
-    if context.success_rate > proven_threshold:
-        for episode in context.episodes:
+    # The article's level 1 reads every recalled episode: with the default ranking
+    # they are all relevant; with ranking="article" this keeps its rule exact.
+    episodes = [result.episode for result in results]
+    successes = sum(episode.outcome is OutcomeStatus.SUCCESS for episode in episodes)
+    if episodes and successes / len(episodes) > proven_threshold:
+        for episode in episodes:
             if episode.outcome is OutcomeStatus.SUCCESS and episode.strategy_used in STRATEGY_POOL:
                 return StrategyChoice(episode.strategy_used, "experience")
     for profile in profiles:

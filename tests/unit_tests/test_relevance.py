@@ -226,3 +226,32 @@ def test_the_floor_suits_the_embedder() -> None:
 def test_bad_ranking_options_are_named(kwargs: dict[str, object], error: type, named: str) -> None:
     with pytest.raises(error, match=named):
         RecallOptions(**kwargs)  # type: ignore[arg-type]
+
+
+def test_the_articles_strategy_hierarchy_counts_every_recalled_episode() -> None:
+    # Level 1 of the article: more than 60% of the 5 recalled succeeded -> reuse the
+    # best-ranked success's strategy, relevant or not (the article has no such test).
+    from langchain_episodic import TaskDescription, choose_strategy  # noqa: PLC0415
+
+    memory = table_memory({"close": 0.9, "far a": 0.05, "far b": 0.04, "far c": 0.03})
+    memory.record_many(
+        [
+            make_episode(
+                episode_id="close", description="close", outcome="failure", strategy="defensive"
+            ),
+            *[
+                make_episode(
+                    episode_id=f"far-{i}",
+                    description=text,
+                    outcome="success",
+                    strategy="example_driven",
+                )
+                for i, text in enumerate(["far a", "far b", "far c"])
+            ],
+        ]
+    )
+    task = TaskDescription("query", complexity=0.5)
+    article = choose_strategy(task, memory, ranking="article")
+    assert (article.strategy, article.reason) == ("example_driven", "experience")
+    # The default sees only the relevant failure: no proven experience to reuse.
+    assert choose_strategy(task, memory).reason != "experience"
