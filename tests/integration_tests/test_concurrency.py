@@ -26,7 +26,7 @@ from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.errors import StoreLockedError
 from langchain_episodic.skills import compute_skill_profiles
 from langchain_episodic.stores._path_lock import LOCK_FILE_NAME
-from tests.helpers.episodes import article_recall, diverse_corpus
+from tests.helpers.episodes import article_recall, diverse_corpus, relevance_recall
 from tests.unit_tests.factories import assert_same_profiles
 
 REPO = Path(__file__).resolve().parents[2]
@@ -273,12 +273,16 @@ def test_concurrent_writers_through_a_server_lose_and_duplicate_nothing(
     now = float(total)
     queries = [episodes[i].task.description for i in (0, 97, 250, total - 1)]
     queries += [" ".join(words) for words in zip(*(q.split() for q in queries[:3]), strict=False)]
+    # The subject is the index: a missing or duplicated record changes the candidates.
+    # The article's ranking returns every top candidate, so it sees any such change;
+    # the default is checked against its own brute-force reference as well.
     for query in queries:
-        got = memory.recall(query, top_k=3, current_time=now)
-        expected = article_recall(episodes, memory.embeddings, query, 3, now)
-        assert [r.episode.episode_id for r in got] == [episode_id for episode_id, _ in expected]
-        for result, (_, priority) in zip(got, expected, strict=True):
-            assert math.isclose(result.priority, priority, abs_tol=1e-6)
+        for ranking, reference in (("article", article_recall), ("relevance", relevance_recall)):
+            got = memory.recall(query, top_k=3, current_time=now, ranking=ranking)
+            expected = reference(episodes, memory.embeddings, query, 3, now)
+            assert [r.episode.episode_id for r in got] == [episode_id for episode_id, _ in expected]
+            for result, (_, priority) in zip(got, expected, strict=True):
+                assert math.isclose(result.priority, priority, abs_tol=1e-6)
 
 
 def test_lock_file_holds_only_the_pid(tmp_path: Path) -> None:
@@ -298,7 +302,9 @@ def test_reopening_in_process_searches_what_another_process_wrote(
     with ChromaEpisodeStore(path=path) as store:
         memory = EpisodicMemory(store=store)
         assert len(memory) == 8
-        assert len(memory.recall("Implement a login form", top_k=8)) == 8
+        # The subject is what the search sees, not ranking: the article's ranking returns
+        # every candidate, so all eight must be found (the default keeps only relevant ones).
+        assert len(memory.recall("Implement a login form", top_k=8, ranking="article")) == 8
 
 
 def test_the_cli_reports_a_locked_store_in_one_line(

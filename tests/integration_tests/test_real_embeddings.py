@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -83,26 +83,38 @@ def past_episodes() -> list[Any]:
 Ranks = dict[str, tuple[int, float]]
 
 
-def ranks(embeddings: Embeddings) -> Ranks:
+class Recalls(NamedTuple):
+    """What one embedder makes of the paraphrases."""
+
+    ranks: Ranks
     """For each paraphrase: (rank of the right episode, its similarity), similarity only."""
-    memory = EpisodicMemory(embeddings=embeddings)
+    default: dict[str, list[str]]
+    """For each paraphrase: the ids the default (relevance-first) recall returns."""
+
+
+def recalls(embeddings: Embeddings) -> Recalls:
+    memory = EpisodicMemory(embeddings=embeddings)  # its own in-process collection
     memory.record_many(past_episodes())
     found = {}
+    default = {}
     for query, key in PARAPHRASES.items():
-        results = memory.recall(query, len(PAST_TASKS), NOW, SIMILARITY_ONLY)
+        # Similarity alone over every episode: the article's ranking with only the
+        # similarity weight returns all of them (the default drops the irrelevant ones).
+        results = memory.recall(query, len(PAST_TASKS), NOW, SIMILARITY_ONLY, ranking="article")
         ids = [result.episode.episode_id for result in results]
         found[query] = (ids.index(key) + 1, results[ids.index(key)].similarity)
-    return found
+        default[query] = [hit.episode.episode_id for hit in memory.recall(query, 3, NOW)]
+    return Recalls(found, default)
 
 
 @pytest.fixture(scope="module")
-def semantic(minilm: Embeddings) -> Ranks:
-    return ranks(minilm)
+def semantic(minilm: Embeddings) -> Recalls:
+    return recalls(minilm)
 
 
 @pytest.fixture(scope="module")
-def lexical() -> Ranks:
-    return ranks(HashingEmbeddings())
+def lexical() -> Recalls:
+    return recalls(HashingEmbeddings())
 
 
 # ------------------------------------------------------------------ the vectors
@@ -179,31 +191,42 @@ def test_missing_dependency_says_what_to_install(
 
 
 def test_paraphrase_of_login_crash_is_recalled_first_by_minilm_not_by_hashing(
-    semantic: Ranks, lexical: Ranks
+    semantic: Recalls, lexical: Recalls
 ) -> None:
     query = "Login handler throws on blank credentials"
-    semantic_rank, semantic_similarity = semantic[query]
-    lexical_rank, lexical_similarity = lexical[query]
+    semantic_rank, semantic_similarity = semantic.ranks[query]
+    lexical_rank, lexical_similarity = lexical.ranks[query]
 
     assert semantic_rank == 1
     assert semantic_similarity > 0.5
     # Hashing sees only the shared words "handler", "throws", "blank" of the trap.
     assert lexical_rank > semantic_rank
     assert semantic_similarity - lexical_similarity > 0.3
+    # The default recall: MiniLM puts the paraphrased episode first, hashing does not.
+    assert semantic.default[query][:1] == ["login"]
+    assert lexical.default[query][:1] != ["login"]
 
 
 def test_minilm_recalls_paraphrases_far_better_than_hashing(
-    semantic: Ranks, lexical: Ranks
+    semantic: Recalls, lexical: Recalls
 ) -> None:
-    semantic_hits = sum(rank == 1 for rank, _ in semantic.values())
-    lexical_hits = sum(rank == 1 for rank, _ in lexical.values())
+    semantic_hits = sum(rank == 1 for rank, _ in semantic.ranks.values())
+    lexical_hits = sum(rank == 1 for rank, _ in lexical.ranks.values())
 
     assert semantic_hits >= len(PARAPHRASES) - 1
     assert lexical_hits <= len(PARAPHRASES) // 2
-    assert all(rank <= 2 for rank, _ in semantic.values())
-    mean_semantic = np.mean([similarity for _, similarity in semantic.values()])
-    mean_lexical = np.mean([similarity for _, similarity in lexical.values()])
+    assert all(rank <= 2 for rank, _ in semantic.ranks.values())
+    mean_semantic = np.mean([similarity for _, similarity in semantic.ranks.values()])
+    mean_lexical = np.mean([similarity for _, similarity in lexical.ranks.values()])
     assert mean_semantic > mean_lexical + 0.2
+
+    # The default recall finds the paraphrased episode first with MiniLM, as often as
+    # similarity alone does; with hashing it rarely does (or finds nothing relevant).
+    def default_hits(found: Recalls) -> int:
+        return sum(found.default[query][:1] == [key] for query, key in PARAPHRASES.items())
+
+    assert default_hits(semantic) >= len(PARAPHRASES) - 1
+    assert default_hits(lexical) <= len(PARAPHRASES) // 2
 
 
 # ------------------------------------------------------------------ end to end
@@ -217,18 +240,27 @@ def test_memory_records_and_recalls_with_minilm_on_disk_chroma(
     assert memory.record_many(past_episodes()) == len(PAST_TASKS)
     assert memory.record_many(past_episodes()) == 0  # immutable: a re-record is a no-op
 
-    hits = memory.recall("Sign-in blows up if the passphrase field is left blank", 3, NOW)
+    query = "Sign-in blows up if the passphrase field is left blank"
+    # The default: the paraphrased episode first, and only relevant ones (MiniLM's floor
+    # is 0.3: the lexical trap "Config handler throws ..." at about 0.24 stays out).
+    hits = memory.recall(query, 3, NOW)
     assert hits[0].episode.episode_id == "login"
     assert hits[0].similarity > 0.4
-    assert len(hits) == 3
+    assert all(h.relevant and h.similarity >= hits[0].similarity - 0.15 for h in hits)
+    assert "trap-handler" not in [h.episode.episode_id for h in hits]
+    # The article's ranking returns every top candidate, paraphrase first.
+    article = memory.recall(query, 3, NOW, ranking="article")
+    assert article[0].episode.episode_id == "login"
+    assert len(article) == 3
 
     reopened = EpisodicMemory(store=ChromaEpisodeStore(path=path), embeddings=minilm)
     assert len(reopened) == len(PAST_TASKS)
-    again = reopened.recall("Sign-in blows up if the passphrase field is left blank", 3, NOW)
-    assert [h.episode.episode_id for h in again] == [h.episode.episode_id for h in hits]
-    np.testing.assert_allclose(
-        [h.similarity for h in again], [h.similarity for h in hits], atol=1e-5
-    )
+    for ranking, before in (("relevance", hits), ("article", article)):
+        again = reopened.recall(query, 3, NOW, ranking=ranking)
+        assert [h.episode.episode_id for h in again] == [h.episode.episode_id for h in before]
+        np.testing.assert_allclose(
+            [h.similarity for h in again], [h.similarity for h in before], atol=1e-5
+        )
 
 
 async def test_async_recall_and_retriever_with_minilm(minilm: Embeddings) -> None:
