@@ -229,7 +229,10 @@ def test_weighted_variants_are_choose_strategy_with_their_weights(
     replay = _memory()
     for number, episode in enumerate(episodes):
         weights = weights_at(number)
-        choice = choose_strategy(episode.task, replay, episode.timestamp, weights=weights)
+        # These variants measure the article's weights: they rank as the article does.
+        choice = choose_strategy(
+            episode.task, replay, episode.timestamp, weights=weights, ranking="article"
+        )
         assert episode.strategy_used == choice.strategy
         replay.record(episode)
 
