@@ -150,7 +150,7 @@ def main() -> None:
     replay = build_replay(
         memory, task, top_k=3, current_time=NOW, max_tokens=600, include_strategy=True
     )
-    print("\n=== Recalled (priority = similarity, recency, reward, outcome) ===")
+    print("\n=== Recalled (relevant only; priority = similarity scaled by value) ===")
     for hit in replay.results:
         print(
             f"{hit.priority:.3f}  similarity={hit.similarity:.2f}  {hit.episode.task.description}"
