@@ -50,8 +50,7 @@ def test_recall_still_returns_fetch_k_candidates_around_quarantined_ones(
 ) -> None:
     query = "Fix the login bug where sessions expire too early"
     before = [
-        h.episode.episode_id
-        for h in memory.recall(query, top_k=4, fetch_k=4, ranking="article")
+        h.episode.episode_id for h in memory.recall(query, top_k=4, fetch_k=4, ranking="article")
     ]
     memory.quarantine(before[:2], "bad run")
     after = memory.recall(query, top_k=4, fetch_k=4, ranking="article")
