@@ -17,7 +17,7 @@ from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.relevance import RELEVANCE_FLOOR, rank_by_relevance, rejection_reason
 from langchain_episodic.scoring import PrioritizedResult, Rankable, rank_by_priority
 
-__all__ = ["Ranked", "RecallReport", "Rejected", "rank_candidates"]
+__all__ = ["Ranked", "RecallReport", "Rejected", "rank_candidates", "why_recalled"]
 
 _C = TypeVar("_C", bound=Rankable)
 
@@ -117,3 +117,33 @@ def rank_candidates(
         for priority, c in scored
     ]
     return Ranked(article, [], threshold)
+
+
+def why_recalled(result: PrioritizedResult, report: RecallReport) -> str:
+    """Why ``report`` returned ``result``, in one short sentence.
+
+    The relevance ranking returns only candidates that reached the threshold; the
+    article's ranking has no relevance test, so it may return one below it, and says so.
+
+    Example:
+        >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
+        >>> ep = Episode("e1", TaskDescription("Fix the login form"), "...",
+        ...              Feedback(reward=1.0), OutcomeStatus.SUCCESS, timestamp=0.0)
+        >>> report = RecallReport((PrioritizedResult(ep, 0.62, 0.58),), (), 0.47, "relevance")
+        >>> why_recalled(report.results[0], report)
+        'similarity 0.62 >= threshold 0.47; priority 0.58 (similarity scaled by value)'
+    """
+    similarity, priority, threshold = result.similarity, result.priority, report.threshold
+    passed = (
+        "relevant"
+        if threshold is None  # no candidates: never with a result
+        else f"similarity {similarity:.2f} >= threshold {threshold:.2f}"
+    )
+    if report.ranking == "relevance":
+        return f"{passed}; priority {priority:.2f} (similarity scaled by value)"
+    if threshold is None or result.relevant:
+        return f"{passed}; article priority {priority:.2f}"
+    return (
+        f"not relevant (similarity {similarity:.2f} < threshold {threshold:.2f}), kept by "
+        f"the article's ranking, which has no relevance test; priority {priority:.2f}"
+    )

@@ -30,9 +30,8 @@ from langchain_episodic.cli._shared import (
     parse_time,
 )
 from langchain_episodic.episode import OutcomeStatus, TaskCategory
-from langchain_episodic.integrations.retriever import why_recalled
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.ranking import RecallReport, Rejected
+from langchain_episodic.ranking import RecallReport, Rejected, why_recalled
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.relevance import (
     DEFAULT_RANKING,

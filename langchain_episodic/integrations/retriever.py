@@ -15,42 +15,12 @@ from pydantic import ConfigDict
 
 from langchain_episodic.integrations._fields import RecallOptionsFields
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.ranking import RecallReport
+from langchain_episodic.ranking import RecallReport, why_recalled
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.replay import render_episode
 from langchain_episodic.scoring import PrioritizedResult
 
-__all__ = ["EpisodicRetriever", "report_to_documents", "result_to_document", "why_recalled"]
-
-
-def why_recalled(result: PrioritizedResult, report: RecallReport) -> str:
-    """Why ``report`` returned ``result``, in one short sentence.
-
-    The relevance ranking returns only candidates that reached the threshold; the
-    article's ranking has no relevance test, so it may return one below it, and says so.
-
-    Example:
-        >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
-        >>> ep = Episode("e1", TaskDescription("Fix the login form"), "...",
-        ...              Feedback(reward=1.0), OutcomeStatus.SUCCESS, timestamp=0.0)
-        >>> report = RecallReport((PrioritizedResult(ep, 0.62, 0.58),), (), 0.47, "relevance")
-        >>> why_recalled(report.results[0], report)
-        'similarity 0.62 >= threshold 0.47; priority 0.58 (similarity scaled by value)'
-    """
-    similarity, priority, threshold = result.similarity, result.priority, report.threshold
-    passed = (
-        "relevant"
-        if threshold is None  # no candidates: never with a result
-        else f"similarity {similarity:.2f} >= threshold {threshold:.2f}"
-    )
-    if report.ranking == "relevance":
-        return f"{passed}; priority {priority:.2f} (similarity scaled by value)"
-    if threshold is None or result.relevant:
-        return f"{passed}; article priority {priority:.2f}"
-    return (
-        f"not relevant (similarity {similarity:.2f} < threshold {threshold:.2f}), kept by "
-        f"the article's ranking, which has no relevance test; priority {priority:.2f}"
-    )
+__all__ = ["EpisodicRetriever", "report_to_documents", "result_to_document"]
 
 
 def result_to_document(result: PrioritizedResult, report: RecallReport | None = None) -> Document:
