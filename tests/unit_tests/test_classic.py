@@ -11,9 +11,7 @@ from langchain_classic.base_memory import BaseMemory
 from langchain_classic.chains import LLMChain
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models.fake import FakeListLLM
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate, PromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from pydantic import Field, ValidationError
@@ -30,6 +28,7 @@ from langchain_episodic import (
 from langchain_episodic.integrations.classic import EpisodicChainMemory
 from langchain_episodic.pipeline import replay_prompt
 from langchain_episodic.replay import DEFAULT_MAX_TOKENS, NO_EXPERIENCE, approximate_token_count
+from tests.helpers.models import RecordingChatModel
 from tests.unit_tests.factories import make_episode
 
 NOW = 1_780_000_000.0
@@ -66,22 +65,6 @@ class RecordingLLM(FakeListLLM):
     ) -> str:
         self.prompts.append(prompt)
         return await super()._acall(prompt, stop, run_manager, **kwargs)
-
-
-class RecordingChatModel(GenericFakeChatModel):
-    """A fake chat model that keeps every list of messages it is given."""
-
-    received: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self.received.append(list(messages))
-        return super()._generate(messages, stop, run_manager, **kwargs)
 
 
 def new_memory() -> EpisodicMemory:
