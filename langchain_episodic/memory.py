@@ -34,7 +34,7 @@ from langchain_episodic.errors import (
 )
 from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.quarantine import QuarantineAction, QuarantineEvent, QuarantineLog
-from langchain_episodic.ranking import RecallReport, Rejected, rank_candidates
+from langchain_episodic.ranking import Neighbour, RecallReport, Rejected, rank_candidates
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.relevance import Ranking, relevance_floor_for
 from langchain_episodic.scoring import PrioritizedResult, ReplayWeights
@@ -71,6 +71,11 @@ def _task_text(hit: StoredHit) -> str:
     task = hit.data.get("task")
     description = task.get("description") if isinstance(task, dict) else None
     return description if isinstance(description, str) else ""
+
+
+def _strategy_of(hit: StoredHit) -> str:
+    strategy = hit.data.get("strategy_used")
+    return strategy if isinstance(strategy, str) else ""
 
 
 def _check_vectors(vectors: Sequence[Sequence[float]], names: Sequence[str]) -> NDArray[np.float32]:
@@ -473,8 +478,15 @@ class EpisodicMemory:
         """
         return self.recall_report(query, options).results
 
-    def recall_report(self, query: str | TaskDescription, options: RecallOptions) -> RecallReport:
+    def recall_report(
+        self, query: str | TaskDescription, options: RecallOptions, *, evidence_k: int = 0
+    ) -> RecallReport:
         """:meth:`recall_with`, explained: the results and the candidates turned away.
+
+        With ``evidence_k``, the same search also returns, as ``neighbours``, up to
+        ``evidence_k`` most similar episodes at or above the similarity floor: the
+        evidence strategy selection counts (the results are unchanged: they are
+        ranked from the ``fetch_k`` most similar, as without it).
 
         Example:
             .. code-block:: python
@@ -483,19 +495,33 @@ class EpisodicMemory:
                 for rejected in report.rejected:
                     print(rejected.episode_id, rejected.reason)
 
+        Args:
+            query: The new task, or its description.
+            options: The recall options.
+            evidence_k: Most similar episodes to return as ``neighbours`` (0: none).
+
         Raises:
             TypeError: ``options`` is not a :class:`RecallOptions`.
-            EpisodicValueError: ``query`` is empty, or the embedding is unusable.
+            EpisodicValueError: ``query`` is empty, ``evidence_k`` is negative, or
+                the embedding is unusable.
         """
         if not isinstance(options, RecallOptions):
             msg = f"options={options!r} is invalid: must be a RecallOptions"
             raise TypeError(msg)
+        check_int("evidence_k", evidence_k, 0)
         text = _query_text(query)
         now = self.now() if options.current_time is None else options.current_time
         vector = _check_vectors([self.embeddings.embed_query(text)], [f"query={text!r}"])[0]
-        hits = self._search_unquarantined(vector, options.fetch_count, options.filters)
+        fetch_k = options.fetch_count
+        hits = self._search_unquarantined(vector, max(fetch_k, evidence_k), options.filters)
+        floor = options.relevance_floor(self.relevance_floor)
+        neighbours = tuple(
+            Neighbour(hit.episode_id, hit.similarity, _strategy_of(hit), hit.outcome)
+            for hit in hits[:evidence_k]
+            if hit.similarity >= floor
+        )
         # Rank on the stored scalars, then parse only the winners' episodes.
-        ranked = rank_candidates(hits, now, options, self.relevance_floor)
+        ranked = rank_candidates(hits[:fetch_k], now, options, self.relevance_floor)
         results: list[PrioritizedResult] = []
         for priority, hit, relevant in ranked.ordered:
             if len(results) == options.top_k:
@@ -511,7 +537,7 @@ class EpisodicMemory:
             Rejected(hit.episode_id, _task_text(hit), hit.similarity, reason)
             for hit, reason in ranked.rejected
         )
-        return RecallReport(tuple(results), rejected, ranked.threshold, options.ranking)
+        return RecallReport(tuple(results), rejected, ranked.threshold, options.ranking, neighbours)
 
     def _search_unquarantined(
         self, vector: NDArray[np.float32], fetch_k: int, filters: EpisodeFilter | None

@@ -32,7 +32,7 @@ from langchain_episodic.replay import (
     format_replay_prompt,
 )
 from langchain_episodic.scoring import PrioritizedResult
-from langchain_episodic.strategy import StrategyChoice, strategy_from_results
+from langchain_episodic.strategy import DEFAULT_EVIDENCE_K, StrategyChoice, strategy_for_report
 
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
@@ -48,7 +48,7 @@ class Replay:
         task: The task recalled for.
         results: The recalled episodes, best-ranked first.
         prompt: The replay prompt (:func:`~langchain_episodic.replay.format_replay_prompt`).
-        strategy: The strategy chosen from ``results`` and the memory's skill
+        strategy: The strategy chosen from the same recall and the memory's skill
             profiles, or ``None`` when not asked for.
     """
 
@@ -80,6 +80,11 @@ def as_task(task: TaskDescription | str) -> TaskDescription:
     raise EpisodicValueError(msg)
 
 
+def _evidence_k(options: RecallOptions) -> int:
+    # The article's hierarchy reads the prompt's own results; the default counts more.
+    return DEFAULT_EVIDENCE_K if options.ranking == "relevance" else 0
+
+
 def build_replay(
     memory: EpisodicMemory,
     task: TaskDescription | str,
@@ -92,10 +97,11 @@ def build_replay(
 ) -> Replay:
     """Recall once for ``task`` and build the replay prompt (and strategy) from it.
 
-    The strategy, when asked for, is the article's hierarchy
-    (:func:`~langchain_episodic.strategy.strategy_from_results`) applied to the same
-    recalled episodes the prompt shows, so the caller's options (weights, filters,
-    time) apply to both.
+    The strategy, when asked for, comes from the same search, by the rule of the
+    options' ranking (:func:`~langchain_episodic.strategy.strategy_for_report`): by
+    default the evidence of the most similar relevant episodes, with
+    ``ranking="article"`` the article's hierarchy over the episodes the prompt
+    shows. The caller's options (filters, time, weights) apply to both.
 
     Args:
         memory: Where to recall from.
@@ -126,14 +132,19 @@ def build_replay(
     """
     task = as_task(task)
     options = RecallOptions.from_mapping(options, option_fields)
-    results = memory.recall_with(task, options)
+    report = memory.recall_report(
+        task, options, evidence_k=_evidence_k(options) if include_strategy else 0
+    )
     prompt = format_replay_prompt(
-        build_replay_context(results), task, max_tokens=max_tokens, token_counter=token_counter
+        build_replay_context(report.results),
+        task,
+        max_tokens=max_tokens,
+        token_counter=token_counter,
     )
     strategy = (
-        strategy_from_results(task, results, memory.skill_profiles()) if include_strategy else None
+        strategy_for_report(task, report, memory.skill_profiles()) if include_strategy else None
     )
-    return Replay(task=task, results=results, prompt=prompt, strategy=strategy)
+    return Replay(task=task, results=report.results, prompt=prompt, strategy=strategy)
 
 
 async def abuild_replay(

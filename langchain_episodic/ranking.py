@@ -13,11 +13,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from langchain_episodic.episode import OutcomeStatus
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.relevance import RELEVANCE_FLOOR, rank_by_relevance, rejection_reason
 from langchain_episodic.scoring import PrioritizedResult, Rankable, rank_by_priority
 
-__all__ = ["Ranked", "RecallReport", "Rejected", "rank_candidates", "why_recalled"]
+__all__ = [
+    "Neighbour",
+    "Ranked",
+    "RecallReport",
+    "Rejected",
+    "rank_candidates",
+    "why_recalled",
+]
 
 _C = TypeVar("_C", bound=Rankable)
 
@@ -40,6 +48,23 @@ class Rejected:
 
 
 @dataclass(frozen=True)
+class Neighbour:
+    """A relevant past episode counted as evidence for strategy selection.
+
+    Attributes:
+        episode_id: The episode's id.
+        similarity: Its cosine similarity to the query.
+        strategy_used: The strategy it used (``""`` when none was recorded).
+        outcome: How it ended.
+    """
+
+    episode_id: str
+    similarity: float
+    strategy_used: str
+    outcome: OutcomeStatus
+
+
+@dataclass(frozen=True)
 class RecallReport:
     """A recall with its explanation.
 
@@ -50,12 +75,16 @@ class RecallReport:
         threshold: The similarity a candidate needed to be relevant (``None`` when
             there were no candidates).
         ranking: The ranking that ordered the results.
+        neighbours: The most similar candidates at or above the similarity floor
+            (no margin), most similar first: the evidence strategy selection counts.
+            Empty unless the recall asked for it (``evidence_k``).
     """
 
     results: tuple[PrioritizedResult, ...]
     rejected: tuple[Rejected, ...]
     threshold: float | None
     ranking: str
+    neighbours: tuple[Neighbour, ...] = ()
 
     @property
     def nearest_rejected(self) -> Rejected | None:

@@ -58,7 +58,7 @@ VARIANT_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
     {
         "no_memory": "complexity fallback only (select_strategy with an empty memory)",
         "similarity_only": "article hierarchy, recall ranked by similarity alone (article ranking)",
-        "prioritized": "article hierarchy, relevance-first recall (select_strategy, the default)",
+        "prioritized": "the default: relevant evidence, else weakness, else complexity",
         "prioritized_article": "article hierarchy, the article's prioritized replay ranking",
         "prioritized_explore": "Thompson sampling over the 20 most similar episodes",
         "phase_early": "article hierarchy, early-phase weights (0.6/0.1/0.2/0.1)",

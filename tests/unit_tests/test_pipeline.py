@@ -27,7 +27,13 @@ from langchain_episodic import (
 from langchain_episodic.replay import build_replay_context, format_replay_prompt
 from langchain_episodic.stores import InMemoryEpisodeStore
 from langchain_episodic.stores.base import StoredHit
-from langchain_episodic.strategy import choose_strategy, strategy_from_results
+from langchain_episodic.strategy import (
+    DEFAULT_EVIDENCE_K,
+    StrategyChoice,
+    choose_strategy,
+    strategy_for_report,
+    strategy_from_results,
+)
 from tests.unit_tests.factories import make_episode
 
 NOW = 10 * 86_400.0
@@ -116,7 +122,13 @@ def test_the_replay_is_the_prompt_and_strategy_of_those_same_results(counted: An
     assert replay.prompt == format_replay_prompt(
         build_replay_context(replay.results), TASK, max_tokens=400
     )
-    assert replay.strategy == strategy_from_results(TASK, replay.results, memory.skill_profiles())
+    report = memory.recall_report(TASK, RecallOptions(top_k=4), evidence_k=DEFAULT_EVIDENCE_K)
+    assert replay.strategy == strategy_for_report(TASK, report, memory.skill_profiles())
+    # iterative 3/3 beats defensive 2/2 and exploratory 0/1 among the relevant neighbours.
+    assert replay.strategy == StrategyChoice("iterative", "evidence")
+    assert replay.strategy == choose_strategy(TASK, memory)
+    article = build_replay(memory, TASK, top_k=4, include_strategy=True, ranking="article")
+    assert article.strategy == strategy_from_results(TASK, article.results, memory.skill_profiles())
     # Without include_strategy the text is the prompt alone.
     plain = build_replay(memory, TASK, top_k=4, max_tokens=400)
     assert (plain.strategy, plain.text) == (None, replay.prompt)
@@ -124,17 +136,15 @@ def test_the_replay_is_the_prompt_and_strategy_of_those_same_results(counted: An
 
 def test_the_callers_filters_time_and_weights_reach_the_strategy(counted: Any) -> None:
     memory = counted[0]
-    # Only the failed episode passes the filter: level 1 has no success to reuse.
+    # Only the failed exploratory episode passes the filter: nothing beats the fallback.
     failures = build_replay(memory, TASK, include_strategy=True, outcome="failure")
     assert [r.episode.outcome.value for r in failures.results] == ["failure"]
-    assert failures.strategy is not None
-    assert failures.strategy.reason != "experience"
-    # Only the defensive successes pass: level 1 reuses their strategy.
+    assert failures.strategy == StrategyChoice("iterative", "complexity")
+    # Only the defensive successes pass: their record beats the untried fallback.
     defensive = build_replay(
         memory, TASK, include_strategy=True, filters=EpisodeFilter(strategy_used="defensive")
     )
-    assert defensive.strategy is not None
-    assert (defensive.strategy.strategy, defensive.strategy.reason) == ("defensive", "experience")
+    assert defensive.strategy == StrategyChoice("defensive", "evidence")
     # The caller's time and weights rank the results the strategy is read from.
     options = RecallOptions(current_time=NOW + 86_400.0, weights=ReplayWeights.for_phase("late"))
     replay = build_replay(memory, TASK, options, include_strategy=True)
@@ -202,12 +212,16 @@ def test_integrations_inject_the_pipelines_text(counted: Any) -> None:
     assert through_middleware(memory) == expected
 
 
-def test_choose_strategy_alone_still_recalls_the_articles_five(counted: Any) -> None:
+def test_choose_strategy_alone_recalls_once(counted: Any) -> None:
     memory = counted[0]
     choice = choose_strategy(TASK, memory)
     assert calls(counted) == (1, 1)
-    assert choice == strategy_from_results(
-        TASK, memory.recall(TASK, top_k=5), memory.skill_profiles()
+    report = memory.recall_report(TASK, RecallOptions(top_k=5), evidence_k=DEFAULT_EVIDENCE_K)
+    assert choice == strategy_for_report(TASK, report, memory.skill_profiles())
+    # ranking="article" keeps the article's hierarchy over its five best-ranked.
+    article = choose_strategy(TASK, memory, ranking="article")
+    assert article == strategy_from_results(
+        TASK, memory.recall(TASK, top_k=5, ranking="article"), memory.skill_profiles()
     )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-from langchain_core.embeddings import Embeddings
 
 from langchain_episodic import EpisodicMemory, HashingEmbeddings, RecallOptions, ReplayWeights
 from langchain_episodic.relevance import (
@@ -18,38 +17,15 @@ from langchain_episodic.relevance import (
 )
 from langchain_episodic.scoring import SearchResult
 from langchain_episodic.stores import InMemoryEpisodeStore
+from tests.helpers.embeddings import table_memory as make_table_memory
 from tests.helpers.episodes import DAY, QUERIES, corpus, relevance_recall
 from tests.unit_tests.factories import make_episode
 
 NOW = 100 * DAY
 
 
-class TableEmbeddings(Embeddings):
-    """Texts mapped to fixed 3-d directions, so similarities are exact and chosen.
-
-    Any other text (the memory's embedder probe, say) is orthogonal to the query.
-    """
-
-    def __init__(self, table: dict[str, list[float]]) -> None:
-        self.table = table
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self.embed_query(text) for text in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self.table.get(text, [0.0, 0.0, 1.0])
-
-
-def unit(cos: float) -> list[float]:
-    """A unit vector at cosine ``cos`` from the query direction [1, 0, 0]."""
-    return [cos, math.sqrt(max(0.0, 1.0 - cos * cos)), 0.0]
-
-
 def table_memory(similarities: dict[str, float]) -> EpisodicMemory:
-    table = {"query": [1.0, 0.0, 0.0]} | {text: unit(cos) for text, cos in similarities.items()}
-    return EpisodicMemory(
-        store=InMemoryEpisodeStore(), embeddings=TableEmbeddings(table), clock=lambda: NOW
-    )
+    return make_table_memory(similarities, NOW)
 
 
 def ids(results: tuple[object, ...]) -> list[str]:
@@ -232,6 +208,7 @@ def test_the_articles_strategy_hierarchy_counts_every_recalled_episode() -> None
     # Level 1 of the article: more than 60% of the 5 recalled succeeded -> reuse the
     # best-ranked success's strategy, relevant or not (the article has no such test).
     from langchain_episodic import TaskDescription, choose_strategy  # noqa: PLC0415
+    from langchain_episodic.strategy import StrategyChoice  # noqa: PLC0415
 
     memory = table_memory({"close": 0.9, "far a": 0.05, "far b": 0.04, "far c": 0.03})
     memory.record_many(
@@ -253,5 +230,5 @@ def test_the_articles_strategy_hierarchy_counts_every_recalled_episode() -> None
     task = TaskDescription("query", complexity=0.5)
     article = choose_strategy(task, memory, ranking="article")
     assert (article.strategy, article.reason) == ("example_driven", "experience")
-    # The default sees only the relevant failure: no proven experience to reuse.
-    assert choose_strategy(task, memory).reason != "experience"
+    # The default counts only the relevant failure: nothing supports another strategy.
+    assert choose_strategy(task, memory) == StrategyChoice("iterative", "complexity")

@@ -210,7 +210,7 @@ def test_prioritized_is_select_strategy_at_every_step() -> None:
         assert episode.strategy_used == select_strategy(episode.task, replay, episode.timestamp)
         replay.record(episode)
     reasons = {choose_strategy(e.task, replay, e.timestamp).reason for e in episodes}
-    assert "experience" in reasons  # memory decided, not only the fallback
+    assert "evidence" in reasons  # memory decided, not only the fallback
 
 
 @pytest.mark.parametrize(
@@ -238,8 +238,14 @@ def test_weighted_variants_are_choose_strategy_with_their_weights(
 
 
 def test_the_article_hierarchy_never_tries_strategies_it_has_no_evidence_for() -> None:
-    used = {e.strategy_used for e in run_variant("prioritized", 60, seed=0)}
+    used = {e.strategy_used for e in run_variant("prioritized_article", 60, seed=0)}
     assert used <= {"iterative", "exploratory", "defensive"}
+
+
+def test_the_default_replaces_a_fallback_that_fails_on_similar_tasks() -> None:
+    episodes = run_variant("prioritized", 120, seed=1)
+    # The hierarchy proposes only three strategies; evidence tries the others.
+    assert {e.strategy_used for e in episodes} == set(STRATEGY_POOL)
 
 
 def test_thompson_exploration_tries_strategies_beyond_the_fallback() -> None:
