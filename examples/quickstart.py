@@ -1,6 +1,7 @@
 """Quickstart: record coding-task episodes to an on-disk memory and learn from them.
 
-Runs offline: on-disk Chroma, the model-free HashingEmbeddings, no API keys.
+Runs offline: on-disk Chroma, the packaged default embedder (a static model distilled
+from all-MiniLM-L6-v2: no torch, no download), no API keys.
 
     python examples/quickstart.py [--path ./quickstart-memory]
 """
@@ -157,6 +158,13 @@ def main() -> None:
         )
     print("\n=== Replay prompt, with the strategy chosen from the same recall ===")
     print(replay.text)
+
+    # The default embedder is semantic: a task worded differently still finds its match.
+    print("\n=== Recall of a paraphrase (no word in common with the stored task) ===")
+    paraphrase = "Build a sign-in page that checks the e-mail address"
+    print(f"query: {paraphrase}")
+    for hit in memory.recall(paraphrase, top_k=1, current_time=NOW):
+        print(f"similarity={hit.similarity:.2f}  {hit.episode.task.description}")
 
     print("\n=== Skill profiles ===")
     profiles = memory.skill_profiles()

@@ -29,7 +29,7 @@ from __future__ import annotations
 from importlib import import_module, metadata
 from typing import TYPE_CHECKING, Any
 
-from langchain_episodic.embeddings import HashingEmbeddings
+from langchain_episodic.embeddings import HashingEmbeddings, StaticEmbeddings
 from langchain_episodic.episode import (
     Episode,
     Feedback,
@@ -108,6 +108,7 @@ __all__ = [
     "RecallOptions",
     "Replay",
     "ReplayWeights",
+    "StaticEmbeddings",
     "StoreConfigurationError",
     "StoreLockedError",
     "TaskCategory",

@@ -129,17 +129,32 @@ class EmbeddingMismatchError(StoreConfigurationError):
         stored: The model that built it, described (or what is known of it).
         given: The model given, described.
         reason: How the two differ.
+        stored_expression: Python that rebuilds the stored model, when it is one of
+            the package's own (e.g. ``"HashingEmbeddings()"``, the default before 0.2).
     """
 
-    def __init__(self, namespace: str, stored: str, given: str, reason: str) -> None:
+    def __init__(
+        self,
+        namespace: str,
+        stored: str,
+        given: str,
+        reason: str,
+        stored_expression: str | None = None,
+    ) -> None:
         self.namespace = namespace
         self.stored = stored
         self.given = given
         self.reason = reason
+        self.stored_expression = stored_expression
+        stored_model = (
+            f"the stored model (embeddings={stored_expression})"
+            if stored_expression
+            else "the stored model"
+        )
         super().__init__(
             f"namespace={namespace!r} was embedded with {stored}, not with the given "
             f"{given}: {reason}. Vectors of different models are not comparable: open it "
-            "with the stored model, or re-embed it into a new namespace or collection "
+            f"with {stored_model}, or re-embed it into a new namespace or collection "
             "with migrate_namespace(EpisodicMemory(store, namespace=..., embeddings="
             "<stored model>), EpisodicMemory(new_store_or_namespace, embeddings=<new "
             "model>)); on_embedding_mismatch='read-only' opens it without the stored "

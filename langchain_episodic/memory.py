@@ -17,13 +17,14 @@ from langchain_core.runnables.config import run_in_executor
 from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int, describe, encodes
-from langchain_episodic.embeddings import HashingEmbeddings
+from langchain_episodic.embeddings.builtin import builtin_expression, default_embeddings
 from langchain_episodic.embeddings.fingerprint import (
     SAME_MODEL_SIMILARITY,
     EmbedderFingerprint,
     RefusingEmbeddings,
     fingerprint_embeddings,
 )
+from langchain_episodic.embeddings.hashing import HashingEmbeddings
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
 from langchain_episodic.errors import (
     EmbeddingMismatchError,
@@ -131,6 +132,13 @@ def _legacy_mismatch(
     return None
 
 
+def _old_default(store: EpisodeStore, namespace: str, total: int) -> str | None:
+    """``"HashingEmbeddings()"`` when the default before 0.2 built this legacy namespace."""
+    if _legacy_mismatch(store, namespace, HashingEmbeddings(), total) is None:
+        return "HashingEmbeddings()"
+    return None
+
+
 def _checked_embeddings(
     store: EpisodeStore, namespace: str, embeddings: Embeddings, on_mismatch: str
 ) -> Embeddings:
@@ -145,14 +153,22 @@ def _checked_embeddings(
         reason = stored.mismatch(given)
         if reason is None:
             return embeddings
-        error = EmbeddingMismatchError(namespace, stored.describe(), given.describe(), reason)
+        error = EmbeddingMismatchError(
+            namespace, stored.describe(), given.describe(), reason, builtin_expression(stored)
+        )
     else:
         total = store.count(namespace)
         reason = _legacy_mismatch(store, namespace, embeddings, total) if total else None
         if reason is None:
             store.write_state(namespace, EMBEDDER_STATE_KEY, given.to_json())
             return embeddings
-        error = EmbeddingMismatchError(namespace, _UNKNOWN_MODEL, given.describe(), reason)
+        error = EmbeddingMismatchError(
+            namespace,
+            _UNKNOWN_MODEL,
+            given.describe(),
+            reason,
+            _old_default(store, namespace, total),
+        )
     if on_mismatch == "read-only":
         return RefusingEmbeddings(error)
     raise error
@@ -207,7 +223,11 @@ class EpisodicMemory:
 
     Args:
         store: The long-term tier; a private in-process store when ``None``.
-        embeddings: Any LangChain ``Embeddings``; :class:`HashingEmbeddings` when ``None``.
+        embeddings: Any LangChain ``Embeddings``; when ``None``, the packaged
+            :class:`~langchain_episodic.embeddings.static.StaticEmbeddings` (semantic,
+            offline, no torch). Before 0.2 the default was :class:`HashingEmbeddings`:
+            a namespace built with it needs ``embeddings=HashingEmbeddings()`` (the
+            mismatch error says so).
         short_term_limit: Size of the short-term window (the article's N = 5).
         namespace: Episodes of one namespace are invisible to every other.
         clock: Returns "now" in seconds when ``current_time`` is not given.
@@ -218,8 +238,8 @@ class EpisodicMemory:
             and :meth:`record` and :meth:`recall` then raise the mismatch error.
 
     The embedding model is part of the namespace. Opening a memory embeds one fixed
-    probe text (one embedding per open: microseconds for :class:`HashingEmbeddings`,
-    a few milliseconds for a local model like MiniLM, one request for an API; nothing
+    probe text (one embedding per open: microseconds for the default model, a few
+    milliseconds for a local model like MiniLM, one request for an API; nothing
     on record or recall) and compares the model's
     :class:`~langchain_episodic.embeddings.fingerprint.EmbedderFingerprint` (class,
     model name, dimension, a sketch of the probe vector) with the one recorded when
@@ -273,7 +293,7 @@ class EpisodicMemory:
         self.embeddings: Embeddings = _checked_embeddings(
             self.store,
             namespace,
-            embeddings if embeddings is not None else HashingEmbeddings(),
+            embeddings if embeddings is not None else default_embeddings(),
             on_embedding_mismatch,
         )
         self.short_term_limit = short_term_limit

@@ -17,7 +17,9 @@ import chromadb
 import chromadb.errors
 from tqdm import tqdm
 
-from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.embeddings.builtin import builtin_embeddings_for
+from langchain_episodic.embeddings.fingerprint import EmbedderFingerprint
+from langchain_episodic.memory import EMBEDDER_STATE_KEY, EpisodicMemory
 from langchain_episodic.stores.chroma import DEFAULT_NAMESPACE, ChromaEpisodeStore
 
 PATH_ENV = "LANGCHAIN_EPISODIC_PATH"
@@ -278,18 +280,25 @@ def _open_memory(args: argparse.Namespace, *, create: bool) -> EpisodicMemory:
             pass ``False`` and get a clear error for a missing memory or namespace
             (never a new, empty one).
 
-    The memory embeds with :class:`HashingEmbeddings`. One built with another model
-    opens for reading; recalling or recording in it raises
+    The memory embeds with the model that built the namespace when it is one of the
+    package's own (the default model, or :class:`HashingEmbeddings` with its
+    parameters), else with the default. One built with any other model opens for
+    reading; recalling or recording in it raises
     :class:`~langchain_episodic.errors.EmbeddingMismatchError`.
     """
     target = _target(args)
     store = _open_store(target, create=create)
     if not create:
         _require_namespace(store, target)
+    packed = store.read_state(target.namespace, EMBEDDER_STATE_KEY)
+    stored = EmbedderFingerprint.from_json(packed) if packed is not None else None
     # Commands that only read (stats, export, ...) work whatever model built the
     # memory; recall and import raise EmbeddingMismatchError, which main() reports.
     return EpisodicMemory(
-        store=store, namespace=target.namespace, on_embedding_mismatch="read-only"
+        store=store,
+        namespace=target.namespace,
+        embeddings=builtin_embeddings_for(stored) if stored is not None else None,
+        on_embedding_mismatch="read-only",
     )
 
 

@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     except chromadb.errors.InvalidArgumentError as exc:
         hint = (
             " (the collection holds vectors of another embedding model; this command embeds "
-            "with HashingEmbeddings: use another --collection)"
+            "with the package's default model: use another --collection)"
             if "dimension" in str(exc)
             else ""
         )

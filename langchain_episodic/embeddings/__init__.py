@@ -1,7 +1,10 @@
 """Embedding models the memory can use; any LangChain ``Embeddings`` works as well.
 
-* :class:`HashingEmbeddings` (:mod:`~langchain_episodic.embeddings.hashing`): the
-  default; lexical, deterministic, model-free.
+* :class:`StaticEmbeddings` (:mod:`~langchain_episodic.embeddings.static`): the
+  default; a static model distilled from all-MiniLM-L6-v2, shipped in the package,
+  semantic, offline, numpy only (no torch).
+* :class:`HashingEmbeddings` (:mod:`~langchain_episodic.embeddings.hashing`): lexical,
+  deterministic, model-free (the default before 0.2).
 * :func:`~langchain_episodic.embeddings.minilm.minilm_embeddings`: all-MiniLM-L6-v2
   from a package that ships its weights (the ``huggingface`` extra), semantic and
   offline.
@@ -14,5 +17,6 @@ from langchain_episodic.embeddings.fingerprint import (
     fingerprint_embeddings,
 )
 from langchain_episodic.embeddings.hashing import HashingEmbeddings
+from langchain_episodic.embeddings.static import StaticEmbeddings
 
-__all__ = ["EmbedderFingerprint", "HashingEmbeddings", "fingerprint_embeddings"]
+__all__ = ["EmbedderFingerprint", "HashingEmbeddings", "StaticEmbeddings", "fingerprint_embeddings"]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
+from langchain_core.embeddings import Embeddings
 
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings import HashingEmbeddings
@@ -135,6 +136,7 @@ def run_variant(
     start_time: float = START_TIME,
     task_interval: float = TASK_INTERVAL,
     evidence_k: int = DEFAULT_EVIDENCE_K,
+    embeddings: Embeddings | None = None,
 ) -> tuple[Episode, ...]:
     """Run one strategy-selection variant over ``n_tasks`` simulated tasks.
 
@@ -149,11 +151,13 @@ def run_variant(
         seed: Seed of the environment (when none is given) and of the exploration.
         environment: The task source; ``CodingTaskEnvironment(seed)`` when ``None``.
         memory: An empty memory to record into; a fresh in-process one (private
-            Chroma collection, :class:`~langchain_episodic.HashingEmbeddings`) when
-            ``None``.
+            Chroma collection, ``embeddings``) when ``None``.
         start_time: Timestamp of the first task, in seconds.
         task_interval: Seconds between two tasks.
         evidence_k: Similar episodes Thompson sampling counts (``prioritized_explore``).
+        embeddings: The fresh memory's embedder;
+            :class:`~langchain_episodic.HashingEmbeddings` when ``None``, which the
+            recorded figures were measured with.
 
     Returns:
         The recorded episodes, in recording order.
@@ -172,7 +176,10 @@ def run_variant(
     env = environment if environment is not None else CodingTaskEnvironment(seed)
     now = [start_time]
     if memory is None:
-        memory = EpisodicMemory(embeddings=HashingEmbeddings(), clock=lambda: now[0])
+        memory = EpisodicMemory(
+            embeddings=embeddings if embeddings is not None else HashingEmbeddings(),
+            clock=lambda: now[0],
+        )
     elif len(memory):
         msg = f"memory={memory!r} is invalid: it already holds {len(memory)} episode(s)"
         raise EpisodicValueError(msg)
@@ -292,6 +299,7 @@ def compare_variants(
     window: int = 20,
     *,
     progress: Callable[[str, int, float], None] | None = None,
+    embeddings: Embeddings | None = None,
 ) -> BenchmarkReport:
     """Run every variant on every seed and summarise the learning curves.
 
@@ -304,6 +312,7 @@ def compare_variants(
         variants: Names from :data:`VARIANTS`.
         window: Window of the rolling success rate (``compute_learning_curve``).
         progress: Called as ``progress(variant, seed, seconds)`` after each run.
+        embeddings: The memories' embedder (:func:`run_variant`'s default when ``None``).
 
     Raises:
         EpisodicValueError: An argument is invalid.
@@ -326,7 +335,9 @@ def compare_variants(
     for name in names:
         for seed in seed_list:
             started = time.perf_counter()
-            episodes = run_variant(name, n_tasks, seed, environment=envs[seed])
+            episodes = run_variant(
+                name, n_tasks, seed, environment=envs[seed], embeddings=embeddings
+            )
             elapsed = time.perf_counter() - started
             if progress is not None:
                 progress(name, seed, elapsed)

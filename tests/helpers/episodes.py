@@ -16,6 +16,7 @@ from functools import cache
 from langchain_core.embeddings import Embeddings
 
 from langchain_episodic import Episode, OutcomeStatus, ReplayWeights, TaskCategory
+from langchain_episodic.relevance import relevance_floor_for
 from langchain_episodic.scoring import SearchResult, compute_priority, cosine_similarity
 from tests.unit_tests.factories import make_episode
 
@@ -90,16 +91,19 @@ def relevance_recall(
     query: str,
     top_k: int,
     now: float,
-    floor: float = 0.2,
+    floor: float | None = None,
     margin: float = 0.15,
     half_life: float = 30 * DAY,
 ) -> list[tuple[str, float]]:
     """The default relevance-first recall, written out by brute force from its rule.
 
+    ``floor``: the embedder's relevance floor (``relevance_floor_for``) when ``None``.
+
     Candidates: the ``2 * top_k`` most similar. Relevant: similarity >= floor and >=
     best - margin. Value: (0.3 recency + 0.2 reward + 0.1 outcome) / 0.6 with recency
     decaying from 1 to 0.5. Priority: similarity * (0.8 + 0.2 * value).
     """
+    floor = relevance_floor_for(embeddings) if floor is None else floor
     query_vector = embeddings.embed_query(query)
     scored = sorted(
         (

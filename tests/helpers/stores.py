@@ -22,12 +22,13 @@ from langchain_classic.storage import LocalFileStore
 from langchain_community.docstore.in_memory import InMemoryDocstore
 from langchain_community.vectorstores import FAISS
 
-from langchain_episodic import ChromaEpisodeStore, HashingEmbeddings
+from langchain_episodic import ChromaEpisodeStore
+from langchain_episodic.embeddings.builtin import default_embeddings
 from langchain_episodic.stores import EpisodeStore, InMemoryEpisodeStore, VectorStoreEpisodeStore
 
-# The memories of the suite embed with the default HashingEmbeddings; stores that embed
+# The memories of the suite embed with the package's default model; stores that embed
 # texts themselves (langchain-chroma) must use the same model.
-EMBEDDINGS = HashingEmbeddings()
+EMBEDDINGS = default_embeddings()
 
 
 @dataclass

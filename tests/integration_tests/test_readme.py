@@ -193,6 +193,7 @@ def test_the_quickstart_then_every_cli_command_of_the_readme_runs(
     monkeypatch: pytest.MonkeyPatch,
     chroma_server_address: tuple[str, int],
     unique_name: str,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     # The set-up commands (venv, pip install) are not run; what they end with is.
     quickstart = next(block for block in BLOCKS if block.section == "Quickstart")
@@ -206,6 +207,10 @@ def test_the_quickstart_then_every_cli_command_of_the_readme_runs(
     monkeypatch.setattr(sys, "argv", [str(QUICKSTART)])
     runpy.run_path(str(QUICKSTART), run_name="__main__")
     assert (tmp_path / "quickstart-memory").is_dir()
+    # The default embedder is semantic: the paraphrase finds the login-form episode.
+    paraphrased = capsys.readouterr().out.split("=== Recall of a paraphrase", 1)[1]
+    found = paraphrased.split("\n\n", 1)[0].splitlines()[2]
+    assert found.endswith("  Implement a login form with email validation"), found
 
     host, port = chroma_server_address
     for argv in commands:

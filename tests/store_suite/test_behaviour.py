@@ -24,6 +24,8 @@ from langchain_episodic import (
     TaskCategory,
 )
 from langchain_episodic.embeddings import HashingEmbeddings
+from langchain_episodic.embeddings.builtin import default_embeddings
+from langchain_episodic.embeddings.fingerprint import fingerprint_embeddings
 from langchain_episodic.episode import EpisodeSource
 from langchain_episodic.errors import EmbeddingMismatchError
 from langchain_episodic.skills import compute_skill_profiles
@@ -135,7 +137,7 @@ def test_a_bad_batch_writes_nothing(harness: StoreHarness) -> None:
             return [[1.0, 0.0], [math.nan, 1.0]][: len(texts)]
 
     # The memory is the one place that checks vectors: the stores take them as given.
-    # A namespace of their own: "default" was built with a 384-dimensional model.
+    # A namespace of their own: "default" was built with the default model's dimension.
     zero = EpisodicMemory(store=memory.store, namespace="bad", embeddings=ZeroEmbeddings())
     with pytest.raises(EpisodicValueError, match="zero vector"):
         zero.record(make_episode(episode_id="zero"))
@@ -255,12 +257,16 @@ def test_a_memory_opened_earlier_never_undoes_another_ones_state(harness: StoreH
     assert reopened.skill_profiles() == compute_skill_profiles(episodes)
 
 
-# Other models than the suite's HashingEmbeddings(): another dimension, and the same
+# Other models than the suite's (the package default): another dimension, and the same
 # dimension with other weights (vectors of a different space, nothing else tells).
+DIMENSION = len(EMBEDDINGS.embed_query("dimension"))
 OTHER_MODELS = {
-    "another dimension": (HashingEmbeddings(dimensions=256), "a dimension of 384"),
+    "another dimension": (
+        HashingEmbeddings(dimensions=DIMENSION // 2),
+        f"a dimension of {DIMENSION}",
+    ),
     "same dimension, other weights": (
-        HashingEmbeddings(char_ngram_min=2, char_ngram_max=4, bigram_weight=1.0),
+        HashingEmbeddings(dimensions=DIMENSION),
         "embed a probe text differently",
     ),
 }
@@ -271,8 +277,11 @@ def assert_refused(harness: StoreHarness, fragment: str, **kwargs: object) -> No
         memory_on(harness, **kwargs)
     message = str(refused.value)
     assert "\n" not in message
-    assert "dimensions=384" in message  # names the stored model...
-    assert repr(kwargs["embeddings"].dimensions) + " dimensions" in message  # ...and the given
+    stored, given = fingerprint_embeddings(EMBEDDINGS), fingerprint_embeddings(kwargs["embeddings"])  # type: ignore[arg-type]
+    assert stored is not None
+    assert given is not None
+    assert stored.describe() in message  # names the stored model...
+    assert given.describe() in message  # ...and the given
     assert "migrate_namespace" in message  # and the way on
 
 
@@ -281,7 +290,7 @@ def test_a_namespace_refuses_another_embedding_model(harness: StoreHarness) -> N
     memory.record_many(corpus(6))
     for other, fragment in OTHER_MODELS.values():
         assert_refused(harness, fragment, embeddings=other)
-    same = memory_on(harness, embeddings=HashingEmbeddings())  # an equal model, a new object
+    same = memory_on(harness, embeddings=default_embeddings())  # an equal model, a new object
     assert len(same) == 6
     assert same.recall(QUERIES[0], top_k=1, current_time=NOW)
     # Opened without the stored model, it reads; it neither records nor recalls.
@@ -311,4 +320,6 @@ def test_a_namespace_written_before_fingerprints_is_checked_against_its_vectors(
     adopted = memory_on(harness)  # the model that wrote them: its fingerprint is recorded
     assert len(adopted) == 6
     assert adopted.recall(QUERIES[0], top_k=1, current_time=NOW)
-    assert_refused(harness, "a dimension of 384", embeddings=OTHER_MODELS["another dimension"][0])
+    assert_refused(
+        harness, f"a dimension of {DIMENSION}", embeddings=OTHER_MODELS["another dimension"][0]
+    )

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from langchain_episodic import ChromaEpisodeStore, EpisodicValueError, HashingEmbeddings
+from langchain_episodic import ChromaEpisodeStore, EpisodicValueError
+from langchain_episodic.embeddings.builtin import default_embeddings
 from tests.helpers.cli import assert_one_line_error, filled, run
 from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode
 
-VECTOR = HashingEmbeddings().embed_query("Implement login form")
+VECTOR = default_embeddings().embed_query("Implement login form")  # the memory's own model
 
 
 def broken_json(record_id: str) -> str:

@@ -18,6 +18,11 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, EpisodicValueError
 from langchain_episodic.embeddings import HashingEmbeddings
+from langchain_episodic.embeddings.builtin import (
+    builtin_embeddings_for,
+    builtin_expression,
+    default_embeddings,
+)
 from langchain_episodic.embeddings.fingerprint import (
     PROBE_TEXT,
     SAME_MODEL_SIMILARITY,
@@ -82,11 +87,14 @@ class ZeroEmbeddings(Embeddings):
         return [0.0] * 384
 
 
-def open_on(path: Path, embeddings: Embeddings | None = None, **kwargs: object) -> EpisodicMemory:
+def open_on(
+    path: Path, embeddings: Embeddings | None = HASHING, **kwargs: object
+) -> EpisodicMemory:
+    """The memory at ``path``, opened with ``embeddings`` (``None``: the package default)."""
     return EpisodicMemory(store=ChromaEpisodeStore(path=path), embeddings=embeddings, **kwargs)  # type: ignore[arg-type]
 
 
-def built(path: Path, embeddings: Embeddings | None = None, n: int = 6) -> Path:
+def built(path: Path, embeddings: Embeddings | None = HASHING, n: int = 6) -> Path:
     """A Chroma folder holding ``n`` episodes embedded with ``embeddings``; closed."""
     memory = open_on(path, embeddings)
     memory.record_many(corpus(n))
@@ -206,10 +214,10 @@ def test_a_model_without_a_usable_probe_vector_has_no_fingerprint() -> None:
 def test_a_new_namespace_records_the_fingerprint_and_the_same_model_reopens(
     tmp_path: Path,
 ) -> None:
-    path = built(tmp_path / "m")
+    path = built(tmp_path / "m", None)  # the package's default model
     store = ChromaEpisodeStore(path=path)
     recorded = EmbedderFingerprint.from_json(str(store.read_state("default", EMBEDDER_STATE_KEY)))
-    assert recorded == fingerprint_embeddings(HASHING)
+    assert recorded == fingerprint_embeddings(default_embeddings())
     store.close()
     code = (
         "import sys\n"
@@ -250,7 +258,7 @@ def test_another_model_is_refused_in_one_line_naming_both(
     given = fingerprint_embeddings(other)
     assert given is not None
     assert given.describe() in message  # the given model
-    assert "open it with the stored model" in message
+    assert "open it with the stored model (embeddings=HashingEmbeddings())" in message
     assert "migrate_namespace(" in message
     assert isinstance(error, StoreConfigurationError)
     assert (error.namespace, error.given) == ("default", given.describe())
@@ -278,7 +286,7 @@ def test_an_invalid_mismatch_policy_is_named() -> None:
 
 def test_read_only_opens_without_the_stored_model_and_refuses_to_embed(tmp_path: Path) -> None:
     path = built(tmp_path / "m", MixedEmbeddings())
-    reader = open_on(path, on_embedding_mismatch="read-only")
+    reader = open_on(path, None, on_embedding_mismatch="read-only")
     assert len(reader) == 6
     assert [e.episode_id for e in reader.episodes()] == [e.episode_id for e in corpus(6)]
     assert reader.skill_profiles()
@@ -355,7 +363,7 @@ def test_migration_re_embeds_from_model_a_into_model_b(tmp_path: Path) -> None:
     path = built(tmp_path / "m", HASHING)
     new_model = HashingEmbeddings(dimensions=256)
     store = ChromaEpisodeStore(path=path)
-    source = EpisodicMemory(store=store)
+    source = EpisodicMemory(store=store, embeddings=HASHING)
     target = EpisodicMemory(store=store, namespace="minilm", embeddings=new_model)
     report = migrate_namespace(source, target)
     assert (report.copied, report.target_count) == (6, 6)
@@ -390,7 +398,7 @@ def test_the_cli_refuses_to_recall_or_import_with_another_model_in_one_line(
     code, out, err = run(capsys, "--path", path, "recall", QUERIES[0])
     assert (code, out) == (2, "")
     assert_one_line_error(
-        err, "MixedEmbeddings model='mixed-384'", "HashingEmbeddings", "--collection"
+        err, "MixedEmbeddings model='mixed-384'", "StaticEmbeddings", "--collection"
     )
     lines = tmp_path / "more.jsonl"
     lines.write_text(json.dumps(corpus(8)[7].to_dict()) + "\n")
@@ -416,3 +424,61 @@ def test_the_cli_reads_a_memory_of_another_model(
     code, out, _ = run(capsys, "--path", target, "recall", QUERIES[0], "--json")
     assert code == 0
     assert json.loads(out)["results"]
+
+
+# --------------------------------------------------------------------------- the default change
+
+
+def test_a_memory_of_the_old_default_is_refused_by_the_new_one_saying_how_to_open_it(
+    tmp_path: Path,
+) -> None:
+    path = built(tmp_path / "m", HashingEmbeddings())  # the default before 0.2
+    with pytest.raises(EmbeddingMismatchError) as refused:
+        open_on(path, None)
+    assert "open it with the stored model (embeddings=HashingEmbeddings())" in str(refused.value)
+    assert refused.value.stored_expression == "HashingEmbeddings()"
+    assert len(open_on(path, HashingEmbeddings())) == 6
+    custom = built(tmp_path / "c", OTHER_HASHING)
+    with pytest.raises(EmbeddingMismatchError) as refused:
+        open_on(custom, None)
+    assert refused.value.stored_expression == (
+        "HashingEmbeddings(char_ngram_min=2, char_ngram_max=4, bigram_weight=1.0)"
+    )
+
+
+def test_a_legacy_memory_of_the_old_default_gets_the_same_advice(tmp_path: Path) -> None:
+    path = legacy(tmp_path / "old", HashingEmbeddings())
+    with pytest.raises(EmbeddingMismatchError, match="never recorded") as refused:
+        open_on(path, None)
+    assert "(embeddings=HashingEmbeddings())" in str(refused.value)
+    other = legacy(tmp_path / "other", MixedEmbeddings())
+    with pytest.raises(EmbeddingMismatchError) as refused:
+        open_on(other, None)
+    assert refused.value.stored_expression is None
+
+
+def test_only_the_packages_own_models_are_rebuilt_from_a_fingerprint() -> None:
+    for model in (HashingEmbeddings(), OTHER_HASHING, default_embeddings()):
+        fingerprint = fingerprint_embeddings(model)
+        assert fingerprint is not None
+        rebuilt = builtin_embeddings_for(fingerprint)
+        assert rebuilt is not None
+        assert fingerprint_embeddings(rebuilt) == fingerprint
+    mixed = fingerprint_embeddings(MixedEmbeddings())
+    assert mixed is not None
+    assert builtin_embeddings_for(mixed) is None
+    assert builtin_expression(mixed) is None
+
+
+def test_the_cli_recalls_in_a_memory_of_the_old_default_with_that_model(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = str(built(tmp_path / "m", OTHER_HASHING))
+    code, out, err = run(capsys, "--path", path, "recall", QUERIES[0], "--json")
+    assert code == 0, err
+    assert json.loads(out)["results"]
+    lines = tmp_path / "more.jsonl"
+    lines.write_text(json.dumps(corpus(8)[7].to_dict()) + "\n")
+    code, _, err = run(capsys, "--path", path, "import", str(lines))
+    assert code == 0, err
+    assert len(open_on(Path(path), OTHER_HASHING)) == 7

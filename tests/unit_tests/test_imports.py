@@ -32,6 +32,7 @@ EXPECTED_ALL = sorted(
         "RecallOptions",
         "Replay",
         "ReplayWeights",
+        "StaticEmbeddings",
         "StoreConfigurationError",
         "StoreLockedError",
         "TaskCategory",

@@ -162,7 +162,8 @@ def test_attempt_rejects_bad_input() -> None:
 
 
 def _memory() -> EpisodicMemory:
-    return EpisodicMemory(clock=lambda: START_TIME)
+    # run_variant's own memories embed with HashingEmbeddings (its documented default).
+    return EpisodicMemory(embeddings=HashingEmbeddings(), clock=lambda: START_TIME)
 
 
 def test_run_variant_records_n_episodes_in_memory_order() -> None:
