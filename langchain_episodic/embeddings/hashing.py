@@ -7,9 +7,9 @@ than texts that share none. It needs no model, no network and no state, and give
 same vectors in every process: it hashes with BLAKE2b, never with Python's ``hash()``,
 which is salted per process.
 
-For semantic recall, pass any LangChain :class:`~langchain_core.embeddings.Embeddings`
-(OpenAI, HuggingFace, Ollama, ...) to :class:`~langchain_episodic.EpisodicMemory`
-instead.
+It was the memory's default before 0.2; the default is now the semantic
+:class:`~langchain_episodic.embeddings.static.StaticEmbeddings`. Any LangChain
+:class:`~langchain_core.embeddings.Embeddings` (OpenAI, HuggingFace, Ollama, ...) works too.
 """
 
 from __future__ import annotations
