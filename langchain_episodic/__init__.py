@@ -12,11 +12,13 @@ The package is layered; each layer imports only the ones above it in this list:
   :mod:`~langchain_episodic.filters`, :mod:`~langchain_episodic.feedback`,
   :mod:`~langchain_episodic.scoring`, :mod:`~langchain_episodic.recall_options`,
   :mod:`~langchain_episodic.replay`, :mod:`~langchain_episodic.skills`,
-  :mod:`~langchain_episodic.strategy`, :mod:`~langchain_episodic.quarantine`
+  :mod:`~langchain_episodic.strategy`, :mod:`~langchain_episodic.quarantine`,
+  :mod:`~langchain_episodic.credit`
 * embeddings: :mod:`langchain_episodic.embeddings`
 * stores, the only modules that talk to a database: :mod:`langchain_episodic.stores`
 * the memory service: :mod:`~langchain_episodic.memory` (with
-  :mod:`~langchain_episodic.summary`), :mod:`~langchain_episodic.pipeline` (one
+  :mod:`~langchain_episodic.summary` and :mod:`~langchain_episodic.credit_log`),
+  :mod:`~langchain_episodic.pipeline` (one
   recall per replay), :mod:`~langchain_episodic.migration`
 * LangChain integrations, loaded on first use: :mod:`langchain_episodic.integrations`
 * tooling: :mod:`langchain_episodic.cli`, :mod:`langchain_episodic.simulation`

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "CreditError",
     "EmbeddingMismatchError",
     "EpisodeConflictError",
     "EpisodeValidationError",
@@ -103,6 +104,22 @@ class EpisodeConflictError(EpisodicValueError):
             + (f": {differing}" if differing else "")
             + f". Nothing of this batch was written: episodes are immutable{hint}; record "
             "a changed episode under a new episode_id"
+        )
+
+
+class CreditError(EpisodicValueError):
+    """A run cannot be credited: no injection record names it, or its outcome is in.
+
+    Attributes:
+        run_id: The run.
+        namespace: The namespace searched.
+    """
+
+    def __init__(self, run_id: str, namespace: str, reason: str) -> None:
+        self.run_id = run_id
+        self.namespace = namespace
+        super().__init__(
+            f"run_id={run_id!r} in namespace={namespace!r} {reason}; nothing was credited"
         )
 
 

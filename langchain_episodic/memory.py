@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import warnings
@@ -16,7 +17,15 @@ from langchain_core.runnables import Runnable
 from langchain_core.runnables.config import run_in_executor
 from numpy.typing import NDArray
 
-from langchain_episodic._validation import check_int, describe, encodes
+from langchain_episodic._validation import check_int, check_number, describe, encodes
+from langchain_episodic.credit import (
+    UTILITY_HALF_LIFE,
+    CreditEvent,
+    EpisodeUtility,
+    Injection,
+    utility_factor,
+)
+from langchain_episodic.credit_log import CreditLog
 from langchain_episodic.embeddings.builtin import builtin_expression, default_embeddings
 from langchain_episodic.embeddings.fingerprint import (
     SAME_MODEL_SIMILARITY,
@@ -27,6 +36,7 @@ from langchain_episodic.embeddings.fingerprint import (
 from langchain_episodic.embeddings.hashing import HashingEmbeddings
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
 from langchain_episodic.errors import (
+    CreditError,
     EmbeddingMismatchError,
     EpisodeConflictError,
     EpisodeValidationError,
@@ -57,6 +67,9 @@ EMBEDDER_STATE_KEY = "embedder"
 """The store state key under which a namespace keeps its embedder's fingerprint."""
 _MISMATCH_POLICIES = ("raise", "read-only")
 _UNKNOWN_MODEL = "a model whose fingerprint was never recorded (an earlier version wrote it)"
+OPEN_RUN_TTL = 7 * 86_400.0
+"""Seven days, in seconds: how long a run may wait for its outcome before it is closed."""
+_log = logging.getLogger(__name__)
 
 
 def _query_text(query: str | TaskDescription) -> str:
@@ -231,6 +244,10 @@ class EpisodicMemory:
         short_term_limit: Size of the short-term window (the article's N = 5).
         namespace: Episodes of one namespace are invisible to every other.
         clock: Returns "now" in seconds when ``current_time`` is not given.
+        open_run_ttl: Seconds a run may stay open (shown episodes, no outcome yet)
+            before :meth:`expire_open_runs` closes it without credit; ``None``:
+            never. Stale runs are closed when the memory opens.
+        utility_half_life: How fast credit evidence is forgotten, in seconds.
         on_embedding_mismatch: ``"raise"`` (default) refuses a namespace built with
             another embedding model; ``"read-only"`` opens it anyway without the
             stored model, to read it (:meth:`episodes`, :meth:`skill_profiles`, or as
@@ -266,8 +283,16 @@ class EpisodicMemory:
         *,
         clock: Callable[[], float] = time.time,
         on_embedding_mismatch: Literal["raise", "read-only"] = "raise",
+        open_run_ttl: float | None = OPEN_RUN_TTL,
+        utility_half_life: float = UTILITY_HALF_LIFE,
     ) -> None:
         check_int("short_term_limit", short_term_limit, 0)
+        if open_run_ttl is not None:
+            check_number("open_run_ttl", open_run_ttl, 0.0)
+        utility_half_life = check_number("utility_half_life", utility_half_life, 0.0)
+        if utility_half_life <= 0:
+            msg = f"utility_half_life={utility_half_life!r} is invalid: must be positive"
+            raise EpisodicValueError(msg)
         if on_embedding_mismatch not in _MISMATCH_POLICIES:
             msg = (
                 f"on_embedding_mismatch={on_embedding_mismatch!r} is invalid: must be "
@@ -303,6 +328,10 @@ class EpisodicMemory:
         # running count, and the immutability check must see the previous write.
         self._write_lock = threading.RLock()
         self._quarantine = QuarantineLog(self.store, namespace)
+        self.open_run_ttl = open_run_ttl
+        self._credit = CreditLog(self.store, namespace, utility_half_life)
+        if not isinstance(self.embeddings, RefusingEmbeddings):
+            self.expire_open_runs()
         self._summary = Summary.open(self.store, namespace)
         weakref.finalize(self, self._summary.save_quietly)
         self._short_term: deque[Episode] = deque(
@@ -401,6 +430,9 @@ class EpisodicMemory:
         self.store.add(self.namespace, new, checked, first_seq=self._summary.count)
         self._summary.add(new)
         self._short_term.extend(new)
+        for episode in new:
+            if episode.source is not None and episode.source.run_id is not None:
+                self._credit_quietly(episode.source.run_id, episode.feedback.reward, None)
         return len(new)
 
     async def arecord(self, episode: Episode) -> bool:
@@ -541,7 +573,15 @@ class EpisodicMemory:
             if hit.similarity >= floor
         )
         # Rank on the stored scalars, then parse only the winners' episodes.
-        ranked = rank_candidates(hits[:fetch_k], now, options, self.relevance_floor)
+        book = self._credit.book
+        credited = options.use_utility and options.ranking == "relevance" and bool(book.rows)
+        ranked = rank_candidates(
+            hits[:fetch_k],
+            now,
+            options,
+            self.relevance_floor,
+            (lambda hit: utility_factor(book.estimate(hit.episode_id, now))) if credited else None,
+        )
         results: list[PrioritizedResult] = []
         for priority, hit, relevant in ranked.ordered:
             if len(results) == options.top_k:
@@ -557,7 +597,14 @@ class EpisodicMemory:
             Rejected(hit.episode_id, _task_text(hit), hit.similarity, reason)
             for hit, reason in ranked.rejected
         )
-        return RecallReport(tuple(results), rejected, ranked.threshold, options.ranking, neighbours)
+        utility = {
+            r.episode.episode_id: book.rows[r.episode.episode_id]
+            for r in results
+            if credited and r.episode.episode_id in book.rows
+        }
+        return RecallReport(
+            tuple(results), rejected, ranked.threshold, options.ranking, neighbours, utility, now
+        )
 
     def _search_unquarantined(
         self, vector: NDArray[np.float32], fetch_k: int, filters: EpisodeFilter | None
@@ -684,6 +731,195 @@ class EpisodicMemory:
         ids = [episode_ids] if isinstance(episode_ids, str) else list(episode_ids)
         with self._write_lock:
             return self._quarantine.change(action, ids, reason, by, self.now())
+
+    # ------------------------------------------------------------------ credit
+
+    def note_injection(
+        self,
+        run_id: str,
+        episode_ids: Iterable[str],
+        task: str | TaskDescription,
+        *,
+        thread_id: str | None = None,
+    ) -> Injection:
+        """Note that a prompt showing ``episode_ids`` reached a model in run ``run_id``.
+
+        The replay pipeline calls it for every prompt it builds with a ``run_id``
+        (:func:`~langchain_episodic.build_replay`), so the middleware, runnable,
+        classic memory and recall tool need nothing else. When the run's outcome is
+        known, :meth:`credit` gives each shown episode the run's reward. A run may be
+        noted several times (a tool called twice); its outcome credits every
+        episode it was shown. One journal entry, written durably.
+
+        Example:
+            .. code-block:: python
+
+                replay = build_replay(memory, task)
+                memory.note_injection("run-7", [r.episode.episode_id for r in replay.results], task)
+                ...  # the model answers, the tests run
+                memory.credit("run-7", reward=0.9)
+
+        Args:
+            run_id: The run (a LangChain run id, a thread's turn, your own id).
+            episode_ids: The episodes shown, in prompt order; may be empty.
+            task: The task recalled for (its category groups runs for the baseline).
+            thread_id: The conversation thread, when there is one.
+
+        Returns:
+            The injection record written.
+
+        Raises:
+            EpisodicValueError: ``run_id``, an id or ``task`` is empty.
+        """
+        task = task if isinstance(task, TaskDescription) else TaskDescription(_query_text(task))
+        injection = Injection(
+            run_id,
+            tuple(episode_ids),
+            task.description,
+            task.category.value,
+            self.now(),
+            thread_id,
+        )
+        with self._write_lock:
+            self._credit.note(injection)
+        return injection
+
+    async def anote_injection(
+        self,
+        run_id: str,
+        episode_ids: Iterable[str],
+        task: str | TaskDescription,
+        *,
+        thread_id: str | None = None,
+    ) -> Injection:
+        """Async twin of :meth:`note_injection`."""
+        ids = list(episode_ids)
+        return await run_in_executor(
+            None, lambda: self.note_injection(run_id, ids, task, thread_id=thread_id)
+        )
+
+    def credit(self, run_id: str, reward: float, *, by: str | None = None) -> CreditEvent:
+        """Credit run ``run_id``'s reward to every episode it was shown.
+
+        Each shown episode's utility then moves by the run's advantage: its reward
+        minus what runs of the same category earned without that episode
+        (:mod:`langchain_episodic.credit`). The credit is an append-only journal
+        entry, one per run: crediting a run again, from this or any other memory
+        or process, raises instead of counting twice.
+        :meth:`record` credits by itself when the episode's ``source.run_id``
+        names an open run.
+
+        Example:
+            .. code-block:: python
+
+                memory.credit("run-7", reward=0.9, by="ci")
+                memory.utility("login-1").estimate(memory.now())
+
+        Args:
+            run_id: A run noted by :meth:`note_injection`.
+            reward: The run's reward, in [0, 1] (e.g. its tests' pass rate).
+            by: Who credits (a person, an agent, a tool), for the audit trail.
+
+        Returns:
+            The credit event written.
+
+        Raises:
+            EpisodicValueError: ``reward`` is not in [0, 1], or ``by`` is empty.
+            CreditError: No injection record names ``run_id`` here, or the run was
+                already credited or closed without credit. Nothing is written.
+        """
+        CreditEvent(run_id, reward, (), "unknown", 0.0, by)  # check arguments before reading
+        with self._write_lock:
+            return self._credit.close(run_id, reward, self.now(), by)
+
+    async def acredit(self, run_id: str, reward: float, *, by: str | None = None) -> CreditEvent:
+        """Async twin of :meth:`credit`."""
+        return await run_in_executor(None, lambda: self.credit(run_id, reward, by=by))
+
+    def _credit_quietly(self, run_id: str, reward: float, by: str | None) -> CreditEvent | None:
+        """:meth:`credit` for runs that may have no injection or an outcome: ``None`` then."""
+        try:
+            return self.credit(run_id, reward, by=by)
+        except CreditError:
+            return None
+
+    def expire_open_runs(self, older_than: float | None = None) -> int:
+        """Close without credit every run open longer than ``older_than`` seconds.
+
+        A run whose agent crashed before its outcome leaves its injection record
+        open; once closed, it can no longer be credited and counts nothing. The
+        memory calls this when it opens, with ``open_run_ttl``.
+
+        Args:
+            older_than: Age in seconds; ``open_run_ttl`` when ``None``.
+
+        Returns:
+            How many runs were closed.
+        """
+        ttl = self.open_run_ttl if older_than is None else check_number("older_than", older_than, 0)
+        if ttl is None:
+            return 0
+        now = self.now()
+        closed = 0
+        with self._write_lock:
+            for run_id, shown in self._credit.open_runs():
+                if now - max(i.at for i in shown) <= ttl:
+                    continue
+                try:
+                    self._credit.close(run_id, None, now, "open_run_ttl")
+                    closed += 1
+                except CreditError:
+                    continue  # another writer closed it meanwhile
+        return closed
+
+    def open_runs(self) -> dict[str, tuple[Injection, ...]]:
+        """Runs shown episodes whose outcome is not in yet, with their injection records."""
+        return {run_id: tuple(shown) for run_id, shown in self._credit.open_runs()}
+
+    def credit_log(self) -> tuple[CreditEvent, ...]:
+        """Every run's outcome (credit, or closing without one), oldest first: the audit trail."""
+        return tuple(self._credit.credits())
+
+    def utility(self, episode_id: str) -> EpisodeUtility:
+        """What credit says of an episode: injections, credited runs, utility estimate.
+
+        An episode never shown in a run gets an empty row, whose
+        ``estimate(memory.now())`` is the prior, 0.5.
+        """
+        return self._credit.utility(episode_id)
+
+    def utilities(self) -> dict[str, EpisodeUtility]:
+        """Every episode shown in at least one run, with what credit says of it."""
+        return dict(self._credit.book.rows)
+
+    def harmful(self, min_runs: int = 3, max_utility: float = 0.4) -> list[EpisodeUtility]:
+        """Episodes whose injections keep preceding worse outcomes: quarantine candidates.
+
+        Those credited in at least ``min_runs`` runs whose utility estimate is at
+        most ``max_utility`` (below the prior's 0.5: the runs that showed them did
+        worse than runs of the same kind without them), worst first. Nothing is
+        quarantined: a person decides (:meth:`quarantine`).
+
+        Example:
+            .. code-block:: python
+
+                for row in memory.harmful():
+                    print(row.episode_id, row.estimate(memory.now()), row.credited_runs)
+        """
+        check_int("min_runs", min_runs, 1)
+        check_number("max_utility", max_utility, 0.0, 1.0)
+        now = self.now()
+        found = [
+            row
+            for row in self._credit.book.rows.values()
+            if row.credited_runs >= min_runs and row.estimate(now) <= max_utility
+        ]
+        return sorted(found, key=lambda row: (row.estimate(now), row.episode_id))
+
+    def reload_credit(self) -> None:
+        """Read the credit journal afresh (other processes' injections and credits)."""
+        with self._write_lock:
+            self._credit.reload()
 
     # ------------------------------------------------------------------ views
 

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,8 @@ from langchain_episodic.strategy import DEFAULT_EVIDENCE_K, StrategyChoice, stra
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
 
+_log = logging.getLogger(__name__)
+
 __all__ = ["Replay", "abuild_replay", "areplay_prompt", "as_task", "build_replay", "replay_prompt"]
 
 
@@ -50,12 +53,14 @@ class Replay:
         prompt: The replay prompt (:func:`~langchain_episodic.replay.format_replay_prompt`).
         strategy: The strategy chosen from the same recall and the memory's skill
             profiles, or ``None`` when not asked for.
+        run_id: The run the shown episodes were noted for, or ``None``.
     """
 
     task: TaskDescription
     results: tuple[PrioritizedResult, ...]
     prompt: str
     strategy: StrategyChoice | None = None
+    run_id: str | None = None
 
     @property
     def text(self) -> str:
@@ -93,6 +98,8 @@ def build_replay(
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
     token_counter: Callable[[str], int] = approximate_token_count,
     include_strategy: bool = False,
+    run_id: str | None = None,
+    thread_id: str | None = None,
     **option_fields: Any,
 ) -> Replay:
     """Recall once for ``task`` and build the replay prompt (and strategy) from it.
@@ -112,6 +119,12 @@ def build_replay(
             ``None`` for no budget.
         token_counter: Counts tokens for the budget, e.g. ``model.get_num_tokens``.
         include_strategy: Also choose a strategy.
+        run_id: The run the prompt is for. When given, the episodes it shows are
+            noted (:meth:`~langchain_episodic.EpisodicMemory.note_injection`), so
+            the run's outcome can credit them later
+            (:meth:`~langchain_episodic.EpisodicMemory.credit`). A failure to note
+            is logged, never raised: the prompt is built regardless.
+        thread_id: The conversation thread, noted with the run.
         **option_fields: Recall options to set on top of ``options`` (``top_k=3``,
             ``category="debugging"``, ...; see :class:`~langchain_episodic.RecallOptions`).
 
@@ -144,7 +157,26 @@ def build_replay(
     strategy = (
         strategy_for_report(task, report, memory.skill_profiles()) if include_strategy else None
     )
-    return Replay(task=task, results=report.results, prompt=prompt, strategy=strategy)
+    if run_id is not None:
+        shown = shown_ids(report.results, prompt)
+        try:
+            memory.note_injection(run_id, shown, task, thread_id=thread_id)
+        except Exception:  # credit must never break the run it observes
+            _log.warning("could not note the injection of run_id=%r", run_id, exc_info=True)
+    return Replay(
+        task=task, results=report.results, prompt=prompt, strategy=strategy, run_id=run_id
+    )
+
+
+def shown_ids(results: tuple[PrioritizedResult, ...], prompt: str) -> list[str]:
+    """The ids of the ``results`` that ``prompt`` shows, in its order.
+
+    The prompt shows relevant results first, then the rest, and a token budget may
+    leave the last ones out; stored text never forms an ``<experience`` tag (the
+    prompt escapes it), so the tags count the episodes shown.
+    """
+    ordered = [r for r in results if r.relevant] + [r for r in results if not r.relevant]
+    return [r.episode.episode_id for r in ordered[: prompt.count("<experience")]]
 
 
 async def abuild_replay(
@@ -155,6 +187,8 @@ async def abuild_replay(
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
     token_counter: Callable[[str], int] = approximate_token_count,
     include_strategy: bool = False,
+    run_id: str | None = None,
+    thread_id: str | None = None,
     **option_fields: Any,
 ) -> Replay:
     """Async twin of :func:`build_replay`: the whole pipeline in one executor hop."""
@@ -167,6 +201,8 @@ async def abuild_replay(
             max_tokens=max_tokens,
             token_counter=token_counter,
             include_strategy=include_strategy,
+            run_id=run_id,
+            thread_id=thread_id,
             **option_fields,
         ),
     )

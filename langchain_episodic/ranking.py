@@ -9,10 +9,11 @@ candidates were rejected and why, so recall can explain itself.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from langchain_episodic.credit import EpisodeUtility
 from langchain_episodic.episode import OutcomeStatus
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.relevance import RELEVANCE_FLOOR, rank_by_relevance, rejection_reason
@@ -78,6 +79,9 @@ class RecallReport:
         neighbours: The most similar candidates at or above the similarity floor
             (no margin), most similar first: the evidence strategy selection counts.
             Empty unless the recall asked for it (``evidence_k``).
+        utility: What credit says of each returned episode, by id (only episodes
+            ever shown in a run appear), when the ranking used it.
+        now: The time the recall ranked at.
     """
 
     results: tuple[PrioritizedResult, ...]
@@ -85,6 +89,8 @@ class RecallReport:
     threshold: float | None
     ranking: str
     neighbours: tuple[Neighbour, ...] = ()
+    utility: Mapping[str, EpisodeUtility] = field(default_factory=dict)
+    now: float | None = None
 
     @property
     def nearest_rejected(self) -> Rejected | None:
@@ -112,6 +118,7 @@ def rank_candidates(
     now: float,
     options: RecallOptions,
     default_floor: float = RELEVANCE_FLOOR,
+    utility: Callable[[_C], float] | None = None,
 ) -> Ranked[_C]:
     """Order ``candidates`` (most similar first) as ``options.ranking`` says.
 
@@ -121,13 +128,21 @@ def rank_candidates(
     candidate above ``min_similarity`` (when given), and flags, without dropping,
     those that fail the relevance test, so a prompt can say which are relevant.
     ``default_floor`` is the floor when ``options.min_similarity`` is ``None``.
+    ``utility`` scales the relevance ranking's priorities when
+    ``options.use_utility`` is true (see :func:`rank_by_relevance`).
     """
     floor, margin = options.relevance_floor(default_floor), options.margin
     best = max((c.similarity for c in candidates), default=None)
     threshold = None if best is None else max(floor, best - margin)
     if options.ranking == "relevance":
         ranking = rank_by_relevance(
-            candidates, now, options.weights, options.recency_half_life, floor, margin
+            candidates,
+            now,
+            options.weights,
+            options.recency_half_life,
+            floor,
+            margin,
+            utility if options.use_utility else None,
         )
         ordered = [(priority, c, True) for priority, c in ranking.ranked]
         return Ranked(ordered, ranking.rejected, threshold)
@@ -169,7 +184,14 @@ def why_recalled(result: PrioritizedResult, report: RecallReport) -> str:
         else f"similarity {similarity:.2f} >= threshold {threshold:.2f}"
     )
     if report.ranking == "relevance":
-        return f"{passed}; priority {priority:.2f} (similarity scaled by value)"
+        row = report.utility.get(result.episode.episode_id)
+        if row is None or report.now is None:
+            return f"{passed}; priority {priority:.2f} (similarity scaled by value)"
+        return (
+            f"{passed}; priority {priority:.2f} (similarity scaled by value and by utility "
+            f"{row.estimate(report.now):.2f}: shown in {row.injections} run(s), "
+            f"{row.credited_runs} credited)"
+        )
     if threshold is None or result.relevant:
         return f"{passed}; article priority {priority:.2f}"
     return (

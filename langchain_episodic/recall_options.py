@@ -70,6 +70,9 @@ class RecallOptions:
             may lie; ``None`` means
             :data:`~langchain_episodic.relevance.RELEVANCE_MARGIN`. Only for
             ``"relevance"``.
+        use_utility: Let credit (:mod:`langchain_episodic.credit`) scale each
+            relevant episode's priority by how much recalling it has helped earlier
+            runs. Only for ``"relevance"``; the article's ranking ignores it.
         filters: Restrict candidates by category, outcome or strategy.
         current_time: "Now" in seconds for recency; the memory's clock when ``None``.
         category: Init-only shorthand for ``filters=EpisodeFilter(category=...)``.
@@ -85,6 +88,7 @@ class RecallOptions:
     current_time: float | None = None
     ranking: Ranking = DEFAULT_RANKING
     relevance_margin: float | None = None
+    use_utility: bool = True
     category: InitVar[CategoryArg] = None
     outcome: InitVar[OutcomeArg] = None
 
@@ -100,6 +104,9 @@ class RecallOptions:
         if self.ranking not in ("relevance", "article"):
             msg = f"ranking={self.ranking!r} is invalid: must be 'relevance' or 'article'"
             raise EpisodicValueError(msg)
+        if not isinstance(self.use_utility, bool):
+            msg = f"use_utility={self.use_utility!r} is invalid: must be True or False"
+            raise TypeError(msg)
         if self.relevance_margin is not None:
             margin = check_number("relevance_margin", self.relevance_margin, 0.0, 2.0)
             object.__setattr__(self, "relevance_margin", margin)

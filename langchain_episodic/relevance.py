@@ -45,7 +45,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
@@ -211,6 +211,7 @@ def rank_by_relevance(
     half_life: float = RELEVANCE_HALF_LIFE,
     floor: float = RELEVANCE_FLOOR,
     margin: float = RELEVANCE_MARGIN,
+    utility: Callable[[_C], float] | None = None,
 ) -> RelevanceRanking[_C]:
     """Drop the candidates that fail the relevance test; order the rest by priority.
 
@@ -224,6 +225,9 @@ def rank_by_relevance(
         half_life: Recency half-life in seconds.
         floor: Minimum similarity.
         margin: Maximum distance below the most similar candidate.
+        utility: A factor per relevant candidate (credit's
+            :func:`~langchain_episodic.credit.utility_factor`, 1 for an episode
+            never credited) that scales its priority; none when ``None``.
     """
     pool = list(candidates)
     best = max((c.similarity for c in pool), default=0.0)
@@ -235,7 +239,8 @@ def rank_by_relevance(
             rejected.append((c, reason))
             continue
         value = episode_value(c.timestamp, c.reward, c.outcome, current_time, weights, half_life)
-        ranked.append((relevance_priority(c.similarity, value), c))
+        priority = relevance_priority(c.similarity, value)
+        ranked.append((priority if utility is None else priority * utility(c), c))
     ranked.sort(key=lambda pair: pair[0], reverse=True)
     rejected.sort(key=lambda pair: pair[0].similarity, reverse=True)
     return RelevanceRanking(ranked, rejected, max(floor, best - margin))

@@ -1,6 +1,6 @@
 """The store interface :class:`~langchain_episodic.EpisodicMemory` depends on.
 
-A long-term tier is anything that implements :class:`EpisodeStore`: nine methods,
+A long-term tier is anything that implements :class:`EpisodeStore`: eleven methods,
 drawn from what the memory actually calls, nothing more. The memory embeds, validates,
 checks immutability, numbers records and ranks; a store only keeps records and finds
 neighbours. Three ship with the package (in :mod:`langchain_episodic.stores`):
@@ -28,6 +28,7 @@ from langchain_episodic.filters import EpisodeFilter
 __all__ = [
     "DEFAULT_NAMESPACE",
     "EpisodeStore",
+    "JournalEntry",
     "StoredHit",
     "unit_rows",
 ]
@@ -69,6 +70,25 @@ class StoredHit:
                 breaks a rule of the data model.
         """
         return episode_from_stored(self.data)
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    """One entry of a namespace's journal: a small immutable record beside the episodes.
+
+    The memory keeps its credit loop there (which episodes each run was shown, and
+    each run's outcome; :mod:`langchain_episodic.credit`). A store keeps entries
+    apart from the episodes, so they add nothing to the cost of a recall query.
+
+    Attributes:
+        entry_id: Unique within the namespace; the first entry under an id is kept.
+        run_id: The run the entry is about; entries can be read per run.
+        payload: The entry itself, as a string (JSON).
+    """
+
+    entry_id: str
+    run_id: str
+    payload: str
 
 
 def unit_rows(vectors: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
@@ -117,6 +137,8 @@ class EpisodeStore(Protocol):
       concurrency, not validation.
     * Make the records durable, as far as the backend allows, before :meth:`add`
       returns.
+    * Keep journal entries (:class:`JournalEntry`) apart from the episodes, so that
+      they cost a recall nothing, and keep the first entry under an id.
     * Skip a stored record that is not a readable episode with a
       :class:`~langchain_episodic.errors.MalformedRecordWarning`, through
       :mod:`langchain_episodic.stores.codec`, instead of failing the call.
@@ -177,4 +199,17 @@ class EpisodeStore(Protocol):
 
     def write_state(self, namespace: str, key: str, value: str) -> None:
         """Save a small string for ``namespace`` under ``key``, replacing the old one."""
+        ...
+
+    def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
+        """Add entries to the namespace's journal, durably, before returning.
+
+        An entry whose ``entry_id`` is already stored is not written again: the first
+        one is kept, also when several writers (processes on one Chroma server) add
+        the same id at once. Entries never slow :meth:`search_hits`.
+        """
+        ...
+
+    def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
+        """The namespace's journal entries (of one run when ``run_id`` is given), any order."""
         ...

@@ -15,6 +15,12 @@ Layout in Chroma:
   records and stream all of them in pages without loading the collection.
 * The collection's metadata holds a small summary the caller keeps (counts per
   category) as one JSON value, so nothing has to scan the collection on open.
+* The namespace's journal (credit: which runs were shown which episodes, and their
+  outcomes) lives in a second collection, ``f"{collection}-journal"``, created on its
+  first entry: one record per entry, its id the entry's, so concurrent writers never
+  lose one and Chroma keeps the first record under an id. Kept apart so that it
+  costs a recall query nothing. Chroma needs a vector per record: each gets the same
+  one-dimensional vector, never searched.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from langchain_episodic.errors import (
 from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.stores._audit import RecordAudit
 from langchain_episodic.stores._path_lock import acquire_path_lock
-from langchain_episodic.stores.base import DEFAULT_NAMESPACE, StoredHit
+from langchain_episodic.stores.base import DEFAULT_NAMESPACE, JournalEntry, StoredHit
 from langchain_episodic.stores.codec import decode_episode, decode_hit, encode_episode
 
 if TYPE_CHECKING:
@@ -60,6 +66,8 @@ _SCHEMA_KEY = "langchain_episodic:schema"
 # every recall (27 flat keys made a query ~30% slower, measured).
 _STATE_PREFIX = "langchain_episodic:"
 _EPISODE_KEY = "episode"
+_JOURNAL_OF_KEY = "langchain_episodic:journal_of"
+_JOURNAL_SUFFIX = "-journal"
 _UNSAFE_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]+")
 # Chroma's own rule for collection names, checked here for a clearer message.
 _COLLECTION_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
@@ -197,6 +205,7 @@ class ChromaEpisodeStore:
         )
         self._batch_size = max_batch_size
         self._collections: dict[str, Collection] = {}
+        self._journals: dict[str, Collection] = {}
         self._add_lock = threading.Lock()
         self._next_seq: dict[str, int] = {}
 
@@ -435,6 +444,59 @@ class ChromaEpisodeStore:
         # The cached Collection holds its metadata as it was when it was fetched.
         name = self.collection(namespace).name
         return dict(self._client.get_collection(name, embedding_function=None).metadata or {})
+
+    def _journal(self, namespace: str, *, create: bool) -> Collection | None:
+        cached = self._journals.get(namespace)
+        if cached is not None:
+            return cached
+        name = self.collection_name_for(namespace) + _JOURNAL_SUFFIX
+        if create:
+            journal = self._client.get_or_create_collection(
+                name, metadata={_JOURNAL_OF_KEY: namespace}, embedding_function=None
+            )
+        else:
+            try:
+                journal = self._client.get_collection(name, embedding_function=None)
+            except Exception:  # chromadb raises NotFoundError, ValueError by version
+                return None
+        owner = (journal.metadata or {}).get(_JOURNAL_OF_KEY)
+        if owner != namespace:
+            msg = f"collection {name!r} is not the journal of namespace={namespace!r}"
+            raise StoreConfigurationError(msg)
+        self._journals[namespace] = journal
+        return journal
+
+    def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
+        """Add journal entries, one Chroma record each; Chroma keeps the first under an id."""
+        if not entries:
+            return
+        self.collection(namespace)  # the namespace exists once it has a journal
+        journal = self._journal(namespace, create=True)
+        assert journal is not None
+        for part in _chunks(self.batch_size, len(entries)):
+            batch = entries[part]
+            journal.add(
+                ids=[entry.entry_id for entry in batch],
+                embeddings=np.ones((len(batch), 1), dtype=np.float32),
+                metadatas=[{"run": entry.run_id, "entry": entry.payload} for entry in batch],
+            )
+
+    def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
+        """The namespace's journal entries, of one run when ``run_id`` is given."""
+        journal = self._journal(namespace, create=False)
+        if journal is None:
+            return []
+        entries: list[JournalEntry] = []
+        where = None if run_id is None else {"run": run_id}
+        page = self.batch_size
+        while True:
+            got = journal.get(where=where, limit=page, offset=len(entries), include=["metadatas"])
+            ids = got["ids"]
+            for entry_id, metadata in zip(ids, got["metadatas"] or [], strict=True):
+                meta = metadata or {}
+                entries.append(JournalEntry(entry_id, str(meta.get("run")), str(meta.get("entry"))))
+            if len(ids) < page:
+                return entries
 
     def verify(self, namespace: str, page_size: int = 1000) -> list[MalformedRecordWarning]:
         """Every record of ``namespace`` that readers skip or misorder, with the reason.

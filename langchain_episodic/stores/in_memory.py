@@ -26,7 +26,7 @@ from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.filters import EpisodeFilter
-from langchain_episodic.stores.base import StoredHit, unit_rows
+from langchain_episodic.stores.base import JournalEntry, StoredHit, unit_rows
 from langchain_episodic.stores.codec import decode_episode, decode_hit, encode_episode
 
 __all__ = ["InMemoryEpisodeStore"]
@@ -67,6 +67,7 @@ class _Namespace:
     records: list[str] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=dict)
     state: dict[str, str] = field(default_factory=dict)
+    journal: dict[str, JournalEntry] = field(default_factory=dict)
 
     @property
     def size(self) -> int:
@@ -337,3 +338,16 @@ class InMemoryEpisodeStore:
         """Save a string for ``namespace`` under ``key``, replacing the old one."""
         with self._lock:
             self._space(namespace).state[key] = value
+
+    def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
+        """Add journal entries; an id already stored keeps its first entry."""
+        with self._lock:
+            journal = self._space(namespace).journal
+            for entry in entries:
+                journal.setdefault(entry.entry_id, entry)
+
+    def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
+        """The namespace's journal entries, of one run when ``run_id`` is given."""
+        with self._lock:
+            entries = list(self._space(namespace).journal.values())
+        return [e for e in entries if run_id is None or e.run_id == run_id]

@@ -6,7 +6,8 @@ What a generic vector store cannot say, kept in a LangChain key-value store (a
 * ``namespaces``: the sorted JSON list of namespaces opened;
 * per namespace (``ns/<sha256 prefix of the name>``): ``count``, the number of records
   committed; ``seq/<block>``, the record ids in recording order, :data:`LEDGER_BLOCK`
-  to a JSON list; ``state/<hex of the key>``, the memory's state strings.
+  to a JSON list; ``state/<hex of the key>``, the memory's state strings;
+  ``journal/<run digest>/<entry digest>``, one journal entry each (JSON).
 
 The store writes the ids first and the count last: the count is the commit point.
 One writer at a time.
@@ -20,12 +21,18 @@ from collections.abc import Sequence
 
 from langchain_core.stores import BaseStore
 
+from langchain_episodic.stores.base import JournalEntry
+
 __all__ = ["LEDGER_BLOCK", "Ledger"]
 
 LEDGER_BLOCK = 1024
 """Record ids per ledger value (fixed forever: ledgers written before depend on it)."""
 
 _LEDGER_ROOT = "langchain_episodic"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
 class Ledger:
@@ -99,6 +106,35 @@ class Ledger:
                 for index, offset in enumerate(range(0, len(merged), LEDGER_BLOCK))
             ]
         )
+
+    def _journal_prefix(self, namespace: str, run_id: str | None = None) -> str:
+        prefix = f"{self._prefix(namespace)}/journal/"
+        return prefix if run_id is None else prefix + _digest(run_id) + "/"
+
+    def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
+        """Write journal entries; an id already stored keeps its first entry."""
+        keys = [
+            self._journal_prefix(namespace, entry.run_id) + _digest(entry.entry_id)
+            for entry in entries
+        ]
+        stored = self.store.mget(keys)
+        fresh = {
+            key: json.dumps([entry.entry_id, entry.run_id, entry.payload]).encode("utf-8")
+            for key, entry, old in zip(keys, entries, stored, strict=True)
+            if old is None
+        }
+        if fresh:
+            self.store.mset(list(fresh.items()))
+
+    def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
+        """The journal entries of ``namespace`` (of one run when ``run_id`` is given)."""
+        keys = list(self.store.yield_keys(prefix=self._journal_prefix(namespace, run_id)))
+        entries = []
+        for raw in self.store.mget(keys):
+            if raw is not None:
+                entry_id, entry_run, payload = json.loads(raw)
+                entries.append(JournalEntry(entry_id, entry_run, payload))
+        return entries
 
     def _state_key(self, namespace: str, key: str) -> str:
         return f"{self._prefix(namespace)}/state/{key.encode('utf-8').hex()}"

@@ -127,7 +127,7 @@ from langchain_episodic.stores.backends import (
     score_to_cosine,
     search_method,
 )
-from langchain_episodic.stores.base import StoredHit, unit_rows
+from langchain_episodic.stores.base import JournalEntry, StoredHit, unit_rows
 from langchain_episodic.stores.codec import decode_episode, decode_hit, encode_episode
 from langchain_episodic.stores.ledger import LEDGER_BLOCK, Ledger
 
@@ -533,3 +533,15 @@ class VectorStoreEpisodeStore:
         with self._lock:
             self._open(namespace)
             self._ledger.write_state(namespace, key, value)
+
+    def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
+        """Add journal entries to the ledger; an id already stored keeps its first entry."""
+        with self._lock:
+            self._open(namespace)
+            self._ledger.append_journal(namespace, entries)
+
+    def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
+        """The namespace's journal entries from the ledger, of one run when ``run_id`` is given."""
+        with self._lock:
+            self._open(namespace)
+            return self._ledger.read_journal(namespace, run_id)

@@ -1,0 +1,425 @@
+"""Credit: which recalled episodes help the runs they are shown in (pure logic).
+
+Ranking by an episode's own reward cannot tell a lucky success from a fix that
+transfers, or a failure whose warning saves every later attempt from one that only
+distracts. Credit closes the loop: each prompt built from recall is noted as an
+:class:`Injection` (which episodes a run was shown), and when the run's outcome is
+known a :class:`CreditEvent` gives every episode it was shown the run's reward.
+
+The statistic (:func:`utility_table`), chosen to be honest:
+
+* **Advantage, not reward.** A run's reward is compared with what runs of the same
+  category earned *without* the episode (the mean reward of the category's credited
+  runs that did not show it, shrunk towards the category's mean). An episode shown
+  only on easy tasks gains nothing for their ease.
+* **Counts, not a single run.** Each credited run adds its advantage, mapped to
+  ``h = clip(0.5 + ADVANTAGE_SCALE * advantage, 0, 1)``, to a Beta posterior:
+  ``h`` to "helped", ``1 - h`` to "hurt", over a prior of
+  :data:`PRIOR_HELPED` / :data:`PRIOR_HURT`. One lucky run moves it a little.
+* **Forgetting.** Evidence decays with a half-life (:data:`UTILITY_HALF_LIFE`), so a
+  fix that stopped working loses its value, and the estimate drifts back to the prior.
+
+The estimate is the posterior mean, in [0, 1]; 0.5 is "earns what runs without it
+earn", which is also where a never-credited episode starts, so new episodes compete
+with average ones on relevance and value alone (and ahead of those that proved
+harmful). Ranking turns it into a factor (:func:`utility_factor`).
+
+Example:
+    >>> shown = Injection("run-1", ("fix",), "Fix the login", "debugging", at=0.0)
+    >>> credit = CreditEvent("run-1", 1.0, ("fix",), "debugging", at=10.0)
+    >>> table = utility_table([credit])
+    >>> round(table["fix"].estimate(10.0), 3), table["fix"].credited_runs
+    (0.667, 1)
+    >>> decode_entry(*encode_injection(shown)) == shown
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_episodic._validation import finite_float
+from langchain_episodic.errors import EpisodicValueError
+
+__all__ = [
+    "ADVANTAGE_SCALE",
+    "PRIOR_HELPED",
+    "PRIOR_HURT",
+    "UTILITY_HALF_LIFE",
+    "UTILITY_SHARE",
+    "CreditEvent",
+    "EpisodeUtility",
+    "Injection",
+    "UtilityBook",
+    "book_from",
+    "decode_entry",
+    "encode_credit",
+    "encode_injection",
+    "outcome_entry_id",
+    "utility_factor",
+    "utility_table",
+]
+
+UTILITY_HALF_LIFE = 90 * 86_400.0
+"""Ninety days, in seconds: how fast credit evidence is forgotten."""
+
+PRIOR_HELPED = 1.0
+"""Prior "helped" count of the Beta posterior (with :data:`PRIOR_HURT`: mean 0.5)."""
+
+PRIOR_HURT = 1.0
+"""Prior "hurt" count of the Beta posterior."""
+
+ADVANTAGE_SCALE = 1.0
+"""How strongly one run's advantage moves it from 0.5 towards helped (1) or hurt (0)."""
+
+UTILITY_SHARE = 0.5
+"""How far utility can scale a relevant episode's priority: by ``1 +- UTILITY_SHARE``."""
+
+_BASELINE_PRIOR_WEIGHT = 1.0
+_INJECTION_PREFIX = "injection:"
+_OUTCOME_PREFIX = "outcome:"
+
+
+def _text(owner: str, name: str, value: object, *, optional: bool = False) -> None:
+    if optional and value is None:
+        return
+    if not isinstance(value, str) or not value.strip():
+        rule = "a non-empty string or None" if optional else "a non-empty string"
+        msg = f"{owner}.{name}={value!r} is invalid: must be {rule}"
+        raise EpisodicValueError(msg)
+
+
+def _ids(owner: str, value: object) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, (tuple, list)):
+        msg = f"{owner}.episode_ids={value!r} is invalid: must be a sequence of episode ids"
+        raise EpisodicValueError(msg)
+    for index, episode_id in enumerate(value):
+        if not isinstance(episode_id, str) or not episode_id:
+            msg = (
+                f"{owner}.episode_ids[{index}]={episode_id!r} is invalid: "
+                "must be a non-empty string"
+            )
+            raise EpisodicValueError(msg)
+    return tuple(dict.fromkeys(value))
+
+
+def _time(owner: str, value: object) -> float:
+    number = finite_float(value)
+    if number is None:
+        msg = f"{owner}.at={value!r} is invalid: must be a finite number"
+        raise EpisodicValueError(msg)
+    return number
+
+
+@dataclass(frozen=True)
+class Injection:
+    """A prompt built from recall reached a model: which episodes one run was shown.
+
+    Attributes:
+        run_id: The run (an agent run, a chain invocation, a caller's own id).
+        episode_ids: The episodes shown, in prompt order (may be empty: a run shown
+            nothing still tells what runs earn without memory).
+        task: The task the recall was for.
+        category: The task's category (``TaskCategory`` value): runs are compared
+            within it.
+        at: When, in seconds (the memory's clock).
+        thread_id: The conversation thread, when known (LangGraph's ``thread_id``).
+    """
+
+    run_id: str
+    episode_ids: tuple[str, ...]
+    task: str
+    category: str
+    at: float
+    thread_id: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("run_id", "task", "category"):
+            _text("Injection", name, getattr(self, name))
+        _text("Injection", "thread_id", self.thread_id, optional=True)
+        object.__setattr__(self, "episode_ids", _ids("Injection", self.episode_ids))
+        object.__setattr__(self, "at", _time("Injection", self.at))
+
+
+@dataclass(frozen=True)
+class CreditEvent:
+    """A run's outcome, credited to every episode it was shown; or its closing without one.
+
+    Attributes:
+        run_id: The run credited.
+        reward: The run's reward in [0, 1]; ``None`` when the run was closed without
+            credit (it stayed open longer than the memory's ``open_run_ttl``).
+        episode_ids: The episodes credited: every episode the run was shown.
+        category: The run's task category.
+        at: When, in seconds (the memory's clock).
+        by: Who credited it (a person, an agent, a tool), when known.
+    """
+
+    run_id: str
+    reward: float | None
+    episode_ids: tuple[str, ...]
+    category: str
+    at: float
+    by: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("run_id", "category"):
+            _text("CreditEvent", name, getattr(self, name))
+        _text("CreditEvent", "by", self.by, optional=True)
+        object.__setattr__(self, "episode_ids", _ids("CreditEvent", self.episode_ids))
+        object.__setattr__(self, "at", _time("CreditEvent", self.at))
+        if self.reward is not None:
+            reward = finite_float(self.reward)
+            if reward is None or not 0.0 <= reward <= 1.0 or isinstance(self.reward, bool):
+                msg = f"reward={self.reward!r} is invalid: must be a number in [0, 1]"
+                raise EpisodicValueError(msg)
+            object.__setattr__(self, "reward", reward)
+
+    @property
+    def closed_without_credit(self) -> bool:
+        """Whether the run was closed for staying open too long, with no reward."""
+        return self.reward is None
+
+
+# ---------------------------------------------------------------- journal entries
+
+
+def outcome_entry_id(run_id: str) -> str:
+    """The journal id of a run's outcome: one per run, so a second one is never stored."""
+    return _OUTCOME_PREFIX + run_id
+
+
+def encode_injection(injection: Injection) -> tuple[str, str, str]:
+    """``(entry_id, run_id, payload)``: the journal entry of ``injection``."""
+    payload = json.dumps(
+        {"kind": "injection", **_asdict(injection)}, ensure_ascii=False, separators=(",", ":")
+    )
+    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
+    return f"{_INJECTION_PREFIX}{injection.run_id}:{digest}", injection.run_id, payload
+
+
+def encode_credit(event: CreditEvent) -> tuple[str, str, str]:
+    """``(entry_id, run_id, payload)``: the journal entry of ``event``."""
+    payload = json.dumps(
+        {"kind": "credit", **_asdict(event)}, ensure_ascii=False, separators=(",", ":")
+    )
+    return outcome_entry_id(event.run_id), event.run_id, payload
+
+
+def _asdict(item: Injection | CreditEvent) -> dict[str, Any]:
+    data = {name: getattr(item, name) for name in item.__dataclass_fields__}
+    data["episode_ids"] = list(item.episode_ids)
+    return data
+
+
+def decode_entry(entry_id: str, run_id: str, payload: str) -> Injection | CreditEvent:
+    """Read a journal entry written by :func:`encode_injection` or :func:`encode_credit`.
+
+    Raises:
+        EpisodicValueError: The entry was not written by this package.
+    """
+    try:
+        data: Any = json.loads(payload)
+        if not isinstance(data, dict):
+            raise TypeError("not an object")
+        kind = data.pop("kind", None)
+        item: Injection | CreditEvent
+        if kind == "injection":
+            item = Injection(**data)
+        elif kind == "credit":
+            item = CreditEvent(**data)
+        else:
+            raise TypeError(f"unknown kind {kind!r}")
+        if item.run_id != run_id:
+            raise TypeError(f"run_id {item.run_id!r} is not the entry's {run_id!r}")
+    except (TypeError, ValueError) as error:
+        msg = (
+            f"credit journal entry {entry_id!r} is damaged ({error}); "
+            "it was not written by this package"
+        )
+        raise EpisodicValueError(msg) from None
+    return item
+
+
+# ---------------------------------------------------------------- the statistic
+
+
+@dataclass
+class EpisodeUtility:
+    """What credit says about one episode.
+
+    Attributes:
+        episode_id: The episode.
+        helped: Decayed "helped" evidence at :attr:`updated_at` (prior excluded).
+        hurt: Decayed "hurt" evidence at :attr:`updated_at` (prior excluded).
+        injections: Runs it was shown in (credited, open or closed).
+        credited_runs: Runs it was shown in whose outcome was credited.
+        reward_sum: Sum of those runs' rewards.
+        advantage_sum: Sum of their advantages over runs without it.
+        updated_at: When the evidence was last added (``None``: never credited).
+        half_life: How fast the evidence is forgotten, in seconds.
+    """
+
+    episode_id: str
+    helped: float = 0.0
+    hurt: float = 0.0
+    injections: int = 0
+    credited_runs: int = 0
+    reward_sum: float = 0.0
+    advantage_sum: float = 0.0
+    updated_at: float | None = None
+    half_life: float = UTILITY_HALF_LIFE
+    _history: list[float] = field(default_factory=list, repr=False)
+
+    def estimate(self, now: float) -> float:
+        """The posterior mean at ``now``: 0.5 is "earns what runs without it earn".
+
+        Example:
+            >>> EpisodeUtility("e").estimate(0.0)
+            0.5
+        """
+        decay = self._decay(now)
+        helped, hurt = PRIOR_HELPED + self.helped * decay, PRIOR_HURT + self.hurt * decay
+        return helped / (helped + hurt)
+
+    def _decay(self, now: float) -> float:
+        if self.updated_at is None:
+            return 1.0
+        return math.exp(-math.log(2) * max(0.0, now - self.updated_at) / self.half_life)
+
+    @property
+    def mean_reward(self) -> float | None:
+        """Mean reward of the credited runs it was shown in, or ``None``."""
+        return self.reward_sum / self.credited_runs if self.credited_runs else None
+
+    @property
+    def mean_advantage(self) -> float | None:
+        """Mean advantage of those runs over runs without it, or ``None``."""
+        return self.advantage_sum / self.credited_runs if self.credited_runs else None
+
+    @property
+    def failing_streak(self) -> int:
+        """How many of its latest credited runs in a row earned less than their baseline."""
+        streak = 0
+        for advantage in reversed(self._history):
+            if advantage >= 0:
+                break
+            streak += 1
+        return streak
+
+    def add(self, h: float, reward: float, advantage: float, at: float) -> None:
+        """Add one credited run: ``h`` helped, ``1 - h`` hurt, over decayed evidence."""
+        decay = self._decay(at)
+        self.helped = self.helped * decay + h
+        self.hurt = self.hurt * decay + (1.0 - h)
+        self.updated_at = max(at, self.updated_at or at)
+        self.credited_runs += 1
+        self.reward_sum += reward
+        self.advantage_sum += advantage
+        self._history.append(advantage)
+
+
+def utility_factor(estimate: float, share: float = UTILITY_SHARE) -> float:
+    """The factor utility scales a relevant episode's priority by: 1 at the prior's 0.5.
+
+    Example:
+        >>> utility_factor(0.5), utility_factor(1.0), utility_factor(0.0)
+        (1.0, 1.5, 0.5)
+    """
+    return 1.0 + share * (2.0 * estimate - 1.0)
+
+
+class UtilityBook:
+    """Every episode's :class:`EpisodeUtility`, kept up to date one event at a time.
+
+    Credits must arrive in time order (:func:`utility_table` sorts them); a run's
+    advantage for an episode is its reward minus the mean reward of the same
+    category's earlier credited runs that did not show the episode, shrunk towards
+    the category's mean.
+
+    Args:
+        half_life: How fast evidence is forgotten, in seconds.
+    """
+
+    def __init__(self, half_life: float = UTILITY_HALF_LIFE) -> None:
+        self.half_life = half_life
+        self.rows: dict[str, EpisodeUtility] = {}
+        self._category: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        self._shown: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+
+    def row(self, episode_id: str) -> EpisodeUtility:
+        """The episode's row, created empty (the prior) when it has none yet."""
+        found = self.rows.get(episode_id)
+        if found is None:
+            found = self.rows[episode_id] = EpisodeUtility(episode_id, half_life=self.half_life)
+        return found
+
+    def add_injection(self, injection: Injection) -> None:
+        """Count one more run shown each of ``injection``'s episodes."""
+        for episode_id in injection.episode_ids:
+            self.row(episode_id).injections += 1
+
+    def add_credit(self, event: CreditEvent) -> None:
+        """Credit ``event``'s reward to every episode its run was shown."""
+        if event.reward is None:
+            return
+        reward, category = event.reward, event.category
+        total = self._category[category]
+        category_mean = (total[0] + 0.5) / (total[1] + 1.0)
+        for episode_id in event.episode_ids:
+            shown = self._shown[(episode_id, category)]
+            baseline = (total[0] - shown[0] + category_mean * _BASELINE_PRIOR_WEIGHT) / (
+                total[1] - shown[1] + _BASELINE_PRIOR_WEIGHT
+            )
+            advantage = reward - baseline
+            h = min(1.0, max(0.0, 0.5 + ADVANTAGE_SCALE * advantage))
+            self.row(episode_id).add(h, reward, advantage, event.at)
+            shown[0] += reward
+            shown[1] += 1.0
+        total[0] += reward
+        total[1] += 1.0
+
+    def estimate(self, episode_id: str, now: float) -> float:
+        """The episode's utility estimate at ``now`` (0.5, the prior, when never credited)."""
+        found = self.rows.get(episode_id)
+        return 0.5 if found is None else found.estimate(now)
+
+
+def utility_table(
+    credits: Iterable[CreditEvent],
+    injections: Iterable[Injection] = (),
+    *,
+    half_life: float = UTILITY_HALF_LIFE,
+) -> dict[str, EpisodeUtility]:
+    """Every credited or injected episode's :class:`EpisodeUtility`, from the journal.
+
+    Credits are replayed in time order (ties by run id), so the table is the same
+    whichever process reads the journal (see :class:`UtilityBook`).
+
+    Args:
+        credits: The outcome events; those closed without credit count nothing.
+        injections: The injection records, counted in ``injections``.
+        half_life: How fast evidence is forgotten, in seconds.
+    """
+    return book_from(credits, injections, half_life=half_life).rows
+
+
+def book_from(
+    credits: Iterable[CreditEvent],
+    injections: Iterable[Injection] = (),
+    *,
+    half_life: float = UTILITY_HALF_LIFE,
+) -> UtilityBook:
+    """A :class:`UtilityBook` holding every event given, credits in time order."""
+    book = UtilityBook(half_life)
+    for injection in injections:
+        book.add_injection(injection)
+    for event in sorted(credits, key=lambda e: (e.at, e.run_id)):
+        book.add_credit(event)
+    return book
