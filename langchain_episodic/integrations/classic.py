@@ -13,12 +13,14 @@ Needs the ``classic`` extra: ``pip install "langchain-episodic[classic]"``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.runnables.config import run_in_executor
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 try:
     from langchain_classic.base_memory import BaseMemory
@@ -29,10 +31,11 @@ except ImportError as error:  # pragma: no cover - exercised by a test that hide
     )
     raise ImportError(_MISSING) from error
 
-from langchain_episodic.episode import Episode, TaskDescription
-from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.episode import Episode, EpisodeSource, TaskDescription
+from langchain_episodic.errors import CreditError, EpisodicValueError
 from langchain_episodic.feedback import episode_from_tests
 from langchain_episodic.integrations._fields import RecallOptionsFields
+from langchain_episodic.integrations._run import RUN_ID_KEY
 from langchain_episodic.integrations.runnable import task_from_input
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.pipeline import abuild_replay, build_replay
@@ -41,7 +44,10 @@ from langchain_episodic.replay import DEFAULT_MAX_TOKENS, approximate_token_coun
 __all__ = ["EpisodicChainMemory"]
 
 # Inputs a classic chain passes that never hold the task ("stop" as in langchain_classic).
-_NOT_TASK_KEYS = frozenset({"stop"})
+_NOT_TASK_KEYS = frozenset({"stop", RUN_ID_KEY})
+# Runs whose prompt was loaded and whose outcome is not recorded yet, per task: bounded,
+# so a chain whose outcomes are never recorded does not grow without end.
+_MAX_PENDING_RUNS = 1024
 _DEFAULT_INPUT_KEY = "input"
 
 
@@ -133,6 +139,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
     """Counts tokens for ``max_tokens``, e.g. ``llm.get_num_tokens``."""
     include_strategy: bool = False
     """Append a line naming the strategy chosen from the replayed episodes."""
+    _pending_runs: dict[str, str] = PrivateAttr(default_factory=dict)
 
     @property
     def top_k(self) -> int:
@@ -191,17 +198,44 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
             EpisodicValueError: No input, or more than one, could hold the task, or it
                 holds no usable task.
         """
+        task = self._task(inputs)
         replay = build_replay(
-            self.memory, self._task(inputs), self.options, **self._prompt_settings()
+            self.memory,
+            task,
+            self.options,
+            run_id=self._open_run(inputs, task),
+            **self._prompt_settings(),
         )
         return {self.memory_key: replay.text}
 
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, str]:
         """Async twin of :meth:`load_memory_variables`."""
+        task = self._task(inputs)
         replay = await abuild_replay(
-            self.memory, self._task(inputs), self.options, **self._prompt_settings()
+            self.memory,
+            task,
+            self.options,
+            run_id=self._open_run(inputs, task),
+            **self._prompt_settings(),
         )
         return {self.memory_key: replay.text}
+
+    def _open_run(self, inputs: Mapping[str, Any], task: TaskDescription) -> str:
+        """The run a loaded prompt is for: the ``run_id`` input, else a new one per task."""
+        given = _given_run(inputs)
+        if given is not None:
+            return given
+        run_id = uuid.uuid4().hex
+        self._pending_runs.pop(task.description, None)
+        self._pending_runs[task.description] = run_id
+        while len(self._pending_runs) > _MAX_PENDING_RUNS:
+            self._pending_runs.pop(next(iter(self._pending_runs)))
+        return run_id
+
+    def _close_run(self, inputs: Mapping[str, Any], task: TaskDescription) -> str | None:
+        pending = self._pending_runs.pop(task.description, None)
+        given = _given_run(inputs)
+        return pending if given is None else given
 
     # ------------------------------------------------------------------ save
 
@@ -308,8 +342,11 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
                 or threshold is invalid.
             EpisodeConflictError: ``episode_id`` already holds a different episode.
         """
+        task = self._task(inputs)
+        run_id = self._close_run(inputs, task)
+        given = _given_run(inputs)
         episode = episode_from_tests(
-            self._task(inputs),
+            task,
             self._solution(outputs),
             tests_passed,
             tests_total,
@@ -321,8 +358,15 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
             timestamp=self.memory.now() if timestamp is None else timestamp,
             success_at=success_at,
             partial_at=partial_at,
+            # Only a run id the caller gave is stable enough to become part of the
+            # (immutable) episode: a re-run with a fixed episode_id must match it.
+            source=None if given is None else EpisodeSource("EpisodicChainMemory", given),
         )
-        self.memory.record(episode)
+        self.memory.record(episode)  # credits the run when the source names it
+        if run_id is not None and given is None:
+            # CreditError: its injection was never noted, or it was closed meanwhile.
+            with contextlib.suppress(CreditError):
+                self.memory.credit(run_id, episode.feedback.reward, by="EpisodicChainMemory")
         return episode
 
     async def arecord_outcome(
@@ -339,3 +383,8 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
             self.record_outcome, inputs, outputs, tests_passed, tests_total, message, **options
         )
         return await run_in_executor(None, record)
+
+
+def _given_run(inputs: Mapping[str, Any]) -> str | None:
+    given = inputs.get(RUN_ID_KEY)
+    return str(given) if given is not None and str(given).strip() else None

@@ -12,6 +12,8 @@ Requires the ``agents`` extra: ``pip install "langchain-episodic[agents]"``.
 from __future__ import annotations
 
 import inspect
+import logging
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
@@ -21,6 +23,8 @@ from typing_extensions import NotRequired, TypedDict  # typing has them from 3.1
 
 from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, TaskDescription
+from langchain_episodic.errors import CreditError
+from langchain_episodic.integrations._run import RUN_ID_KEY, run_from_config
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
 from langchain_episodic.recall_options import RecallOptions
@@ -36,6 +40,7 @@ try:
         PrivateStateAttr,
         ResponseT,
     )
+    from langgraph.config import get_config
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     _msg = (
         "EpisodicMemoryMiddleware needs LangChain 1.x agents (the `langchain` package). "
@@ -56,6 +61,9 @@ __all__ = [
     "TaskExtractor",
     "latest_human_text",
 ]
+
+_log = logging.getLogger(__name__)
+_CREDITED_BY = "EpisodicMemoryMiddleware"
 
 STATE_KEY = "episodic_replay"
 """Key of the agent state under which a run's :class:`EpisodicReplay` is kept."""
@@ -88,11 +96,14 @@ class EpisodicReplay(TypedDict):
             strategy line when ``include_strategy=True``.
         strategy: The selected strategy (a key of ``STRATEGY_POOL``), or ``None`` when
             ``include_strategy=False``.
+        run_id: The run the shown episodes were noted under, for the credit loop
+            (absent in states checkpointed by earlier versions).
     """
 
     task: dict[str, Any]
     prompt: str
     strategy: str | None
+    run_id: NotRequired[str | None]
 
 
 class EpisodicMemoryState(AgentState[ResponseT]):
@@ -306,6 +317,12 @@ class EpisodicMemoryMiddleware(
         return None if replay is None else TaskDescription.from_dict(replay["task"])
 
     @staticmethod
+    def run_id_of(state: Mapping[str, Any]) -> str | None:
+        """The run id the replay's episodes were noted under (for ``EpisodeSource``)."""
+        replay = EpisodicMemoryMiddleware.replay_of(state)
+        return None if replay is None else replay.get("run_id")
+
+    @staticmethod
     def strategy_of(state: Mapping[str, Any]) -> str | None:
         """The strategy injected into the run (``include_strategy=True``), else ``None``."""
         replay = EpisodicMemoryMiddleware.replay_of(state)
@@ -339,10 +356,17 @@ class EpisodicMemoryMiddleware(
             task=replay.task.to_dict(),
             prompt=replay.text,
             strategy=None if replay.strategy is None else replay.strategy.strategy,
+            run_id=replay.run_id,
         )
 
-    def build_replay(self, state: Mapping[str, Any]) -> EpisodicReplay | None:
+    def build_replay(
+        self, state: Mapping[str, Any], *, run_id: str | None = None
+    ) -> EpisodicReplay | None:
         """Recall once for the task of ``state`` and build what the run will inject.
+
+        Args:
+            state: The agent state.
+            run_id: Note the episodes shown under this run, for the credit loop.
 
         Returns:
             The replay, or ``None`` when the state holds no task.
@@ -350,21 +374,41 @@ class EpisodicMemoryMiddleware(
         task = self._task(state)
         if task is None:
             return None
-        replay = build_replay(self.memory, task, self.options, **self._prompt_settings())
+        replay = build_replay(
+            self.memory,
+            task,
+            self.options,
+            run_id=run_id,
+            thread_id=None if run_id is None else _thread_id(),
+            **self._prompt_settings(),
+        )
         return self._state_of(replay)
 
-    async def abuild_replay(self, state: Mapping[str, Any]) -> EpisodicReplay | None:
+    async def abuild_replay(
+        self, state: Mapping[str, Any], *, run_id: str | None = None
+    ) -> EpisodicReplay | None:
         """Async twin of :meth:`build_replay`."""
         task = self._task(state)
         if task is None:
             return None
-        replay = await abuild_replay(self.memory, task, self.options, **self._prompt_settings())
+        replay = await abuild_replay(
+            self.memory,
+            task,
+            self.options,
+            run_id=run_id,
+            thread_id=None if run_id is None else _thread_id(),
+            **self._prompt_settings(),
+        )
         return self._state_of(replay)
 
     def before_agent(
         self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
         """Recall once for the run's task and keep the replay in the state.
+
+        The episodes shown are noted under a new run id (or the one the call's
+        configuration names: ``config={"configurable": {"run_id": ...}}``), which
+        :meth:`run_id_of` gives; the run's outcome credits them after the agent.
 
         Args:
             state: The agent state at the start of the run.
@@ -373,13 +417,13 @@ class EpisodicMemoryMiddleware(
         Returns:
             The state update ``{"episodic_replay": EpisodicReplay | None}``.
         """
-        return {STATE_KEY: self.build_replay(state)}
+        return {STATE_KEY: self.build_replay(state, run_id=_new_run_id())}
 
     async def abefore_agent(
         self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
         """Async twin of :meth:`before_agent`."""
-        return {STATE_KEY: await self.abuild_replay(state)}
+        return {STATE_KEY: await self.abuild_replay(state, run_id=_new_run_id())}
 
     def _inject(
         self, request: ModelRequest[ContextT], replay: EpisodicReplay | None
@@ -458,7 +502,20 @@ class EpisodicMemoryMiddleware(
         episode = _check_episode(result)
         if episode is not None:
             self.memory.record(episode)
+            self._credit(state, episode)
         return None
+
+    def _credit(self, state: Mapping[str, Any], episode: Episode) -> None:
+        """Credit the run's reward to the episodes it was shown; never raises."""
+        run_id = self.run_id_of(state)
+        if run_id is None:
+            return
+        try:
+            self.memory.credit(run_id, episode.feedback.reward, by=_CREDITED_BY)
+        except CreditError:
+            pass  # record() credited it already (the episode's source names the run)
+        except Exception:  # credit must never break the run it observes
+            _log.warning("could not credit run_id=%r", run_id, exc_info=True)
 
     async def aafter_agent(
         self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]
@@ -476,6 +533,25 @@ class EpisodicMemoryMiddleware(
         episode = _check_episode(result)
         if episode is not None:
             await self.memory.arecord(episode)
+            await run_in_executor(None, self._credit, state, episode)
+        return None
+
+
+def _new_run_id() -> str:
+    """The caller's run id (``configurable["run_id"]``), else a new one."""
+    configurable = (_current_config() or {}).get("configurable") or {}
+    given = configurable.get(RUN_ID_KEY)
+    return str(given) if given is not None and str(given).strip() else uuid.uuid4().hex
+
+
+def _thread_id() -> str | None:
+    return run_from_config(_current_config())[1]
+
+
+def _current_config() -> Mapping[str, Any] | None:
+    try:
+        return get_config()
+    except RuntimeError:  # called outside a LangGraph run (a direct call, a test)
         return None
 
 

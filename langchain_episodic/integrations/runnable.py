@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langchain_episodic.episode import TaskDescription
 from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.integrations._run import run_from_config
 from langchain_episodic.pipeline import abuild_replay, as_task, build_replay
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.replay import DEFAULT_MAX_TOKENS, approximate_token_count
@@ -54,7 +55,10 @@ def create_replay_runnable(
     r"""A runnable mapping a task to its replay prompt, sync and async.
 
     Each invocation is one :func:`~langchain_episodic.build_replay`: one recall for
-    the prompt and, with ``include_strategy``, the strategy line.
+    the prompt and, with ``include_strategy``, the strategy line. The episodes shown
+    are noted for the credit loop under the run named by
+    ``config={"configurable": {"run_id": ...}}`` (else the call's LangChain run
+    id); credit the outcome with ``memory.credit(run_id, reward)``.
 
     Example:
         .. code-block:: python
@@ -67,7 +71,11 @@ def create_replay_runnable(
                 ("human", "{task}"),
             ])
             chain = {"replay": memory.as_runnable(), "task": RunnablePassthrough()} | prompt | model
-            chain.invoke("Add password reset to the login form")
+            chain.invoke(
+                "Add password reset to the login form",
+                config={"configurable": {"run_id": "job-42"}},
+            )
+            memory.credit("job-42", reward=0.9)  # once the tests have run
 
     Args:
         memory: Where to recall from.
@@ -91,12 +99,18 @@ def create_replay_runnable(
         "include_strategy": include_strategy,
     }
 
-    def _invoke(value: Any) -> str:
+    def _invoke(value: Any, config: RunnableConfig) -> str:
         task = task_from_input(value, input_key)
-        return build_replay(memory, task, options, **settings).text
+        run_id, thread_id = run_from_config(config)
+        replay = build_replay(memory, task, options, run_id=run_id, thread_id=thread_id, **settings)
+        return replay.text
 
-    async def _ainvoke(value: Any) -> str:
+    async def _ainvoke(value: Any, config: RunnableConfig) -> str:
         task = task_from_input(value, input_key)
-        return (await abuild_replay(memory, task, options, **settings)).text
+        run_id, thread_id = run_from_config(config)
+        replay = await abuild_replay(
+            memory, task, options, run_id=run_id, thread_id=thread_id, **settings
+        )
+        return replay.text
 
     return RunnableLambda(_invoke, afunc=_ainvoke, name="episodic_replay")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from langchain_episodic.episode import OutcomeStatus, TaskCategory
+from langchain_episodic.integrations._run import run_from_config
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.replay import DEFAULT_MAX_TOKENS
@@ -50,7 +52,9 @@ def create_recall_tool(
 
     Each call is one :func:`~langchain_episodic.build_replay` for the query: the
     model gets the same replay prompt (stored text shown as data, within
-    ``max_tokens``) that the other integrations inject, or :data:`NO_MATCH`.
+    ``max_tokens``) that the other integrations inject, or :data:`NO_MATCH`. The
+    episodes shown are noted for the credit loop under the run named by
+    ``config={"configurable": {"run_id": ...}}`` (else the tool call's run id).
 
     Example:
         .. code-block:: python
@@ -86,21 +90,32 @@ def create_recall_tool(
 
     def recall(
         query: str,
+        config: RunnableConfig,
         category: TaskCategory | None = None,
         outcome: OutcomeStatus | None = None,
         k: int = 3,
     ) -> str:
         options = _options(category, outcome, k)
-        return _answer(build_replay(memory, query, options, max_tokens=max_tokens))
+        run_id, thread_id = run_from_config(config)
+        return _answer(
+            build_replay(
+                memory, query, options, max_tokens=max_tokens, run_id=run_id, thread_id=thread_id
+            )
+        )
 
     async def arecall(
         query: str,
+        config: RunnableConfig,
         category: TaskCategory | None = None,
         outcome: OutcomeStatus | None = None,
         k: int = 3,
     ) -> str:
         options = _options(category, outcome, k)
-        return _answer(await abuild_replay(memory, query, options, max_tokens=max_tokens))
+        run_id, thread_id = run_from_config(config)
+        replay = await abuild_replay(
+            memory, query, options, max_tokens=max_tokens, run_id=run_id, thread_id=thread_id
+        )
+        return _answer(replay)
 
     return StructuredTool.from_function(
         func=recall,
