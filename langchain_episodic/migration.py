@@ -2,8 +2,10 @@
 
 Stores keep vectors in their own formats, so a migration re-embeds each episode with
 the target memory's embeddings (which may differ from the source's: a migration is
-also how to move to a new embedding model). Episodes keep their recording order and
-the quarantine log comes along.
+also how to move to a new embedding model). Episodes keep their recording order, and
+the quarantine log and the credit journal (every run's injection records and outcome,
+:mod:`langchain_episodic.credit`) come along: the target's ``credit_log()`` and
+utilities are the source's afterwards. Running a migration again copies nothing twice.
 
 Example:
     .. code-block:: python
@@ -31,6 +33,7 @@ from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode
 from langchain_episodic.errors import EpisodicValueError, MigrationError
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.stores.base import JournalEntry
 
 __all__ = ["MigrationReport", "migrate_namespace"]
 
@@ -69,6 +72,27 @@ def _verify(source: EpisodicMemory, target: EpisodicMemory, batch: Sequence[Epis
         raise MigrationError(msg)
 
 
+def _copy_journal(source: EpisodicMemory, target: EpisodicMemory) -> None:
+    """Append the source's credit journal to the target's, verified; ids held are kept."""
+    entries = source.store.read_journal(source.namespace)
+    if not entries:
+        return
+    target.store.append_journal(target.namespace, entries)
+    stored: dict[str, JournalEntry] = {
+        entry.entry_id: entry for entry in target.store.read_journal(target.namespace)
+    }
+    wrong = sorted(entry.entry_id for entry in entries if stored.get(entry.entry_id) != entry)
+    target.reload_credit()
+    if wrong:
+        msg = (
+            f"the target namespace={target.namespace!r} holds other credit journal entries "
+            f"under entry_ids={wrong[:5]!r}{' ...' if len(wrong) > 5 else ''} of the source "
+            f"namespace={source.namespace!r} (the same run credited in both?); they were "
+            "kept, the source's were not copied (every other entry was)"
+        )
+        raise MigrationError(msg)
+
+
 def migrate_namespace(
     source: EpisodicMemory,
     target: EpisodicMemory,
@@ -83,7 +107,8 @@ def migrate_namespace(
     back by id and compared with the source. Identical episodes already in the target
     are skipped, so an interrupted migration can simply be run again. The source's
     quarantine log is appended to the target's (events the target already has are
-    not repeated).
+    not repeated), and so is its credit journal (entries the target already holds,
+    by id, are not written again), after which the target re-reads its credit.
 
     Args:
         source: The memory to copy from (its store and namespace).
@@ -98,8 +123,10 @@ def migrate_namespace(
         EpisodeConflictError: The target holds a different episode under a source id.
             Batches before the conflicting one stay copied; nothing of it is written.
         MigrationError: Reading back the target did not give the source's episodes,
-            the target ends with fewer episodes than the source, or some source
-            records are not readable episodes (every readable one is copied first).
+            the target ends with fewer episodes than the source, some source
+            records are not readable episodes (every readable one is copied first),
+            or the target holds other credit journal entries under the ids of the
+            source's (a run credited in both; the target's are kept).
     """
     for name, memory in (("source", source), ("target", target)):
         if not isinstance(memory, EpisodicMemory):
@@ -119,6 +146,7 @@ def migrate_namespace(
             read += len(batch)
             bar.update(len(batch))
     target.merge_quarantine_log(source.quarantine_log())
+    _copy_journal(source, target)
     if read < total:
         msg = (
             f"{total - read} of the {total} records of the source namespace="

@@ -1,4 +1,7 @@
-"""Migration between stores: in memory -> Chroma on disk -> Chroma server -> FAISS."""
+"""Migration between stores: in memory -> Chroma on disk -> Chroma server -> FAISS.
+
+Episodes, the quarantine log and the credit journal travel; a second run copies nothing twice.
+"""
 
 from __future__ import annotations
 
@@ -15,8 +18,9 @@ from langchain_episodic import (
     EpisodicValueError,
 )
 from langchain_episodic.cli import main
-from langchain_episodic.errors import MalformedRecordWarning, MigrationError
+from langchain_episodic.errors import CreditError, MalformedRecordWarning, MigrationError
 from langchain_episodic.migration import migrate_namespace
+from langchain_episodic.stores import EpisodeStore
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 from tests.helpers.episodes import QUERIES, corpus
 from tests.helpers.stores import faiss_harness
@@ -146,3 +150,84 @@ def test_unreadable_source_records_are_named_after_every_readable_one_is_copied(
     ):
         migrate_namespace(source, target)
     assert list(target.episodes()) == corpus(4)
+
+
+def test_the_credit_journal_travels_with_the_namespace(
+    tmp_path: Path, chroma_server_client: ClientAPI, unique_name: str
+) -> None:
+    task = "Fix the login bug where sessions expire too early"
+    clock = [NOW]
+    notebook = EpisodicMemory(
+        store=InMemoryEpisodeStore(), namespace="agent-1", clock=lambda: clock[0]
+    )
+    notebook.record_many(corpus(12))
+    for i in range(8):
+        notebook.note_injection(f"run-{i}", [f"ep-{i}", f"ep-{i + 3}"], task, thread_id="t")
+        clock[0] += 60
+    for i, reward in enumerate([0.9, 0.1, 1.0, 0.0, 0.6]):
+        notebook.credit(f"run-{i}", reward, by="ci")
+        clock[0] += 60
+    clock[0] += 8 * 86_400.0  # runs 5 to 7 are now older than the default time to live
+    notebook.note_injection("run-8", ["ep-11"], task)
+    assert notebook.expire_open_runs() == 3
+    credits, open_runs = notebook.credit_log(), notebook.open_runs()
+    assert len(credits) == 8
+    assert set(open_runs) == {"run-8"}
+    journal = set(notebook.store.read_journal("agent-1"))
+    assert len(journal) == 9 + 8  # nine injection records, eight outcomes
+
+    def estimates(memory: EpisodicMemory) -> dict[str, tuple[int, int, float]]:
+        return {
+            episode_id: (row.injections, row.credited_runs, round(row.estimate(clock[0]), 12))
+            for episode_id, row in memory.utilities().items()
+        }
+
+    expected = estimates(notebook)
+    assert len(expected) == 12
+    assert any(v[2] > 0.5 for v in expected.values())
+
+    def opened(store: EpisodeStore) -> EpisodicMemory:
+        return EpisodicMemory(store=store, namespace="agent-1", clock=lambda: clock[0])
+
+    on_disk = opened(ChromaEpisodeStore(path=tmp_path / "disk"))
+    migrate_namespace(notebook, on_disk)
+    server = opened(ChromaEpisodeStore(client=chroma_server_client, collection_name=unique_name))
+    migrate_namespace(on_disk, server)
+    faiss_copy = opened(faiss_harness(tmp_path).open())
+    migrate_namespace(server, faiss_copy)
+    for copy in (on_disk, server, faiss_copy):
+        assert copy.credit_log() == credits
+        assert copy.open_runs() == open_runs
+        assert estimates(copy) == expected
+        assert set(copy.store.read_journal("agent-1")) == journal
+        # ... and reopened, from the store alone.
+        assert opened(copy.store).credit_log() == credits
+        with pytest.raises(CreditError, match="already credited"):
+            copy.credit("run-2", 0.5)
+    # Migrating again copies nothing twice.
+    migrate_namespace(notebook, on_disk)
+    migrate_namespace(server, faiss_copy)
+    for copy in (on_disk, faiss_copy):
+        assert len(copy.store.read_journal("agent-1")) == len(journal)
+        assert copy.credit_log() == credits
+        assert estimates(copy) == expected
+    # The open run can be credited once, in the copy, after the move.
+    assert faiss_copy.credit("run-8", 1.0).episode_ids == ("ep-11",)
+    assert faiss_copy.utility("ep-11").credited_runs == 1
+
+
+def test_a_run_credited_differently_in_the_target_is_named_and_kept(tmp_path: Path) -> None:
+    task = "Fix the login bug where sessions expire too early"
+    source = EpisodicMemory(store=InMemoryEpisodeStore(), clock=lambda: NOW)
+    target = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path), clock=lambda: NOW)
+    for memory, reward in ((source, 1.0), (target, 0.0)):
+        memory.record_many(corpus(3))
+        memory.note_injection("run-1", ["ep-0"], task)
+        memory.credit("run-1", reward)
+    source.note_injection("run-2", ["ep-1"], task)
+    source.credit("run-2", 0.5)
+    with pytest.raises(MigrationError, match=r"entry_ids=\['outcome:run-1'\]"):
+        migrate_namespace(source, target)
+    # The target's outcome is kept, not doubled; every other entry was copied.
+    assert [(e.run_id, e.reward) for e in target.credit_log()] == [("run-1", 0.0), ("run-2", 0.5)]
+    assert target.utility("ep-0").credited_runs == 1

@@ -1,0 +1,358 @@
+"""The credit loop on every store (see ``harness`` in conftest.py).
+
+The journal keeps the first entry under an id and reads per run; through
+:class:`EpisodicMemory`, a noted run is credited once, bad rewards and unknown or
+settled runs write nothing, credit survives reopening the store, stale open runs are
+closed without credit, ``record`` credits the run an episode came from, namespaces
+keep their own journals, and a recall that ignores utility is the plain recall.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from langchain_episodic import EpisodicMemory, EpisodicValueError, RecallOptions
+from langchain_episodic.episode import EpisodeSource, TaskCategory, TaskDescription
+from langchain_episodic.errors import CreditError
+from langchain_episodic.stores import EpisodeStore
+from langchain_episodic.stores.base import JournalEntry
+from tests.helpers.episodes import DAY, QUERIES, corpus
+from tests.helpers.stores import StoreHarness
+
+NOW = 3 * DAY
+TASK = TaskDescription("Fix the login bug where sessions expire too early", TaskCategory.DEBUGGING)
+
+
+class Clock:
+    """A clock a test moves by hand."""
+
+    def __init__(self, now: float = NOW) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def memory_on(
+    harness: StoreHarness,
+    clock: Clock | None = None,
+    store: EpisodeStore | None = None,
+    **kwargs: object,
+) -> EpisodicMemory:
+    return EpisodicMemory(
+        store=store if store is not None else harness.open(),
+        clock=clock if clock is not None else Clock(),
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def journal(memory: EpisodicMemory, run_id: str | None = None) -> set[JournalEntry]:
+    return set(memory.store.read_journal(memory.namespace, run_id))
+
+
+def snapshot(memory: EpisodicMemory) -> tuple[object, ...]:
+    """Everything credit says, to compare before and after a refused call."""
+    return (
+        memory.credit_log(),
+        memory.open_runs(),
+        {k: dataclasses.astuple(v) for k, v in memory.utilities().items()},
+        journal(memory),
+    )
+
+
+def test_journal_entries_round_trip_and_the_first_under_an_id_is_kept(
+    harness: StoreHarness,
+) -> None:
+    store = harness.open()
+    EpisodicMemory(store=store, namespace="log").record_many(corpus(2))
+    assert store.read_journal("log") == []
+    entries = [
+        JournalEntry("injection:run-1:a", "run-1", '{"shown": ["ep-0"]}'),
+        JournalEntry("injection:run-1:b", "run-1", '{"shown": []}'),
+        JournalEntry("outcome:run ü/2", "run ü/2", 'Ünïcode "quotes" \\ and\nnewlines 🙂'),
+        JournalEntry("outcome:run-3", "run-3", "x" * 5_000),
+    ]
+    store.append_journal("log", entries)
+    store.append_journal("log", [])  # nothing to add: nothing happens
+    assert sorted(store.read_journal("log"), key=lambda e: e.entry_id) == sorted(
+        entries, key=lambda e: e.entry_id
+    )
+    # A second entry under a stored id (a second outcome for run 3) is not written.
+    store.append_journal(
+        "log",
+        [
+            JournalEntry("outcome:run-3", "run-3", "the second outcome"),
+            JournalEntry("outcome:run-4", "run-4", "new"),
+        ],
+    )
+    assert len(store.read_journal("log")) == 5
+    assert store.read_journal("log", "run-3") == [entries[3]]
+    assert store.read_journal("log", "run-4") == [JournalEntry("outcome:run-4", "run-4", "new")]
+    assert set(store.read_journal("log", "run-1")) == set(entries[:2])
+    assert store.read_journal("log", "run ü/2") == [entries[2]]
+    assert store.read_journal("log", "run") == []  # a prefix of a run id is another run
+    assert store.read_journal("log", "nobody") == []
+    # The journal is not made of episodes.
+    assert store.count("log") == 2
+    reopened = harness.open()
+    assert set(reopened.read_journal("log")) == set(store.read_journal("log"))
+    assert reopened.read_journal("log", "run-3") == [entries[3]]
+
+
+def test_a_noted_run_is_credited_once_and_moves_utility(harness: StoreHarness) -> None:
+    clock = Clock()
+    memory = memory_on(harness, clock)
+    memory.record_many(corpus(12))
+    assert memory.credit_log() == ()
+    assert memory.utilities() == {}
+    assert memory.open_runs() == {}
+    # A baseline: runs of the same category, shown only "ep-5", that fail.
+    for i in range(3):
+        memory.note_injection(f"base-{i}", ["ep-5"], TASK)
+        clock.now += 1
+        memory.credit(f"base-{i}", 0.0)
+    shown = memory.note_injection("run-1", ["ep-1", "ep-10"], TASK, thread_id="t-1")
+    assert (shown.run_id, shown.episode_ids, shown.category) == (
+        "run-1",
+        ("ep-1", "ep-10"),
+        "debugging",
+    )
+    assert (shown.at, shown.thread_id) == (clock.now, "t-1")
+    assert memory.open_runs() == {"run-1": (shown,)}
+    assert memory.utility("ep-1").injections == 1
+    assert memory.utility("ep-1").estimate(clock.now) == 0.5  # shown, not yet credited
+    clock.now += 10
+    event = memory.credit("run-1", 0.9, by="ci")
+    assert (event.run_id, event.reward, event.episode_ids, event.by, event.at) == (
+        "run-1",
+        0.9,
+        ("ep-1", "ep-10"),
+        "ci",
+        clock.now,
+    )
+    assert memory.credit_log()[-1] == event
+    assert len(memory.credit_log()) == 4
+    assert memory.open_runs() == {}
+    for episode_id in ("ep-1", "ep-10"):
+        row = memory.utility(episode_id)
+        assert (row.injections, row.credited_runs, row.reward_sum) == (1, 1, 0.9)
+        assert row.mean_advantage is not None
+        assert row.mean_advantage > 0.5
+        assert row.estimate(clock.now) == pytest.approx(2 / 3)  # one full "helped" run
+    assert memory.utility("ep-5").estimate(clock.now) < 0.5
+    assert memory.utility("ep-2").credited_runs == 0
+    assert set(memory.utilities()) == {"ep-1", "ep-10", "ep-5"}
+    # Written to the store: one injection record and one outcome for the run.
+    assert len(journal(memory, "run-1")) == 2
+    assert len(journal(memory)) == 8
+
+    before = snapshot(memory)
+    clock.now += 10
+    with pytest.raises(CreditError, match=r"run_id='run-1'.*already credited.*0\.900"):
+        memory.credit("run-1", 0.1)
+    with pytest.raises(CreditError, match="already credited"):
+        memory.credit("run-1", 0.9, by="ci")  # the same outcome again counts nothing either
+    with pytest.raises(CreditError, match=r"run_id='run-404'.*no injection record") as caught:
+        memory.credit("run-404", 0.5)
+    assert (caught.value.run_id, caught.value.namespace) == ("run-404", "default")
+    assert snapshot(memory) == before
+
+
+@pytest.mark.parametrize("reward", [1.5, -0.1, math.nan])
+def test_a_reward_outside_zero_to_one_writes_nothing(harness: StoreHarness, reward: float) -> None:
+    memory = memory_on(harness)
+    memory.record_many(corpus(3))
+    memory.note_injection("run-1", ["ep-0"], TASK)
+    before = snapshot(memory)
+    with pytest.raises(EpisodicValueError, match=r"^reward=") as caught:
+        memory.credit("run-1", reward)
+    assert not isinstance(caught.value, CreditError)
+    with pytest.raises(EpisodicValueError, match=r"^reward="):
+        memory.credit("run-404", reward)  # checked before the run is looked up
+    assert snapshot(memory) == before
+    assert set(memory.open_runs()) == {"run-1"}
+    assert memory.credit("run-1", 1.0).reward == 1.0  # the run is still open
+
+
+def test_credit_survives_reopening_the_store(harness: StoreHarness) -> None:
+    clock = Clock()
+    memory = memory_on(harness, clock)
+    memory.record_many(corpus(12))
+    for i in range(6):
+        memory.note_injection(f"run-{i}", [f"ep-{i}", f"ep-{i + 1}"], TASK)
+        clock.now += 60
+    for i, reward in enumerate([0.2, 1.0, 0.0, 0.7, 0.5]):
+        memory.credit(f"run-{i}", reward, by=f"judge-{i % 2}")
+        clock.now += 60
+    memory.flush()
+    reopened = memory_on(harness, clock)
+    assert reopened.credit_log() == memory.credit_log()
+    assert [e.reward for e in reopened.credit_log()] == [0.2, 1.0, 0.0, 0.7, 0.5]
+    assert reopened.open_runs() == memory.open_runs()
+    assert set(reopened.open_runs()) == {"run-5"}
+    assert set(reopened.utilities()) == {f"ep-{i}" for i in range(7)}
+    for episode_id, row in memory.utilities().items():
+        again = reopened.utility(episode_id)
+        assert (again.injections, again.credited_runs) == (row.injections, row.credited_runs)
+        assert again.estimate(clock.now) == pytest.approx(row.estimate(clock.now), rel=1e-12)
+    # The reopened memory knows the settled runs and can credit the open one.
+    with pytest.raises(CreditError, match="already credited"):
+        reopened.credit("run-3", 0.1)
+    reopened.credit("run-5", 0.8)
+    # ... which the first memory sees as soon as it looks at that run (or reloads).
+    with pytest.raises(CreditError, match="already credited"):
+        memory.credit("run-5", 0.3)
+    assert memory.credit_log() == reopened.credit_log()
+    fresh = memory_on(harness, clock)
+    assert [e.run_id for e in fresh.credit_log()] == [f"run-{i}" for i in range(6)]
+
+
+def test_stale_open_runs_are_closed_without_credit(harness: StoreHarness) -> None:
+    clock = Clock()
+    memory = memory_on(harness, clock, open_run_ttl=3_600.0)
+    memory.record_many(corpus(4))
+    memory.note_injection("crashed", ["ep-0", "ep-1"], TASK)
+    clock.now += 3_000
+    memory.note_injection("recent", ["ep-1"], TASK)
+    clock.now += 1_000  # "crashed" is 4,000 s old, "recent" 1,000 s
+    memory.flush()
+    reopened = memory_on(harness, clock, open_run_ttl=3_600.0)
+    assert set(reopened.open_runs()) == {"recent"}
+    [closed] = reopened.credit_log()
+    assert (closed.run_id, closed.reward, closed.by) == ("crashed", None, "open_run_ttl")
+    assert closed.closed_without_credit
+    assert closed.at == clock.now
+    assert closed.episode_ids == ("ep-0", "ep-1")
+    for episode_id in ("ep-0", "ep-1"):
+        row = reopened.utility(episode_id)
+        assert row.credited_runs == 0
+        assert row.estimate(clock.now) == 0.5
+    with pytest.raises(CreditError, match=r"'crashed'.*closed without credit"):
+        reopened.credit("crashed", 1.0)
+    with pytest.raises(CreditError, match="closed without credit"):
+        memory.credit("crashed", 1.0)  # the first memory reads the outcome, too
+    assert reopened.credit("recent", 1.0).reward == 1.0
+    assert reopened.utility("ep-0").credited_runs == 0
+    assert reopened.utility("ep-1").credited_runs == 1
+    # Closing is idempotent: a third memory closes nothing more.
+    clock.now += 10 * 3_600
+    third = memory_on(harness, clock, open_run_ttl=3_600.0)
+    assert third.expire_open_runs() == 0
+    assert [(e.run_id, e.reward) for e in third.credit_log()] == [
+        ("crashed", None),
+        ("recent", 1.0),
+    ]
+    # With no time to live, nothing is ever closed; by hand, with an age, it is.
+    never = memory_on(harness, clock, open_run_ttl=None)
+    never.note_injection("slow", ["ep-2"], TASK)
+    clock.now += 365 * DAY
+    assert set(memory_on(harness, clock, open_run_ttl=None).open_runs()) == {"slow"}
+    assert never.expire_open_runs(older_than=30 * DAY) == 1
+    assert never.open_runs() == {}
+
+
+def test_recording_an_episode_credits_the_run_it_came_from(harness: StoreHarness) -> None:
+    clock = Clock()
+    memory = memory_on(harness, clock)
+    episodes = corpus(6)
+    memory.record_many(episodes[:4])
+    memory.note_injection("run-7", ["ep-0", "ep-2"], TASK)
+    clock.now += 5
+    produced = dataclasses.replace(episodes[4], source=EpisodeSource(agent="coder", run_id="run-7"))
+    assert memory.record(produced) is True
+    [event] = memory.credit_log()
+    assert (event.run_id, event.reward, event.episode_ids) == (
+        "run-7",
+        produced.feedback.reward,
+        ("ep-0", "ep-2"),
+    )
+    assert memory.open_runs() == {}
+    # Recording it again is a no-op, and credits nothing twice.
+    assert memory.record(produced) is False
+    assert memory.credit_log() == (event,)
+    # An episode from a run no injection names (or one already credited) is recorded,
+    # and credit is left alone.
+    stranger = dataclasses.replace(episodes[5], source=EpisodeSource(run_id="run-unknown"))
+    before = journal(memory)
+    assert memory.record(stranger) is True
+    assert len(memory) == 6
+    assert memory.credit_log() == (event,)
+    assert journal(memory) == before
+    late = dataclasses.replace(
+        corpus(7)[6], source=EpisodeSource(run_id="run-7")
+    )  # a second episode of the credited run
+    assert memory.record(late) is True
+    assert memory.credit_log() == (event,)
+
+
+def test_namespaces_keep_separate_journals(harness: StoreHarness) -> None:
+    store = harness.open()
+    clock = Clock()
+    ours = memory_on(harness, clock, store=store, namespace="ours")
+    theirs = memory_on(harness, clock, store=store, namespace="$or")
+    ours.record_many(corpus(3))
+    theirs.record_many(corpus(3))
+    ours.note_injection("run-1", ["ep-0"], TASK)
+    assert theirs.open_runs() == {}
+    with pytest.raises(CreditError, match=r"namespace='\$or'.*no injection record"):
+        theirs.credit("run-1", 1.0)
+    theirs.note_injection("run-1", ["ep-1"], TASK)
+    ours.credit("run-1", 1.0)
+    assert set(theirs.open_runs()) == {"run-1"}  # the same run id, another journal
+    assert theirs.credit("run-1", 0.0).episode_ids == ("ep-1",)
+    assert [(e.reward, e.episode_ids) for e in ours.credit_log()] == [(1.0, ("ep-0",))]
+    assert [(e.reward, e.episode_ids) for e in theirs.credit_log()] == [(0.0, ("ep-1",))]
+    assert set(ours.utilities()) == {"ep-0"}
+    assert set(theirs.utilities()) == {"ep-1"}
+    assert len(store.read_journal("ours")) == len(store.read_journal("$or")) == 2
+    assert store.read_journal("nobody") == []
+    reopened = harness.open()
+    assert memory_on(harness, clock, store=reopened, namespace="ours").credit_log() == (
+        ours.credit_log()
+    )
+    assert memory_on(harness, clock, store=reopened, namespace="nobody").credit_log() == ()
+
+
+def test_a_recall_without_utility_is_the_plain_recall(harness: StoreHarness) -> None:
+    store = harness.open()
+    clock = Clock()
+    plain = memory_on(harness, clock, store=store, namespace="plain")
+    credited = memory_on(harness, clock, store=store, namespace="credited")
+    episodes = corpus(36)
+    plain.record_many(episodes)
+    credited.record_many(episodes)
+    # A journal that makes some recalled episodes look very good, others very bad.
+    tops = [credited.recall(q, top_k=3, current_time=NOW) for q in QUERIES]
+    helpful = {hits[0].episode.episode_id for hits in tops if hits}
+    harmful = {hit.episode.episode_id for hits in tops for hit in hits[1:]} - helpful
+    assert helpful
+    assert harmful
+    for i in range(8):
+        credited.note_injection(f"good-{i}", sorted(helpful), TASK)
+        credited.note_injection(f"bad-{i}", sorted(harmful), TASK)
+        clock.now += 1
+        credited.credit(f"good-{i}", 1.0)
+        credited.credit(f"bad-{i}", 0.0)
+    assert all(credited.utility(e).estimate(clock.now) > 0.75 for e in helpful)
+    assert all(credited.utility(e).estimate(clock.now) < 0.25 for e in harmful)
+    changed = False
+    for query in QUERIES:
+        options = RecallOptions(top_k=3, current_time=NOW)
+        expected = plain.recall_with(query, options)
+        ignoring = credited.recall_with(query, options.replace(use_utility=False))
+        assert [(r.episode, r.similarity, r.relevant) for r in ignoring] == [
+            (r.episode, r.similarity, r.relevant) for r in expected
+        ]
+        for mine, theirs in zip(ignoring, expected, strict=True):
+            assert mine.priority == pytest.approx(theirs.priority, abs=1e-9)
+        assert credited.recall_report(query, options.replace(use_utility=False)).utility == {}
+        # The journal is there, and used when asked: utility changes the priorities.
+        using = credited.recall_with(query, options)
+        changed |= [r.priority for r in using] != [r.priority for r in expected]
+        # The article's ranking ignores utility altogether.
+        article = RecallOptions(top_k=3, current_time=NOW, ranking="article")
+        assert credited.recall_with(query, article) == plain.recall_with(query, article)
+    assert changed
