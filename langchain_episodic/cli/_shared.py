@@ -299,6 +299,7 @@ def _open_memory(args: argparse.Namespace, *, create: bool) -> EpisodicMemory:
         namespace=target.namespace,
         embeddings=builtin_embeddings_for(stored) if stored is not None else None,
         on_embedding_mismatch="read-only",
+        open_run_ttl=None,  # reading never writes: stale runs are the agent's to close
     )
 
 

@@ -25,11 +25,13 @@ from langchain_episodic.cli._shared import (
 from langchain_episodic.cli.demo_command import _configure_demo, _run_demo
 from langchain_episodic.cli.inspect_commands import (
     _configure_curve,
+    _configure_harmful,
     _configure_recall,
     _configure_skills,
     _configure_stats,
     _configure_verify,
     _run_curve,
+    _run_harmful,
     _run_recall,
     _run_skills,
     _run_stats,
@@ -84,6 +86,12 @@ COMMANDS: tuple[Command, ...] = (
         "rank past episodes for a task and show why each ranked",
         _configure_recall,
         _run_recall,
+    ),
+    Command(
+        "harmful",
+        "episodes whose recall keeps preceding worse outcomes (quarantine candidates)",
+        _configure_harmful,
+        _run_harmful,
     ),
     Command("skills", "skill profile per task category", _configure_skills, _run_skills),
     Command("curve", "learning curve (and optionally a plot)", _configure_curve, _run_curve),

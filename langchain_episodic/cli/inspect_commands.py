@@ -1,4 +1,4 @@
-"""Commands that look inside a memory: stats, recall, skills, curve, verify."""
+"""Commands that look inside a memory: stats, recall, harmful, skills, curve, verify."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from langchain_episodic.cli._shared import (
     parse_duration,
     parse_time,
 )
+from langchain_episodic.credit import UTILITY_SHARE, EpisodeUtility
 from langchain_episodic.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.ranking import RecallReport, Rejected, why_recalled
@@ -167,6 +168,12 @@ def _configure_recall(parser: argparse.ArgumentParser) -> None:
         help="similarity floor in [-1, 1] (default: the embedder's relevance floor for "
         "relevance, none for article)",
     )
+    parser.add_argument(
+        "--no-utility",
+        dest="use_utility",
+        action="store_false",
+        help="rank without credit (how much recalling each episode has helped runs)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
@@ -199,13 +206,22 @@ class _Recall:
         )
 
     def relevance_cells(self, result: PrioritizedResult) -> tuple[float, ...]:
-        """Similarity, recency, reward, outcome, value and priority of a result."""
+        """Similarity, recency, reward, outcome, value, utility and priority of a result."""
         episode = result.episode
         recency, value = self.value_signals(result)
         return (
             *(result.similarity, recency, episode.feedback.reward),
-            *(outcome_score(episode.outcome), value, result.priority),
+            *(
+                outcome_score(episode.outcome),
+                value,
+                self.utility_estimate(result),
+                result.priority,
+            ),
         )
+
+    def utility_estimate(self, result: PrioritizedResult) -> float:
+        """Credit's utility estimate of a result (0.5, the prior, when never credited)."""
+        return self.memory.utility(result.episode.episode_id).estimate(self.now)
 
     def value_signals(self, result: PrioritizedResult) -> tuple[float, float]:
         """The relevance ranking's recency signal and value of a result."""
@@ -237,6 +253,7 @@ def _run_recall(args: argparse.Namespace) -> int:
         category=args.category,
         outcome=args.outcome,
         ranking=args.ranking,
+        use_utility=args.use_utility,
     )
     recall = _Recall(args, memory, options, memory.recall_report(args.query, options), now, weights)
     if args.json:
@@ -332,13 +349,19 @@ def _print_relevance_recall(recall: _Recall) -> None:
         if mix
         else f"value      1 (recency, reward and outcome weigh nothing; phase {args.phase})"
     )
+    by_utility = f" * (1 + {UTILITY_SHARE:g}*(2*utility - 1))" if recall.options.use_utility else ""
     print(
-        f"priority   similarity * ({1 - VALUE_SHARE:g} + {VALUE_SHARE:g}*value)"
+        f"priority   similarity * ({1 - VALUE_SHARE:g} + {VALUE_SHARE:g}*value){by_utility}"
         "; outcome: success 1, partial 0.5, failure 0"
+    )
+    print(
+        "utility    how much runs shown the episode beat runs without it (credit); "
+        "0.5 = never credited" + ("" if recall.options.use_utility else " (not used: --no-utility)")
     )
     print()
     if report.results:
-        print(_recall_table(report.results, ("value", "priority"), recall.relevance_cells))
+        headers = ("value", "utility", "priority")
+        print(_recall_table(report.results, headers, recall.relevance_cells))
         print()
         print("why each made it:")
         for rank, result in enumerate(report.results, start=1):
@@ -396,6 +419,7 @@ def _result_json(recall: _Recall, rank: int, result: PrioritizedResult) -> dict[
             "reward": result.episode.feedback.reward,
             "outcome_score": outcome_score(result.episode.outcome),
             "value": value,
+            "utility": _utility_json(recall.memory.utility(result.episode.episode_id), recall.now),
             "priority": result.priority,
         }
     row |= {
@@ -404,6 +428,16 @@ def _result_json(recall: _Recall, rank: int, result: PrioritizedResult) -> dict[
         "episode": result.episode.to_dict(),
     }
     return row
+
+
+def _utility_json(row: EpisodeUtility, now: float) -> dict[str, object]:
+    return {
+        "estimate": row.estimate(now),
+        "injections": row.injections,
+        "credited_runs": row.credited_runs,
+        "mean_reward": row.mean_reward,
+        "mean_advantage": row.mean_advantage,
+    }
 
 
 def _print_recall_json(recall: _Recall) -> None:
@@ -427,6 +461,7 @@ def _print_recall_json(recall: _Recall) -> None:
         "floor": recall.floor,
         "margin": recall.options.margin,
         "threshold": report.threshold,
+        "use_utility": recall.options.use_utility,
         "results": [
             _result_json(recall, rank, result) for rank, result in enumerate(report.results, 1)
         ],
@@ -434,6 +469,92 @@ def _print_recall_json(recall: _Recall) -> None:
         "rejected": [_rejected_json(rejected) for rejected in report.rejected],
     }
     print(json.dumps(payload, ensure_ascii=False, indent=2))
+
+
+# --------------------------------------------------------------------------- harmful
+
+
+def _configure_harmful(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--min-runs",
+        type=_int_at_least(1),
+        default=3,
+        help="credited runs an episode needs before it can be judged (default: 3)",
+    )
+    parser.add_argument(
+        "--max-utility",
+        type=_finite_float,
+        default=0.4,
+        help="utility at or below which an episode is listed, in [0, 1] (default: 0.4)",
+    )
+    parser.add_argument(
+        "--now",
+        type=parse_time,
+        default=None,
+        metavar="TS",
+        help="the time utility is read at: Unix seconds or ISO 8601 (default: the current time)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _run_harmful(args: argparse.Namespace) -> int:
+    """Episodes whose injections keep preceding worse outcomes: candidates for quarantine."""
+    memory = _open_memory(args, create=False)
+    if not 0.0 <= args.max_utility <= 1.0:
+        msg = f"--max-utility {args.max_utility:g} is invalid: must be in [0, 1]"
+        raise CliError(msg)
+    now = time.time() if args.now is None else float(args.now)
+    rows = [
+        row
+        for row in memory.utilities().values()
+        if row.credited_runs >= args.min_runs and row.estimate(now) <= args.max_utility
+    ]
+    rows.sort(key=lambda row: (row.estimate(now), row.episode_id))
+    tasks = {
+        episode.episode_id: episode.task.description
+        for episode in memory.episodes()
+        if episode.episode_id in {row.episode_id for row in rows}
+    }
+    if args.json:
+        listed = [
+            {
+                "episode_id": row.episode_id,
+                "task": tasks.get(row.episode_id),
+                **_utility_json(row, now),
+            }
+            for row in rows
+        ]
+        print(json.dumps({"namespace": memory.namespace, "harmful": listed}, indent=2))
+        return 0
+    credited = sum(1 for row in memory.utilities().values() if row.credited_runs)
+    print(
+        f"{len(rows)} of {credited} credited episodes in namespace {memory.namespace!r} have "
+        f"utility <= {args.max_utility:g} after >= {args.min_runs} credited runs"
+    )
+    if not rows:
+        return 0
+    table = [
+        [
+            _one_line(row.episode_id, 32),
+            f"{row.estimate(now):.3f}",
+            str(row.injections),
+            str(row.credited_runs),
+            f"{row.mean_reward or 0.0:.3f}",
+            f"{row.mean_advantage or 0.0:+.3f}",
+            str(row.failing_streak),
+            _one_line(tasks.get(row.episode_id, "(not stored)"), 60),
+        ]
+        for row in rows
+    ]
+    headers = ["episode", "utility", "shown", "credited", "mean reward", "advantage", "streak"]
+    print(format_table([*headers, "task"], table, right=[1, 2, 3, 4, 5, 6]))
+    print()
+    print(
+        "advantage: mean reward of the runs shown it minus runs of the same category without "
+        "it; streak: latest credited runs in a row below that baseline. Nothing is "
+        "quarantined: to hide one from recall, memory.quarantine(episode_id, reason)."
+    )
+    return 0
 
 
 # --------------------------------------------------------------------------- skills

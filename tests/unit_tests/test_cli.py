@@ -340,7 +340,7 @@ def test_recall_relevance_table_states_the_rule_why_and_the_nearest_rejected(
     assert "value      (0.3*recency + 0.2*reward + 0.1*outcome) / 0.6  (phase normal)" in out
     assert "priority   similarity * (0.8 + 0.2*value)" in out
     header = next(line for line in out.splitlines() if line.startswith("#"))
-    assert re.split(r"\s{2,}", header) == [*TABLE_START, "value", "priority", "task"]
+    assert re.split(r"\s{2,}", header) == [*TABLE_START, "value", "utility", "priority", "task"]
     rows = table_rows(out, "#")
     assert [row[1] for row in rows] == [r.episode.episode_id for r in report.results]
     for row, result in zip(rows, report.results, strict=True):
@@ -353,7 +353,7 @@ def test_recall_relevance_table_states_the_rule_why_and_the_nearest_rejected(
             half_life=RecallOptions().recency_half_life,
         )
         assert row[3] == f"{result.similarity:.4f}"
-        assert row[7:9] == [f"{value:.4f}", f"{result.priority:.4f}"]
+        assert row[7:10] == [f"{value:.4f}", "0.5000", f"{result.priority:.4f}"]  # never credited
     lines = out.splitlines()
     why = lines.index("why each made it:")
     for rank, result in enumerate(report.results, start=1):
