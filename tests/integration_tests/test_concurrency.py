@@ -2,7 +2,9 @@
 
 Chroma's embedded mode is not safe for writers in several processes, so
 ``ChromaEpisodeStore(path=...)`` locks the folder (``_path_lock``); processes that share
-episodes go through a Chroma server, where concurrent writers must lose nothing.
+episodes go through a Chroma server, where concurrent writers must lose nothing: no
+episode, and no credit (processes crediting one run store one outcome; the others are
+told so).
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ import pytest
 from chromadb.api import ClientAPI
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-from langchain_episodic.errors import StoreLockedError
+from langchain_episodic.credit import book_from
+from langchain_episodic.errors import CreditError, StoreLockedError
 from langchain_episodic.skills import compute_skill_profiles
 from langchain_episodic.stores._path_lock import LOCK_FILE_NAME
-from tests.helpers.episodes import article_recall, diverse_corpus, relevance_recall
+from tests.helpers.episodes import article_recall, corpus, diverse_corpus, relevance_recall
 from tests.unit_tests.factories import assert_same_profiles
 
 REPO = Path(__file__).resolve().parents[2]
@@ -329,3 +332,158 @@ def test_a_store_chroma_cannot_open_does_not_keep_the_folder_locked(
         ChromaEpisodeStore(path=path)
     (path / "chroma.sqlite3").rmdir()
     assert probe.ask("open 0") == {"opened": 0}  # another process gets the folder
+
+
+# One process of the credit tests, on a server: "distinct" notes and credits its own
+# runs (``threads`` threads share one memory); "race" credits runs the parent noted,
+# which every other process credits at the same moment with another reward. Prints
+# one JSON line per run: what ``credit`` returned, or the exception it raised.
+CREDITOR = textwrap.dedent(
+    """
+    import json, sys, threading
+    import chromadb
+    from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+    from langchain_episodic.episode import TaskCategory, TaskDescription
+
+    host, name, mode = sys.argv[1:4]
+    port, process_index, threads, runs = map(int, sys.argv[4:8])
+    task = TaskDescription("Fix the login session bug", TaskCategory.DEBUGGING)
+    client = chromadb.HttpClient(host=host, port=port)
+    memory = EpisodicMemory(
+        store=ChromaEpisodeStore(client=client, collection_name=name), namespace="shared"
+    )
+    results, lock = [], threading.Lock()
+
+    def work(thread_index):
+        for i in range(runs):
+            if mode == "distinct":
+                run_id = f"p{process_index}-t{thread_index}-{i}"
+                shown = [f"ep-{i % 12}", f"ep-{(i + thread_index) % 12}"]
+                memory.note_injection(run_id, shown, task)
+                reward = (37 * i + process_index) % 101 / 100
+            else:
+                run_id = f"race-{i}"
+                reward = process_index / 10
+            try:
+                event = memory.credit(run_id, reward, by=f"p{process_index}")
+            except BaseException as error:
+                answer = {"run": run_id, "error": type(error).__name__, "message": str(error)}
+            else:
+                answer = {"run": run_id, "reward": event.reward, "by": event.by}
+            with lock:
+                results.append(answer)
+
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    print(json.dumps(results), flush=True)
+    """
+)
+
+
+def run_creditors(
+    address: tuple[str, int], name: str, mode: str, processes: int, threads: int, runs: int
+) -> list[list[dict[str, object]]]:
+    """Start the processes, release them at once, and return each one's answers."""
+    host, port = address
+    creditors = [
+        subprocess.Popen(
+            [sys.executable, "-c", CREDITOR, host, name, mode]
+            + [str(n) for n in (port, index, threads, runs)],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=ENV,
+        )
+        for index in range(processes)
+    ]
+    try:
+        for creditor in creditors:  # all connected and reading the journal before anyone writes
+            assert creditor.stdout is not None
+            assert creditor.stdout.readline() == "ready\n"
+        for creditor in creditors:
+            assert creditor.stdin is not None
+            creditor.stdin.write("go\n")
+            creditor.stdin.flush()
+        return [json.loads(creditor.communicate(timeout=300)[0]) for creditor in creditors]
+    finally:
+        for creditor in creditors:
+            creditor.kill()
+            creditor.wait()
+
+
+def test_concurrent_credits_of_distinct_runs_through_a_server_lose_nothing(
+    chroma_server_address: tuple[str, int], chroma_server_client: ClientAPI, unique_name: str
+) -> None:
+    processes, threads, runs = 3, 2, 15
+    store = ChromaEpisodeStore(client=chroma_server_client, collection_name=unique_name)
+    before = EpisodicMemory(store=store, namespace="shared")  # opened before the writes
+    before.record_many(corpus(12))
+    reports = run_creditors(
+        chroma_server_address, unique_name, "distinct", processes, threads, runs
+    )
+    answers = [answer for report in reports for answer in report]
+    assert [a for a in answers if "error" in a] == []
+    assert len(answers) == processes * threads * runs
+    returned = {str(a["run"]): a["reward"] for a in answers}
+    assert len(returned) == len(answers)
+
+    memory = EpisodicMemory(store=store, namespace="shared")
+    log = memory.credit_log()
+    assert {event.run_id: event.reward for event in log} == returned  # every one, once
+    assert memory.open_runs() == {}
+    outcomes = [e for e in store.read_journal("shared") if e.entry_id.startswith("outcome:")]
+    assert len(outcomes) == len(returned)
+    # Every episode counts every run that showed it, once; the memory opened before the
+    # writes sees the same table once it re-reads the journal.
+    for episode_id, row in memory.utilities().items():
+        assert row.credited_runs == sum(episode_id in event.episode_ids for event in log)
+    assert sum(row.credited_runs for row in memory.utilities().values()) > len(log)
+    before.reload_credit()
+    assert before.credit_log() == log
+    expected = book_from(log).rows
+    now = memory.now()
+    for episode_id, row in before.utilities().items():
+        assert row.credited_runs == expected[episode_id].credited_runs
+        assert math.isclose(row.estimate(now), expected[episode_id].estimate(now), rel_tol=1e-12)
+
+
+def test_processes_racing_to_credit_one_run_store_one_outcome(
+    chroma_server_address: tuple[str, int], chroma_server_client: ClientAPI, unique_name: str
+) -> None:
+    processes, threads, runs = 4, 1, 25
+    store = ChromaEpisodeStore(client=chroma_server_client, collection_name=unique_name)
+    memory = EpisodicMemory(store=store, namespace="shared")
+    memory.record_many(corpus(12))
+    for i in range(runs):
+        memory.note_injection(f"race-{i}", [f"ep-{i % 12}"], "Fix the login session bug")
+    reports = run_creditors(chroma_server_address, unique_name, "race", processes, threads, runs)
+    memory.reload_credit()
+    stored = {event.run_id: event for event in memory.credit_log()}
+    assert sorted(stored) == sorted(f"race-{i}" for i in range(runs))
+    for i in range(runs):
+        run_id = f"race-{i}"
+        answers = {
+            f"p{index}": next(a for a in report if a["run"] == run_id)
+            for index, report in enumerate(reports)
+        }
+        winners = [by for by, answer in answers.items() if "error" not in answer]
+        # Exactly one process was told it credited the run, and it is the stored outcome.
+        assert len(winners) == 1, (run_id, answers)
+        [winner] = winners
+        assert (stored[run_id].by, stored[run_id].reward) == (winner, int(winner[1:]) / 10)
+        for by, answer in answers.items():
+            if by != winner:
+                assert answer["error"] == "CreditError", answer
+                assert "already credited" in str(answer["message"])
+        assert len(store.read_journal("shared", run_id)) == 2  # its injection, one outcome
+    # Each episode counts each run once, whoever won it.
+    for episode_id, row in memory.utilities().items():
+        assert row.credited_runs == sum(f"ep-{i % 12}" == episode_id for i in range(runs))
+    with pytest.raises(CreditError, match="already credited"):
+        memory.credit("race-0", 1.0)

@@ -5,6 +5,10 @@ prints each id only after the call returned. The parent kills it with ``SIGKILL`
 seeded random moments, across Chroma's index flush threshold (1,000 records); the next
 round's process first checks, fresh, that every acknowledged id is stored and recalled
 and that the memory reopens consistent, then writes on into the same folder.
+
+Credit likewise: a process notes injections and credits runs until it is killed; every
+credit that ``credit()`` returned for is then stored exactly once, with its reward, and
+the whole journal reads back.
 """
 
 from __future__ import annotations
@@ -17,11 +21,15 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+from langchain_episodic.credit import CreditEvent, Injection, decode_entry
+from langchain_episodic.errors import CreditError, MalformedRecordWarning
 from tests.helpers.episodes import diverse_corpus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -189,3 +197,120 @@ def test_re_recording_the_same_episodes_keeps_the_store_size_flat(tmp_path: Path
     # of ~1.5 KB of vector and metadata each), so 64 KiB separates noise from growth.
     assert max(sizes) - sizes[0] <= SOAK_SLACK_BYTES
     store.close()
+
+
+# Credits runs until killed: notes run "<prefix>-<i>" (prints "noted <run>"), credits
+# it (prints "ack <run> <reward>" once ``credit`` returned), and so on.
+CREDITOR = textwrap.dedent(
+    """
+    import sys
+    from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+    from langchain_episodic.episode import TaskCategory, TaskDescription
+    from tests.helpers.episodes import corpus
+
+    path, prefix, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    task = TaskDescription("Fix the login session bug", TaskCategory.DEBUGGING)
+    memory = EpisodicMemory(store=ChromaEpisodeStore(path=path), open_run_ttl=None)
+    if len(memory) == 0:
+        memory.record_many(corpus(12))
+    print("ready", flush=True)
+    for i in range(count):
+        run_id = f"{prefix}-{i}"
+        memory.note_injection(run_id, [f"ep-{i % 12}", f"ep-{(5 * i + 1) % 12}"], task)
+        print(f"noted {run_id}", flush=True)
+        event = memory.credit(run_id, (37 * i % 101) / 100, by=prefix)
+        print(f"ack {run_id} {event.reward!r}", flush=True)
+    """
+)
+CREDIT_ROUNDS = 4
+CREDIT_ACKS_PER_ROUND = (15, 40)
+
+
+def check_credit_after_kill(
+    path: Path, acked: dict[str, float], noted: set[str]
+) -> tuple[int, set[str]]:
+    """Assert the journal as a fresh open reads it; ``(credited runs, open runs)``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MalformedRecordWarning)  # every entry readable
+        store = ChromaEpisodeStore(path=path)
+        try:
+            entries = store.read_journal("default")
+            decoded = [decode_entry(e.entry_id, e.run_id, e.payload) for e in entries]
+            memory = EpisodicMemory(store=store, open_run_ttl=None)
+            log = memory.credit_log()
+            open_runs = set(memory.open_runs())
+            utilities = memory.utilities()
+        finally:
+            store.close()
+    assert len({e.entry_id for e in entries}) == len(entries)
+    outcomes = [item for item in decoded if isinstance(item, CreditEvent)]
+    credited = {event.run_id: event.reward for event in log}
+    # Every acknowledged credit is stored, once, with its reward; nothing else invented.
+    assert sorted(e.run_id for e in outcomes) == sorted(credited)
+    assert {run: credited.get(run) for run in acked} == acked
+    assert set(credited) <= noted  # each run credited was noted first
+    assert len(set(credited) - set(acked)) <= CREDIT_ROUNDS  # at most one in flight a round
+    # A run noted before the kill is durable: credited, or still open.
+    assert noted <= set(credited) | open_runs
+    assert open_runs.isdisjoint(credited)
+    # Each episode counts each run that showed it once: no credit counted twice.
+    for episode_id, row in utilities.items():
+        assert row.credited_runs == sum(episode_id in event.episode_ids for event in log)
+        shown = sum(
+            episode_id in item.episode_ids for item in decoded if isinstance(item, Injection)
+        )
+        assert row.injections == shown
+    return len(credited), open_runs
+
+
+def test_acknowledged_credits_survive_sigkill_exactly_once(tmp_path: Path) -> None:
+    path = tmp_path / "store"
+    rng = random.Random(20_261_201)
+    acked: dict[str, float] = {}
+    noted: set[str] = set()
+    for round_number in range(CREDIT_ROUNDS):
+        prefix = f"r{round_number}"
+        with subprocess.Popen(
+            [sys.executable, "-c", CREDITOR, str(path), prefix, "10000"],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+        ) as writer:
+            assert writer.stdout is not None
+            lines: list[str] = []
+            try:
+                assert writer.stdout.readline() == "ready\n"
+                target = rng.randint(*CREDIT_ACKS_PER_ROUND)
+                while sum(line.startswith("ack ") for line in lines) < target:
+                    line = writer.stdout.readline()
+                    assert line.endswith("\n"), f"writer stopped early: {line!r}"
+                    lines.append(line)
+                time.sleep(rng.uniform(0.0, 0.03))  # between a note and its credit, or in one
+            finally:
+                writer.send_signal(signal.SIGKILL)
+            lines.extend(line for line in writer.stdout.read().splitlines(keepends=True))
+        assert writer.returncode == -signal.SIGKILL
+        for line in lines:
+            if not line.endswith("\n"):
+                continue  # cut off by the kill: not acknowledged
+            kind, run_id, *rest = line.split()
+            noted.add(run_id)
+            if kind == "ack":
+                acked[run_id] = float(rest[0])
+        credited, open_runs = check_credit_after_kill(path, acked, noted)
+        print(
+            f"round {round_number}: {len(acked)} acknowledged, {credited} credited, "
+            f"open {sorted(open_runs)}"
+        )
+    assert len(acked) >= CREDIT_ROUNDS * CREDIT_ACKS_PER_ROUND[0]
+    # The journal goes on: a run left open by a kill is credited once, and only once.
+    with ChromaEpisodeStore(path=path) as store:
+        memory = EpisodicMemory(store=store, open_run_ttl=None)
+        runs = noted | set(memory.open_runs())
+        for run_id in memory.open_runs():
+            memory.credit(run_id, 1.0)
+            with pytest.raises(CreditError, match="already credited"):
+                memory.credit(run_id, 1.0)
+        assert memory.open_runs() == {}
+        assert sorted(e.run_id for e in memory.credit_log()) == sorted(runs)
