@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int, check_number, describe, encodes
 from langchain_episodic.credit import (
+    UTILITY_FETCH_FACTOR,
     UTILITY_HALF_LIFE,
     CreditEvent,
     EpisodeUtility,
@@ -564,7 +565,12 @@ class EpisodicMemory:
         text = _query_text(query)
         now = self.now() if options.current_time is None else options.current_time
         vector = _check_vectors([self.embeddings.embed_query(text)], [f"query={text!r}"])[0]
+        book = self._credit.book
+        credited = options.use_utility and options.ranking == "relevance" and bool(book.rows)
         fetch_k = options.fetch_count
+        if credited and options.fetch_k is None:
+            # Utility can only reorder what was fetched: let it reach past the nearest few.
+            fetch_k = max(fetch_k, UTILITY_FETCH_FACTOR * options.top_k)
         hits = self._search_unquarantined(vector, max(fetch_k, evidence_k), options.filters)
         floor = options.relevance_floor(self.relevance_floor)
         neighbours = tuple(
@@ -573,8 +579,6 @@ class EpisodicMemory:
             if hit.similarity >= floor
         )
         # Rank on the stored scalars, then parse only the winners' episodes.
-        book = self._credit.book
-        credited = options.use_utility and options.ranking == "relevance" and bool(book.rows)
         ranked = rank_candidates(
             hits[:fetch_k],
             now,
