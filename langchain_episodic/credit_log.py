@@ -100,9 +100,11 @@ class CreditLog:
     def _count(self, event: CreditEvent) -> None:
         if event.run_id in self.outcomes:
             return
-        latest = max((e.at for e in self.outcomes.values()), default=event.at)
+        # The book's order is (time, run id), as book_from replays it: ties included.
+        key = (event.at, event.run_id)
+        latest = max(((e.at, e.run_id) for e in self.outcomes.values()), default=key)
         self.outcomes[event.run_id] = event
-        if event.at >= latest:
+        if key >= latest:
             self.book.add_credit(event)
         else:  # out of time order: replay everything so the table stays order-independent
             injections = [i for runs in self.injections.values() for i in runs]

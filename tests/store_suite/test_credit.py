@@ -356,3 +356,21 @@ def test_a_recall_without_utility_is_the_plain_recall(harness: StoreHarness) -> 
         article = RecallOptions(top_k=3, current_time=NOW, ranking="article")
         assert credited.recall_with(query, article) == plain.recall_with(query, article)
     assert changed
+
+
+def test_utilities_do_not_depend_on_the_order_runs_were_credited_in(
+    harness: StoreHarness,
+) -> None:
+    # One instant for every credit (a stopped or coarse clock): the live memory, which
+    # counts credits as they come, must agree with one that reads the journal back.
+    clock = Clock()
+    memory = memory_on(harness, clock)
+    memory.record_many(corpus(6))
+    for run_id, shown in (("run-c", "ep-0"), ("run-b", "ep-1"), ("run-a", "ep-2")):
+        memory.note_injection(run_id, [shown, "ep-5"], TASK)
+    for run_id, reward in (("run-c", 0.4), ("run-b", 0.3), ("run-a", 0.7)):
+        memory.credit(run_id, reward)
+    reopened = memory_on(harness, clock)
+    assert {k: dataclasses.astuple(v) for k, v in memory.utilities().items()} == {
+        k: dataclasses.astuple(v) for k, v in reopened.utilities().items()
+    }
