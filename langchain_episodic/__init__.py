@@ -40,6 +40,7 @@ from langchain_episodic.episode import (
     TaskDescription,
 )
 from langchain_episodic.errors import (
+    CreditError,
     EpisodeConflictError,
     EpisodicError,
     EpisodicValueError,
@@ -95,6 +96,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ChromaEpisodeStore",
+    "CreditError",
     "Episode",
     "EpisodeConflictError",
     "EpisodeFilter",

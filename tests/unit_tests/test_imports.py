@@ -35,6 +35,7 @@ EXPECTED_ALL = sorted(
         "StaticEmbeddings",
         "StoreConfigurationError",
         "StoreLockedError",
+        "CreditError",
         "TaskCategory",
         "TaskDescription",
         "__version__",
