@@ -65,6 +65,11 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
     :meth:`record_outcome` with their counts: it builds the episode with
     :func:`~langchain_episodic.episode_from_tests` (reward = pass rate) and records it.
 
+    The episodes a loaded prompt shows are noted for the credit loop under the run
+    named by a ``run_id`` chain input (else a new run per task), and
+    :meth:`record_outcome` credits the run's reward to them
+    (:meth:`~langchain_episodic.EpisodicMemory.credit`).
+
     :meth:`clear` deletes nothing: episodes are immutable, and this memory keeps no
     state between runs of its own. To start afresh, use a new ``namespace`` of
     :class:`~langchain_episodic.EpisodicMemory`.

@@ -187,6 +187,14 @@ class EpisodicMemoryMiddleware(
     calls :func:`~langchain_episodic.episode_from_tests`; ``self.task_of(state)`` and
     ``self.strategy_of(state)`` give the run's task and strategy.
 
+    **Credit** — each run's replay is noted under a run id of its own (the call's
+    ``config={"configurable": {"run_id": ...}}`` when given, else a new one;
+    ``self.run_id_of(state)``), and the recorded episode's reward is credited to the
+    episodes the run was shown (:meth:`~langchain_episodic.EpisodicMemory.credit`), so
+    those that help rise in later recalls. A run whose ``record_episode`` returns
+    ``None`` stays open until the memory's ``open_run_ttl`` closes it. Noting and
+    crediting never break the run: a failure is logged.
+
     Setup:
         .. code-block:: bash
 
