@@ -9,6 +9,7 @@ keep their own journals, and a recall that ignores utility is the plain recall.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import math
 
@@ -309,6 +310,9 @@ def test_namespaces_keep_separate_journals(harness: StoreHarness) -> None:
     assert set(theirs.utilities()) == {"ep-1"}
     assert len(store.read_journal("ours")) == len(store.read_journal("$or")) == 2
     assert store.read_journal("nobody") == []
+    names = set(store.namespaces())
+    assert {"ours", "$or"} <= names  # a journal is not a namespace of its own
+    assert not any("journal" in name for name in names)
     reopened = harness.open()
     assert memory_on(harness, clock, store=reopened, namespace="ours").credit_log() == (
         ours.credit_log()
@@ -316,7 +320,9 @@ def test_namespaces_keep_separate_journals(harness: StoreHarness) -> None:
     assert memory_on(harness, clock, store=reopened, namespace="nobody").credit_log() == ()
 
 
-def test_a_recall_without_utility_is_the_plain_recall(harness: StoreHarness) -> None:
+def test_a_recall_without_utility_is_the_plain_recall(
+    harness: StoreHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = harness.open()
     clock = Clock()
     plain = memory_on(harness, clock, store=store, namespace="plain")
@@ -338,6 +344,12 @@ def test_a_recall_without_utility_is_the_plain_recall(harness: StoreHarness) -> 
         credited.credit(f"bad-{i}", 0.0)
     assert all(credited.utility(e).estimate(clock.now) > 0.75 for e in helpful)
     assert all(credited.utility(e).estimate(clock.now) < 0.25 for e in harmful)
+
+    # A recall reads nothing of the journal: the memory holds the table it needs.
+    def no_journal(*args: object) -> list[JournalEntry]:
+        raise AssertionError("a recall read the journal")
+
+    monkeypatch.setattr(credited.store, "read_journal", no_journal)
     changed = False
     for query in QUERIES:
         options = RecallOptions(top_k=3, current_time=NOW)
@@ -374,3 +386,19 @@ def test_utilities_do_not_depend_on_the_order_runs_were_credited_in(
     assert {k: dataclasses.astuple(v) for k, v in memory.utilities().items()} == {
         k: dataclasses.astuple(v) for k, v in reopened.utilities().items()
     }
+
+
+def test_the_async_twins_note_and_credit_once(harness: StoreHarness) -> None:
+    memory = memory_on(harness)
+    memory.record_many(corpus(3))
+
+    async def run() -> None:
+        shown = await memory.anote_injection("run-1", ["ep-0", "ep-1"], TASK)
+        assert shown.episode_ids == ("ep-0", "ep-1")
+        event = await memory.acredit("run-1", 0.25, by="async")
+        assert (event.reward, event.by) == (0.25, "async")
+        with pytest.raises(CreditError, match="already credited"):
+            await memory.acredit("run-1", 0.25)
+
+    asyncio.run(run())
+    assert [(e.run_id, e.reward) for e in memory_on(harness).credit_log()] == [("run-1", 0.25)]
