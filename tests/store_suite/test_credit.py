@@ -402,3 +402,27 @@ def test_the_async_twins_note_and_credit_once(harness: StoreHarness) -> None:
 
     asyncio.run(run())
     assert [(e.run_id, e.reward) for e in memory_on(harness).credit_log()] == [("run-1", 0.25)]
+
+
+def test_a_credit_learnt_late_from_another_memory_is_counted_in_time_order(
+    harness: StoreHarness,
+) -> None:
+    store = harness.open()
+    late_clock, early_clock = Clock(NOW + 100), Clock(NOW + 10)
+    first = memory_on(harness, late_clock, store=store)
+    second = memory_on(harness, early_clock, store=store)
+    first.record_many(corpus(6))
+    for run_id, shown in (("run-1", "ep-0"), ("run-2", "ep-1"), ("run-3", "ep-0")):
+        first.note_injection(run_id, [shown, "ep-5"], TASK)
+    first.credit("run-2", 0.9)  # at NOW + 100
+    second.credit("run-1", 0.2)  # earlier, by another memory (its clock is behind)
+    with pytest.raises(CreditError, match=r"'run-1'.*already credited.*0\.200"):
+        first.credit("run-1", 0.8)  # learns of it here, out of time order
+    first.credit("run-3", 0.6)
+    reopened = memory_on(harness, late_clock)
+    assert first.credit_log() == reopened.credit_log()
+    assert [e.run_id for e in first.credit_log()] == ["run-1", "run-2", "run-3"]
+    assert {k: dataclasses.astuple(v) for k, v in first.utilities().items()} == {
+        k: dataclasses.astuple(v) for k, v in reopened.utilities().items()
+    }
+    assert first.utility("ep-5").credited_runs == 3
