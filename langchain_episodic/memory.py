@@ -464,6 +464,7 @@ class EpisodicMemory:
         outcome: OutcomeStatus | str | Iterable[OutcomeStatus | str] | None = None,
         ranking: Ranking = "relevance",
         relevance_margin: float | None = None,
+        use_utility: bool = True,
     ) -> tuple[PrioritizedResult, ...]:
         """At most ``top_k`` past episodes worth replaying for ``query``, best first.
 
@@ -493,6 +494,8 @@ class EpisodicMemory:
             outcome: Shorthand for ``filters=EpisodeFilter(outcome=...)``.
             ranking: ``"relevance"`` (default) or ``"article"``.
             relevance_margin: How far below the best candidate a relevant one may lie.
+            use_utility: Let credit scale the relevance ranking's priorities (see
+                :meth:`credit`); the article's ranking ignores it.
 
         Raises:
             EpisodicValueError: An argument is out of range; the message names it.
@@ -511,6 +514,7 @@ class EpisodicMemory:
             outcome=outcome,
             ranking=ranking,
             relevance_margin=relevance_margin,
+            use_utility=use_utility,
         )
         return self.recall_with(query, options)
 
