@@ -1,0 +1,859 @@
+"""A simulated world where recalled episodes differ in how much they help when shown.
+
+Credit (:mod:`langchain_episodic.credit`) can only pay off when episodes differ in
+what showing them does to the next attempt, which their own reward does not tell:
+
+* a **transferable fix** (a success) raises the success probability of every task of
+  its sub-topic;
+* a **lucky success** looks as good and does nothing;
+* a **warning** (a failure whose message names the trap) helps like a smaller fix;
+* a **plain failure** does nothing;
+* a **misleading** success helps tasks of its own hidden variant and hurts tasks of
+  the sub-topic's other hidden variant: tasks that only look similar (the variant is
+  drawn independently of the description, so no embedder can tell them apart).
+
+Every task belongs to a sub-topic of :data:`~langchain_episodic.simulation.SUBTOPICS`
+and to one of :attr:`CreditWorld.hidden_variants` hidden variants. Its success
+probability is the sub-topic's rate for the strategy the complexity fallback picks
+(:func:`~langchain_episodic.strategy.complexity_strategy`: one fixed strategy per
+task, so only the episodes shown differ between agents), plus the hidden effects of
+the episodes shown, clipped to [0.02, 0.98]. An attempt then runs 10 simulated tests
+as :meth:`CodingTaskEnvironment.attempt
+<langchain_episodic.simulation.CodingTaskEnvironment.attempt>` does; its pass
+fraction is the reward. A recorded episode's kind is drawn from its outcome when it
+is recorded. In :data:`EQUAL_WORLD` every episode has the same effect.
+
+Each simulated run recalls with :func:`~langchain_episodic.build_replay` and a
+``run_id`` (so the shown episodes are noted), attempts, records the episode and
+credits the run's reward (:meth:`~langchain_episodic.EpisodicMemory.credit`). Tasks,
+hidden variants, kinds and the attempts' draws depend only on ``(seed, task index)``:
+every agent of one seed meets the same tasks with the same luck, so comparisons are
+paired. All figures it produces are simulated, not measured on a model.
+
+Example:
+    .. code-block:: python
+
+        from langchain_episodic.simulation import compare_credit_variants, format_credit_report
+
+        comparisons = compare_credit_variants(n_tasks=100, seeds=(0, 1))
+        print(format_credit_report(comparisons))
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from langchain_episodic import credit as credit_constants
+from langchain_episodic._validation import check_int
+from langchain_episodic.embeddings import HashingEmbeddings
+from langchain_episodic.episode import Episode, Feedback, OutcomeStatus
+from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.feedback import feedback_from_tests
+from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.pipeline import build_replay, shown_ids
+from langchain_episodic.recall_options import RecallOptions
+from langchain_episodic.simulation.environment import (
+    DEFAULT_SEEDS,
+    START_TIME,
+    SUBTOPICS,
+    TASK_INTERVAL,
+    TESTS_PER_TASK,
+    CodingTaskEnvironment,
+    SimulatedTask,
+    Subtopic,
+)
+from langchain_episodic.stores.base import EpisodeStore
+from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
+from langchain_episodic.strategy import complexity_strategy
+
+__all__ = [
+    "CREDIT_VARIANTS",
+    "CREDIT_VARIANT_DESCRIPTIONS",
+    "DIFFERENTIATED_WORLD",
+    "EPISODE_KINDS",
+    "EQUAL_WORLD",
+    "ORACLE_VARIANT",
+    "WORLDS",
+    "CreditAttempt",
+    "CreditComparison",
+    "CreditRun",
+    "CreditSummary",
+    "CreditWorld",
+    "CreditWorldEnvironment",
+    "HiddenEffect",
+    "HiddenEpisode",
+    "Interval",
+    "compare_credit_variants",
+    "format_credit_report",
+    "run_credit_variant",
+    "t_interval",
+]
+
+EPISODE_KINDS: tuple[str, ...] = (
+    "transferable_fix",
+    "lucky_success",
+    "misleading",
+    "warning",
+    "plain_failure",
+)
+"""What a recorded episode can hide: the first three are successes, the last two not."""
+
+_SUCCESS_KINDS = frozenset(EPISODE_KINDS[:3])
+_FAILURE_KINDS = frozenset(EPISODE_KINDS[3:])
+_OTHER_SUBTOPIC = "other_subtopic"
+
+# Salts keep this world's random streams apart from the environment's.
+_VARIANT_SALT = 0xC7ED
+_KIND_SALT = 0x41DD
+_ATTEMPT_SALT = 0xC2A7
+_MIN_P, _MAX_P = 0.02, 0.98
+
+
+# ------------------------------------------------------------------------------ worlds
+
+
+@dataclass(frozen=True)
+class HiddenEffect:
+    """What showing an episode adds to the success probability of a task of its sub-topic.
+
+    Attributes:
+        own: On a task of the episode's own hidden variant.
+        lookalike: On a task of another hidden variant of the same sub-topic.
+    """
+
+    own: float
+    lookalike: float
+
+    def __post_init__(self) -> None:
+        for name in ("own", "lookalike"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not -1.0 <= value <= 1.0:
+                msg = f"HiddenEffect.{name}={value!r} is invalid: must be a number in [-1, 1]"
+                raise EpisodicValueError(msg)
+
+
+@dataclass(frozen=True)
+class CreditWorld:
+    """How recorded episodes are drawn and what showing each kind does.
+
+    Attributes:
+        name: Short name, used in reports.
+        description: One line on what differs between its episodes.
+        success_kinds: Probability of each success kind given a successful attempt.
+        failure_kinds: Probability of each failure kind given a partial or failed attempt.
+        effects: The hidden effect of each kind.
+        hidden_variants: Hidden variants per sub-topic (tasks of one sub-topic look
+            alike whatever their variant), at least 1.
+    """
+
+    name: str
+    description: str
+    success_kinds: Mapping[str, float]
+    failure_kinds: Mapping[str, float]
+    effects: Mapping[str, HiddenEffect]
+    hidden_variants: int = 2
+
+    def __post_init__(self) -> None:
+        check_int("hidden_variants", self.hidden_variants, 1)
+        for label, kinds, allowed in (
+            ("success_kinds", self.success_kinds, _SUCCESS_KINDS),
+            ("failure_kinds", self.failure_kinds, _FAILURE_KINDS),
+        ):
+            unknown = set(kinds) - allowed
+            total = sum(kinds.values())
+            if unknown or any(p < 0 for p in kinds.values()) or not math.isclose(total, 1.0):
+                msg = (
+                    f"CreditWorld {self.name!r}: {label} must give kinds of "
+                    f"{sorted(allowed)} probabilities summing to 1"
+                )
+                raise EpisodicValueError(msg)
+        if set(self.effects) != set(EPISODE_KINDS):
+            msg = f"CreditWorld {self.name!r}: effects must give every kind of EPISODE_KINDS"
+            raise EpisodicValueError(msg)
+
+    def mean_effect(self, kinds: Mapping[str, float]) -> float:
+        """The expected effect on a random task of the sub-topic, over ``kinds``' mix."""
+        share = 1.0 / self.hidden_variants
+        return sum(
+            p * (share * self.effects[k].own + (1 - share) * self.effects[k].lookalike)
+            for k, p in kinds.items()
+        )
+
+
+_KIND_MIX_SUCCESS = MappingProxyType(
+    {"transferable_fix": 0.4, "lucky_success": 0.3, "misleading": 0.3}
+)
+_KIND_MIX_FAILURE = MappingProxyType({"warning": 0.4, "plain_failure": 0.6})
+
+DIFFERENTIATED_WORLD = CreditWorld(
+    name="differentiated",
+    description=(
+        "fixes +0.30, warnings +0.20, lucky successes and plain failures 0, misleading "
+        "+0.20 on their own hidden variant and -0.30 on look-alikes"
+    ),
+    success_kinds=_KIND_MIX_SUCCESS,
+    failure_kinds=_KIND_MIX_FAILURE,
+    effects=MappingProxyType(
+        {
+            "transferable_fix": HiddenEffect(0.30, 0.30),
+            "lucky_success": HiddenEffect(0.0, 0.0),
+            "misleading": HiddenEffect(0.20, -0.30),
+            "warning": HiddenEffect(0.20, 0.20),
+            "plain_failure": HiddenEffect(0.0, 0.0),
+        }
+    ),
+)
+"""Episodes differ in how much they help when shown (the world credit is for)."""
+
+EQUAL_WORLD = CreditWorld(
+    name="equal",
+    description="every episode +0.10 on every task of its sub-topic",
+    success_kinds=_KIND_MIX_SUCCESS,
+    failure_kinds=_KIND_MIX_FAILURE,
+    effects=MappingProxyType({kind: HiddenEffect(0.10, 0.10) for kind in EPISODE_KINDS}),
+)
+"""Every episode helps equally (about the differentiated world's mean effect):
+credit has nothing to learn, so it must cost nothing."""
+
+WORLDS: tuple[CreditWorld, ...] = (DIFFERENTIATED_WORLD, EQUAL_WORLD)
+"""The worlds :func:`compare_credit_variants` runs by default."""
+
+
+# ------------------------------------------------------------------------- environment
+
+
+@dataclass(frozen=True)
+class HiddenEpisode:
+    """What the world knows about a recorded episode, and the agent does not.
+
+    Attributes:
+        episode_id: The recorded episode.
+        subtopic: Its task's sub-topic.
+        variant: Its task's hidden variant.
+        kind: One of :data:`EPISODE_KINDS`.
+    """
+
+    episode_id: str
+    subtopic: str
+    variant: int
+    kind: str
+
+
+@dataclass(frozen=True)
+class CreditAttempt:
+    """One attempt's result.
+
+    Attributes:
+        feedback: Feedback of the simulated tests (reward = pass rate).
+        outcome: Its outcome.
+        probability: The success probability the attempt had (base plus effects).
+    """
+
+    feedback: Feedback
+    outcome: OutcomeStatus
+    probability: float
+
+
+class CreditWorldEnvironment:
+    """Seeded tasks of :class:`CodingTaskEnvironment` with hidden variants and effects.
+
+    Everything is a pure function of ``(world, seed, task index)`` and the episodes
+    shown.
+
+    Example:
+        .. code-block:: python
+
+            from langchain_episodic.simulation import CreditWorldEnvironment
+
+            env = CreditWorldEnvironment(seed=0)
+            task = env.task_at(0)
+            attempt = env.attempt(task, shown=())
+            hidden = env.hidden_episode("ep-0", task, attempt.outcome)
+
+    Args:
+        world: What episodes hide (:data:`DIFFERENTIATED_WORLD` by default).
+        seed: Fixes tasks, variants, kinds and attempts.
+        subtopics: The sub-topics to draw tasks from.
+        tests_per_task: Tests per attempt, at least 2.
+    """
+
+    def __init__(
+        self,
+        world: CreditWorld | None = None,
+        seed: int = 0,
+        subtopics: Sequence[Subtopic] = SUBTOPICS,
+        tests_per_task: int = TESTS_PER_TASK,
+    ) -> None:
+        self.world = world if world is not None else DIFFERENTIATED_WORLD
+        if not isinstance(self.world, CreditWorld):
+            msg = f"world={world!r} is invalid: must be a CreditWorld"
+            raise TypeError(msg)
+        self.tasks = CodingTaskEnvironment(seed, subtopics, tests_per_task)
+        self.seed = self.tasks.seed
+
+    def __repr__(self) -> str:
+        return f"CreditWorldEnvironment(world={self.world.name!r}, seed={self.seed})"
+
+    def task_at(self, index: int) -> SimulatedTask:
+        """The task at position ``index`` (the same as :class:`CodingTaskEnvironment`'s)."""
+        return self.tasks.task_at(index)
+
+    def hidden_variant(self, task: SimulatedTask) -> int:
+        """The task's hidden variant, drawn independently of its description."""
+        rng = np.random.default_rng([self.seed, task.index, _VARIANT_SALT])
+        return int(rng.integers(self.world.hidden_variants))
+
+    def base_probability(self, task: SimulatedTask) -> float:
+        """Success probability with nothing shown: the complexity fallback's strategy."""
+        return self.tasks.success_probability(task.subtopic, complexity_strategy(task.task))
+
+    def effect(self, episode: HiddenEpisode, task: SimulatedTask) -> float:
+        """What showing ``episode`` adds to ``task``'s success probability (0 off its sub-topic)."""
+        if episode.subtopic != task.subtopic:
+            return 0.0
+        effect = self.world.effects[episode.kind]
+        return effect.own if episode.variant == self.hidden_variant(task) else effect.lookalike
+
+    def success_probability(self, task: SimulatedTask, shown: Sequence[HiddenEpisode]) -> float:
+        """Base probability plus the effects of the episodes ``shown``, in [0.02, 0.98]."""
+        p = self.base_probability(task) + sum(self.effect(e, task) for e in shown)
+        return min(_MAX_P, max(_MIN_P, p))
+
+    def attempt(self, task: SimulatedTask, shown: Sequence[HiddenEpisode]) -> CreditAttempt:
+        """Run ``task``'s simulated tests with ``shown`` in the prompt.
+
+        With the success probability ``p`` every test passes; otherwise each of the
+        other ``tests_per_task - 1`` passes with probability ``0.2 + 0.6 * p``. The
+        draws depend only on the seed and the task's index, so a higher ``p`` never
+        does worse on the same task.
+        """
+        p = self.success_probability(task, shown)
+        total = self.tasks.tests_per_task
+        rng = np.random.default_rng([self.seed, task.index, _ATTEMPT_SALT])
+        luck = float(rng.random())
+        per_test = rng.random(total - 1)
+        if luck < p:
+            feedback, outcome = feedback_from_tests(total, total, f"all {total} tests pass")
+        else:
+            passed = int(np.count_nonzero(per_test < 0.2 + 0.6 * p))
+            failures = self.tasks.subtopic(task.subtopic).failures
+            reason = failures[int(rng.integers(len(failures)))]
+            feedback, outcome = feedback_from_tests(
+                passed, total, f"{total - passed} of {total} tests fail: {reason}"
+            )
+        return CreditAttempt(feedback, outcome, p)
+
+    def hidden_episode(
+        self, episode_id: str, task: SimulatedTask, outcome: OutcomeStatus
+    ) -> HiddenEpisode:
+        """The hidden side of the episode recorded for ``task``: its kind, from its outcome.
+
+        One uniform draw per task index picks the kind, so agents whose attempts end
+        alike get the same kind.
+        """
+        kinds = (
+            self.world.success_kinds
+            if outcome is OutcomeStatus.SUCCESS
+            else self.world.failure_kinds
+        )
+        u = float(np.random.default_rng([self.seed, task.index, _KIND_SALT]).random())
+        chosen = ""
+        cumulative = 0.0
+        for kind in EPISODE_KINDS:
+            if kind not in kinds:
+                continue
+            chosen = kind
+            cumulative += kinds[kind]
+            if u < cumulative:
+                break
+        return HiddenEpisode(episode_id, task.subtopic, self.hidden_variant(task), chosen)
+
+
+# -------------------------------------------------------------------------- variants
+
+CREDIT_VARIANTS: tuple[str, ...] = ("no_memory", "article", "relevance", "relevance_utility")
+"""The agents compared, in report order."""
+
+CREDIT_VARIANT_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
+    {
+        "no_memory": "nothing shown",
+        "article": 'the article\'s prioritized replay (ranking="article"; ignores utility)',
+        "relevance": "relevance-first recall without utility (use_utility=False)",
+        "relevance_utility": "relevance-first recall scaled by credit's utility (use_utility=True)",
+    }
+)
+"""One line per variant: what its prompts show."""
+
+ORACLE_VARIANT = "relevance_oracle"
+"""A diagnostic variant, not an agent: relevance-first recall whose relevant candidates
+(as many as a recall with utility ranks) are ordered by their true hidden effect on the
+task. No utility estimate can rank better, so its gain over ``"relevance"`` is the most
+any utility could add by reordering."""
+
+
+def _options(
+    variant: str, top_k: int, fetch_k: int | None, relevance_margin: float | None = None
+) -> RecallOptions | None:
+    if variant == "no_memory":
+        return None
+    if variant == "article":
+        return RecallOptions(top_k=top_k, fetch_k=fetch_k, ranking="article")
+    if variant in ("relevance", "relevance_utility", ORACLE_VARIANT):
+        return RecallOptions(
+            top_k=top_k,
+            fetch_k=fetch_k,
+            relevance_margin=relevance_margin,
+            use_utility=variant == "relevance_utility",
+        )
+    allowed = ", ".join(repr(name) for name in CREDIT_VARIANTS)
+    msg = f"variant={variant!r} is invalid: must be one of {allowed}"
+    raise EpisodicValueError(msg)
+
+
+@dataclass(frozen=True)
+class CreditRun:
+    """One variant's run over one seed's tasks.
+
+    Attributes:
+        variant: The variant.
+        world: The world's name.
+        seed: The seed.
+        rewards: Each task's reward, in task order.
+        probabilities: Each attempt's success probability, in task order.
+        shown: How many prompt slots showed each kind (episodes of another
+            sub-topic count as ``"other_subtopic"``).
+        shown_episodes: Distinct episodes shown at least once.
+        recorded: Episodes recorded.
+        seconds: Wall-clock seconds of the run.
+    """
+
+    variant: str
+    world: str
+    seed: int
+    rewards: tuple[float, ...]
+    probabilities: tuple[float, ...]
+    shown: Mapping[str, int]
+    shown_episodes: int
+    recorded: int
+    seconds: float
+
+    @property
+    def mean_reward(self) -> float:
+        """Mean reward per task."""
+        return float(np.mean(self.rewards)) if self.rewards else 0.0
+
+
+def run_credit_variant(
+    variant: str,
+    world: CreditWorld | None = None,
+    n_tasks: int = 300,
+    seed: int = 0,
+    *,
+    embeddings: Embeddings | None = None,
+    store: EpisodeStore | None = None,
+    top_k: int = 3,
+    fetch_k: int | None = None,
+    relevance_margin: float | None = None,
+    start_time: float = START_TIME,
+    task_interval: float = TASK_INTERVAL,
+) -> CreditRun:
+    """Run one variant over ``n_tasks`` tasks of ``world``, crediting every run.
+
+    For each task: build the replay prompt with a ``run_id`` (nothing for
+    ``"no_memory"``), attempt the task with the episodes it shows, record the
+    episode, and credit the run its reward. Task ``i`` happens at
+    ``start_time + i * task_interval`` (the memory's clock).
+
+    Args:
+        variant: One of :data:`CREDIT_VARIANTS`, or :data:`ORACLE_VARIANT`.
+        world: :data:`DIFFERENTIATED_WORLD` when ``None``.
+        n_tasks: Tasks to run.
+        seed: The world's seed.
+        embeddings: The memory's embedder; :class:`~langchain_episodic.HashingEmbeddings`
+            when ``None``.
+        store: An empty store; a fresh :class:`~langchain_episodic.stores.InMemoryEpisodeStore`
+            when ``None``.
+        top_k: Episodes a prompt shows at most.
+        fetch_k: Candidates ranked per recall; twice ``top_k`` when ``None``.
+        relevance_margin: The relevance ranking's margin; its default when ``None``.
+        start_time: Timestamp of the first task, in seconds.
+        task_interval: Seconds between two tasks.
+
+    Raises:
+        EpisodicValueError: An argument is invalid, or ``store`` is not empty.
+    """
+    check_int("n_tasks", n_tasks, 0)
+    options = _options(variant, check_int("top_k", top_k, 1), fetch_k, relevance_margin)
+    env = CreditWorldEnvironment(world, seed)
+    now = [start_time]
+    memory = EpisodicMemory(
+        store=store if store is not None else InMemoryEpisodeStore(),
+        embeddings=embeddings if embeddings is not None else HashingEmbeddings(),
+        clock=lambda: now[0],
+    )
+    if len(memory):
+        msg = f"store={store!r} is invalid: it already holds {len(memory)} episode(s)"
+        raise EpisodicValueError(msg)
+    hidden: dict[str, HiddenEpisode] = {}
+    rewards: list[float] = []
+    probabilities: list[float] = []
+    shown_slots: Counter[str] = Counter()
+    ever_shown: set[str] = set()
+    started = time.perf_counter()
+    for index in range(n_tasks):
+        now[0] = start_time + index * task_interval
+        task = env.task_at(index)
+        run_id = f"run-{index:05d}"
+        shown: list[HiddenEpisode] = []
+        if variant == ORACLE_VARIANT and options is not None:
+            # The candidates a recall with utility ranks (see RecallOptions.use_utility).
+            pool = options.fetch_count
+            if options.fetch_k is None:
+                pool = max(pool, credit_constants.UTILITY_FETCH_FACTOR * top_k)
+            report = memory.recall_report(task.task, options.replace(top_k=pool, fetch_k=pool))
+            candidates = [hidden[r.episode.episode_id] for r in report.results]
+            candidates.sort(key=lambda e: env.effect(e, task), reverse=True)
+            shown = candidates[:top_k]
+            memory.note_injection(run_id, [e.episode_id for e in shown], task.task)
+        elif options is not None:
+            replay = build_replay(memory, task.task, options, run_id=run_id)
+            shown = [hidden[i] for i in shown_ids(replay.results, replay.prompt)]
+        for episode in shown:
+            same = episode.subtopic == task.subtopic
+            shown_slots[episode.kind if same else _OTHER_SUBTOPIC] += 1
+            ever_shown.add(episode.episode_id)
+        attempt = env.attempt(task, shown)
+        rewards.append(attempt.feedback.reward)
+        probabilities.append(attempt.probability)
+        if options is None:
+            continue
+        episode_id = f"{env.world.name}-{variant}-{seed}-{index:05d}"
+        memory.record(
+            Episode(
+                episode_id=episode_id,
+                task=task.task,
+                solution=f"# solution for: {task.task.description}",
+                feedback=attempt.feedback,
+                outcome=attempt.outcome,
+                timestamp=now[0],
+                strategy_used=complexity_strategy(task.task),
+            )
+        )
+        hidden[episode_id] = env.hidden_episode(episode_id, task, attempt.outcome)
+        memory.credit(run_id, attempt.feedback.reward)
+    return CreditRun(
+        variant=variant,
+        world=env.world.name,
+        seed=seed,
+        rewards=tuple(rewards),
+        probabilities=tuple(probabilities),
+        shown=MappingProxyType(dict(shown_slots)),
+        shown_episodes=len(ever_shown),
+        recorded=len(hidden),
+        seconds=time.perf_counter() - started,
+    )
+
+
+# ---------------------------------------------------------------------------- reports
+
+# Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom.
+_T95 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean with its 95% confidence interval.
+
+    Attributes:
+        mean: The mean.
+        low: Lower bound (the mean itself for a single value).
+        high: Upper bound.
+        n: How many values.
+    """
+
+    mean: float
+    low: float
+    high: float
+    n: int
+
+    @property
+    def half_width(self) -> float:
+        """Half the interval's width."""
+        return (self.high - self.low) / 2
+
+    def format(self, spec: str = ".3f", scale: float = 1.0) -> str:
+        """``"mean [low, high]"`` with each number ``scale``-d and formatted by ``spec``."""
+        return f"{self.mean * scale:{spec}} [{self.low * scale:{spec}}, {self.high * scale:{spec}}]"
+
+
+def t_interval(values: Sequence[float]) -> Interval:
+    """The mean of ``values`` and its 95% Student-t interval (normal past 30 values).
+
+    Example:
+        >>> t_interval([1.0, 2.0, 3.0]).format(".2f")
+        '2.00 [-0.48, 4.48]'
+
+    Raises:
+        EpisodicValueError: ``values`` is empty.
+    """
+    array = np.asarray(values, dtype=np.float64)
+    if array.size == 0:
+        msg = "t_interval needs at least one value"
+        raise EpisodicValueError(msg)
+    mean = float(array.mean())
+    if array.size == 1:
+        return Interval(mean, mean, mean, 1)
+    quantile = _T95[array.size - 2] if array.size - 1 <= len(_T95) else 1.96
+    half = quantile * float(array.std(ddof=1)) / math.sqrt(array.size)
+    return Interval(mean, mean - half, mean + half, int(array.size))
+
+
+@dataclass(frozen=True)
+class CreditSummary:
+    """One variant in one world, over seeds.
+
+    Attributes:
+        variant: The variant.
+        reward: Mean reward per task, with its 95% interval over seeds.
+        success: Mean success probability of the attempts (base plus the effects
+            of the episodes shown), with its 95% interval over seeds.
+        gain: Paired gain over ``no_memory`` (same tasks, same luck) per task, or
+            ``None`` when ``no_memory`` was not run.
+        shown_per_task: Episodes shown per prompt, on average.
+        shown_share: Share of the shown slots per kind (and ``"other_subtopic"``).
+        explored: Share of recorded episodes shown at least once.
+        seconds: Wall-clock seconds, summed over seeds.
+    """
+
+    variant: str
+    reward: Interval
+    success: Interval
+    gain: Interval | None
+    shown_per_task: float
+    shown_share: Mapping[str, float]
+    explored: float
+    seconds: float
+
+
+@dataclass(frozen=True)
+class CreditComparison:
+    """Every variant in one world, and what utility adds.
+
+    Attributes:
+        world: The world's name.
+        n_tasks: Tasks per run.
+        seeds: The seeds.
+        summaries: One per variant, in the order run.
+        utility_gain: Paired difference of mean reward per task, utility minus no
+            utility, or ``None`` when both were not run.
+        utility_relative_gain: The same as a fraction of the no-utility reward
+            (per seed, then over seeds), or ``None``.
+        runs: Every run, by variant, in ``seeds`` order.
+    """
+
+    world: str
+    n_tasks: int
+    seeds: tuple[int, ...]
+    summaries: tuple[CreditSummary, ...]
+    utility_gain: Interval | None
+    utility_relative_gain: Interval | None
+    runs: Mapping[str, tuple[CreditRun, ...]] = field(repr=False)
+
+    def summary(self, variant: str) -> CreditSummary:
+        """The summary of ``variant``.
+
+        Raises:
+            EpisodicValueError: ``variant`` was not run.
+        """
+        for summary in self.summaries:
+            if summary.variant == variant:
+                return summary
+        msg = f"variant={variant!r} is not in this comparison"
+        raise EpisodicValueError(msg)
+
+
+def _summarise(
+    variant: str, runs: Sequence[CreditRun], base: Sequence[CreditRun] | None
+) -> CreditSummary:
+    slots: Counter[str] = Counter()
+    for run in runs:
+        slots.update(run.shown)
+    total_slots = sum(slots.values())
+    recorded = sum(run.recorded for run in runs)
+    n_tasks = sum(len(run.rewards) for run in runs)
+    return CreditSummary(
+        variant=variant,
+        reward=t_interval([run.mean_reward for run in runs]),
+        success=t_interval([float(np.mean(run.probabilities)) for run in runs]),
+        gain=None
+        if base is None
+        else t_interval([r.mean_reward - b.mean_reward for r, b in zip(runs, base, strict=True)]),
+        shown_per_task=total_slots / n_tasks if n_tasks else 0.0,
+        shown_share=MappingProxyType(
+            {k: slots[k] / total_slots for k in (*EPISODE_KINDS, _OTHER_SUBTOPIC)}
+            if total_slots
+            else {}
+        ),
+        explored=sum(run.shown_episodes for run in runs) / recorded if recorded else 0.0,
+        seconds=sum(run.seconds for run in runs),
+    )
+
+
+def compare_credit_variants(
+    worlds: Sequence[CreditWorld] = WORLDS,
+    n_tasks: int = 300,
+    seeds: Sequence[int] = DEFAULT_SEEDS,
+    variants: Sequence[str] = CREDIT_VARIANTS,
+    *,
+    embeddings: Embeddings | None = None,
+    top_k: int = 3,
+    fetch_k: int | None = None,
+    relevance_margin: float | None = None,
+    progress: Callable[[CreditRun], None] | None = None,
+) -> tuple[CreditComparison, ...]:
+    """Run every variant on every seed of every world; summarise with 95% intervals.
+
+    Intervals are Student-t intervals over seeds; gains are paired per seed (the
+    variants of one seed meet the same tasks with the same luck).
+
+    Args:
+        worlds: The worlds, one comparison each.
+        n_tasks: Tasks per run.
+        seeds: One run per world, variant and seed.
+        variants: Names from :data:`CREDIT_VARIANTS` (and :data:`ORACLE_VARIANT`).
+        embeddings: The memories' embedder (:func:`run_credit_variant`'s default when ``None``).
+        top_k: Episodes a prompt shows at most.
+        fetch_k: Candidates ranked per recall; twice ``top_k`` when ``None``.
+        relevance_margin: The relevance ranking's margin; its default when ``None``.
+        progress: Called with each run as it ends.
+
+    Raises:
+        EpisodicValueError: An argument is invalid.
+    """
+    check_int("n_tasks", n_tasks, 1)
+    seed_list = tuple(check_int("seeds[]", s, 0) for s in seeds)
+    names = tuple(dict.fromkeys(variants))
+    if not seed_list or not names or not worlds:
+        msg = "worlds, seeds and variants must all be non-empty"
+        raise EpisodicValueError(msg)
+    for name in names:
+        _options(name, top_k, fetch_k, relevance_margin)  # an unknown name raises first
+    comparisons = []
+    for world in worlds:
+        runs: dict[str, tuple[CreditRun, ...]] = {}
+        for name in names:
+            done = []
+            for seed in seed_list:
+                run = run_credit_variant(
+                    name,
+                    world,
+                    n_tasks,
+                    seed,
+                    embeddings=embeddings,
+                    top_k=top_k,
+                    fetch_k=fetch_k,
+                    relevance_margin=relevance_margin,
+                )
+                if progress is not None:
+                    progress(run)
+                done.append(run)
+            runs[name] = tuple(done)
+        base = runs.get("no_memory")
+        summaries = tuple(_summarise(name, runs[name], base) for name in names)
+        gain = relative = None
+        if "relevance" in runs and "relevance_utility" in runs:
+            pairs = list(zip(runs["relevance_utility"], runs["relevance"], strict=True))
+            gain = t_interval([u.mean_reward - r.mean_reward for u, r in pairs])
+            relative = t_interval([u.mean_reward / r.mean_reward - 1.0 for u, r in pairs])
+        comparisons.append(
+            CreditComparison(
+                world=world.name,
+                n_tasks=n_tasks,
+                seeds=seed_list,
+                summaries=summaries,
+                utility_gain=gain,
+                utility_relative_gain=relative,
+                runs=MappingProxyType(runs),
+            )
+        )
+    return tuple(comparisons)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool) -> list[str]:
+    if markdown:
+        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        return lines + ["| " + " | ".join(row) + " |" for row in rows]
+    widths = [max(len(row[i]) for row in (headers, *rows)) for i in range(len(headers))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            cell.ljust(width) if i == 0 else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    return [line(headers), "  ".join("-" * w for w in widths), *(line(row) for row in rows)]
+
+
+def format_credit_report(comparisons: Sequence[CreditComparison], *, markdown: bool = False) -> str:
+    """Every comparison as a table: reward, gain, what was shown; then utility's gain.
+
+    Args:
+        comparisons: What :func:`compare_credit_variants` returned.
+        markdown: GitHub-flavoured markdown tables instead of aligned text.
+    """
+    out: list[str] = []
+    for comparison in comparisons:
+        seeds = list(comparison.seeds)
+        out.append(
+            f"world {comparison.world!r}: {comparison.n_tasks} tasks x {len(seeds)} seeds "
+            f"{seeds}; mean reward per task [95% CI over seeds] (simulated)"
+        )
+        if markdown:
+            out.append("")
+        headers = (
+            "variant",
+            "reward",
+            "gain vs no_memory (paired)",
+            "success p",
+            "shown/task",
+            "fix/lucky/misl./warn/plain/other %",
+            "explored",
+        )
+        rows = []
+        for s in comparison.summaries:
+            share = "/".join(
+                f"{100 * s.shown_share.get(k, 0.0):.0f}" for k in (*EPISODE_KINDS, _OTHER_SUBTOPIC)
+            )
+            rows.append(
+                (
+                    s.variant,
+                    s.reward.format(),
+                    "-" if s.gain is None else s.gain.format("+.3f"),
+                    f"{s.success.mean:.3f}",
+                    f"{s.shown_per_task:.2f}",
+                    share if s.shown_share else "-",
+                    f"{s.explored:.0%}" if s.shown_share else "-",
+                )
+            )
+        out.extend(_table(headers, rows, markdown))
+        if comparison.utility_gain is not None and comparison.utility_relative_gain is not None:
+            out.append("")
+            out.append(
+                f"utility vs no utility ({comparison.world}): "
+                f"{comparison.utility_gain.format('+.4f')} reward per task, "
+                f"{comparison.utility_relative_gain.format('+.1f', 100)} %"
+            )
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
