@@ -66,19 +66,21 @@ from langchain_episodic.simulation import (
 from langchain_episodic.stores import EpisodeStore, InMemoryEpisodeStore
 
 RESULTS = Path(__file__).resolve().parent / "results"
-SECTIONS = ("simulate", "explore", "cost")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("section", nargs="?", default="all", choices=(*SECTIONS, "all"))
+    parser.add_argument(
+        "section", nargs="?", default="all", choices=("simulate", "explore", "cost", "all")
+    )
     parser.add_argument("--tasks", type=int, default=300, help="tasks per run (default 300)")
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (default 5)")
     parser.add_argument(
         "--embedder",
         choices=("hashing", "static"),
         default="hashing",
-        help="simulate with HashingEmbeddings (default) or the default StaticEmbeddings",
+        help="simulate with HashingEmbeddings (default) or the default StaticEmbeddings "
+        "('all' runs both)",
     )
     parser.add_argument("--episodes", type=int, default=2000, help="cost: episodes stored")
     parser.add_argument("--runs", type=int, default=1000, help="cost: credited runs journaled")
@@ -134,6 +136,10 @@ def simulate(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def _simulate_static(args: argparse.Namespace) -> str:
+    return simulate(argparse.Namespace(**{**vars(args), "embedder": "static"}))
+
+
 def _goal_line(comparison: CreditComparison) -> str:
     relevance = comparison.summary("relevance").reward.mean
     no_memory = comparison.summary("no_memory").reward.mean
@@ -144,11 +150,13 @@ def _goal_line(comparison: CreditComparison) -> str:
     oracle = comparison.summary(ORACLE_VARIANT).reward.mean - relevance
     memory_gain = relevance - no_memory
     share = f"{gain.mean / memory_gain:+.1%}" if memory_gain > 0 else "n/a"
+    captured = f"{gain.mean / oracle:.0%}" if oracle > 0.001 else "n/a"
     return (
         f"{comparison.world}: utility vs no utility {relative.format('+.2f', 100)} % of reward "
-        f"(goal: >= +15 % in the differentiated world, ~0 in the equal one); that is "
-        f"{share} of memory's own gain over no memory; the oracle ordering adds "
-        f"{oracle / relevance:+.2%}, the ceiling of any utility estimate"
+        f"(goal: >= +15 % in the differentiated world, ~0 in the equal one), "
+        f"{share} on top of memory's own gain over no memory; the oracle ordering adds "
+        f"{oracle / relevance:+.2%} (the ceiling of any utility estimate), of which "
+        f"utility gets {captured}"
     )
 
 
@@ -157,32 +165,30 @@ def _goal_line(comparison: CreditComparison) -> str:
 
 @contextmanager
 def patched_credit(scale: float, share: float, prior: float, fetch_factor: int) -> Iterator[None]:
-    """Credit's constants set for the block, restored after (exploration only)."""
-    saved = (
-        credit_module.ADVANTAGE_SCALE,
-        credit_module.PRIOR_HELPED,
-        credit_module.PRIOR_HURT,
-        credit_module.UTILITY_FETCH_FACTOR,
-        memory_module.UTILITY_FETCH_FACTOR,
-        memory_module.utility_factor,
-    )
-    credit_module.ADVANTAGE_SCALE = scale
-    credit_module.PRIOR_HELPED = credit_module.PRIOR_HURT = prior
-    # memory imported these by name: replace them there (utility_factor binds
-    # UTILITY_SHARE as a default argument).
-    credit_module.UTILITY_FETCH_FACTOR = memory_module.UTILITY_FETCH_FACTOR = fetch_factor
-    memory_module.utility_factor = functools.partial(credit_module.utility_factor, share=share)
+    """Credit's constants set for the block, restored after (exploration only).
+
+    The memory module imported ``UTILITY_FETCH_FACTOR`` and ``utility_factor`` by name
+    (and ``utility_factor`` binds ``UTILITY_SHARE`` as a default): they are replaced
+    there too.
+    """
+    patches = {
+        (credit_module, "ADVANTAGE_SCALE"): scale,
+        (credit_module, "PRIOR_HELPED"): prior,
+        (credit_module, "PRIOR_HURT"): prior,
+        (credit_module, "UTILITY_FETCH_FACTOR"): fetch_factor,
+        (memory_module, "UTILITY_FETCH_FACTOR"): fetch_factor,
+        (memory_module, "utility_factor"): functools.partial(
+            credit_module.utility_factor, share=share
+        ),
+    }
+    saved = {key: getattr(*key) for key in patches}
+    for (module, name), value in patches.items():
+        setattr(module, name, value)
     try:
         yield
     finally:
-        (
-            credit_module.ADVANTAGE_SCALE,
-            credit_module.PRIOR_HELPED,
-            credit_module.PRIOR_HURT,
-            credit_module.UTILITY_FETCH_FACTOR,
-            memory_module.UTILITY_FETCH_FACTOR,
-            memory_module.utility_factor,
-        ) = saved
+        for (module, name), value in saved.items():
+            setattr(module, name, value)
 
 
 EXPLORE_CONSTANTS = (
@@ -329,14 +335,23 @@ def _credited_memory(
 def cost(args: argparse.Namespace) -> str:
     episodes, runs, repeats = args.episodes, args.runs, args.repeats
     embeddings = _TableEmbeddings(unit_vectors(episodes + 400, 11), unit_vectors(200, 12))
+
     # Every fetched candidate must pass the relevance test, or utility is never looked up:
     # with random vectors none would (the worst case for utility's cost).
-    everything = {"min_similarity": -1.0, "relevance_margin": 2.0}
-    with_utility = RecallOptions(use_utility=True, **everything)  # type: ignore[arg-type]
-    without = RecallOptions(use_utility=False, **everything)  # type: ignore[arg-type]
+    def opened(**fields: object) -> RecallOptions:
+        return RecallOptions(min_similarity=-1.0, relevance_margin=2.0, **fields)  # type: ignore[arg-type]
+
+    arms = {
+        # Without fetch_k, a recall with utility ranks UTILITY_FETCH_FACTOR * top_k
+        # candidates, one without it 2 * top_k: both are utility's cost. The third arm
+        # fixes fetch_k to isolate the utility lookups themselves.
+        "off": opened(use_utility=False),
+        "on": opened(use_utility=True),
+        "on, fetch_k=6": opened(use_utility=True, fetch_k=6),
+    }
     print(
         f"cost: {episodes} episodes, {runs} credited runs, {repeats} recalls per arm "
-        "(interleaved), top_k=3, fetch_k=6, every candidate relevant",
+        f"(interleaved, rotating order), top_k=3, every candidate relevant; arms {list(arms)}",
         flush=True,
     )
     rows: list[tuple[str, ...]] = []
@@ -350,19 +365,19 @@ def cost(args: argparse.Namespace) -> str:
             started = time.perf_counter()
             memory, now = _credited_memory(make(), embeddings, episodes, runs)
             setup = time.perf_counter() - started
-            timed: dict[bool, list[float]] = {True: [], False: []}
+            timed: dict[str, list[float]] = {arm: [] for arm in arms}
+            names = list(arms)
             for warm in range(20):
-                memory.recall_with(f"query {warm % 200}", with_utility)
-                memory.recall_with(f"query {warm % 200}", without)
+                for options in arms.values():
+                    memory.recall_with(f"query {warm % 200}", options)
             for repeat in range(repeats):
                 query = f"query {repeat % 200}"
-                order = (True, False) if repeat % 2 == 0 else (False, True)
-                for use in order:
-                    options = with_utility if use else without
+                shift = repeat % len(names)
+                for arm in names[shift:] + names[:shift]:
                     start = time.perf_counter()
-                    memory.recall_with(query, options)
-                    timed[use].append(time.perf_counter() - start)
-            on, off = _median_ms(timed[True]), _median_ms(timed[False])
+                    memory.recall_with(query, arms[arm])
+                    timed[arm].append(time.perf_counter() - start)
+            off, on, on_fixed = (_median_ms(timed[arm]) for arm in names)
             rows.append(
                 (
                     name,
@@ -371,6 +386,8 @@ def cost(args: argparse.Namespace) -> str:
                     f"{off:.3f}",
                     f"{on:.3f}",
                     f"{on / off:.3f}x",
+                    f"{on_fixed:.3f}",
+                    f"{on_fixed / off:.3f}x",
                     f"{setup:.1f}",
                 )
             )
@@ -410,9 +427,11 @@ def cost(args: argparse.Namespace) -> str:
         "store",
         "episodes",
         "credited runs",
-        "recall p50 ms, no utility",
-        "recall p50 ms, utility",
+        "p50 ms, no utility (6 candidates)",
+        "p50 ms, utility (default: 12 candidates)",
         "ratio (goal <= 1.05x)",
+        "p50 ms, utility, fetch_k=6",
+        "ratio, same candidates",
         "setup s",
     )
     write_headers = (
@@ -439,9 +458,11 @@ def cost(args: argparse.Namespace) -> str:
             "",
             f"{episodes:,} episodes and a journal of {runs:,} credited runs (3 episodes shown "
             "each), fixed 384-dimension vectors (embedding excluded). Recall: top_k=3, "
-            "fetch_k=6, floor and margin opened so every candidate is relevant and gets a "
-            f"utility lookup (the worst case); {repeats} recalls per arm, interleaved, "
-            "after 20 warm-up pairs.",
+            "floor and margin opened so every candidate is relevant and gets a utility "
+            f"lookup (the worst case); {repeats} recalls per arm, interleaved in rotating "
+            "order, after 20 warm-up rounds. Without `fetch_k`, a recall with utility "
+            "ranks `UTILITY_FETCH_FACTOR * top_k` = 12 candidates and one without it 6; "
+            "the last two columns fix `fetch_k=6` to isolate the utility lookups.",
             "",
             *table(recall_headers, rows),
             "",
@@ -461,12 +482,17 @@ def main(argv: list[str] | None = None) -> int:
     command = "python benchmarks/credit.py" + (
         " " + " ".join(sys.argv[1:]) if argv is None and sys.argv[1:] else ""
     )
-    sections = SECTIONS if args.section == "all" else (args.section,)
-    runners = {"simulate": simulate, "explore": explore, "cost": cost}
+    runners: Sequence[Callable[[argparse.Namespace], str]] = {
+        "simulate": [simulate],
+        "explore": [explore],
+        "cost": [cost],
+        # The recorded figures: both embedders, then exploration and cost.
+        "all": [simulate, _simulate_static, explore, cost],
+    }[args.section]
     started = time.perf_counter()
     parts = []
-    for section in sections:
-        parts.append(runners[section](args))
+    for runner in runners:
+        parts.append(runner(args))
         print(flush=True)
     elapsed = time.perf_counter() - started
     out = args.out
