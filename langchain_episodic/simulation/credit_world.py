@@ -52,7 +52,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_episodic import credit as credit_constants
-from langchain_episodic._validation import check_int
+from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.episode import Episode, Feedback, OutcomeStatus
 from langchain_episodic.errors import EpisodicValueError
@@ -491,6 +491,10 @@ def run_credit_variant(
         EpisodicValueError: An argument is invalid, or ``store`` is not empty.
     """
     check_int("n_tasks", n_tasks, 0)
+    check_number("start_time", start_time)
+    if check_number("task_interval", task_interval, 0.0) <= 0:
+        msg = f"task_interval={task_interval!r} is invalid: must be > 0 seconds"
+        raise EpisodicValueError(msg)
     options = _options(variant, check_int("top_k", top_k, 1), fetch_k, relevance_margin)
     env = CreditWorldEnvironment(world, seed)
     now = [start_time]

@@ -174,9 +174,13 @@ def test_no_memory_shows_nothing_and_records_nothing() -> None:
     assert run.probabilities == tuple(env.base_probability(env.task_at(i)) for i in range(N))
 
 
-def test_an_unknown_variant_is_refused() -> None:
+def test_invalid_arguments_are_refused() -> None:
     with pytest.raises(EpisodicValueError, match="variant"):
         run_credit_variant("telepathy", n_tasks=1)
+    with pytest.raises(EpisodicValueError, match="task_interval"):
+        run_credit_variant("relevance", n_tasks=1, task_interval=0.0)
+    with pytest.raises(EpisodicValueError, match="non-empty"):
+        compare_credit_variants(seeds=())
 
 
 def test_a_tiny_comparison_returns_every_variant() -> None:
