@@ -42,9 +42,13 @@ class PrecomputedEmbeddings(Embeddings):
         self.queries = queries
 
     def _vector(self, text: str) -> list[float]:
-        kind, index = text.split(" ", 2)[:2]
-        table = self.queries if kind == "query" else self.episodes
-        result: list[float] = table[int(index)].tolist()
+        head = text.split(" ", 2)
+        if len(head) < 2 or head[0] not in ("task", "query") or not head[1].isdigit():
+            # Any other text (the memory's fingerprint probe when it opens) gets row 0.
+            fallback: list[float] = self.queries[0].tolist()
+            return fallback
+        table = self.queries if head[0] == "query" else self.episodes
+        result: list[float] = table[int(head[1])].tolist()
         return result
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:

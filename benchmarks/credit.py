@@ -164,19 +164,16 @@ def _goal_line(comparison: CreditComparison) -> str:
 
 
 @contextmanager
-def patched_credit(scale: float, share: float, prior: float, fetch_factor: int) -> Iterator[None]:
+def patched_credit(scale: float, share: float, prior: float) -> Iterator[None]:
     """Credit's constants set for the block, restored after (exploration only).
 
-    The memory module imported ``UTILITY_FETCH_FACTOR`` and ``utility_factor`` by name
-    (and ``utility_factor`` binds ``UTILITY_SHARE`` as a default): they are replaced
-    there too.
+    The memory module imported ``utility_factor`` by name (and it binds
+    ``UTILITY_SHARE`` as a default): it is replaced there too.
     """
     patches = {
         (credit_module, "ADVANTAGE_SCALE"): scale,
         (credit_module, "PRIOR_HELPED"): prior,
         (credit_module, "PRIOR_HURT"): prior,
-        (credit_module, "UTILITY_FETCH_FACTOR"): fetch_factor,
-        (memory_module, "UTILITY_FETCH_FACTOR"): fetch_factor,
         (memory_module, "utility_factor"): functools.partial(
             credit_module.utility_factor, share=share
         ),
@@ -192,18 +189,17 @@ def patched_credit(scale: float, share: float, prior: float, fetch_factor: int) 
 
 
 EXPLORE_CONSTANTS = (
-    # (ADVANTAGE_SCALE, UTILITY_SHARE, PRIOR_HELPED = PRIOR_HURT, UTILITY_FETCH_FACTOR)
-    (1.0, 0.5, 1.0, 4),
-    (4.0, 0.5, 1.0, 4),
-    (1.0, 1.0, 1.0, 4),
-    (4.0, 1.0, 1.0, 4),
-    (4.0, 1.0, 0.5, 4),
-    (1.0, 0.5, 1.0, 2),
-    (4.0, 1.0, 1.0, 8),
+    # (ADVANTAGE_SCALE, UTILITY_SHARE, PRIOR_HELPED = PRIOR_HURT)
+    (1.0, 0.5, 1.0),
+    (4.0, 0.5, 1.0),
+    (1.0, 1.0, 1.0),
+    (4.0, 1.0, 1.0),
+    (4.0, 1.0, 0.5),
 )
 EXPLORE_RECALL = (
-    # (fetch_k, relevance_margin): None = the defaults (UTILITY_FETCH_FACTOR * top_k, 0.15)
+    # (fetch_k, relevance_margin): None = the defaults (2 * top_k, 0.15)
     (None, None),
+    (12, None),
     (20, 0.30),
 )
 
@@ -214,7 +210,6 @@ def explore(args: argparse.Namespace) -> str:
         credit_module.ADVANTAGE_SCALE,
         credit_module.UTILITY_SHARE,
         credit_module.PRIOR_HELPED,
-        credit_module.UTILITY_FETCH_FACTOR,
     )
     print(
         f"explore: credit constants monkeypatched per row (defaults {default}), "
@@ -226,21 +221,16 @@ def explore(args: argparse.Namespace) -> str:
         "ADVANTAGE_SCALE",
         "UTILITY_SHARE",
         "prior",
-        "UTILITY_FETCH_FACTOR",
         "differentiated: utility vs none, %",
         "equal: utility vs none, %",
         "oracle vs none, % (diff.)",
     )
     rows: list[tuple[str, ...]] = []
-    ceilings: dict[tuple[int | None, float | None, int], float] = {}
+    ceilings: dict[tuple[int | None, float | None], float] = {}
     started = time.perf_counter()
     for fetch_k, margin in EXPLORE_RECALL:
-        done: set[tuple[float, float, float]] = set()
-        for scale, share, prior, factor in EXPLORE_CONSTANTS:
-            if fetch_k is not None and (scale, share, prior) in done:
-                continue  # a fixed fetch_k: UTILITY_FETCH_FACTOR does not apply
-            done.add((scale, share, prior))
-            with patched_credit(scale, share, prior, factor):
+        for scale, share, prior in EXPLORE_CONSTANTS:
+            with patched_credit(scale, share, prior):
                 found = compare_credit_variants(
                     WORLDS,
                     args.tasks,
@@ -249,7 +239,7 @@ def explore(args: argparse.Namespace) -> str:
                     fetch_k=fetch_k,
                     relevance_margin=margin,
                 )
-                key = (fetch_k, margin, factor if fetch_k is None else 0)
+                key = (fetch_k, margin)
                 if key not in ceilings:
                     oracle = compare_credit_variants(
                         WORLDS[:1],
@@ -267,7 +257,6 @@ def explore(args: argparse.Namespace) -> str:
                 f"{scale:g}",
                 f"{share:g}",
                 f"{prior:g}",
-                f"{factor}" if fetch_k is None else "-",
                 *("-" if cell is None else cell.format("+.2f", 100) for cell in cells),
                 f"{100 * ceilings[key]:+.2f}",
             )
@@ -287,8 +276,8 @@ def explore(args: argparse.Namespace) -> str:
             "mean reward, utility vs no utility, paired per seed [95% CI]. Credit's "
             "constants were monkeypatched for each row and restored after; "
             f"the package's defaults are ADVANTAGE_SCALE={default[0]:g}, "
-            f"UTILITY_SHARE={default[1]:g}, prior {default[2]:g}/{default[2]:g}, "
-            f"UTILITY_FETCH_FACTOR={default[3]}. The oracle orders the same candidates "
+            f"UTILITY_SHARE={default[1]:g}, prior {default[2]:g}/{default[2]:g}. "
+            "The oracle orders the same candidates "
             "by their true effect: the ceiling of any utility estimate for that row's pool.",
             "",
             *table,
@@ -303,17 +292,6 @@ def explore(args: argparse.Namespace) -> str:
 
 def _median_ms(samples: Sequence[float]) -> float:
     return 1000 * statistics.median(samples)
-
-
-class _TableEmbeddings(PrecomputedEmbeddings):
-    """The fixtures' lookup table; any other text (the memory's fingerprint probe) gets row 0."""
-
-    def _vector(self, text: str) -> list[float]:
-        head = text.split(" ", 2)
-        if len(head) >= 2 and head[0] in ("task", "query") and head[1].isdigit():
-            return super()._vector(text)
-        result: list[float] = self.queries[0].tolist()
-        return result
 
 
 def _credited_memory(
@@ -334,7 +312,7 @@ def _credited_memory(
 
 def cost(args: argparse.Namespace) -> str:
     episodes, runs, repeats = args.episodes, args.runs, args.repeats
-    embeddings = _TableEmbeddings(unit_vectors(episodes + 400, 11), unit_vectors(200, 12))
+    embeddings = PrecomputedEmbeddings(unit_vectors(episodes + 400, 11), unit_vectors(200, 12))
 
     # Every fetched candidate must pass the relevance test, or utility is never looked up:
     # with random vectors none would (the worst case for utility's cost).
@@ -342,12 +320,9 @@ def cost(args: argparse.Namespace) -> str:
         return RecallOptions(min_similarity=-1.0, relevance_margin=2.0, **fields)  # type: ignore[arg-type]
 
     arms = {
-        # Without fetch_k, a recall with utility ranks UTILITY_FETCH_FACTOR * top_k
-        # candidates, one without it 2 * top_k: both are utility's cost. The third arm
-        # fixes fetch_k to isolate the utility lookups themselves.
+        # The same 2 * top_k candidates either way: the difference is utility's lookups.
         "off": opened(use_utility=False),
         "on": opened(use_utility=True),
-        "on, fetch_k=6": opened(use_utility=True, fetch_k=6),
     }
     print(
         f"cost: {episodes} episodes, {runs} credited runs, {repeats} recalls per arm "
@@ -377,7 +352,7 @@ def cost(args: argparse.Namespace) -> str:
                     start = time.perf_counter()
                     memory.recall_with(query, arms[arm])
                     timed[arm].append(time.perf_counter() - start)
-            off, on, on_fixed = (_median_ms(timed[arm]) for arm in names)
+            off, on = (_median_ms(timed[arm]) for arm in names)
             rows.append(
                 (
                     name,
@@ -386,8 +361,6 @@ def cost(args: argparse.Namespace) -> str:
                     f"{off:.3f}",
                     f"{on:.3f}",
                     f"{on / off:.3f}x",
-                    f"{on_fixed:.3f}",
-                    f"{on_fixed / off:.3f}x",
                     f"{setup:.1f}",
                 )
             )
@@ -427,11 +400,9 @@ def cost(args: argparse.Namespace) -> str:
         "store",
         "episodes",
         "credited runs",
-        "p50 ms, no utility (6 candidates)",
-        "p50 ms, utility (default: 12 candidates)",
+        "p50 ms, no utility",
+        "p50 ms, utility",
         "ratio (goal <= 1.05x)",
-        "p50 ms, utility, fetch_k=6",
-        "ratio, same candidates",
         "setup s",
     )
     write_headers = (
@@ -460,9 +431,8 @@ def cost(args: argparse.Namespace) -> str:
             "each), fixed 384-dimension vectors (embedding excluded). Recall: top_k=3, "
             "floor and margin opened so every candidate is relevant and gets a utility "
             f"lookup (the worst case); {repeats} recalls per arm, interleaved in rotating "
-            "order, after 20 warm-up rounds. Without `fetch_k`, a recall with utility "
-            "ranks `UTILITY_FETCH_FACTOR * top_k` = 12 candidates and one without it 6; "
-            "the last two columns fix `fetch_k=6` to isolate the utility lookups.",
+            "order, after 20 warm-up rounds; both arms rank the same 2 * top_k = 6 "
+            "candidates, so the difference is utility's lookups.",
             "",
             *table(recall_headers, rows),
             "",

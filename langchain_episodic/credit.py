@@ -51,7 +51,6 @@ __all__ = [
     "ADVANTAGE_SCALE",
     "PRIOR_HELPED",
     "PRIOR_HURT",
-    "UTILITY_FETCH_FACTOR",
     "UTILITY_HALF_LIFE",
     "UTILITY_SHARE",
     "CreditEvent",
@@ -81,11 +80,6 @@ ADVANTAGE_SCALE = 1.0
 
 UTILITY_SHARE = 0.5
 """How far utility can scale a relevant episode's priority: by ``1 +- UTILITY_SHARE``."""
-
-UTILITY_FETCH_FACTOR = 4
-"""With utility, a recall without ``fetch_k`` ranks ``UTILITY_FETCH_FACTOR * top_k``
-candidates (not the article's ``2 * top_k``): utility can only reorder what was fetched,
-and newer look-alikes would otherwise crowd out an older episode that helps."""
 
 _BASELINE_PRIOR_WEIGHT = 1.0
 _INJECTION_PREFIX = "injection:"

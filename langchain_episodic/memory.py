@@ -19,7 +19,6 @@ from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int, check_number, describe, encodes
 from langchain_episodic.credit import (
-    UTILITY_FETCH_FACTOR,
     UTILITY_HALF_LIFE,
     CreditEvent,
     EpisodeUtility,
@@ -572,9 +571,6 @@ class EpisodicMemory:
         book = self._credit.book
         credited = options.use_utility and options.ranking == "relevance" and bool(book.rows)
         fetch_k = options.fetch_count
-        if credited and options.fetch_k is None:
-            # Utility can only reorder what was fetched: let it reach past the nearest few.
-            fetch_k = max(fetch_k, UTILITY_FETCH_FACTOR * options.top_k)
         hits = self._search_unquarantined(vector, max(fetch_k, evidence_k), options.filters)
         floor = options.relevance_floor(self.relevance_floor)
         neighbours = tuple(

@@ -51,7 +51,6 @@ from types import MappingProxyType
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_episodic import credit as credit_constants
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.episode import Episode, Feedback, OutcomeStatus
@@ -520,8 +519,6 @@ def run_credit_variant(
         if variant == ORACLE_VARIANT and options is not None:
             # The candidates a recall with utility ranks (see RecallOptions.use_utility).
             pool = options.fetch_count
-            if options.fetch_k is None:
-                pool = max(pool, credit_constants.UTILITY_FETCH_FACTOR * top_k)
             report = memory.recall_report(task.task, options.replace(top_k=pool, fetch_k=pool))
             candidates = [hidden[r.episode.episode_id] for r in report.results]
             candidates.sort(key=lambda e: env.effect(e, task), reverse=True)

@@ -68,6 +68,7 @@ class _Namespace:
     rows: dict[str, int] = field(default_factory=dict)
     state: dict[str, str] = field(default_factory=dict)
     journal: dict[str, JournalEntry] = field(default_factory=dict)
+    journal_runs: dict[str, list[JournalEntry]] = field(default_factory=dict)
 
     @property
     def size(self) -> int:
@@ -342,12 +343,16 @@ class InMemoryEpisodeStore:
     def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
         """Add journal entries; an id already stored keeps its first entry."""
         with self._lock:
-            journal = self._space(namespace).journal
+            space = self._space(namespace)
             for entry in entries:
-                journal.setdefault(entry.entry_id, entry)
+                if entry.entry_id not in space.journal:
+                    space.journal[entry.entry_id] = entry
+                    space.journal_runs.setdefault(entry.run_id, []).append(entry)
 
     def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
         """The namespace's journal entries, of one run when ``run_id`` is given."""
         with self._lock:
-            entries = list(self._space(namespace).journal.values())
-        return [e for e in entries if run_id is None or e.run_id == run_id]
+            space = self._space(namespace)
+            if run_id is None:
+                return list(space.journal.values())
+            return list(space.journal_runs.get(run_id, ()))
