@@ -327,6 +327,8 @@ class EpisodicMemory:
         # One writer at a time per memory object: record numbers (seq) come from the
         # running count, and the immutability check must see the previous write.
         self._write_lock = threading.RLock()
+        # Memories of other namespaces over the same store (for_namespace), one each.
+        self._scoped: dict[str, EpisodicMemory] = {}
         self._quarantine = QuarantineLog(self.store, namespace)
         self.open_run_ttl = open_run_ttl
         self._credit = CreditLog(self.store, namespace, utility_half_life)
@@ -958,6 +960,43 @@ class EpisodicMemory:
         Equal to ``compute_skill_profiles(memory.episodes())`` without reading them.
         """
         return profiles_from_tallies(self._summary.tallies)
+
+    # ------------------------------------------------------------ namespaces
+
+    def for_namespace(self, namespace: str) -> EpisodicMemory:
+        """This memory's twin for another namespace: same store, embeddings and settings.
+
+        One memory per namespace is kept and reused, so a multi-user agent that
+        resolves the namespace per run (``EpisodicMemoryMiddleware(namespace=...)``)
+        opens each user's namespace once. The twin checks the embeddings against
+        its own namespace's fingerprint, like any memory.
+
+        Example:
+            .. code-block:: python
+
+                alice = memory.for_namespace("user-alice")
+                alice.record(episode)  # never seen from memory.for_namespace("user-bob")
+
+        Raises:
+            EpisodicValueError: ``namespace`` is empty or not valid Unicode.
+            EmbeddingMismatchError: The namespace was built with another model.
+        """
+        if namespace == self.namespace:
+            return self
+        with self._write_lock:
+            twin = self._scoped.get(namespace)
+            if twin is None:
+                twin = EpisodicMemory(
+                    store=self.store,
+                    embeddings=self.embeddings,
+                    short_term_limit=self.short_term_limit,
+                    namespace=namespace,
+                    clock=self._clock,
+                    open_run_ttl=self.open_run_ttl,
+                    utility_half_life=self._credit.half_life,
+                )
+                self._scoped[namespace] = twin
+            return twin
 
     # ------------------------------------------------------------ integrations
 
