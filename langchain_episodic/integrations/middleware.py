@@ -25,6 +25,11 @@ from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, TaskDescription
 from langchain_episodic.errors import CreditError
 from langchain_episodic.integrations._run import RUN_ID_KEY, run_from_config
+from langchain_episodic.integrations._scope import (
+    NamespaceScope,
+    check_scope,
+    resolve_namespace,
+)
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
 from langchain_episodic.recall_options import RecallOptions
@@ -98,12 +103,14 @@ class EpisodicReplay(TypedDict):
             ``include_strategy=False``.
         run_id: The run the shown episodes were noted under, for the credit loop
             (absent in states checkpointed by earlier versions).
+        namespace: The namespace the run recalled from and records to.
     """
 
     task: dict[str, Any]
     prompt: str
     strategy: str | None
     run_id: NotRequired[str | None]
+    namespace: NotRequired[str]
 
 
 class EpisodicMemoryState(AgentState[ResponseT]):
@@ -259,6 +266,14 @@ class EpisodicMemoryMiddleware(
             the prompt and the strategy selection use. ``None`` skips the replay.
         record_episode: ``(state, runtime) -> Episode | None``, sync or async, called
             once after the agent finishes; see :data:`RecordEpisode`.
+        namespace: Memory per run, for an agent that serves many users: a template
+            over the run's ``runtime.context`` fields (``"user-{user_id}"``) or a
+            callable ``(runtime) -> str``. Each run recalls from, records to and
+            credits in that namespace of ``memory``'s store only
+            (:meth:`~langchain_episodic.EpisodicMemory.for_namespace`). A run whose
+            context lacks the field raises
+            :class:`~langchain_episodic.EpisodicValueError`: it never falls back to
+            a shared namespace. ``None`` (default): every run uses ``memory``.
 
     Raises:
         TypeError: ``memory`` is not an :class:`EpisodicMemory`, or a callable is not
@@ -280,6 +295,7 @@ class EpisodicMemoryMiddleware(
         include_strategy: bool = False,
         task_extractor: TaskExtractor | None = None,
         record_episode: RecordEpisode | None = None,
+        namespace: NamespaceScope | None = None,
     ) -> None:
         super().__init__()
         if not isinstance(memory, EpisodicMemory):
@@ -297,6 +313,7 @@ class EpisodicMemoryMiddleware(
                 msg = f"{name}={value!r} is invalid: must be callable"
                 raise TypeError(msg)
         self.memory = memory
+        self.namespace = None if namespace is None else check_scope(namespace)
         self.options = options
         self.max_tokens = max_tokens
         self.token_counter = token_counter
@@ -359,22 +376,44 @@ class EpisodicMemoryMiddleware(
         }
 
     @staticmethod
-    def _state_of(replay: Replay) -> EpisodicReplay:
+    def _state_of(replay: Replay, memory: EpisodicMemory) -> EpisodicReplay:
         return EpisodicReplay(
             task=replay.task.to_dict(),
             prompt=replay.text,
             strategy=None if replay.strategy is None else replay.strategy.strategy,
             run_id=replay.run_id,
+            namespace=memory.namespace,
         )
 
+    def memory_for(self, runtime: object) -> EpisodicMemory:
+        """The memory a run uses: ``memory``, or its twin for the run's namespace.
+
+        Raises:
+            EpisodicValueError: ``namespace`` is a template and the run's context
+                lacks a field it names (or it gives no usable namespace).
+        """
+        if self.namespace is None:
+            return self.memory
+        return self.memory.for_namespace(resolve_namespace(self.namespace, runtime))
+
+    def _recording_memory(self, state: Mapping[str, Any], runtime: object) -> EpisodicMemory:
+        # The namespace the run recalled from, whatever the runtime says by now.
+        replay = self.replay_of(state)
+        namespace = None if replay is None else replay.get("namespace")
+        if namespace is not None and self.namespace is not None:
+            return self.memory.for_namespace(namespace)
+        return self.memory_for(runtime)
+
     def build_replay(
-        self, state: Mapping[str, Any], *, run_id: str | None = None
+        self, state: Mapping[str, Any], *, run_id: str | None = None, runtime: object = None
     ) -> EpisodicReplay | None:
         """Recall once for the task of ``state`` and build what the run will inject.
 
         Args:
             state: The agent state.
             run_id: Note the episodes shown under this run, for the credit loop.
+            runtime: The run's LangGraph runtime (its context picks the namespace
+                when ``namespace`` is set).
 
         Returns:
             The replay, or ``None`` when the state holds no task.
@@ -382,32 +421,34 @@ class EpisodicMemoryMiddleware(
         task = self._task(state)
         if task is None:
             return None
+        memory = self.memory_for(runtime)
         replay = build_replay(
-            self.memory,
+            memory,
             task,
             self.options,
             run_id=run_id,
             thread_id=None if run_id is None else _thread_id(),
             **self._prompt_settings(),
         )
-        return self._state_of(replay)
+        return self._state_of(replay, memory)
 
     async def abuild_replay(
-        self, state: Mapping[str, Any], *, run_id: str | None = None
+        self, state: Mapping[str, Any], *, run_id: str | None = None, runtime: object = None
     ) -> EpisodicReplay | None:
         """Async twin of :meth:`build_replay`."""
         task = self._task(state)
         if task is None:
             return None
+        memory = await run_in_executor(None, self.memory_for, runtime)
         replay = await abuild_replay(
-            self.memory,
+            memory,
             task,
             self.options,
             run_id=run_id,
             thread_id=None if run_id is None else _thread_id(),
             **self._prompt_settings(),
         )
-        return self._state_of(replay)
+        return self._state_of(replay, memory)
 
     def before_agent(
         self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]
@@ -420,18 +461,19 @@ class EpisodicMemoryMiddleware(
 
         Args:
             state: The agent state at the start of the run.
-            runtime: The runtime context (unused).
+            runtime: The run's runtime; its context picks the namespace when
+                ``namespace`` is set.
 
         Returns:
             The state update ``{"episodic_replay": EpisodicReplay | None}``.
         """
-        return {STATE_KEY: self.build_replay(state, run_id=_new_run_id())}
+        return {STATE_KEY: self.build_replay(state, run_id=_new_run_id(), runtime=runtime)}
 
     async def abefore_agent(
         self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
         """Async twin of :meth:`before_agent`."""
-        return {STATE_KEY: await self.abuild_replay(state, run_id=_new_run_id())}
+        return {STATE_KEY: await self.abuild_replay(state, run_id=_new_run_id(), runtime=runtime)}
 
     def _inject(
         self, request: ModelRequest[ContextT], replay: EpisodicReplay | None
@@ -463,7 +505,9 @@ class EpisodicMemoryMiddleware(
         if STATE_KEY in request.state:
             replay = self.replay_of(request.state)
         else:
-            replay = self.build_replay({**request.state, "messages": request.messages})
+            replay = self.build_replay(
+                {**request.state, "messages": request.messages}, runtime=request.runtime
+            )
         return handler(self._inject(request, replay))
 
     async def awrap_model_call(
@@ -475,7 +519,9 @@ class EpisodicMemoryMiddleware(
         if STATE_KEY in request.state:
             replay = self.replay_of(request.state)
         else:
-            replay = await self.abuild_replay({**request.state, "messages": request.messages})
+            replay = await self.abuild_replay(
+                {**request.state, "messages": request.messages}, runtime=request.runtime
+            )
         return await handler(self._inject(request, replay))
 
     # ------------------------------------------------------------------ record
@@ -509,17 +555,18 @@ class EpisodicMemoryMiddleware(
             raise TypeError(msg)
         episode = _check_episode(result)
         if episode is not None:
-            self.memory.record(episode)
-            self._credit(state, episode)
+            memory = self._recording_memory(state, runtime)
+            memory.record(episode)
+            self._credit(state, episode, memory)
         return None
 
-    def _credit(self, state: Mapping[str, Any], episode: Episode) -> None:
+    def _credit(self, state: Mapping[str, Any], episode: Episode, memory: EpisodicMemory) -> None:
         """Credit the run's reward to the episodes it was shown; never raises."""
         run_id = self.run_id_of(state)
         if run_id is None:
             return
         try:
-            self.memory.credit(run_id, episode.feedback.reward, by=_CREDITED_BY)
+            memory.credit(run_id, episode.feedback.reward, by=_CREDITED_BY)
         except CreditError:
             pass  # record() credited it already (the episode's source names the run)
         except Exception:  # credit must never break the run it observes
@@ -540,8 +587,9 @@ class EpisodicMemoryMiddleware(
             result = await result
         episode = _check_episode(result)
         if episode is not None:
-            await self.memory.arecord(episode)
-            await run_in_executor(None, self._credit, state, episode)
+            memory = await run_in_executor(None, self._recording_memory, state, runtime)
+            await memory.arecord(episode)
+            await run_in_executor(None, self._credit, state, episode, memory)
         return None
 
 

@@ -5,17 +5,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from langchain_episodic.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.integrations._run import run_from_config
+from langchain_episodic.integrations._scope import (
+    NamespaceScope,
+    check_scope,
+    resolve_namespace,
+)
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.replay import DEFAULT_MAX_TOKENS
 
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
+
+try:  # LangChain 1.x agents (the `agents` extra): only for namespace= per run
+    from langchain.tools import ToolRuntime
+except ImportError:  # pragma: no cover - exercised only without the extra
+    ToolRuntime = None  # type: ignore[assignment,misc]
 
 __all__ = ["NO_MATCH", "RecallInput", "create_recall_tool"]
 
@@ -47,6 +58,7 @@ def create_recall_tool(
     ),
     options: RecallOptions | None = None,
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
+    namespace: NamespaceScope | None = None,
 ) -> BaseTool:
     """A LangChain tool over ``memory``'s recall, with optional category/outcome filters.
 
@@ -74,8 +86,24 @@ def create_recall_tool(
         max_tokens: Token budget of the tool's answer:
             :data:`~langchain_episodic.replay.DEFAULT_MAX_TOKENS` by default, ``None``
             for no budget.
+        namespace: Memory per run, for an agent that serves many users: a template
+            over the agent run's ``runtime.context`` fields (``"user-{user_id}"``) or
+            a callable ``(runtime) -> str`` (the tool's ``ToolRuntime``). Each call
+            recalls from that namespace of ``memory``'s store only; a run without the
+            field gets an error, never another namespace. Needs LangChain 1.x agents
+            (``pip install "langchain-episodic[agents]"``).
+
+    Raises:
+        ImportError: ``namespace`` is given and LangChain 1.x agents are not installed.
     """
     base = RecallOptions.from_mapping(options)
+    scope = None if namespace is None else check_scope(namespace)
+    if scope is not None and ToolRuntime is None:
+        msg = (
+            "create_recall_tool(namespace=...) reads the agent run's context through "
+            'LangChain 1.x\'s ToolRuntime: pip install "langchain-episodic[agents]"'
+        )
+        raise ImportError(msg)
 
     def _options(
         category: TaskCategory | None, outcome: OutcomeStatus | None, k: int
@@ -88,18 +116,27 @@ def create_recall_tool(
     def _answer(replay: Replay) -> str:
         return replay.text if replay.results else NO_MATCH
 
+    def _memory(runtime: object) -> EpisodicMemory:
+        return memory if scope is None else memory.for_namespace(resolve_namespace(scope, runtime))
+
     def recall(
         query: str,
         config: RunnableConfig,
         category: TaskCategory | None = None,
         outcome: OutcomeStatus | None = None,
         k: int = 3,
+        runtime: Any = None,
     ) -> str:
         options = _options(category, outcome, k)
         run_id, thread_id = run_from_config(config)
         return _answer(
             build_replay(
-                memory, query, options, max_tokens=max_tokens, run_id=run_id, thread_id=thread_id
+                _memory(runtime),
+                query,
+                options,
+                max_tokens=max_tokens,
+                run_id=run_id,
+                thread_id=thread_id,
             )
         )
 
@@ -109,13 +146,20 @@ def create_recall_tool(
         category: TaskCategory | None = None,
         outcome: OutcomeStatus | None = None,
         k: int = 3,
+        runtime: Any = None,
     ) -> str:
         options = _options(category, outcome, k)
         run_id, thread_id = run_from_config(config)
+        scoped = await run_in_executor(None, _memory, runtime)
         replay = await abuild_replay(
-            memory, query, options, max_tokens=max_tokens, run_id=run_id, thread_id=thread_id
+            scoped, query, options, max_tokens=max_tokens, run_id=run_id, thread_id=thread_id
         )
         return _answer(replay)
+
+    if scope is not None:
+        # LangChain injects the agent run's ToolRuntime into a parameter annotated so.
+        recall.__annotations__["runtime"] = ToolRuntime
+        arecall.__annotations__["runtime"] = ToolRuntime
 
     return StructuredTool.from_function(
         func=recall,
