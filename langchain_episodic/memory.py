@@ -573,7 +573,9 @@ class EpisodicMemory:
         book = self._credit.book
         credited = options.use_utility and options.ranking == "relevance" and bool(book.rows)
         fetch_k = options.fetch_count
-        hits = self._search_unquarantined(vector, max(fetch_k, evidence_k), options.filters)
+        hits = self._search_unquarantined(
+            vector, max(fetch_k, evidence_k), options.filters, query_text=text
+        )
         floor = options.relevance_floor(self.relevance_floor)
         neighbours = tuple(
             Neighbour(hit.episode_id, hit.similarity, _strategy_of(hit), hit.outcome)
@@ -613,13 +615,24 @@ class EpisodicMemory:
         )
 
     def _search_unquarantined(
-        self, vector: NDArray[np.float32], fetch_k: int, filters: EpisodeFilter | None
+        self,
+        vector: NDArray[np.float32],
+        fetch_k: int,
+        filters: EpisodeFilter | None,
+        *,
+        query_text: str | None = None,
     ) -> list[StoredHit]:
         # Quarantined records stay stored; asking for that many more candidates and
         # dropping them returns exactly the fetch_k nearest of the others.
         quarantined = self._quarantine.active
         wanted = min(fetch_k + len(quarantined), _MAX_CANDIDATES)
-        hits = self.store.search_hits(self.namespace, vector, wanted, filters)
+        if query_text is not None and getattr(type(self.store), "needs_query_text", False):
+            # A store that searches by text (a LangGraph store) also gets the text
+            # ``vector`` embeds; the other stores are called as the protocol says.
+            search: Callable[..., list[StoredHit]] = self.store.search_hits
+            hits = search(self.namespace, vector, wanted, filters, query_text=query_text)
+        else:
+            hits = self.store.search_hits(self.namespace, vector, wanted, filters)
         if quarantined:
             hits = [hit for hit in hits if hit.episode_id not in quarantined]
         return hits[:fetch_k]

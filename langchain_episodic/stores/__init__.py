@@ -12,8 +12,13 @@ This package is the only part of langchain-episodic that talks to a database.
   any LangChain ``VectorStore``; what it knows of particular backends is in
   :mod:`~langchain_episodic.stores.backends`, its ledger in
   :mod:`~langchain_episodic.stores.ledger`.
+* :class:`LangGraphEpisodeStore` (:mod:`~langchain_episodic.stores.langgraph_store`):
+  any LangGraph ``BaseStore`` with a vector index; imported on first use, as it needs
+  the ``langgraph`` package (the ``agents`` extra brings it).
 * :mod:`~langchain_episodic.stores.codec`: an episode as a stored record, and back.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore
 from langchain_episodic.stores.chroma import ChromaEpisodeStore
@@ -25,5 +30,21 @@ __all__ = [
     "ChromaEpisodeStore",
     "EpisodeStore",
     "InMemoryEpisodeStore",
+    "LangGraphEpisodeStore",
     "VectorStoreEpisodeStore",
 ]
+
+if TYPE_CHECKING:
+    from langchain_episodic.stores.langgraph_store import LangGraphEpisodeStore
+
+
+def __getattr__(name: str) -> Any:
+    # LangGraphEpisodeStore needs langgraph, an optional dependency: import it on use.
+    if name == "LangGraphEpisodeStore":
+        from langchain_episodic.stores.langgraph_store import (  # noqa: PLC0415
+            LangGraphEpisodeStore,
+        )
+
+        return LangGraphEpisodeStore
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

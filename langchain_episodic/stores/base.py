@@ -9,6 +9,8 @@ neighbours. Three ship with the package (in :mod:`langchain_episodic.stores`):
   disk, in memory, or on a Chroma server.
 * :class:`~langchain_episodic.stores.InMemoryEpisodeStore`: numpy brute force, exact.
 * :class:`~langchain_episodic.stores.VectorStoreEpisodeStore`: any LangChain ``VectorStore``.
+* :class:`~langchain_episodic.stores.LangGraphEpisodeStore`: any LangGraph ``BaseStore``
+  with a vector index (needs the ``langgraph`` package).
 
 Records are encoded and decoded by :mod:`langchain_episodic.stores.codec`.
 """
@@ -125,6 +127,13 @@ class EpisodeStore(Protocol):
       and one memory object writes one batch at a time.
     * ``k`` and ``page_size`` are at least 1.
 
+    A store that can only search by text (a LangGraph store embeds the query itself)
+    sets the class attribute ``needs_query_text = True``; the memory then also passes
+    :meth:`search_hits` the keyword ``query_text``, the text the query vector is the
+    memory's ``embed_query`` of. The keyword is optional: the memory still calls with
+    a vector alone where it has no query text (its probe of a namespace written before
+    embedder fingerprints), and stores without the attribute never get it.
+
     A store must:
 
     * Return similarities as cosine similarity, whatever its backend scores with;
@@ -180,7 +189,11 @@ class EpisodeStore(Protocol):
         k: int,
         filters: EpisodeFilter | None = None,
     ) -> list[StoredHit]:
-        """The ``k`` records nearest to ``embedding`` by cosine, most similar first."""
+        """The ``k`` records nearest to ``embedding`` by cosine, most similar first.
+
+        A store with ``needs_query_text = True`` takes one more, optional keyword,
+        ``query_text: str | None = None`` (see the class docstring).
+        """
         ...
 
     def latest(self, namespace: str, n: int, total: int) -> list[Episode]:

@@ -4,8 +4,10 @@ A :class:`StoreHarness` opens a store over the same data as often as a test asks
 new client object for Chroma on disk and on a server, reloaded files for FAISS, the
 same object for the in-memory store (which has nothing to reload), and a
 :class:`VectorStoreEpisodeStore` over FAISS (saved with ``save_local``, reloaded with
-``load_local``) and over langchain-chroma on disk, each with a file ledger. The
-``harness`` fixture of tests/store_suite/conftest.py gives one of each.
+``load_local``) and over langchain-chroma on disk, each with a file ledger, and a
+:class:`LangGraphEpisodeStore` over LangGraph's ``InMemoryStore`` (a new wrapper over
+the same LangGraph store on every open). The ``harness`` fixture of
+tests/store_suite/conftest.py gives one of each.
 """
 
 from __future__ import annotations
@@ -21,10 +23,16 @@ from langchain_chroma import Chroma
 from langchain_classic.storage import LocalFileStore
 from langchain_community.docstore.in_memory import InMemoryDocstore
 from langchain_community.vectorstores import FAISS
+from langgraph.store.memory import InMemoryStore
 
 from langchain_episodic import ChromaEpisodeStore
 from langchain_episodic.embeddings.builtin import default_embeddings
-from langchain_episodic.stores import EpisodeStore, InMemoryEpisodeStore, VectorStoreEpisodeStore
+from langchain_episodic.stores import (
+    EpisodeStore,
+    InMemoryEpisodeStore,
+    LangGraphEpisodeStore,
+    VectorStoreEpisodeStore,
+)
 
 # The memories of the suite embed with the package's default model; stores that embed
 # texts themselves (langchain-chroma) must use the same model.
@@ -97,3 +105,10 @@ def langchain_chroma_harness(tmp_path: Path) -> StoreHarness:
         return VectorStoreEpisodeStore(vectors, ledger=LocalFileStore(tmp_path / "ledger"))
 
     return StoreHarness("langchain-chroma", open_store, True)
+
+
+def langgraph_memory_harness() -> StoreHarness:
+    graph_store = InMemoryStore(
+        index={"dims": len(EMBEDDINGS.embed_query("dimension")), "embed": EMBEDDINGS}
+    )
+    return StoreHarness("langgraph-memory", lambda: LangGraphEpisodeStore(graph_store), True)

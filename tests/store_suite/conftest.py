@@ -17,9 +17,20 @@ from tests.helpers.stores import (
     faiss_harness,
     in_memory_harness,
     langchain_chroma_harness,
+    langgraph_memory_harness,
 )
 
-STORE_KINDS = ["chroma-embedded", "chroma-server", "in-memory", "faiss", "langchain-chroma"]
+STORE_KINDS = [
+    "chroma-embedded",
+    "chroma-server",
+    "in-memory",
+    "faiss",
+    "langchain-chroma",
+    "langgraph-memory",
+]
+# No "langgraph-sqlite": SqliteStore's vector index loads the sqlite-vec extension, and
+# the Python of this project's machines is built without sqlite3 extension loading
+# (``enable_load_extension``). PostgresStore needs a server with pgvector: untested.
 
 
 @pytest.fixture(params=STORE_KINDS)
@@ -35,4 +46,6 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> StoreHarness:
         return faiss_harness(tmp_path)
     if kind == "langchain-chroma":
         return langchain_chroma_harness(tmp_path)
+    if kind == "langgraph-memory":
+        return langgraph_memory_harness()
     raise AssertionError(kind)
