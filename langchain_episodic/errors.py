@@ -7,7 +7,8 @@ keeps working for bad input::
     EpisodicError
      ├── EpisodicValueError (ValueError)   bad input: names the field and the value
      │    ├── EpisodeValidationError       an Episode (or part of one) breaks a rule
-     │    └── EpisodeConflictError         another episode already holds that episode_id
+     │    ├── EpisodeConflictError         another episode already holds that episode_id
+     │    └── NamespaceNotFoundError       a namespace that must exist does not
      ├── StoreConfigurationError (RuntimeError)  a store cannot hold episodes as configured
      │    └── EmbeddingMismatchError       the namespace was built with another embedding model
      ├── StoreLockedError (RuntimeError)   another process holds the embedded store's folder
@@ -23,7 +24,7 @@ memory, a callable) and is something else raises the built-in ``TypeError``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 __all__ = [
     "CreditError",
@@ -34,6 +35,7 @@ __all__ = [
     "EpisodicValueError",
     "MalformedRecordWarning",
     "MigrationError",
+    "NamespaceNotFoundError",
     "StoreConfigurationError",
     "StoreLockedError",
 ]
@@ -104,6 +106,47 @@ class EpisodeConflictError(EpisodicValueError):
             + (f": {differing}" if differing else "")
             + f". Nothing of this batch was written: episodes are immutable{hint}; record "
             "a changed episode under a new episode_id"
+        )
+
+
+def _listed(names: Sequence[str], limit: int) -> str:
+    shown = ", ".join(map(repr, names[:limit]))
+    more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
+    return (shown + more) or "none"
+
+
+class NamespaceNotFoundError(EpisodicValueError):
+    """A namespace that must exist (``create_namespace=False``) is not in the store.
+
+    Raised before anything is written, so a mistyped ``namespace=`` or
+    ``collection_name=`` does not leave a new, empty namespace behind. The message
+    lists the namespaces there and, for a Chroma store, the other ``collection_name``
+    values at the same path or server with their namespaces.
+
+    Attributes:
+        namespace: The namespace asked for.
+        available: The namespaces the store holds, sorted.
+        elsewhere: Other ``collection_name`` values, each with its namespaces.
+    """
+
+    def __init__(
+        self,
+        namespace: str,
+        store: str,
+        available: Sequence[str],
+        elsewhere: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
+        self.namespace = namespace
+        self.available = tuple(available)
+        self.elsewhere = {name: tuple(spaces) for name, spaces in (elsewhere or {}).items()}
+        others = "; ".join(
+            f"collection_name={name!r} holds {_listed(spaces, 5)}"
+            for name, spaces in list(self.elsewhere.items())[:5]
+        )
+        super().__init__(
+            f"namespace={namespace!r} does not exist in {store} (create_namespace=False "
+            f"creates nothing); namespaces there: {_listed(self.available, 20)}"
+            + (f"; other collections there: {others}" if others else "")
         )
 
 

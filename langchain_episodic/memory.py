@@ -42,6 +42,7 @@ from langchain_episodic.errors import (
     EpisodeValidationError,
     EpisodicValueError,
     MalformedRecordWarning,
+    NamespaceNotFoundError,
 )
 from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.quarantine import QuarantineAction, QuarantineEvent, QuarantineLog
@@ -253,6 +254,12 @@ class EpisodicMemory:
             stored model, to read it (:meth:`episodes`, :meth:`skill_profiles`, or as
             the source of :func:`~langchain_episodic.migration.migrate_namespace`),
             and :meth:`record` and :meth:`recall` then raise the mismatch error.
+        create_namespace: ``True`` (default) creates ``namespace`` on first open;
+            ``False`` opens only a namespace the store already lists and raises
+            :class:`~langchain_episodic.errors.NamespaceNotFoundError` otherwise,
+            listing the namespaces there (and, on Chroma, the other
+            ``collection_name`` values), before anything is written: a reader's
+            guard against a mistyped ``namespace=`` or ``collection_name=``.
 
     The embedding model is part of the namespace. Opening a memory embeds one fixed
     probe text (one embedding per open: microseconds for the default model, a few
@@ -285,6 +292,7 @@ class EpisodicMemory:
         on_embedding_mismatch: Literal["raise", "read-only"] = "raise",
         open_run_ttl: float | None = OPEN_RUN_TTL,
         utility_half_life: float = UTILITY_HALF_LIFE,
+        create_namespace: bool = True,
     ) -> None:
         check_int("short_term_limit", short_term_limit, 0)
         if open_run_ttl is not None:
@@ -314,7 +322,18 @@ class EpisodicMemory:
                 "ChromaEpisodeStore, InMemoryEpisodeStore or VectorStoreEpisodeStore)"
             )
             raise TypeError(msg)
+        if not isinstance(create_namespace, bool):
+            msg = f"create_namespace={create_namespace!r} is invalid: must be True or False"
+            raise EpisodicValueError(msg)
         self.store: EpisodeStore = store if store is not None else ChromaEpisodeStore()
+        if not create_namespace:
+            # Checked before the fingerprint check below, whose first write creates it.
+            available = self.store.namespaces()
+            if namespace not in available:
+                layout = getattr(self.store, "collection_names", None)
+                own = getattr(self.store, "collection_name", None)
+                elsewhere = {n: s for n, s in layout().items() if n != own} if layout else {}
+                raise NamespaceNotFoundError(namespace, repr(self.store), available, elsewhere)
         self.embeddings: Embeddings = _checked_embeddings(
             self.store,
             namespace,

@@ -13,6 +13,11 @@ given a timeout). Several processes go through a Chroma server instead.
 * Stores in one process share the lock (Chroma itself shares one system per path
   in a process): a registry counts them, and the last one to close releases it.
 * The holder writes its pid into the file, so the refusal can name it.
+* Stores in one process on one folder also share a :class:`FolderShare`: the spelling
+  of the path that Chroma opens (so that ``"./m"`` and ``"/abs/m"`` use one Chroma
+  system, not two whose in-memory indexes go stale to each other) and the record
+  numbering, so two handles on one folder (a re-run notebook cell) never repeat a
+  record number. It lives exactly as long as the lock: the last close drops it.
 """
 
 from __future__ import annotations
@@ -22,11 +27,11 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from langchain_episodic.errors import StoreLockedError
 
-__all__ = ["LOCK_FILE_NAME", "PathLock", "acquire_path_lock"]
+__all__ = ["LOCK_FILE_NAME", "FolderShare", "PathLock", "acquire_path_lock"]
 
 LOCK_FILE_NAME = ".langchain-episodic.lock"
 _POLL_SECONDS = 0.05
@@ -64,9 +69,26 @@ else:
 
 
 @dataclass
+class FolderShare:
+    """What every store open on one folder in this process shares, beside the lock.
+
+    Attributes:
+        chroma_path: The folder as the first store spelled it; later stores hand
+            Chroma the same string, as Chroma keys its per-process system on it.
+        add_lock: Held while a store numbers and writes records.
+        next_seq: The next record number per Chroma collection name.
+    """
+
+    chroma_path: str
+    add_lock: threading.Lock = field(default_factory=threading.Lock)
+    next_seq: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
 class _Held:
     fd: int
     users: int
+    share: FolderShare
 
 
 _registry: dict[str, _Held] = {}
@@ -92,9 +114,10 @@ if hasattr(os, "register_at_fork"):
 class PathLock:
     """One store's share of the lock on a folder; :meth:`release` gives it back once."""
 
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: str, share: FolderShare) -> None:
         self._key = key
         self._released = False
+        self.share = share
 
     def release(self) -> None:
         """Give this share back; the last share in the process unlocks the file."""
@@ -123,25 +146,26 @@ def _holder(lock_file: str) -> str:
     return f"pid {pid}" if pid.isdigit() else "pid unknown"
 
 
-def _try_acquire(key: str) -> bool:
-    """Join this process's lock on ``key``, or take it from the OS; ``False`` if held elsewhere."""
+def _try_acquire(key: str, folder: str) -> FolderShare | None:
+    """Join this process's lock on ``key``, or take it from the OS; ``None`` if held elsewhere."""
     held = _registry.get(key)
     if held is not None:
         held.users += 1
-        return True
+        return held.share
     fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         if not _try_lock(fd):
             os.close(fd)
-            return False
+            return None
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
         os.write(fd, f"{os.getpid()}\n".encode("ascii"))
     except BaseException:
         os.close(fd)
         raise
-    _registry[key] = _Held(fd, 1)
-    return True
+    share = FolderShare(folder)
+    _registry[key] = _Held(fd, 1, share)
+    return share
 
 
 def acquire_path_lock(folder: str, timeout: float = 0.0) -> PathLock:
@@ -156,8 +180,9 @@ def acquire_path_lock(folder: str, timeout: float = 0.0) -> PathLock:
     while True:
         # Polled, not a blocking flock: a thread waiting here must not hold the registry.
         with _registry_lock:
-            if _try_acquire(key):
-                return PathLock(key)
+            share = _try_acquire(key, folder)
+            if share is not None:
+                return PathLock(key, share)
         if time.monotonic() >= deadline:
             raise StoreLockedError(folder, _holder(key), timeout)
         time.sleep(_POLL_SECONDS)

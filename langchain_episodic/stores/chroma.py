@@ -47,7 +47,7 @@ from langchain_episodic.errors import (
 )
 from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.stores._audit import RecordAudit
-from langchain_episodic.stores._path_lock import acquire_path_lock
+from langchain_episodic.stores._path_lock import FolderShare, PathLock, acquire_path_lock
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, JournalEntry, StoredHit
 from langchain_episodic.stores.codec import decode_episode, decode_hit, encode_episode
 
@@ -104,6 +104,60 @@ def _chunks(size: int, total: int) -> Iterator[slice]:
         yield slice(start, min(start + size, total))
 
 
+def _namespace_suffix(namespace: str) -> str:
+    # What a namespace adds to the collection_name to name its collection.
+    if namespace == DEFAULT_NAMESPACE:
+        return ""
+    slug = _UNSAFE_NAME_CHARS.sub("_", namespace).strip("_-")[:40] or "ns"
+    digest = hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:12]
+    return f"-{slug}-{digest}"
+
+
+# Stores given the same client object share their record numbering (stores on a path
+# share theirs through the path lock). Weak: the entry goes with the client.
+_client_shares: weakref.WeakKeyDictionary[Any, FolderShare] = weakref.WeakKeyDictionary()
+_client_shares_lock = threading.Lock()
+
+
+def _client_share(client: ClientAPI) -> FolderShare:
+    with _client_shares_lock:
+        try:
+            share = _client_shares.get(client)
+        except TypeError:  # a client that cannot be weakly referenced: numbered alone
+            return FolderShare("")
+        if share is None:
+            share = _client_shares[client] = FolderShare("")
+        return share
+
+
+def _check_path(path: object) -> str:
+    """``path`` as a string once it can name a store's folder, else a one-line error."""
+    if not isinstance(path, (str, os.PathLike)):
+        msg = f"path={path!r} is invalid: must be a folder, as a str or os.PathLike"
+        raise EpisodicValueError(msg)
+    folder = os.fspath(path)
+    if not isinstance(folder, str):  # a PathLike of bytes
+        msg = f"path={path!r} is invalid: must be a folder, as a str or os.PathLike of str"
+        raise EpisodicValueError(msg)
+    if not folder.strip():
+        msg = f"path={folder!r} is invalid: must name a folder (use path='.' for this one)"
+        raise EpisodicValueError(msg)
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        msg = f"path={folder!r} is a file, not a folder: an embedded store needs a folder"
+        raise StoreConfigurationError(msg)
+    return folder
+
+
+def _lock_folder(folder: str, timeout: float) -> PathLock:
+    try:
+        return acquire_path_lock(folder, timeout)
+    except OSError as exc:  # cannot create the folder or its lock file
+        reason = exc.strerror or type(exc).__name__
+        where = f" ({exc.filename})" if exc.filename and exc.filename != folder else ""
+        msg = f"path={folder!r} cannot hold a store: {reason}{where}"
+        raise StoreConfigurationError(msg) from exc
+
+
 def _close_embedded(client: ClientAPI, release_lock: Callable[[], None]) -> None:
     # Chroma keeps one system per path in a process; closing its last client drops it,
     # so a store reopened here after another process wrote does not search a stale index.
@@ -149,11 +203,26 @@ class ChromaEpisodeStore:
             ``get_max_batch_size()``.
         lock_timeout: Seconds to wait when another process holds ``path``.
 
+    Raises:
+        EpisodicValueError: An argument is not a usable value, e.g. ``path=''`` or
+            ``path=123``.
+        StoreConfigurationError: ``path`` is a file, or a folder that cannot be
+            created or locked (e.g. no permission).
+        StoreLockedError: Another process holds ``path`` after ``lock_timeout``.
+
     With ``path``, the store holds an exclusive lock on the folder until :meth:`close`
     (or ``with``, or garbage collection): Chroma's embedded mode is not safe for
     writers in several processes, so another process gets a :class:`StoreLockedError`
-    naming the holder's pid. Stores in one process share the lock. Several processes
-    share a Chroma server instead (``client=chromadb.HttpClient(...)``).
+    naming the holder's pid. Several processes share a Chroma server instead
+    (``client=chromadb.HttpClient(...)``).
+
+    Stores opened on one folder in one process (a re-run notebook cell, however the
+    path is spelled) share the lock, one Chroma client system and the record numbering,
+    so records written through any of them are numbered once, in order, and
+    :meth:`verify` stays clean. Sharing rather than refusing the second store, because
+    a refusal would break the re-run cell while the old store waits for garbage
+    collection. The shared state lives as long as the lock: the last store to close
+    drops it. Stores given the same ``client`` object share the numbering too.
     """
 
     def __init__(
@@ -166,8 +235,10 @@ class ChromaEpisodeStore:
         lock_timeout: float = 0,
     ) -> None:
         if path is not None and client is not None:
-            msg = f"path={os.fspath(path)!r} and client={client!r} were both given: pass one"
+            shown = os.fspath(path) if isinstance(path, (str, os.PathLike)) else path
+            msg = f"path={shown!r} and client={client!r} were both given: pass one"
             raise EpisodicValueError(msg)
+        folder = None if path is None else _check_path(path)
         if not isinstance(collection_name, str) or not _COLLECTION_NAME.match(collection_name):
             msg = (
                 f"collection_name={collection_name!r} is invalid: Chroma needs 3-512 "
@@ -179,14 +250,16 @@ class ChromaEpisodeStore:
         check_number("lock_timeout", lock_timeout, 0)
         private = path is None and client is None
         # Taken before Chroma opens the folder; released by close() or collection.
-        lock = None if path is None else acquire_path_lock(os.fspath(path), lock_timeout)
+        lock = None if folder is None else _lock_folder(folder, lock_timeout)
         try:
             if client is None:
                 # Default settings on purpose: Chroma refuses two clients of one system
                 # with different settings, and users create their own clients beside ours.
+                # The folder as the first store here spelled it: Chroma keys its system on
+                # the string, and two systems on one folder search stale indexes.
                 client = (
-                    chromadb.PersistentClient(path=os.fspath(path))
-                    if path is not None
+                    chromadb.PersistentClient(path=lock.share.chroma_path)
+                    if lock is not None
                     else chromadb.EphemeralClient()
                 )
         except BaseException:
@@ -197,7 +270,7 @@ class ChromaEpisodeStore:
             None if lock is None else weakref.finalize(self, _close_embedded, client, lock.release)
         )
         self._client = client
-        self._path = None if path is None else os.fspath(path)
+        self._path = folder
         # Ephemeral clients in one process share one in-memory system, so a store made
         # with neither path nor client keeps its collections apart under a unique prefix.
         self._collection_name = (
@@ -206,8 +279,9 @@ class ChromaEpisodeStore:
         self._batch_size = max_batch_size
         self._collections: dict[str, Collection] = {}
         self._journals: dict[str, Collection] = {}
-        self._add_lock = threading.Lock()
-        self._next_seq: dict[str, int] = {}
+        # Record numbering (and the lock around it) shared by every store on the folder
+        # in this process, or on the same client object; see the class docstring.
+        self._share = lock.share if lock is not None else _client_share(client)
 
     def __repr__(self) -> str:
         where = f"path={self._path!r}" if self._path else f"client={type(self._client).__name__}"
@@ -248,11 +322,7 @@ class ChromaEpisodeStore:
 
     def collection_name_for(self, namespace: str) -> str:
         """The Chroma collection that holds ``namespace``."""
-        if namespace == DEFAULT_NAMESPACE:
-            return self._collection_name
-        slug = _UNSAFE_NAME_CHARS.sub("_", namespace).strip("_-")[:40] or "ns"
-        digest = hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:12]
-        return f"{self._collection_name}-{slug}-{digest}"
+        return self._collection_name + _namespace_suffix(namespace)
 
     def collection(self, namespace: str) -> Collection:
         """The namespace's collection, created in cosine space on first use.
@@ -308,6 +378,23 @@ class ChromaEpisodeStore:
                 found.append(namespace)
         return tuple(sorted(found))
 
+    def collection_names(self) -> dict[str, tuple[str, ...]]:
+        """Every ``collection_name`` with namespaces at this client, with their namespaces.
+
+        One ``list_collections`` call, as :meth:`namespaces`; for telling a user who
+        mistyped ``collection_name=`` what is there. Sorted by name.
+        """
+        found: dict[str, list[str]] = {}
+        for collection in self._client.list_collections():
+            namespace = (collection.metadata or {}).get(_NAMESPACE_KEY)
+            if not isinstance(namespace, str):
+                continue
+            suffix = _namespace_suffix(namespace)
+            if collection.name.endswith(suffix) and len(collection.name) > len(suffix):
+                prefix = collection.name[: len(collection.name) - len(suffix)]
+                found.setdefault(prefix, []).append(namespace)
+        return {name: tuple(sorted(found[name])) for name in sorted(found)}
+
     def count(self, namespace: str) -> int:
         """Number of episodes stored in ``namespace`` (one Chroma round trip)."""
         return int(self.collection(namespace).count())
@@ -335,15 +422,17 @@ class ChromaEpisodeStore:
 
         Takes what :class:`~langchain_episodic.stores.EpisodeStore` says the memory
         guarantees, unchecked. Writes go in batches of at most :attr:`batch_size`
-        records. Memories sharing this store object never repeat a number: it counts
-        on from its own last one when that is ahead of ``first_seq``.
+        records. Memories sharing this store, or another store on the same folder or
+        client in this process, never repeat a number: it counts on from the last one
+        given when that is ahead of ``first_seq``.
         """
         # No check for ids stored since the memory's get (another thread's memory, or
         # another process on the same server): Chroma ignores an id it already holds
         # and keeps the first record.
         collection = self.collection(namespace)
-        with self._add_lock:
-            start = max(first_seq, self._next_seq.get(namespace, 0))
+        share = self._share
+        with share.add_lock:
+            start = max(first_seq, share.next_seq.get(collection.name, 0))
             for part in _chunks(self.batch_size, len(episodes)):
                 batch = episodes[part]
                 collection.add(
@@ -355,7 +444,7 @@ class ChromaEpisodeStore:
                         for offset, episode in enumerate(batch)
                     ],
                 )
-                self._next_seq[namespace] = start + part.stop
+                share.next_seq[collection.name] = start + part.stop
 
     def search_hits(
         self,
