@@ -121,6 +121,18 @@ def _port(text: str) -> int:
     return port
 
 
+def _seconds(text: str) -> float:
+    """A non-negative, finite number of seconds (``--lock-timeout``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        msg = f"{text!r} is invalid: must be a number of seconds >= 0"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def _finite_float(text: str) -> float:
     try:
         value = float(text)
@@ -218,6 +230,7 @@ class _Target:
     port: int
     collection: str
     namespace: str
+    lock_timeout: float = 0.0
 
     def describe(self) -> str:
         where = (
@@ -244,6 +257,7 @@ def _target(args: argparse.Namespace) -> _Target:
         port=DEFAULT_PORT if port is None else port,
         collection=getattr(args, "collection", DEFAULT_COLLECTION),
         namespace=getattr(args, "namespace", DEFAULT_NAMESPACE),
+        lock_timeout=getattr(args, "lock_timeout", 0.0),
     )
 
 
@@ -262,7 +276,9 @@ def _open_store(target: _Target, *, create: bool) -> ChromaEpisodeStore:
                 "to an existing memory, or create one with 'import'"
             )
             raise CliError(msg)
-        return ChromaEpisodeStore(path=folder, collection_name=target.collection)
+        return ChromaEpisodeStore(
+            path=folder, collection_name=target.collection, lock_timeout=target.lock_timeout
+        )
     try:
         client = chromadb.HttpClient(host=target.host, port=target.port)
     except Exception as exc:  # chromadb raises ValueError, httpx errors, ...
@@ -304,12 +320,27 @@ def _open_memory(args: argparse.Namespace, *, create: bool) -> EpisodicMemory:
 
 
 def _require_namespace(store: ChromaEpisodeStore, target: _Target) -> None:
-    """Raise a :class:`CliError` unless the target's namespace exists in ``store``."""
+    """Raise a :class:`CliError` unless the target's namespace exists in ``store``.
+
+    The message lists the namespaces there, and the other collections (``--collection``
+    values) with theirs, so a mistyped name is seen at once.
+    """
     available = store.namespaces()
     if target.namespace not in available:
+        elsewhere = {
+            name: spaces
+            for name, spaces in store.collection_names().items()
+            if name != store.collection_name
+        }
+        others = "; ".join(
+            f"collection {name!r} holds {', '.join(map(repr, spaces[:5]))}"
+            + (", ..." if len(spaces) > 5 else "")
+            for name, spaces in list(elsewhere.items())[:5]
+        )
         msg = (
             f"namespace {target.namespace!r} not found at {target.describe()}; "
             f"namespaces there: {', '.join(map(repr, available)) or 'none'}"
+            + (f"; other collections there: {others}" if others else "")
         )
         raise CliError(msg)
 

@@ -21,6 +21,7 @@ from langchain_episodic.cli._shared import (
     CliError,
     _one_line,
     _port,
+    _seconds,
 )
 from langchain_episodic.cli.demo_command import _configure_demo, _run_demo
 from langchain_episodic.cli.inspect_commands import (
@@ -124,7 +125,8 @@ exit codes:
   0    success
   1    import rejected some lines (every good line was imported);
        verify found malformed records
-  2    error: bad arguments, missing file, invalid value, unknown namespace
+  2    error: bad arguments, missing file, invalid value, unknown namespace,
+       --path held by another process (wait with --lock-timeout SECONDS)
   130  interrupted
   141  stdout closed early (export - | head)
 """
@@ -167,6 +169,13 @@ def _add_store_options(parser: argparse.ArgumentParser) -> None:
         default=argparse.SUPPRESS,
         help=f"namespace within the collection (default: {DEFAULT_NAMESPACE})",
     )
+    group.add_argument(
+        "--lock-timeout",
+        type=_seconds,
+        default=argparse.SUPPRESS,
+        metavar="SECONDS",
+        help="wait up to SECONDS while another process holds --path (default: 0, fail at once)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -202,6 +211,16 @@ def _mismatch_message(exc: EmbeddingMismatchError) -> str:
     )
 
 
+def _locked_message(exc: StoreLockedError) -> str:
+    waited = f" after waiting {exc.timeout:g} s" if exc.timeout > 0 else ""
+    return (
+        f"path={exc.path!r} is locked by another process ({exc.holder}){waited}: an "
+        "embedded Chroma store takes one process at a time, even to read. Wait for it "
+        "with --lock-timeout SECONDS, stop the other process, or share the memory "
+        "through a Chroma server (--host/--port)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``langchain-episodic`` with ``argv`` (default: ``sys.argv[1:]``).
 
@@ -226,11 +245,13 @@ def main(argv: list[str] | None = None) -> int:
     except EmbeddingMismatchError as exc:
         _error(_mismatch_message(exc))
         return 2
+    except StoreLockedError as exc:
+        _error(_locked_message(exc))
+        return 2
     except (
         CliError,
         EpisodicValueError,
         StoreConfigurationError,
-        StoreLockedError,
         MigrationError,
     ) as exc:
         _error(exc)
