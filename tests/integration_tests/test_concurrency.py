@@ -487,3 +487,32 @@ def test_processes_racing_to_credit_one_run_store_one_outcome(
         assert row.credited_runs == sum(f"ep-{i % 12}" == episode_id for i in range(runs))
     with pytest.raises(CreditError, match="already credited"):
         memory.credit("race-0", 1.0)
+
+
+def test_the_cli_waits_with_lock_timeout_for_a_store_another_process_holds(
+    tmp_path: Path, probe: Probe, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import threading  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    from langchain_episodic.cli import main  # noqa: PLC0415
+
+    path = str(tmp_path / "store")
+    assert probe.ask("open 0") == {"opened": 0}  # the probe holds the folder, 3 episodes
+    assert main(["--path", path, "stats"]) == 2
+    err = capsys.readouterr().err
+    assert f"(pid {probe.process.pid}): " in err
+    assert "even to read. Wait for it with --lock-timeout SECONDS" in err
+    assert main(["--path", path, "stats", "--lock-timeout", "0.2"]) == 2
+    assert f"(pid {probe.process.pid}) after waiting 0.2 s" in capsys.readouterr().err
+    # The holder closes a second into the wait: the command then reads what it wrote.
+    closer = threading.Timer(1.0, probe.send, ["close"])
+    started = time.monotonic()
+    closer.start()
+    try:
+        assert main(["--lock-timeout", "120", "--path", path, "stats"]) == 0
+    finally:
+        closer.join()
+    assert time.monotonic() - started >= 0.9
+    assert "episodes    3\n" in capsys.readouterr().out
+    assert probe.ask(None) == {"closed": True}
