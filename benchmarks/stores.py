@@ -4,7 +4,10 @@ What does the memory layer cost on top of each backend? For each store and size,
 contenders are queried in rotating order after a warm-up; each figure is a ratio to
 the raw search of the same backend in the same run (machines here are shared and noisy).
 
-    python benchmarks/stores.py [--sizes 1000 10000] [--queries 300]
+    python benchmarks/stores.py [--sizes 1000 10000] [--queries 300] [--stores NAME ...]
+
+With ``--stores`` only those stores are built and measured, and the table goes to
+``results/stores_<names>.md`` instead of ``results/stores.md``.
 
 Raw searches (6 candidates, what recall's default fetch_k asks for):
 
@@ -12,6 +15,8 @@ Raw searches (6 candidates, what recall's default fetch_k asks for):
 * in-memory: ``vectors @ query``, ``argpartition`` for the 6 best, sort them
 * faiss: ``FAISS.similarity_search_with_score_by_vector(query, k=6)``
 * langchain-chroma: ``Chroma.similarity_search_by_vector_with_relevance_scores(query, k=6)``
+* langgraph-memory: LangGraph's ``InMemoryStore.search(prefix, query=text, limit=6)``
+  (a LangGraph store searches by text only; embedding is a table lookup here too)
 
 "ours" is ``EpisodicMemory.recall(query, top_k=3)`` on that store: embed (a table
 lookup here), search, rank by priority, build the 3 episodes. Needs the ``dev`` extra.
@@ -44,6 +49,7 @@ from _fixtures import (
     unit_vectors,
 )
 from langchain_chroma import Chroma
+from langgraph.store.memory import InMemoryStore
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # langchain-community is sunsetting
@@ -51,15 +57,21 @@ with warnings.catch_warnings():
     from langchain_community.vectorstores import FAISS
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-from langchain_episodic.stores import EpisodeStore, InMemoryEpisodeStore, VectorStoreEpisodeStore
+from langchain_episodic.stores import (
+    EpisodeStore,
+    InMemoryEpisodeStore,
+    LangGraphEpisodeStore,
+    VectorStoreEpisodeStore,
+)
 
 TOP_K, FETCH_K = 3, 6
 NOW = 1_780_000_000.0 + 60.0 * 20_000
 Search = Callable[[int], object]
+STORES = ["chroma", "in-memory", "faiss", "langchain-chroma", "langgraph-memory"]
 
 
-def contenders(size: int) -> dict[str, tuple[EpisodicMemory, Search]]:
-    """Per store: a memory holding ``size`` episodes, and the raw search of its backend."""
+def contenders(size: int, names: list[str]) -> dict[str, tuple[EpisodicMemory, Search]]:
+    """Per store named: a memory holding ``size`` episodes, and its backend's raw search."""
     embeddings = PrecomputedEmbeddings(unit_vectors(size, seed=1), unit_vectors(1_000, seed=2))
     queries = embeddings.queries
     episodes = make_episodes(0, size)
@@ -70,63 +82,71 @@ def contenders(size: int) -> dict[str, tuple[EpisodicMemory, Search]]:
             memory.record_many(episodes[start : start + 5_000])
         return memory
 
-    chroma = ChromaEpisodeStore(client=chromadb.EphemeralClient(), collection_name="bench")
-    chroma_memory = memory_on(chroma)
-    collection = chroma.collection("default")
-
-    in_memory = memory_on(InMemoryEpisodeStore())
     matrix = embeddings.episodes
 
-    def raw_numpy(j: int) -> object:
-        scores = matrix @ queries[j]
-        best = np.argpartition(-scores, FETCH_K)[:FETCH_K]
-        return best[np.argsort(-scores[best])]
+    def chroma() -> tuple[EpisodicMemory, Search]:
+        store = ChromaEpisodeStore(client=chromadb.EphemeralClient(), collection_name="bench")
+        memory = memory_on(store)
+        collection = store.collection("default")
+        return memory, lambda j: collection.query(
+            query_embeddings=[queries[j]],
+            n_results=FETCH_K,
+            include=["metadatas", "distances"],
+        )
 
-    faiss_vectors = FAISS(
-        embedding_function=embeddings,
-        index=faiss.IndexFlatIP(matrix.shape[1]),
-        docstore=InMemoryDocstore(),
-        index_to_docstore_id={},
-    )
-    faiss_memory = memory_on(VectorStoreEpisodeStore(faiss_vectors))
+    def in_memory() -> tuple[EpisodicMemory, Search]:
+        def raw_numpy(j: int) -> object:
+            scores = matrix @ queries[j]
+            best = np.argpartition(-scores, FETCH_K)[:FETCH_K]
+            return best[np.argsort(-scores[best])]
 
-    lc_chroma = Chroma(
-        collection_name=f"bench-{uuid.uuid4().hex[:8]}",
-        embedding_function=embeddings,
-        client=chromadb.EphemeralClient(),
-        collection_configuration={"hnsw": {"space": "cosine"}},
-    )
-    lc_chroma_memory = memory_on(VectorStoreEpisodeStore(lc_chroma))
+        return memory_on(InMemoryEpisodeStore()), raw_numpy
 
-    return {
-        "chroma": (
-            chroma_memory,
-            lambda j: collection.query(
-                query_embeddings=[queries[j]],
-                n_results=FETCH_K,
-                include=["metadatas", "distances"],
-            ),
-        ),
-        "in-memory": (in_memory, raw_numpy),
-        "faiss": (
-            faiss_memory,
-            lambda j: faiss_vectors.similarity_search_with_score_by_vector(
+    def faiss_store() -> tuple[EpisodicMemory, Search]:
+        vectors = FAISS(
+            embedding_function=embeddings,
+            index=faiss.IndexFlatIP(matrix.shape[1]),
+            docstore=InMemoryDocstore(),
+            index_to_docstore_id={},
+        )
+        return memory_on(VectorStoreEpisodeStore(vectors)), (
+            lambda j: vectors.similarity_search_with_score_by_vector(queries[j].tolist(), k=FETCH_K)
+        )
+
+    def langchain_chroma() -> tuple[EpisodicMemory, Search]:
+        vectors = Chroma(
+            collection_name=f"bench-{uuid.uuid4().hex[:8]}",
+            embedding_function=embeddings,
+            client=chromadb.EphemeralClient(),
+            collection_configuration={"hnsw": {"space": "cosine"}},
+        )
+        return memory_on(VectorStoreEpisodeStore(vectors)), (
+            lambda j: vectors.similarity_search_by_vector_with_relevance_scores(
                 queries[j].tolist(), k=FETCH_K
-            ),
-        ),
-        "langchain-chroma": (
-            lc_chroma_memory,
-            lambda j: lc_chroma.similarity_search_by_vector_with_relevance_scores(
-                queries[j].tolist(), k=FETCH_K
-            ),
-        ),
+            )
+        )
+
+    def langgraph_memory() -> tuple[EpisodicMemory, Search]:
+        graph = InMemoryStore(index={"dims": matrix.shape[1], "embed": embeddings})
+        store = LangGraphEpisodeStore(graph)
+        memory = memory_on(store)
+        prefix = (*store.prefix, "episodes")  # the one namespace here: "default"
+        return memory, lambda j: graph.search(prefix, query=f"query {j}", limit=FETCH_K)
+
+    builders: dict[str, Callable[[], tuple[EpisodicMemory, Search]]] = {
+        "chroma": chroma,
+        "in-memory": in_memory,
+        "faiss": faiss_store,
+        "langchain-chroma": langchain_chroma,
+        "langgraph-memory": langgraph_memory,
     }
+    return {name: builders[name]() for name in names}
 
 
-def bench(sizes: list[int], queries: int) -> str:
+def bench(sizes: list[int], queries: int, names: list[str]) -> str:
     rows = []
     for size in sizes:
-        for name, (memory, raw) in contenders(size).items():
+        for name, (memory, raw) in contenders(size, names).items():
             runs: dict[str, Search] = {
                 "raw": raw,
                 "ours": lambda j, memory=memory: memory.recall(f"query {j}", top_k=TOP_K),
@@ -168,14 +188,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--stores", nargs="+", choices=STORES, default=STORES)
     args = parser.parse_args()
-    result = bench(args.sizes, args.queries)
+    result = bench(args.sizes, args.queries, args.stores)
     print(result)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "stores.md").write_text(
+    only = args.stores != STORES
+    name = f"stores_{'_'.join(args.stores).replace('-', '_')}.md" if only else "stores.md"
+    flag = f" --stores {' '.join(args.stores)}" if only else ""
+    (RESULTS / name).write_text(
         "# Recall on every store vs its raw search\n\n"
         f"`python benchmarks/stores.py --sizes {' '.join(map(str, args.sizes))} "
-        f"--queries {args.queries}`\n\n{result}\n"
+        f"--queries {args.queries}{flag}`\n\n{result}\n"
     )
 
 

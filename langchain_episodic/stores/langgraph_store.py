@@ -73,6 +73,12 @@ What a generic LangGraph store cannot guarantee, and what is refused at construc
   object never write an id twice. One process should write to a namespace at a time
   (the ledger's count is read, then written).
 
+Tested here with ``InMemoryStore`` only (the behaviour suite's ``langgraph-memory``
+kind). What the store knows of ``PostgresStore`` and ``SqliteStore`` (their scores) is
+read from langgraph-checkpoint-postgres and langgraph-checkpoint-sqlite 3.x, untested:
+no Postgres server with pgvector is at hand, and ``SqliteStore``'s vector index loads
+the sqlite-vec extension, which needs a Python whose ``sqlite3`` can load extensions.
+
 Costs: the backend embeds every episode a second time (the memory already did) and
 each query a second time; each record carries its vector twice (the backend's and
 ours, about 2 KB more for 384 dimensions).
