@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import inspect
 import logging
+import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langchain_core.runnables.config import run_in_executor
 from typing_extensions import NotRequired, TypedDict  # typing has them from 3.11 only
 
 from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode, TaskDescription
-from langchain_episodic.errors import CreditError
+from langchain_episodic.errors import CreditError, StoreConfigurationError
 from langchain_episodic.integrations._run import RUN_ID_KEY, run_from_config
 from langchain_episodic.integrations._scope import (
     NamespaceScope,
@@ -34,6 +36,7 @@ from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.replay import DEFAULT_MAX_TOKENS, approximate_token_count
+from langchain_episodic.stores.langgraph_store import LangGraphEpisodeStore
 
 try:
     from langchain.agents.middleware.types import (
@@ -249,7 +252,11 @@ class EpisodicMemoryMiddleware(
             )
 
     Args:
-        memory: Where episodes are recalled from and recorded to.
+        memory: Where episodes are recalled from and recorded to. ``None``: in the
+            agent's own LangGraph store (``create_agent(..., store=...)``, read from
+            ``runtime.store``; it needs a vector index whose embeddings are
+            ``embeddings``), through
+            :class:`~langchain_episodic.stores.LangGraphEpisodeStore`.
         top_k: Episodes to recall per run; sets ``options.top_k`` (3 by default).
         options: Recall options (:class:`~langchain_episodic.RecallOptions`: weights,
             half-life, filters, ``current_time``, ...). They apply to the replay
@@ -274,6 +281,9 @@ class EpisodicMemoryMiddleware(
             context lacks the field raises
             :class:`~langchain_episodic.EpisodicValueError`: it never falls back to
             a shared namespace. ``None`` (default): every run uses ``memory``.
+        embeddings: With ``memory=None``, the memory's embeddings model (the
+            packaged default when ``None``): the agent store's index must embed with
+            the same model.
 
     Raises:
         TypeError: ``memory`` is not an :class:`EpisodicMemory`, or a callable is not
@@ -286,7 +296,7 @@ class EpisodicMemoryMiddleware(
 
     def __init__(
         self,
-        memory: EpisodicMemory,
+        memory: EpisodicMemory | None = None,
         top_k: int | None = None,
         *,
         options: RecallOptions | None = None,
@@ -296,10 +306,17 @@ class EpisodicMemoryMiddleware(
         task_extractor: TaskExtractor | None = None,
         record_episode: RecordEpisode | None = None,
         namespace: NamespaceScope | None = None,
+        embeddings: Embeddings | None = None,
     ) -> None:
         super().__init__()
-        if not isinstance(memory, EpisodicMemory):
-            msg = f"memory={memory!r} is invalid: must be an EpisodicMemory"
+        if memory is not None and not isinstance(memory, EpisodicMemory):
+            msg = f"memory={memory!r} is invalid: must be an EpisodicMemory or None"
+            raise TypeError(msg)
+        if memory is not None and embeddings is not None:
+            msg = "embeddings= is for memory=None (the agent's own store): give one of them"
+            raise TypeError(msg)
+        if embeddings is not None and not isinstance(embeddings, Embeddings):
+            msg = f"embeddings={embeddings!r} is invalid: must be a LangChain Embeddings"
             raise TypeError(msg)
         options = RecallOptions.from_mapping(options, None if top_k is None else {"top_k": top_k})
         if max_tokens is not None:
@@ -313,7 +330,11 @@ class EpisodicMemoryMiddleware(
                 msg = f"{name}={value!r} is invalid: must be callable"
                 raise TypeError(msg)
         self.memory = memory
+        self.embeddings = embeddings
         self.namespace = None if namespace is None else check_scope(namespace)
+        # memory=None: one memory per agent store (runtime.store), opened on first use.
+        self._store_memories: dict[int, tuple[object, EpisodicMemory]] = {}
+        self._store_lock = threading.Lock()
         self.options = options
         self.max_tokens = max_tokens
         self.token_counter = token_counter
@@ -323,7 +344,8 @@ class EpisodicMemoryMiddleware(
 
     def __repr__(self) -> str:
         return (
-            f"EpisodicMemoryMiddleware(memory={self.memory!r}, options={self.options!r}, "
+            f"EpisodicMemoryMiddleware(memory={self.memory!r}, namespace={self.namespace!r}, "
+            f"options={self.options!r}, "
             f"max_tokens={self.max_tokens}, include_strategy={self.include_strategy})"
         )
 
@@ -388,20 +410,46 @@ class EpisodicMemoryMiddleware(
     def memory_for(self, runtime: object) -> EpisodicMemory:
         """The memory a run uses: ``memory``, or its twin for the run's namespace.
 
+        With ``memory=None``, the memory over the agent's own store
+        (``runtime.store``), opened once per store.
+
         Raises:
             EpisodicValueError: ``namespace`` is a template and the run's context
                 lacks a field it names (or it gives no usable namespace).
+            StoreConfigurationError: ``memory=None`` and the agent has no store, or
+                one without a vector index.
         """
+        base = self._base_memory(runtime)
         if self.namespace is None:
+            return base
+        return base.for_namespace(resolve_namespace(self.namespace, runtime))
+
+    def _base_memory(self, runtime: object) -> EpisodicMemory:
+        if self.memory is not None:
             return self.memory
-        return self.memory.for_namespace(resolve_namespace(self.namespace, runtime))
+        store = getattr(runtime, "store", None)
+        if store is None:
+            msg = (
+                "EpisodicMemoryMiddleware(memory=None) keeps episodes in the agent's own "
+                "store, and this run has none: create_agent(..., store=InMemoryStore("
+                "index={'dims': ..., 'embed': ...})), or pass memory="
+            )
+            raise StoreConfigurationError(msg)
+        with self._store_lock:
+            found = self._store_memories.get(id(store))
+            if found is None or found[0] is not store:
+                memory = EpisodicMemory(
+                    store=LangGraphEpisodeStore(store), embeddings=self.embeddings
+                )
+                found = self._store_memories[id(store)] = (store, memory)
+            return found[1]
 
     def _recording_memory(self, state: Mapping[str, Any], runtime: object) -> EpisodicMemory:
         # The namespace the run recalled from, whatever the runtime says by now.
         replay = self.replay_of(state)
         namespace = None if replay is None else replay.get("namespace")
         if namespace is not None and self.namespace is not None:
-            return self.memory.for_namespace(namespace)
+            return self._base_memory(runtime).for_namespace(namespace)
         return self.memory_for(runtime)
 
     def build_replay(

@@ -10,10 +10,13 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
+from langgraph.store.memory import InMemoryStore
 
 from langchain_episodic import (
     EpisodicMemory,
     EpisodicValueError,
+    StaticEmbeddings,
+    StoreConfigurationError,
     create_recall_tool,
     episode_from_tests,
 )
@@ -162,3 +165,29 @@ def test_a_missing_or_empty_field_names_it(context: object, fragment: str) -> No
 def test_a_callable_must_return_a_namespace() -> None:
     with pytest.raises(EpisodicValueError, match="a namespace must be a non-empty string"):
         resolve_namespace(lambda runtime: "", object())
+
+
+def test_the_agents_own_store_is_the_long_term_tier() -> None:
+    embeddings = StaticEmbeddings()
+    graph_store = InMemoryStore(index={"dims": 384, "embed": embeddings})
+    model = make_model("def login(): ...", "def login(): ...", "def login(): ...")
+    middleware = EpisodicMemoryMiddleware(namespace="user-{user_id}", record_episode=_record)
+    agent = create_agent(
+        model, tools=[], middleware=[middleware], context_schema=Context, store=graph_store
+    )
+    agent.invoke(user(TASK), context=Context("alice"))
+    agent.invoke(user(TASK), context=Context("alice"))
+    agent.invoke(user(TASK), context=Context("bob"))
+
+    first, second, third = model.system_texts()
+    assert "No relevant experiences available." in first
+    assert "passed for alice" in second  # alice's first run, recalled from the graph store
+    assert "passed for alice" not in third  # bob never sees it
+    alice = middleware.memory_for(SimpleNamespace(store=graph_store, context=Context("alice")))
+    assert [e.episode_id for e in alice.episodes()] == ["alice-run"]
+    assert len(alice.credit_log()) == 2
+    assert graph_store.search(("langchain_episodic",), limit=1)  # it lives in the agent's store
+
+    no_store = create_agent(make_model("x"), tools=[], middleware=[EpisodicMemoryMiddleware()])
+    with pytest.raises(StoreConfigurationError, match="this run has none"):
+        no_store.invoke(user(TASK))
