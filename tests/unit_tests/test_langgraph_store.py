@@ -9,6 +9,8 @@ from Chroma.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -145,6 +147,13 @@ def test_the_class_is_exported_lazily() -> None:
     assert stores_package.LangGraphEpisodeStore is LangGraphEpisodeStore
     with pytest.raises(AttributeError, match="Nothing"):
         _ = stores_package.Nothing  # type: ignore[attr-defined]
+    # langgraph is optional: the package and its stores import without loading it.
+    code = (
+        "import sys, langchain_episodic, langchain_episodic.stores\n"
+        "print(sorted(m for m in sys.modules if m.startswith('langgraph')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 # ------------------------------------------------------------------- first write
