@@ -875,10 +875,16 @@ class EpisodicMemory:
         return await run_in_executor(None, lambda: self.credit(run_id, reward, by=by))
 
     def _credit_quietly(self, run_id: str, reward: float, by: str | None) -> CreditEvent | None:
-        """:meth:`credit` for runs that may have no injection or an outcome: ``None`` then."""
+        """:meth:`credit` for runs that may have no injection or an outcome: ``None`` then.
+
+        The episode is stored by then: a journal that fails is logged, not raised.
+        """
         try:
             return self.credit(run_id, reward, by=by)
         except CreditError:
+            return None
+        except Exception:
+            _log.warning("could not credit run_id=%r", run_id, exc_info=True)
             return None
 
     def expire_open_runs(self, older_than: float | None = None) -> int:
