@@ -284,11 +284,12 @@ class EpisodeUtility:
             >>> EpisodeUtility("e").estimate(0.0)
             0.5
         """
-        decay = self._decay(now)
+        decay = self.decay(now)
         helped, hurt = PRIOR_HELPED + self.helped * decay, PRIOR_HURT + self.hurt * decay
         return helped / (helped + hurt)
 
-    def _decay(self, now: float) -> float:
+    def decay(self, now: float) -> float:
+        """How much of the evidence is left at ``now`` (1 when never credited)."""
         if self.updated_at is None:
             return 1.0
         return math.exp(-math.log(2) * max(0.0, now - self.updated_at) / self.half_life)
@@ -315,7 +316,7 @@ class EpisodeUtility:
 
     def add(self, h: float, reward: float, advantage: float, at: float) -> None:
         """Add one credited run: ``h`` helped, ``1 - h`` hurt, over decayed evidence."""
-        decay = self._decay(at)
+        decay = self.decay(at)
         self.helped = self.helped * decay + h
         self.hurt = self.hurt * decay + (1.0 - h)
         self.updated_at = max(at, self.updated_at or at)

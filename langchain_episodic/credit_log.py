@@ -26,6 +26,7 @@ from langchain_episodic.credit import (
     encode_injection,
 )
 from langchain_episodic.errors import CreditError, EpisodicValueError, MalformedRecordWarning
+from langchain_episodic.lessons import is_lesson_entry
 from langchain_episodic.stores.base import EpisodeStore, JournalEntry
 
 __all__ = ["CreditLog"]
@@ -35,6 +36,8 @@ def _decoded(entries: Iterable[JournalEntry]) -> tuple[list[Injection], list[Cre
     injections: list[Injection] = []
     credits: list[CreditEvent] = []
     for entry in entries:
+        if is_lesson_entry(entry.entry_id):
+            continue  # the lesson log's (langchain_episodic.lesson_log)
         try:
             item = decode_entry(entry.entry_id, entry.run_id, entry.payload)
         except EpisodicValueError as error:

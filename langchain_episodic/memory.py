@@ -19,6 +19,8 @@ from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int, check_number, describe, encodes
 from langchain_episodic.credit import (
+    PRIOR_HELPED,
+    PRIOR_HURT,
     UTILITY_HALF_LIFE,
     CreditEvent,
     EpisodeUtility,
@@ -45,6 +47,15 @@ from langchain_episodic.errors import (
     NamespaceNotFoundError,
 )
 from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.lesson_log import LessonLog
+from langchain_episodic.lessons import (
+    MERGE_SIMILARITY,
+    Lesson,
+    LessonStatus,
+    lesson_status,
+    merge_lessons,
+    plan_consolidation,
+)
 from langchain_episodic.quarantine import QuarantineAction, QuarantineEvent, QuarantineLog
 from langchain_episodic.ranking import Neighbour, RecallReport, Rejected, rank_candidates
 from langchain_episodic.recall_options import RecallOptions
@@ -351,6 +362,7 @@ class EpisodicMemory:
         self._quarantine = QuarantineLog(self.store, namespace)
         self.open_run_ttl = open_run_ttl
         self._credit = CreditLog(self.store, namespace, utility_half_life)
+        self._lessons = LessonLog(self.store, namespace)
         if not isinstance(self.embeddings, RefusingEmbeddings):
             self.expire_open_runs()
         self._summary = Summary.open(self.store, namespace)
@@ -556,7 +568,12 @@ class EpisodicMemory:
         return self.recall_report(query, options).results
 
     def recall_report(
-        self, query: str | TaskDescription, options: RecallOptions, *, evidence_k: int = 0
+        self,
+        query: str | TaskDescription,
+        options: RecallOptions,
+        *,
+        evidence_k: int = 0,
+        lesson_k: int = 0,
     ) -> RecallReport:
         """:meth:`recall_with`, explained: the results and the candidates turned away.
 
@@ -576,6 +593,8 @@ class EpisodicMemory:
             query: The new task, or its description.
             options: The recall options.
             evidence_k: Most similar episodes to return as ``neighbours`` (0: none).
+            lesson_k: Lessons to return (:meth:`recall_lessons`, from the same query
+                vector; 0: none).
 
         Raises:
             TypeError: ``options`` is not a :class:`RecallOptions`.
@@ -586,6 +605,7 @@ class EpisodicMemory:
             msg = f"options={options!r} is invalid: must be a RecallOptions"
             raise TypeError(msg)
         check_int("evidence_k", evidence_k, 0)
+        check_int("lesson_k", lesson_k, 0)
         text = _query_text(query)
         now = self.now() if options.current_time is None else options.current_time
         vector = _check_vectors([self.embeddings.embed_query(text)], [f"query={text!r}"])[0]
@@ -629,8 +649,16 @@ class EpisodicMemory:
             for r in results
             if credited and r.episode.episode_id in book.rows
         }
+        lessons = self._lessons_near(vector, lesson_k, floor, now) if lesson_k else ()
         return RecallReport(
-            tuple(results), rejected, ranked.threshold, options.ranking, neighbours, utility, now
+            tuple(results),
+            rejected,
+            ranked.threshold,
+            options.ranking,
+            neighbours,
+            utility,
+            now,
+            lessons,
         )
 
     def _search_unquarantined(
@@ -768,7 +796,8 @@ class EpisodicMemory:
     ) -> int:
         ids = [episode_ids] if isinstance(episode_ids, str) else list(episode_ids)
         with self._write_lock:
-            return self._quarantine.change(action, ids, reason, by, self.now())
+            known = self._lessons.book.lessons.keys()
+            return self._quarantine.change(action, ids, reason, by, self.now(), known)
 
     # ------------------------------------------------------------------ credit
 
@@ -998,6 +1027,217 @@ class EpisodicMemory:
         Equal to ``compute_skill_profiles(memory.episodes())`` without reading them.
         """
         return profiles_from_tallies(self._summary.tallies)
+
+    # ------------------------------------------------------------------ lessons
+
+    def add_lessons(self, lessons: Iterable[Lesson]) -> int:
+        """Store lessons (distilled experience), each embedded for recall; all or nothing.
+
+        Every source must be an episode stored in this namespace and every lesson a
+        lesson supersedes must be stored: the whole batch is checked before any is
+        written. A lesson already stored is skipped (lessons are immutable: a
+        revision is a new lesson, see :meth:`revise_lesson`).
+
+        Example:
+            .. code-block:: python
+
+                from langchain_episodic.lessons import Lesson, LessonSource
+
+                memory.add_lessons([Lesson.create(
+                    title="Strip e-mail addresses before validating them",
+                    applies_when="a form validates an e-mail address",
+                    do="call .strip() first", sources=[LessonSource("login-1")],
+                    created_at=memory.now(),
+                )])
+
+        Returns:
+            How many lessons were new.
+
+        Raises:
+            TypeError: An item is not a :class:`~langchain_episodic.lessons.Lesson`.
+            EpisodicValueError: A source episode is not stored in this namespace, or a
+                superseded lesson is unknown. Nothing is written.
+        """
+        batch = list(lessons)
+        for index, lesson in enumerate(batch):
+            if not isinstance(lesson, Lesson):
+                msg = f"lessons[{index}]={lesson!r} is not a Lesson"
+                raise TypeError(msg)
+        with self._write_lock:
+            known = self._lessons.book.lessons
+            fresh = list(
+                {one.lesson_id: one for one in batch if one.lesson_id not in known}.values()
+            )
+            if not fresh:
+                return 0
+            cited = sorted({i for lesson in fresh for i in lesson.source_ids})
+            stored = self.store.get(self.namespace, cited)
+            missing = [i for i in cited if i not in stored]
+            if missing:
+                msg = (
+                    f"lessons cite episode_ids={missing!r}, which are not stored in "
+                    f"namespace={self.namespace!r}; no lesson was stored"
+                )
+                raise EpisodicValueError(msg)
+            pending = {lesson.lesson_id for lesson in fresh}
+            unknown = sorted(
+                old
+                for lesson in fresh
+                for old in lesson.supersedes
+                if old not in known and old not in pending
+            )
+            if unknown:
+                msg = f"lessons supersede unknown lesson ids {unknown!r}; no lesson was stored"
+                raise EpisodicValueError(msg)
+            texts = [lesson.embedding_text for lesson in fresh]
+            vectors = _check_vectors(
+                self.embeddings.embed_documents(texts),
+                [f"lesson_id={lesson.lesson_id!r}" for lesson in fresh],
+            )
+            return self._lessons.write(fresh, vectors)
+
+    async def aadd_lessons(self, lessons: Iterable[Lesson]) -> int:
+        """Async twin of :meth:`add_lessons`."""
+        batch = list(lessons)
+        return await run_in_executor(None, self.add_lessons, batch)
+
+    def lessons(self, status: LessonStatus | None = "active") -> tuple[Lesson, ...]:
+        """The namespace's lessons of one status (``None``: all), oldest first.
+
+        ``"active"`` lessons are recalled; ``"archived"`` ones were superseded (by a
+        revision or a merge); ``"quarantined"`` ones are quarantined themselves or
+        derive from a quarantined episode (trust follows lineage).
+        """
+        quarantined = self._quarantine.active
+        return tuple(
+            lesson
+            for lesson, found in self._lessons.book.with_status(quarantined)
+            if status is None or found == status
+        )
+
+    def lesson(self, lesson_id: str) -> Lesson:
+        """The stored lesson ``lesson_id``.
+
+        Raises:
+            EpisodicValueError: No such lesson in this namespace.
+        """
+        found = self._lessons.book.lessons.get(lesson_id)
+        if found is None:
+            msg = f"lesson_id={lesson_id!r} is not stored in namespace={self.namespace!r}"
+            raise EpisodicValueError(msg)
+        return found
+
+    def lesson_status(self, lesson_id: str) -> LessonStatus:
+        """Whether ``lesson_id`` is active, archived or quarantined (see :meth:`lessons`)."""
+        lesson = self.lesson(lesson_id)
+        book = self._lessons.book
+        return lesson_status(lesson, book.superseded, self._quarantine.active)
+
+    def lesson_utility(self, lesson_id: str) -> float:
+        """The lesson's utility estimate: its credit plus what the lessons it merged carried."""
+        lesson = self.lesson(lesson_id)
+        row = self._credit.utility(lesson_id)
+        decay = row.decay(self.now())
+        helped = PRIOR_HELPED + lesson.helped + row.helped * decay
+        hurt = PRIOR_HURT + lesson.hurt + row.hurt * decay
+        return helped / (helped + hurt)
+
+    def revise_lesson(self, lesson_id: str, **changes: Any) -> Lesson:
+        """Store a revision of an active lesson: a new lesson that supersedes it.
+
+        Args:
+            lesson_id: The lesson to revise.
+            **changes: ``title``, ``applies_when``, ``do``, ``avoid``, ``by``.
+
+        Returns:
+            The new lesson (the old one is archived, kept and listable).
+
+        Raises:
+            EpisodicValueError: Unknown lesson, a lesson not active, or a bad field.
+        """
+        old = self.lesson(lesson_id)
+        if self.lesson_status(lesson_id) != "active":
+            msg = (
+                f"lesson_id={lesson_id!r} is {self.lesson_status(lesson_id)}: "
+                "only an active lesson is revised"
+            )
+            raise EpisodicValueError(msg)
+        allowed = {"title", "applies_when", "do", "avoid", "by"}
+        unknown = sorted(set(changes) - allowed)
+        if unknown:
+            msg = f"revise_lesson got unknown fields {unknown}; allowed: {sorted(allowed)}"
+            raise TypeError(msg)
+        fields = {name: getattr(old, name) for name in allowed} | changes
+        new = Lesson.create(
+            **fields,
+            sources=old.sources,
+            created_at=self.now(),
+            supersedes=(old.lesson_id,),
+            helped=old.helped,
+            hurt=old.hurt,
+        )
+        self.add_lessons([new])
+        return new
+
+    def consolidate_lessons(self, threshold: float = MERGE_SIMILARITY) -> tuple[Lesson, ...]:
+        """Merge near-duplicate active lessons, keeping all their evidence; delete nothing.
+
+        Lessons whose vectors reach ``threshold`` cosine (linked transitively) become
+        one lesson with the union of their sources and their credit counters, which
+        supersedes them (they are archived). Running it again changes nothing.
+
+        Returns:
+            The merged lessons written.
+        """
+        check_number("threshold", threshold, -1.0, 1.0)
+        with self._write_lock:
+            active = self.lessons("active")
+            book = self._lessons.book
+            vectors = np.asarray([book.vectors[lesson.lesson_id] for lesson in active])
+            groups = plan_consolidation(active, vectors, threshold) if active else []
+            credit = {
+                lesson.lesson_id: (
+                    self._credit.utility(lesson.lesson_id).helped,
+                    self._credit.utility(lesson.lesson_id).hurt,
+                )
+                for group in groups
+                for lesson in group
+            }
+            merged = [merge_lessons(group, credit, self.now()) for group in groups]
+            self.add_lessons(merged)
+            return tuple(merged)
+
+    def recall_lessons(self, query: str | TaskDescription, k: int = 2) -> tuple[Lesson, ...]:
+        """The ``k`` active lessons most worth showing for ``query``, best first.
+
+        A lesson qualifies when its similarity to the query reaches the memory's
+        relevance floor; qualifying lessons are ordered by similarity scaled by their
+        utility (credit), like episodes.
+        """
+        check_int("k", k, 1)
+        vector = _check_vectors([self.embeddings.embed_query(_query_text(query))], ["query"])[0]
+        return self._lessons_near(vector, k, self.relevance_floor, self.now())
+
+    def _lessons_near(
+        self, vector: NDArray[np.float32], k: int, floor: float, now: float
+    ) -> tuple[Lesson, ...]:
+        active = self.lessons("active")
+        if not active:
+            return ()
+        book = self._lessons.book
+        query = np.asarray(vector, dtype=np.float32)
+        query = query / (np.linalg.norm(query) or 1.0)
+        scored = []
+        for lesson in active:
+            stored = book.vectors[lesson.lesson_id]
+            if stored.shape != query.shape:
+                continue  # embedded by another model: never compared
+            similarity = float(stored @ query)
+            if similarity >= floor:
+                factor = utility_factor(self.lesson_utility(lesson.lesson_id))
+                scored.append((similarity * factor, lesson.lesson_id, lesson))
+        scored.sort(key=lambda row: (-row[0], row[1]))
+        return tuple(lesson for _, _, lesson in scored[:k])
 
     # ------------------------------------------------------------ namespaces
 

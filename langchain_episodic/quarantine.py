@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -160,8 +160,11 @@ class QuarantineLog:
         reason: str,
         by: str | None,
         now: float,
+        known: Collection[str] = (),
     ) -> int:
         """Log ``action`` for each stored id whose state it changes; how many it changed.
+
+        ``known`` ids (the namespace's lessons) need no stored episode.
 
         Raises:
             EpisodicValueError: An id is not a non-empty string or not stored in the
@@ -173,8 +176,9 @@ class QuarantineLog:
                 raise EpisodicValueError(msg)
         self.reload()  # another memory (or process) may have logged events since
         events = [QuarantineEvent(i, action, reason, now, by) for i in dict.fromkeys(episode_ids)]
-        stored = self._store.get(self._namespace, [event.episode_id for event in events])
-        missing = [event.episode_id for event in events if event.episode_id not in stored]
+        looked_up = [event.episode_id for event in events if event.episode_id not in known]
+        stored = self._store.get(self._namespace, looked_up) if looked_up else {}
+        missing = [i for i in looked_up if i not in stored]
         if missing:
             msg = (
                 f"episode_ids={missing!r} are not stored in namespace={self._namespace!r}; "

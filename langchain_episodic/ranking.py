@@ -15,6 +15,7 @@ from typing import Generic, TypeVar
 
 from langchain_episodic.credit import EpisodeUtility
 from langchain_episodic.episode import OutcomeStatus
+from langchain_episodic.lessons import Lesson
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.relevance import RELEVANCE_FLOOR, rank_by_relevance, rejection_reason
 from langchain_episodic.scoring import PrioritizedResult, Rankable, rank_by_priority
@@ -82,6 +83,7 @@ class RecallReport:
         utility: What credit says of each returned episode, by id (only episodes
             ever shown in a run appear), when the ranking used it.
         now: The time the recall ranked at.
+        lessons: The lessons recalled for the task (``lesson_k``), best first.
     """
 
     results: tuple[PrioritizedResult, ...]
@@ -91,6 +93,7 @@ class RecallReport:
     neighbours: tuple[Neighbour, ...] = ()
     utility: Mapping[str, EpisodeUtility] = field(default_factory=dict)
     now: float | None = None
+    lessons: tuple[Lesson, ...] = ()
 
     @property
     def nearest_rejected(self) -> Rejected | None:

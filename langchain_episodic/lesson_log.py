@@ -1,0 +1,73 @@
+"""A namespace's lessons, as the memory sees them: kept in the store's journal.
+
+:mod:`langchain_episodic.lessons` is the pure part; this module reads lessons back
+from the journal (:meth:`~langchain_episodic.stores.EpisodeStore.read_journal`, the
+entries whose id starts with ``lesson:``) and writes new ones through the store. A
+lesson is one journal entry, written once: every store that keeps a journal keeps
+lessons, durably, and a migration that carries the journal carries them.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from langchain_episodic.errors import EpisodicValueError, MalformedRecordWarning
+from langchain_episodic.lessons import (
+    Lesson,
+    LessonBook,
+    decode_lesson,
+    encode_lesson,
+    is_lesson_entry,
+)
+from langchain_episodic.stores.base import EpisodeStore, JournalEntry
+
+__all__ = ["LessonLog"]
+
+
+class LessonLog:
+    """A namespace's lessons and their vectors.
+
+    Args:
+        store: The namespace's store.
+        namespace: Whose lessons these are.
+    """
+
+    def __init__(self, store: EpisodeStore, namespace: str) -> None:
+        self._store = store
+        self._namespace = namespace
+        self.book = LessonBook()
+        self.reload()
+
+    def reload(self) -> None:
+        """Read every lesson back from the store's journal."""
+        book = LessonBook()
+        for entry in self._store.read_journal(self._namespace):
+            if not is_lesson_entry(entry.entry_id):
+                continue
+            try:
+                lesson, vector = decode_lesson(entry.entry_id, entry.run_id, entry.payload)
+            except EpisodicValueError as error:
+                warnings.warn(MalformedRecordWarning(entry.entry_id, str(error)), stacklevel=3)
+                continue
+            book.add(lesson, vector)
+        self.book = book
+
+    def write(self, lessons: Sequence[Lesson], vectors: NDArray[np.floating[Any]]) -> int:
+        """Store new lessons with their vectors; how many were new."""
+        fresh = [
+            (lesson, vector)
+            for lesson, vector in zip(lessons, vectors, strict=True)
+            if lesson.lesson_id not in self.book.lessons
+        ]
+        if not fresh:
+            return 0
+        entries = [JournalEntry(*encode_lesson(lesson, vector)) for lesson, vector in fresh]
+        self._store.append_journal(self._namespace, entries)
+        for lesson, vector in fresh:
+            self.book.add(lesson, vector)
+        return len(fresh)
