@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables.config import run_in_executor
 
+from langchain_episodic._validation import check_int
 from langchain_episodic.episode import TaskDescription
 from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.lessons import Lesson, render_lessons
 from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.replay import (
     DEFAULT_MAX_TOKENS,
@@ -40,6 +42,9 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 
+DEFAULT_LESSON_K = 2
+"""Lessons a replay shows above its episodes, at most."""
+
 __all__ = ["Replay", "abuild_replay", "areplay_prompt", "as_task", "build_replay", "replay_prompt"]
 
 
@@ -54,6 +59,7 @@ class Replay:
         strategy: The strategy chosen from the same recall and the memory's skill
             profiles, or ``None`` when not asked for.
         run_id: The run the shown episodes were noted for, or ``None``.
+        lessons: The lessons shown above the episodes, best first.
     """
 
     task: TaskDescription
@@ -61,6 +67,7 @@ class Replay:
     prompt: str
     strategy: StrategyChoice | None = None
     run_id: str | None = None
+    lessons: tuple[Lesson, ...] = ()
 
     @property
     def text(self) -> str:
@@ -100,6 +107,7 @@ def build_replay(
     include_strategy: bool = False,
     run_id: str | None = None,
     thread_id: str | None = None,
+    lesson_k: int = DEFAULT_LESSON_K,
     **option_fields: Any,
 ) -> Replay:
     """Recall once for ``task`` and build the replay prompt (and strategy) from it.
@@ -125,6 +133,10 @@ def build_replay(
             (:meth:`~langchain_episodic.EpisodicMemory.credit`). A failure to note
             is logged, never raised: the prompt is built regardless.
         thread_id: The conversation thread, noted with the run.
+        lesson_k: Lessons (:mod:`langchain_episodic.lessons`) to show above the
+            episodes, from the same query vector: the active ones whose similarity
+            reaches the relevance floor, best first. They take at most half of
+            ``max_tokens``; ``0`` for none. A memory without lessons shows none.
         **option_fields: Recall options to set on top of ``options`` (``top_k=3``,
             ``category="debugging"``, ...; see :class:`~langchain_episodic.RecallOptions`).
 
@@ -145,27 +157,53 @@ def build_replay(
     """
     task = as_task(task)
     options = RecallOptions.from_mapping(options, option_fields)
+    check_int("lesson_k", lesson_k, 0)
     report = memory.recall_report(
-        task, options, evidence_k=_evidence_k(options) if include_strategy else 0
+        task,
+        options,
+        evidence_k=_evidence_k(options) if include_strategy else 0,
+        lesson_k=lesson_k,
     )
+    lessons, section = _fit_lessons(report.lessons, max_tokens, token_counter)
+    budget = max_tokens
+    if section and max_tokens is not None:
+        budget = max(1, max_tokens - token_counter(section + "\n\n"))
     prompt = format_replay_prompt(
         build_replay_context(report.results),
         task,
-        max_tokens=max_tokens,
+        max_tokens=budget,
         token_counter=token_counter,
     )
+    if section:
+        prompt = f"{section}\n\n{prompt}" if prompt else section
     strategy = (
         strategy_for_report(task, report, memory.skill_profiles()) if include_strategy else None
     )
     if run_id is not None:
-        shown = shown_ids(report.results, prompt)
+        shown = [lesson.lesson_id for lesson in lessons] + shown_ids(report.results, prompt)
         try:
             memory.note_injection(run_id, shown, task, thread_id=thread_id)
         except Exception:  # credit must never break the run it observes
             _log.warning("could not note the injection of run_id=%r", run_id, exc_info=True)
     return Replay(
-        task=task, results=report.results, prompt=prompt, strategy=strategy, run_id=run_id
+        task=task,
+        results=report.results,
+        prompt=prompt,
+        strategy=strategy,
+        run_id=run_id,
+        lessons=lessons,
     )
+
+
+def _fit_lessons(
+    lessons: tuple[Lesson, ...], max_tokens: int | None, count: Callable[[str], int]
+) -> tuple[tuple[Lesson, ...], str]:
+    """The lessons that fit in half the budget (the best first), and their section."""
+    for shown in range(len(lessons), 0, -1):
+        section = render_lessons(lessons[:shown])
+        if max_tokens is None or count(section) <= max_tokens // 2:
+            return lessons[:shown], section
+    return (), ""
 
 
 def shown_ids(results: tuple[PrioritizedResult, ...], prompt: str) -> list[str]:
@@ -189,6 +227,7 @@ async def abuild_replay(
     include_strategy: bool = False,
     run_id: str | None = None,
     thread_id: str | None = None,
+    lesson_k: int = DEFAULT_LESSON_K,
     **option_fields: Any,
 ) -> Replay:
     """Async twin of :func:`build_replay`: the whole pipeline in one executor hop."""
@@ -203,6 +242,7 @@ async def abuild_replay(
             include_strategy=include_strategy,
             run_id=run_id,
             thread_id=thread_id,
+            lesson_k=lesson_k,
             **option_fields,
         ),
     )
