@@ -990,9 +990,10 @@ class EpisodicMemory:
         return sorted(found, key=lambda row: (row.estimate(now), row.episode_id))
 
     def reload_credit(self) -> None:
-        """Read the credit journal afresh (other processes' injections and credits)."""
+        """Read the journal afresh: other processes' injections, credits and lessons."""
         with self._write_lock:
             self._credit.reload()
+            self._lessons.reload()
 
     # ------------------------------------------------------------------ views
 
