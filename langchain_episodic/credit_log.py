@@ -55,10 +55,15 @@ class CreditLog:
         store: The namespace's store.
         namespace: Whose journal this is.
         half_life: How fast credit evidence is forgotten, in seconds.
+        entries: The journal, when the caller has just read it (else it is read).
     """
 
     def __init__(
-        self, store: EpisodeStore, namespace: str, half_life: float = UTILITY_HALF_LIFE
+        self,
+        store: EpisodeStore,
+        namespace: str,
+        half_life: float = UTILITY_HALF_LIFE,
+        entries: Sequence[JournalEntry] | None = None,
     ) -> None:
         self._store = store
         self._namespace = namespace
@@ -66,11 +71,13 @@ class CreditLog:
         self.injections: dict[str, list[Injection]] = defaultdict(list)
         self.outcomes: dict[str, CreditEvent] = {}
         self.book = UtilityBook(half_life)
-        self.reload()
+        self.reload(entries)
 
-    def reload(self) -> None:
-        """Read the whole journal back from the store."""
-        injections, credits = _decoded(self._store.read_journal(self._namespace))
+    def reload(self, entries: Sequence[JournalEntry] | None = None) -> None:
+        """Read the whole journal back from the store (or take ``entries``, just read)."""
+        if entries is None:
+            entries = self._store.read_journal(self._namespace)
+        injections, credits = _decoded(entries)
         self.injections = defaultdict(list)
         for injection in injections:
             self.injections[injection.run_id].append(injection)

@@ -35,18 +35,23 @@ class LessonLog:
     Args:
         store: The namespace's store.
         namespace: Whose lessons these are.
+        entries: The journal, when the caller has just read it (else it is read).
     """
 
-    def __init__(self, store: EpisodeStore, namespace: str) -> None:
+    def __init__(
+        self, store: EpisodeStore, namespace: str, entries: Sequence[JournalEntry] | None = None
+    ) -> None:
         self._store = store
         self._namespace = namespace
         self.book = LessonBook()
-        self.reload()
+        self.reload(entries)
 
-    def reload(self) -> None:
-        """Read every lesson back from the store's journal."""
+    def reload(self, entries: Sequence[JournalEntry] | None = None) -> None:
+        """Read every lesson back from the store's journal (or from ``entries``, just read)."""
+        if entries is None:
+            entries = self._store.read_journal(self._namespace)
         book = LessonBook()
-        for entry in self._store.read_journal(self._namespace):
+        for entry in entries:
             if not is_lesson_entry(entry.entry_id):
                 continue
             try:

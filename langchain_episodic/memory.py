@@ -361,8 +361,9 @@ class EpisodicMemory:
         self._scoped: dict[str, EpisodicMemory] = {}
         self._quarantine = QuarantineLog(self.store, namespace)
         self.open_run_ttl = open_run_ttl
-        self._credit = CreditLog(self.store, namespace, utility_half_life)
-        self._lessons = LessonLog(self.store, namespace)
+        journal = self.store.read_journal(namespace)  # read once for credit and lessons
+        self._credit = CreditLog(self.store, namespace, utility_half_life, journal)
+        self._lessons = LessonLog(self.store, namespace, journal)
         if not isinstance(self.embeddings, RefusingEmbeddings):
             self.expire_open_runs()
         self._summary = Summary.open(self.store, namespace)
@@ -992,8 +993,9 @@ class EpisodicMemory:
     def reload_credit(self) -> None:
         """Read the journal afresh: other processes' injections, credits and lessons."""
         with self._write_lock:
-            self._credit.reload()
-            self._lessons.reload()
+            journal = self.store.read_journal(self.namespace)
+            self._credit.reload(journal)
+            self._lessons.reload(journal)
 
     # ------------------------------------------------------------------ views
 
