@@ -4,17 +4,23 @@
 given, appends the replay prompt to the system prompt of every model call of the run,
 and, when the run finishes, records the episode your ``record_episode`` callable builds
 from it (typically from test results, with
-:func:`~langchain_episodic.episode_from_tests`).
+:func:`~langchain_episodic.episode_from_tests`). Given a
+:class:`~langchain_episodic.reflection.LessonWriter`, it also distils lessons from the
+recorded episode, in the run or in a background thread, off the agent's hot path.
 
 Requires the ``agents`` extra: ``pip install "langchain-episodic[agents]"``.
 """
 
 from __future__ import annotations
 
+import atexit
 import inspect
 import logging
 import threading
+import time
 import uuid
+import weakref
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
@@ -35,6 +41,7 @@ from langchain_episodic.integrations._scope import (
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
 from langchain_episodic.recall_options import RecallOptions
+from langchain_episodic.reflection import LessonWriter, reflect
 from langchain_episodic.replay import DEFAULT_MAX_TOKENS, approximate_token_count
 from langchain_episodic.stores.langgraph_store import LangGraphEpisodeStore
 
@@ -61,6 +68,7 @@ if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
 __all__ = [
+    "EXIT_FLUSH_TIMEOUT",
     "STATE_KEY",
     "EpisodicMemoryMiddleware",
     "EpisodicMemoryState",
@@ -75,6 +83,13 @@ _CREDITED_BY = "EpisodicMemoryMiddleware"
 
 STATE_KEY = "episodic_replay"
 """Key of the agent state under which a run's :class:`EpisodicReplay` is kept."""
+
+EXIT_FLUSH_TIMEOUT = 5.0
+"""Seconds the interpreter's exit waits for background reflections still pending.
+
+The reflection thread is a daemon: at exit it gets this long to finish (and store)
+what it is doing; reflections still pending after that are abandoned, with a warning.
+"""
 
 TaskExtractor = Callable[[Any], str | TaskDescription | None]
 """``task_extractor(state) -> str | TaskDescription | None``: the task of a run.
@@ -205,6 +220,18 @@ class EpisodicMemoryMiddleware(
     ``None`` stays open until the memory's ``open_run_ttl`` closes it. Noting and
     crediting never break the run: a failure is logged.
 
+    **Reflection** — with ``reflect_with=LessonWriter(model)``, each recorded episode is
+    reflected on (:func:`~langchain_episodic.reflection.reflect`: the episode and its
+    same-category neighbours are shown to the model, and the lessons that pass are
+    stored in the run's namespace), and later runs see those lessons above the
+    episodes in their system prompt. By default it runs right after recording, inside
+    ``after_agent`` (under ``ainvoke`` in a worker thread, never on the event loop);
+    with ``reflect_in_background=True`` it is queued for one worker thread per
+    middleware and the run returns at once: at most ``reflection_queue`` reflections
+    wait or run, and one more is dropped with a logged warning. :meth:`flush` waits
+    for them, :meth:`close` flushes and stops the thread. A model that fails, answers
+    garbage or is slow never breaks the run: every error is logged, never raised.
+
     Setup:
         .. code-block:: bash
 
@@ -284,12 +311,22 @@ class EpisodicMemoryMiddleware(
         embeddings: With ``memory=None``, the memory's embeddings model (the
             packaged default when ``None``): the agent store's index must embed with
             the same model.
+        reflect_with: Distil lessons from each recorded episode with this
+            :class:`~langchain_episodic.reflection.LessonWriter` (a chat model).
+            ``None`` (default): no reflection, no model call.
+        reflect_in_background: Reflect in a background thread (the run does not
+            wait for the model) instead of inside ``after_agent``.
+        reflection_queue: Background reflections waiting or running, at most; one
+            more is dropped (logged).
 
     Raises:
         TypeError: ``memory`` is not an :class:`EpisodicMemory`, or a callable is not
             callable.
         TypeError: ``options`` is not a :class:`~langchain_episodic.RecallOptions`.
-        EpisodicValueError: ``top_k`` or ``max_tokens`` is invalid.
+        TypeError: ``reflect_with`` is not a ``LessonWriter``, or
+            ``reflect_in_background`` not a bool.
+        EpisodicValueError: ``top_k``, ``max_tokens`` or ``reflection_queue`` is
+            invalid.
     """
 
     state_schema = EpisodicMemoryState  # type: ignore[assignment]
@@ -307,6 +344,9 @@ class EpisodicMemoryMiddleware(
         record_episode: RecordEpisode | None = None,
         namespace: NamespaceScope | None = None,
         embeddings: Embeddings | None = None,
+        reflect_with: LessonWriter | None = None,
+        reflect_in_background: bool = False,
+        reflection_queue: int = 16,
     ) -> None:
         super().__init__()
         if memory is not None and not isinstance(memory, EpisodicMemory):
@@ -329,6 +369,16 @@ class EpisodicMemoryMiddleware(
             if value is not None and not callable(value):
                 msg = f"{name}={value!r} is invalid: must be callable"
                 raise TypeError(msg)
+        if reflect_with is not None and not isinstance(reflect_with, LessonWriter):
+            msg = (
+                f"reflect_with={reflect_with!r} is invalid: must be a "
+                "langchain_episodic.reflection.LessonWriter or None"
+            )
+            raise TypeError(msg)
+        if not isinstance(reflect_in_background, bool):
+            msg = f"reflect_in_background={reflect_in_background!r} is invalid: must be a bool"
+            raise TypeError(msg)
+        check_int("reflection_queue", reflection_queue, 1)
         self.memory = memory
         self.embeddings = embeddings
         self.namespace = None if namespace is None else check_scope(namespace)
@@ -341,6 +391,10 @@ class EpisodicMemoryMiddleware(
         self.include_strategy = include_strategy
         self.task_extractor = task_extractor
         self.record_episode = record_episode
+        self.reflect_with = reflect_with
+        self.reflect_in_background = reflect_in_background
+        self.reflection_queue = reflection_queue
+        self._reflections = _ReflectionWorker(reflection_queue)
 
     def __repr__(self) -> str:
         return (
@@ -606,6 +660,11 @@ class EpisodicMemoryMiddleware(
             memory = self._recording_memory(state, runtime)
             memory.record(episode)
             self._credit(state, episode, memory)
+            if self.reflect_with is not None:
+                if self.reflect_in_background:
+                    self._queue_reflection(memory, episode)
+                else:
+                    self._reflect(memory, episode)
         return None
 
     def _credit(self, state: Mapping[str, Any], episode: Episode, memory: EpisodicMemory) -> None:
@@ -638,7 +697,151 @@ class EpisodicMemoryMiddleware(
             memory = await run_in_executor(None, self._recording_memory, state, runtime)
             await memory.arecord(episode)
             await run_in_executor(None, self._credit, state, episode, memory)
+            if self.reflect_with is not None:
+                if self.reflect_in_background:
+                    self._queue_reflection(memory, episode)
+                else:
+                    await run_in_executor(None, self._reflect, memory, episode)
         return None
+
+    # ------------------------------------------------------------------ reflection
+
+    def _reflect(self, memory: EpisodicMemory, episode: Episode) -> None:
+        """Reflect on a recorded episode and store its lessons; never raises."""
+        writer = self.reflect_with
+        if writer is None:
+            return
+        try:
+            result = reflect(memory, writer, episode.episode_id)
+        except Exception:  # reflection must never break the run it follows
+            _log.warning(
+                "reflection on episode_id=%r in namespace=%r failed; no lesson was stored",
+                episode.episode_id,
+                memory.namespace,
+                exc_info=True,
+            )
+            return
+        if result.stored:
+            _log.info(
+                "reflection on episode_id=%r stored lessons %s",
+                episode.episode_id,
+                [lesson.lesson_id for lesson in result.stored],
+            )
+
+    def _queue_reflection(self, memory: EpisodicMemory, episode: Episode) -> None:
+        """Queue a background reflection; when the queue is full, drop it (logged)."""
+        if not self._reflections.submit(lambda: self._reflect(memory, episode)):
+            _log.warning(
+                "reflection on episode_id=%r dropped: %s",
+                episode.episode_id,
+                "the middleware is closed"
+                if self._reflections.closed
+                else f"{self.reflection_queue} reflections are already pending",
+            )
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait for the background reflections queued so far.
+
+        Args:
+            timeout: Seconds to wait at most; ``None`` waits until they are done.
+
+        Returns:
+            Whether none is pending any more (``False``: the timeout passed first).
+        """
+        return self._reflections.flush(timeout)
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Flush the background reflections, then stop the reflection thread.
+
+        Reflections queued after ``close`` are dropped (logged). Safe to call twice.
+
+        Args:
+            timeout: Seconds to wait at most; ``None`` waits until they are done.
+
+        Returns:
+            Whether every queued reflection finished (``False``: the rest were dropped).
+        """
+        return self._reflections.close(timeout)
+
+
+class _ReflectionWorker:
+    """One lazily started daemon thread running queued jobs; at most ``limit`` unfinished.
+
+    A daemon, so a slow model never holds the interpreter's exit: an ``atexit`` hook
+    gives pending jobs :data:`EXIT_FLUSH_TIMEOUT` seconds, then abandons them.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._jobs: deque[Callable[[], None]] = deque()
+        self._unfinished = 0  # queued and running
+        self._condition = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self.closed = False
+
+    def submit(self, job: Callable[[], None]) -> bool:
+        """Queue ``job``; ``False`` when closed or ``limit`` jobs are unfinished."""
+        with self._condition:
+            if self.closed or self._unfinished >= self._limit:
+                return False
+            self._jobs.append(job)
+            self._unfinished += 1
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._work, name="episodic-reflection", daemon=True
+                )
+                self._thread.start()
+                _LIVE_WORKERS.add(self)
+            self._condition.notify_all()
+            return True
+
+    def _work(self) -> None:
+        while True:
+            with self._condition:
+                self._condition.wait_for(lambda: bool(self._jobs) or self.closed)
+                if not self._jobs:
+                    return
+                job = self._jobs.popleft()
+            try:
+                job()
+            except Exception:  # pragma: no cover - jobs catch their own errors
+                _log.warning("background reflection failed", exc_info=True)
+            finally:
+                with self._condition:
+                    self._unfinished -= 1
+                    self._condition.notify_all()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        with self._condition:
+            return self._condition.wait_for(lambda: self._unfinished == 0, timeout)
+
+    def close(self, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._condition:
+            self.closed = True
+            self._condition.notify_all()
+        done = self.flush(timeout)
+        with self._condition:
+            dropped = len(self._jobs)
+            self._unfinished -= dropped
+            self._jobs.clear()
+            self._condition.notify_all()
+        if dropped:
+            _log.warning("%d pending reflections dropped on close", dropped)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return done
+
+
+_LIVE_WORKERS: weakref.WeakSet[_ReflectionWorker] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_reflection_workers() -> None:  # pragma: no cover - runs at interpreter exit
+    for worker in list(_LIVE_WORKERS):
+        if not worker.close(EXIT_FLUSH_TIMEOUT):
+            _log.warning("background reflections still running at exit were abandoned")
 
 
 def _new_run_id() -> str:
