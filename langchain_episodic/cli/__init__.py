@@ -16,6 +16,10 @@ Usage::
     langchain-episodic export episodes.jsonl
     langchain-episodic --path ./other-memory import episodes.jsonl
     langchain-episodic verify
+    langchain-episodic lessons list --status all
+    langchain-episodic lessons show lesson-0123abcd
+    langchain-episodic lessons reflect --model my_models:reflector --limit 20
+    langchain-episodic lessons quarantine lesson-0123abcd --reason "wrong advice"
 
 The store options may also follow the command (``langchain-episodic stats --path P``).
 The memory lives in an embedded on-disk Chroma at ``--path`` (default: the

@@ -144,6 +144,43 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _add_store_options(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS: an option given before the command is not reset by the command's parser;
+    # defaults are resolved in _target().
+    group = parser.add_argument_group("store options")
+    group.add_argument(
+        "--path",
+        default=argparse.SUPPRESS,
+        help=f"embedded on-disk Chroma folder (default: ${PATH_ENV}, else {DEFAULT_PATH})",
+    )
+    group.add_argument(
+        "--host", default=argparse.SUPPRESS, help="Chroma server host (instead of --path)"
+    )
+    group.add_argument(
+        "--port",
+        type=_port,
+        default=argparse.SUPPRESS,
+        help=f"Chroma server port (default: {DEFAULT_PORT})",
+    )
+    group.add_argument(
+        "--collection",
+        default=argparse.SUPPRESS,
+        help=f"collection name (default: {DEFAULT_COLLECTION})",
+    )
+    group.add_argument(
+        "--namespace",
+        default=argparse.SUPPRESS,
+        help=f"namespace within the collection (default: {DEFAULT_NAMESPACE})",
+    )
+    group.add_argument(
+        "--lock-timeout",
+        type=_seconds,
+        default=argparse.SUPPRESS,
+        metavar="SECONDS",
+        help="wait up to SECONDS while another process holds --path (default: 0, fail at once)",
+    )
+
+
 # --------------------------------------------------------------------------- formatting
 
 

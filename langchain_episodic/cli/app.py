@@ -14,14 +14,9 @@ import chromadb.errors
 
 from langchain_episodic import __version__
 from langchain_episodic.cli._shared import (
-    DEFAULT_COLLECTION,
-    DEFAULT_PATH,
-    DEFAULT_PORT,
-    PATH_ENV,
     CliError,
+    _add_store_options,
     _one_line,
-    _port,
-    _seconds,
 )
 from langchain_episodic.cli.demo_command import _configure_demo, _run_demo
 from langchain_episodic.cli.inspect_commands import (
@@ -38,6 +33,7 @@ from langchain_episodic.cli.inspect_commands import (
     _run_stats,
     _run_verify,
 )
+from langchain_episodic.cli.lesson_commands import _configure_lessons, _run_lessons
 from langchain_episodic.cli.transfer_commands import (
     _configure_export,
     _configure_import,
@@ -53,7 +49,6 @@ from langchain_episodic.errors import (
     StoreConfigurationError,
     StoreLockedError,
 )
-from langchain_episodic.stores.chroma import DEFAULT_NAMESPACE
 
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]
 
@@ -93,6 +88,12 @@ COMMANDS: tuple[Command, ...] = (
         "episodes whose recall keeps preceding worse outcomes (quarantine candidates)",
         _configure_harmful,
         _run_harmful,
+    ),
+    Command(
+        "lessons",
+        "lessons distilled from episodes: list, show, reflect (with a model), quarantine",
+        _configure_lessons,
+        _run_lessons,
     ),
     Command("skills", "skill profile per task category", _configure_skills, _run_skills),
     Command("curve", "learning curve (and optionally a plot)", _configure_curve, _run_curve),
@@ -139,43 +140,6 @@ class _Parser(argparse.ArgumentParser):
         """Raise instead of printing the usage and exiting."""
         msg = f"{message} (see '{self.prog} --help')"
         raise CliError(msg)
-
-
-def _add_store_options(parser: argparse.ArgumentParser) -> None:
-    # SUPPRESS: an option given before the command is not reset by the command's parser;
-    # defaults are resolved in _target().
-    group = parser.add_argument_group("store options")
-    group.add_argument(
-        "--path",
-        default=argparse.SUPPRESS,
-        help=f"embedded on-disk Chroma folder (default: ${PATH_ENV}, else {DEFAULT_PATH})",
-    )
-    group.add_argument(
-        "--host", default=argparse.SUPPRESS, help="Chroma server host (instead of --path)"
-    )
-    group.add_argument(
-        "--port",
-        type=_port,
-        default=argparse.SUPPRESS,
-        help=f"Chroma server port (default: {DEFAULT_PORT})",
-    )
-    group.add_argument(
-        "--collection",
-        default=argparse.SUPPRESS,
-        help=f"collection name (default: {DEFAULT_COLLECTION})",
-    )
-    group.add_argument(
-        "--namespace",
-        default=argparse.SUPPRESS,
-        help=f"namespace within the collection (default: {DEFAULT_NAMESPACE})",
-    )
-    group.add_argument(
-        "--lock-timeout",
-        type=_seconds,
-        default=argparse.SUPPRESS,
-        metavar="SECONDS",
-        help="wait up to SECONDS while another process holds --path (default: 0, fail at once)",
-    )
 
 
 def build_parser() -> argparse.ArgumentParser:
