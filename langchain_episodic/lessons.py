@@ -109,7 +109,7 @@ class LessonSource:
 
 
 def _text(name: str, value: object, *, optional: bool = False) -> str:
-    if optional and value == "":
+    if optional and isinstance(value, str) and not value.strip():
         return ""
     if not isinstance(value, str) or not value.strip():
         msg = f"Lesson.{name}={value!r} is invalid: must be a non-empty string"
@@ -190,22 +190,13 @@ class Lesson:
         hurt: float = 0.0,
         by: str | None = None,
     ) -> Lesson:
-        """A lesson whose id is a digest of its content, sources and what it supersedes."""
-        digest = hashlib.sha256(
-            json.dumps(
-                [
-                    title,
-                    applies_when,
-                    do,
-                    avoid,
-                    sorted(s.episode_id for s in sources),
-                    sorted(supersedes),
-                ],
-                ensure_ascii=False,
-            ).encode("utf-8")
-        ).hexdigest()[:20]
-        return cls(
-            f"{LESSON_PREFIX}{digest}",
+        """A lesson whose id is a digest of its content, sources and what it supersedes.
+
+        The digest is taken over the checked fields (text stripped, sources without
+        repeats), so the same lesson spelled with other whitespace has the same id.
+        """
+        lesson = cls(
+            f"{LESSON_PREFIX}pending",
             title,
             applies_when,
             do,
@@ -217,6 +208,21 @@ class Lesson:
             hurt,
             by,
         )
+        digest = hashlib.sha256(
+            json.dumps(
+                [
+                    lesson.title,
+                    lesson.applies_when,
+                    lesson.do,
+                    lesson.avoid,
+                    sorted(lesson.source_ids),
+                    sorted(lesson.supersedes),
+                ],
+                ensure_ascii=False,
+            ).encode("utf-8")
+        ).hexdigest()[:20]
+        object.__setattr__(lesson, "lesson_id", f"{LESSON_PREFIX}{digest}")
+        return lesson
 
     @property
     def source_ids(self) -> tuple[str, ...]:

@@ -297,5 +297,6 @@ def reflect(
     if result.lessons:
         before = {lesson.lesson_id for lesson in memory.lessons(None)}
         memory.add_lessons(result.lessons)
-        result.stored = [lesson for lesson in result.lessons if lesson.lesson_id not in before]
+        fresh = {one.lesson_id: one for one in result.lessons if one.lesson_id not in before}
+        result.stored = list(fresh.values())
     return result
