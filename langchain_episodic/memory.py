@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 import warnings
@@ -1139,10 +1140,15 @@ class EpisodicMemory:
     def lesson_utility(self, lesson_id: str) -> float:
         """The lesson's utility estimate: its credit plus what the lessons it merged carried."""
         lesson = self.lesson(lesson_id)
+        now = self.now()
         row = self._credit.utility(lesson_id)
-        decay = row.decay(self.now())
-        helped = PRIOR_HELPED + lesson.helped + row.helped * decay
-        hurt = PRIOR_HURT + lesson.hurt + row.hurt * decay
+        decay = row.decay(now)
+        # What a merge carried over was the parents' evidence at the merge: it fades
+        # from then on, like the lesson's own.
+        age = max(0.0, now - lesson.created_at)
+        carried = math.exp(-math.log(2) * age / self._credit.half_life)
+        helped = PRIOR_HELPED + lesson.helped * carried + row.helped * decay
+        hurt = PRIOR_HURT + lesson.hurt * carried + row.hurt * decay
         return helped / (helped + hurt)
 
     def revise_lesson(self, lesson_id: str, **changes: Any) -> Lesson:
@@ -1198,15 +1204,20 @@ class EpisodicMemory:
             book = self._lessons.book
             vectors = np.asarray([book.vectors[lesson.lesson_id] for lesson in active])
             groups = plan_consolidation(active, vectors, threshold) if active else []
-            credit = {
-                lesson.lesson_id: (
-                    self._credit.utility(lesson.lesson_id).helped,
-                    self._credit.utility(lesson.lesson_id).hurt,
-                )
-                for group in groups
-                for lesson in group
-            }
-            merged = [merge_lessons(group, credit, self.now()) for group in groups]
+            now = self.now()
+            credit = {}
+            for group in groups:
+                for lesson in group:
+                    # Evidence as it stands now (decayed), and what the lesson carried.
+                    row = self._credit.utility(lesson.lesson_id)
+                    decay = row.decay(now)
+                    age = max(0.0, now - lesson.created_at)
+                    carried = math.exp(-math.log(2) * age / self._credit.half_life)
+                    credit[lesson.lesson_id] = (
+                        row.helped * decay + lesson.helped * (carried - 1.0),
+                        row.hurt * decay + lesson.hurt * (carried - 1.0),
+                    )
+            merged = [merge_lessons(group, credit, now) for group in groups]
             self.add_lessons(merged)
             return tuple(merged)
 
