@@ -73,6 +73,10 @@ class LessonLog:
             return 0
         entries = [JournalEntry(*encode_lesson(lesson, vector)) for lesson, vector in fresh]
         self._store.append_journal(self._namespace, entries)
+        # Copy on write: a reader in another thread (a recall while a background
+        # reflection stores lessons) keeps iterating the book it holds, unchanged.
+        book = LessonBook(dict(self.book.lessons), dict(self.book.vectors))
         for lesson, vector in fresh:
-            self.book.add(lesson, vector)
+            book.add(lesson, vector)
+        self.book = book
         return len(fresh)

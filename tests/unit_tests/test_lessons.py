@@ -558,3 +558,15 @@ def test_a_lesson_written_twice_in_one_answer_is_stored_once(memory: EpisodicMem
     assert len(result.lessons) == 2
     assert len(result.stored) == 1
     assert memory.lessons() == tuple(result.stored)
+
+
+def test_storing_lessons_never_changes_the_book_a_reader_holds(memory: EpisodicMemory) -> None:
+    # A recall iterating the lessons while a background reflection stores new ones
+    # must not see the dicts change under it ("dictionary changed size").
+    memory.add_lessons([lesson()])
+    held = memory._lessons.book
+    ids = set(held.lessons)
+    memory.add_lessons([lesson(title="another")])
+    assert set(held.lessons) == ids
+    assert set(held.vectors) == ids
+    assert len(memory.lessons()) == 2

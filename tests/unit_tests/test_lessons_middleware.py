@@ -292,11 +292,13 @@ def test_background_reflection_does_not_wait_for_the_model_and_flush_does(
 def test_a_slow_model_in_the_background_does_not_slow_the_run(
     failed_login: EpisodicMemory,
 ) -> None:
-    model = structured_model(LessonDrafts(lessons=[LESSON]), delay=1.0)
+    model = structured_model(LessonDrafts(lessons=[LESSON]), delay=3.0)
     middleware = reflecting(failed_login, model, reflect_in_background=True)
+    agent = agent_with(middleware, "def login(): ...")
     start = time.monotonic()
-    agent_with(middleware, "def login(): ...").invoke(user(LOGIN))
-    assert time.monotonic() - start < 1.0
+    agent.invoke(user(LOGIN))
+    assert time.monotonic() - start < 3.0
+    assert middleware.flush(timeout=0) is False  # the model is still thinking
     assert middleware.close(timeout=10) is True
     assert len(failed_login.lessons()) == 1
 
