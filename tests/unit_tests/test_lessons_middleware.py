@@ -13,13 +13,21 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.store.memory import InMemoryStore
 
-from langchain_episodic import Episode, EpisodicMemory, EpisodicValueError, episode_from_tests
+from langchain_episodic import (
+    Episode,
+    EpisodicMemory,
+    EpisodicValueError,
+    StaticEmbeddings,
+    episode_from_tests,
+)
 from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware
 from langchain_episodic.lessons import LESSONS_NOTICE
 from langchain_episodic.reflection import (
@@ -397,3 +405,25 @@ def test_reflection_stores_lessons_in_the_namespace_the_run_recorded_to(
         LESSON.title
     ]
     assert memory.lessons(None) == ()
+
+
+def test_lessons_live_in_the_agents_own_store_with_memory_none() -> None:
+    embeddings = StaticEmbeddings()
+    graph_store = InMemoryStore(index={"dims": 384, "embed": embeddings})
+    model = structured_model(LessonDrafts(lessons=[LESSON]))
+    middleware = EpisodicMemoryMiddleware(
+        record_episode=Recorder(),
+        reflect_with=LessonWriter(model),
+        reflect_in_background=True,
+    )
+    recording = make_model("def login(): ...", "def contact(): ...")
+    agent = create_agent(
+        recording, tools=[], system_prompt=SYSTEM, middleware=[middleware], store=graph_store
+    )
+    agent.invoke(user(LOGIN))
+    assert middleware.flush(timeout=10)
+    agent.invoke(user(CONTACT))
+    assert middleware.close(timeout=10)
+    assert f"Title: {LESSON.title}" in recording.system_texts()[1]
+    reopened = EpisodicMemoryMiddleware().memory_for(SimpleNamespace(store=graph_store))
+    assert [lesson.title for lesson in reopened.lessons()] == [LESSON.title]
