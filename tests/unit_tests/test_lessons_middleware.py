@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -427,3 +431,47 @@ def test_lessons_live_in_the_agents_own_store_with_memory_none() -> None:
     assert f"Title: {LESSON.title}" in recording.system_texts()[1]
     reopened = EpisodicMemoryMiddleware().memory_for(SimpleNamespace(store=graph_store))
     assert [lesson.title for lesson in reopened.lessons()] == [LESSON.title]
+
+
+EXIT_SCRIPT = textwrap.dedent(
+    """
+    import logging, sys, threading, time
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    from langchain.agents import create_agent
+    import langchain_episodic.integrations.middleware as middleware_module
+    from langchain_episodic import EpisodicMemory, episode_from_tests
+    from langchain_episodic.reflection import LessonWriter
+    from langchain_episodic.stores import InMemoryEpisodeStore
+    from tests.helpers.models import make_model, structured_model, user
+
+    middleware_module.EXIT_FLUSH_TIMEOUT = 0.5
+    memory = EpisodicMemory(store=InMemoryEpisodeStore())
+    hung = structured_model(gate=threading.Event())  # never set: waits 10 s
+    middleware = middleware_module.EpisodicMemoryMiddleware(
+        memory,
+        record_episode=lambda state, runtime: episode_from_tests("Add a login form", "x", 1, 1),
+        reflect_with=LessonWriter(hung),
+        reflect_in_background=True,
+    )
+    agent = create_agent(make_model("def login(): ..."), tools=[], middleware=[middleware])
+    agent.invoke(user("Add a login form"))
+    while not hung.prompts:
+        time.sleep(0.01)
+    print(time.time(), flush=True)
+    """
+)
+
+
+def test_a_hung_background_reflection_does_not_hold_the_interpreter_exit() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_SCRIPT],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=120,
+        check=False,
+    )
+    ended = time.time()
+    assert done.returncode == 0, done.stderr
+    assert ended - float(done.stdout.strip()) < 8  # the hung model would hold it 10 s
+    assert "background reflections still running at exit were abandoned" in done.stderr
