@@ -10,7 +10,7 @@ lessons, durably, and a migration that carries the journal carries them.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,8 @@ class LessonLog:
         self._store = store
         self._namespace = namespace
         self.book = LessonBook()
+        # Lessons stored with another model's vectors, embedded again here (by id).
+        self._embedded_here: dict[str, NDArray[np.float32]] = {}
         self.reload(entries)
 
     def reload(self, entries: Sequence[JournalEntry] | None = None) -> None:
@@ -80,3 +82,34 @@ class LessonLog:
             book.add(lesson, vector)
         self.book = book
         return len(fresh)
+
+    def vectors_for(
+        self,
+        lessons: Sequence[Lesson],
+        dimension: int,
+        embed: Callable[[list[str]], NDArray[np.float32]],
+    ) -> NDArray[np.float32]:
+        """The lessons' unit vectors, ``dimension`` long, one row each.
+
+        A lesson stored with vectors of another length (migrated from a namespace
+        whose model has another dimension) is embedded again with ``embed`` (its
+        :attr:`~langchain_episodic.lessons.Lesson.embedding_text`), once per lesson.
+        """
+        book = self.book
+        again = [
+            lesson
+            for lesson in lessons
+            if book.vectors[lesson.lesson_id].shape != (dimension,)
+            and lesson.lesson_id not in self._embedded_here
+        ]
+        if again:
+            fresh = np.asarray(embed([lesson.embedding_text for lesson in again]), np.float32)
+            for lesson, vector in zip(again, fresh, strict=True):
+                self._embedded_here[lesson.lesson_id] = vector / (np.linalg.norm(vector) or 1.0)
+        rows = [
+            book.vectors[lesson.lesson_id]
+            if book.vectors[lesson.lesson_id].shape == (dimension,)
+            else self._embedded_here[lesson.lesson_id]
+            for lesson in lessons
+        ]
+        return np.asarray(rows, dtype=np.float32).reshape(len(rows), dimension)

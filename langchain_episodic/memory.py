@@ -1201,9 +1201,18 @@ class EpisodicMemory:
         check_number("threshold", threshold, -1.0, 1.0)
         with self._write_lock:
             active = self.lessons("active")
-            book = self._lessons.book
-            vectors = np.asarray([book.vectors[lesson.lesson_id] for lesson in active])
-            groups = plan_consolidation(active, vectors, threshold) if active else []
+            groups = []
+            if active:
+                book = self._lessons.book
+                dimensions = {book.vectors[lesson.lesson_id].shape[0] for lesson in active}
+                # Lessons migrated from another model's namespace: compare in this one's.
+                dimension = (
+                    dimensions.pop()
+                    if len(dimensions) == 1
+                    else self._embed_lessons([active[0].embedding_text]).shape[1]
+                )
+                vectors = self._lessons.vectors_for(active, dimension, self._embed_lessons)
+                groups = plan_consolidation(active, vectors, threshold)
             now = self.now()
             credit = {}
             for group in groups:
@@ -1238,20 +1247,24 @@ class EpisodicMemory:
         active = self.lessons("active")
         if not active:
             return ()
-        book = self._lessons.book
         query = np.asarray(vector, dtype=np.float32)
         query = query / (np.linalg.norm(query) or 1.0)
+        # A lesson stored with another model's vectors (another dimension) is
+        # embedded again with this memory's model, once, so migrated lessons recall.
+        vectors = self._lessons.vectors_for(active, query.shape[0], self._embed_lessons)
         scored = []
-        for lesson in active:
-            stored = book.vectors[lesson.lesson_id]
-            if stored.shape != query.shape:
-                continue  # embedded by another model: never compared
+        for lesson, stored in zip(active, vectors, strict=True):
             similarity = float(stored @ query)
             if similarity >= floor:
                 factor = utility_factor(self.lesson_utility(lesson.lesson_id))
                 scored.append((similarity * factor, lesson.lesson_id, lesson))
         scored.sort(key=lambda row: (-row[0], row[1]))
         return tuple(lesson for _, _, lesson in scored[:k])
+
+    def _embed_lessons(self, texts: list[str]) -> NDArray[np.float32]:
+        return _check_vectors(
+            self.embeddings.embed_documents(texts), [f"lesson {t!r}" for t in texts]
+        )
 
     # ------------------------------------------------------------ namespaces
 

@@ -31,6 +31,7 @@ from langchain_episodic.lessons import (
     plan_consolidation,
     render_lessons,
 )
+from langchain_episodic.migration import migrate_namespace
 from langchain_episodic.reflection import (
     LessonDraft,
     LessonDrafts,
@@ -570,3 +571,26 @@ def test_storing_lessons_never_changes_the_book_a_reader_holds(memory: EpisodicM
     assert set(held.lessons) == ids
     assert set(held.vectors) == ids
     assert len(memory.lessons()) == 2
+
+
+def test_lessons_migrated_from_another_models_namespace_are_recalled_and_merged(
+    memory: EpisodicMemory,
+) -> None:
+    old = lesson()
+    memory.add_lessons([old])  # 384-d vectors of the default model
+    twin = lesson(("login-2",), title="Strip e-mails before validating them")
+    table = {
+        LOGIN: [1.0, 0.0, 0.0],
+        old.embedding_text: [1.0, 0.0, 0.0],
+        twin.embedding_text: [0.99, 0.14, 0.0],
+    }
+    target = EpisodicMemory(
+        store=InMemoryEpisodeStore(), embeddings=TableEmbeddings(table), clock=lambda: NOW
+    )
+    migrate_namespace(memory, target)
+    assert target.lessons() == (old,)
+    assert target.recall_lessons(LOGIN) == (old,)  # embedded again with the 3-d model
+    target.add_lessons([twin])
+    (merged,) = target.consolidate_lessons()  # a 384-d and a 3-d lesson: no crash
+    assert set(merged.supersedes) == {old.lesson_id, twin.lesson_id}
+    assert target.consolidate_lessons() == ()
