@@ -594,3 +594,17 @@ def test_lessons_migrated_from_another_models_namespace_are_recalled_and_merged(
     (merged,) = target.consolidate_lessons()  # a 384-d and a 3-d lesson: no crash
     assert set(merged.supersedes) == {old.lesson_id, twin.lesson_id}
     assert target.consolidate_lessons() == ()
+
+
+def test_lessons_take_at_most_half_the_budget_and_only_shown_ones_are_noted(
+    memory: EpisodicMemory,
+) -> None:
+    wordy = lesson(do="call .strip() on the address first, " + "really " * 60)
+    memory.add_lessons([wordy])
+    tight = build_replay(memory, LOGIN, max_tokens=200, run_id="tight")
+    assert tight.lessons == ()
+    assert "Lessons (" not in tight.text
+    assert wordy.lesson_id not in memory.open_runs()["tight"][0].episode_ids
+    roomy = build_replay(memory, LOGIN, max_tokens=2_000, run_id="roomy")
+    assert roomy.lessons == (wordy,)
+    assert wordy.lesson_id in memory.open_runs()["roomy"][0].episode_ids
