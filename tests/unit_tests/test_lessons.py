@@ -8,6 +8,7 @@ as data, and credited like an episode when a prompt shows it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
@@ -608,3 +609,10 @@ def test_lessons_take_at_most_half_the_budget_and_only_shown_ones_are_noted(
     roomy = build_replay(memory, LOGIN, max_tokens=2_000, run_id="roomy")
     assert roomy.lessons == (wordy,)
     assert wordy.lesson_id in memory.open_runs()["roomy"][0].episode_ids
+
+
+def test_aadd_lessons_is_the_async_twin(memory: EpisodicMemory) -> None:
+    assert asyncio.run(memory.aadd_lessons([lesson()])) == 1
+    with pytest.raises(EpisodicValueError, match="no lesson was stored"):
+        asyncio.run(memory.aadd_lessons([lesson(("ghost",), title="bad")]))
+    assert memory.lessons() == (lesson(),)

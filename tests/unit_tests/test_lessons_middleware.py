@@ -371,7 +371,10 @@ def test_close_with_a_timeout_drops_what_is_still_queued(
     middleware = reflecting(failed_login, model, reflect_in_background=True)
     agent = agent_with(middleware, "def a(): ...", "def b(): ...")
     agent.invoke(user(LOGIN))
-    agent.invoke(user(LOGIN))
+    deadline = time.monotonic() + 10
+    while not model.prompts and time.monotonic() < deadline:  # run-1's reflection started
+        time.sleep(0.01)
+    agent.invoke(user(LOGIN))  # run-2's waits in the queue
     with caplog.at_level(logging.WARNING):
         assert middleware.close(timeout=0.05) is False
     assert "pending reflections dropped on close" in caplog.text
