@@ -510,17 +510,17 @@ def _run_harmful(args: argparse.Namespace) -> int:
         if row.credited_runs >= args.min_runs and row.estimate(now) <= args.max_utility
     ]
     rows.sort(key=lambda row: (row.estimate(now), row.episode_id))
-    listed = {row.episode_id for row in rows}
+    wanted = {row.episode_id for row in rows}
     tasks = {
         episode.episode_id: episode.task.description
         for episode in memory.episodes()
-        if episode.episode_id in listed
+        if episode.episode_id in wanted
     }
     # Lessons get credit too: show what the lesson is in place of a task.
     tasks |= {
         lesson.lesson_id: f"lesson: {lesson.title}"
         for lesson in memory.lessons(None)
-        if lesson.lesson_id in listed
+        if lesson.lesson_id in wanted
     }
     if args.json:
         listed = [
