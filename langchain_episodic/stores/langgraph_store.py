@@ -103,7 +103,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal, cast, get_args
@@ -122,10 +121,10 @@ from langchain_episodic.errors import (
     StoreConfigurationError,
 )
 from langchain_episodic.filters import EpisodeFilter
-from langchain_episodic.stores.base import JournalEntry, StoredHit, unit_rows
-from langchain_episodic.stores.codec import decode_episode, decode_hit, encode_episode
+from langchain_episodic.stores._ledgered import LedgeredStore, record_id
+from langchain_episodic.stores.base import StoredHit, unit_rows
+from langchain_episodic.stores.codec import decode_hit, encode_episode
 from langchain_episodic.stores.ledger import Ledger
-from langchain_episodic.stores.vectorstore import record_id
 
 __all__ = ["DEFAULT_PREFIX", "LangGraphEpisodeStore", "LangGraphScore"]
 
@@ -286,7 +285,7 @@ class _LedgerStore(ByteStore[str, bytes]):
             offset += len(items)
 
 
-class LangGraphEpisodeStore:
+class LangGraphEpisodeStore(LedgeredStore):
     """Episodes in any LangGraph ``BaseStore`` with a vector index.
 
     Tested with ``InMemoryStore(index=...)``. The module docstring says how recall
@@ -363,8 +362,7 @@ class LangGraphEpisodeStore:
         self._ledger = Ledger(_LedgerStore(store, (*self._prefix, "ledger")))
         self._batch_size = batch_size
         self._checked: set[str] = set()
-        self._opened: set[str] = set()
-        self._lock = threading.RLock()
+        super().__init__()
 
     @staticmethod
     def _conversion(
@@ -404,12 +402,6 @@ class LangGraphEpisodeStore:
     def _space(self, namespace: str) -> tuple[str, ...]:
         return (*self._prefix, "episodes", _digest(namespace))
 
-    def _open(self, namespace: str) -> None:
-        # Caller holds the lock. Any use opens the namespace, as Chroma's store does.
-        if namespace not in self._opened:
-            self._ledger.add_namespace(namespace)
-            self._opened.add(namespace)
-
     def _items(self, namespace: str, ids: Sequence[str]) -> dict[str, Item]:
         """The namespace's items among record ``ids``, by id, read in batches."""
         space = self._space(namespace)
@@ -425,29 +417,8 @@ class LangGraphEpisodeStore:
 
     # ---------------------------------------------------------------- protocol
 
-    def namespaces(self) -> tuple[str, ...]:
-        """Every namespace the ledger lists (holding records, or opened), sorted."""
-        with self._lock:
-            return tuple(sorted(self._ledger.namespaces()))
-
-    def count(self, namespace: str) -> int:
-        """Number of episodes the ledger has committed in ``namespace``."""
-        with self._lock:
-            self._open(namespace)
-            return self._ledger.count(namespace)
-
-    def get(self, namespace: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
-        """The stored episodes among ``episode_ids``, by id; missing ids are left out."""
-        wanted = {record_id(namespace, episode_id): episode_id for episode_id in episode_ids}
-        with self._lock:
-            self._open(namespace)
-            items = self._items(namespace, list(wanted))
-        found: dict[str, Episode] = {}
-        for rid, item in items.items():
-            episode = decode_episode(rid, item.value.get("episode"))
-            if episode is not None and episode.episode_id == wanted[rid]:
-                found[episode.episode_id] = episode
-        return found
+    def _records(self, namespace: str, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+        return {rid: item.value for rid, item in self._items(namespace, ids).items()}
 
     def add(
         self,
@@ -640,66 +611,6 @@ class LangGraphEpisodeStore:
             offset += len(items)
         hits.sort(key=lambda pair: (-pair[1].similarity, pair[0]))
         return [hit for _, hit in hits[:k]]
-
-    def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
-        """The last ``n`` of the first ``total`` committed records, oldest first."""
-        if n <= 0 or total <= 0:
-            return []
-        with self._lock:
-            self._open(namespace)
-            stop = min(total, self._ledger.count(namespace))
-        return list(self._read_range(namespace, max(0, stop - n), stop))
-
-    def iter_episodes(
-        self, namespace: str, page_size: int = 1000, start: int = 0
-    ) -> Iterator[Episode]:
-        """Committed episodes in recording order from the ``start``-th on, in pages."""
-        check_int("page_size", page_size, 1)
-        with self._lock:
-            self._open(namespace)
-            total = self._ledger.count(namespace)
-        for page in range(start, total, page_size):
-            yield from self._read_range(namespace, page, min(page + page_size, total))
-
-    def _read_range(self, namespace: str, start: int, stop: int) -> Iterator[Episode]:
-        with self._lock:
-            ids = self._ledger.ids(namespace, start, stop)
-            items = self._items(namespace, ids)
-        for rid in ids:
-            item = items.get(rid)
-            if item is None:
-                warnings.warn(
-                    MalformedRecordWarning(rid, "listed in the ledger but not found in the store"),
-                    stacklevel=3,
-                )
-                continue
-            episode = decode_episode(rid, item.value.get("episode"))
-            if episode is not None:
-                yield episode
-
-    def read_state(self, namespace: str, key: str) -> str | None:
-        """A string saved with :meth:`write_state`, from the ledger, or ``None``."""
-        with self._lock:
-            self._open(namespace)
-            return self._ledger.read_state(namespace, key)
-
-    def write_state(self, namespace: str, key: str, value: str) -> None:
-        """Save a string for ``namespace`` under ``key`` in the ledger."""
-        with self._lock:
-            self._open(namespace)
-            self._ledger.write_state(namespace, key, value)
-
-    def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
-        """Add journal entries to the ledger; an id already stored keeps its first entry."""
-        with self._lock:
-            self._open(namespace)
-            self._ledger.append_journal(namespace, entries)
-
-    def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
-        """The namespace's journal entries from the ledger, of one run when ``run_id`` is given."""
-        with self._lock:
-            self._open(namespace)
-            return self._ledger.read_journal(namespace, run_id)
 
 
 def _native_filter(filters: EpisodeFilter | None) -> dict[str, Any] | None:

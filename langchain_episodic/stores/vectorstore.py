@@ -101,10 +101,7 @@ must be the memory's embeddings), and a backend whose score must be named:
 
 from __future__ import annotations
 
-import threading
-import uuid
-import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -115,8 +112,9 @@ from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int
 from langchain_episodic.episode import Episode
-from langchain_episodic.errors import MalformedRecordWarning, StoreConfigurationError
+from langchain_episodic.errors import StoreConfigurationError
 from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.stores._ledgered import RECORD_ID_NAMESPACE, LedgeredStore, record_id
 from langchain_episodic.stores.backends import (
     ScoreKind,
     check_backend_embeddings,
@@ -127,8 +125,8 @@ from langchain_episodic.stores.backends import (
     score_to_cosine,
     search_method,
 )
-from langchain_episodic.stores.base import JournalEntry, StoredHit, unit_rows
-from langchain_episodic.stores.codec import decode_episode, decode_hit, encode_episode
+from langchain_episodic.stores.base import StoredHit, unit_rows
+from langchain_episodic.stores.codec import decode_hit, encode_episode
 from langchain_episodic.stores.ledger import LEDGER_BLOCK, Ledger
 
 __all__ = [
@@ -139,14 +137,6 @@ __all__ = [
     "namespace_metadata_filter",
     "record_id",
 ]
-
-RECORD_ID_NAMESPACE = uuid.UUID("6f1d3c52-8a4e-5b7f-9c2d-1e0a4b6c8d9e")
-"""The UUID namespace of :func:`record_id` (fixed forever: ids depend on it)."""
-
-
-def record_id(namespace: str, episode_id: str) -> str:
-    """The vector-store id of an episode: a UUID5 of the namespace and the ``episode_id``."""
-    return str(uuid.uuid5(RECORD_ID_NAMESPACE, f"{namespace}\x00{episode_id}"))
 
 
 def _hit_matches(hit: StoredHit, filters: EpisodeFilter | None) -> bool:
@@ -160,7 +150,7 @@ def _hit_matches(hit: StoredHit, filters: EpisodeFilter | None) -> bool:
     return filters.matches(category, hit.outcome, strategy)
 
 
-class VectorStoreEpisodeStore:
+class VectorStoreEpisodeStore(LedgeredStore):
     """Episodes in any LangChain ``VectorStore``, with a small ledger beside it.
 
     For users who already run a vector store (FAISS, PGVector, Qdrant, Elasticsearch,
@@ -216,6 +206,8 @@ class VectorStoreEpisodeStore:
         EpisodicValueError: ``score`` or ``batch_size`` is invalid.
     """
 
+    _backend_name = "the vector store"
+
     def __init__(
         self,
         vectorstore: VectorStore,
@@ -246,8 +238,7 @@ class VectorStoreEpisodeStore:
         self._batch_size = batch_size
         self._write_vectors = embeddings_writer(vectorstore)
         self._embeddings_checked = False
-        self._opened: set[str] = set()
-        self._lock = threading.RLock()
+        super().__init__()
 
     def __repr__(self) -> str:
         score = self._score_kind or "custom"
@@ -262,12 +253,6 @@ class VectorStoreEpisodeStore:
     def ledger(self) -> BaseStore[str, bytes]:
         """The key-value store holding record order, counts and state."""
         return self._ledger.store
-
-    def _open(self, namespace: str) -> None:
-        # Caller holds the lock. Any use opens the namespace, as Chroma's store does.
-        if namespace not in self._opened:
-            self._ledger.add_namespace(namespace)
-            self._opened.add(namespace)
 
     def _get_by_ids(self, ids: list[str]) -> list[Document]:
         try:
@@ -291,29 +276,8 @@ class VectorStoreEpisodeStore:
 
     # ---------------------------------------------------------------- protocol
 
-    def namespaces(self) -> tuple[str, ...]:
-        """Every namespace the ledger lists (holding records, or opened), sorted."""
-        with self._lock:
-            return tuple(sorted(self._ledger.namespaces()))
-
-    def count(self, namespace: str) -> int:
-        """Number of episodes the ledger has committed in ``namespace``."""
-        with self._lock:
-            self._open(namespace)
-            return self._ledger.count(namespace)
-
-    def get(self, namespace: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
-        """The stored episodes among ``episode_ids``, by id, read with ``get_by_ids``."""
-        wanted = {record_id(namespace, episode_id): episode_id for episode_id in episode_ids}
-        with self._lock:
-            self._open(namespace)
-            documents = self._documents(namespace, list(wanted))
-        found: dict[str, Episode] = {}
-        for rid, document in documents.items():
-            episode = decode_episode(rid, document.metadata.get("episode"))
-            if episode is not None and episode.episode_id == wanted[rid]:
-                found[episode.episode_id] = episode
-        return found
+    def _records(self, namespace: str, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+        return {rid: doc.metadata for rid, doc in self._documents(namespace, ids).items()}
 
     def add(
         self,
@@ -483,65 +447,3 @@ class VectorStoreEpisodeStore:
             str(metadata.get("outcome")),
             str(metadata.get("strategy_used")),
         )
-
-    def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
-        """The last ``n`` of the first ``total`` committed records, oldest first."""
-        if n <= 0 or total <= 0:
-            return []
-        with self._lock:
-            self._open(namespace)
-            stop = min(total, self._ledger.count(namespace))
-        return list(self._read_range(namespace, max(0, stop - n), stop))
-
-    def iter_episodes(
-        self, namespace: str, page_size: int = 1000, start: int = 0
-    ) -> Iterator[Episode]:
-        """Committed episodes in recording order from the ``start``-th on, in pages."""
-        check_int("page_size", page_size, 1)
-        with self._lock:
-            self._open(namespace)
-            total = self._ledger.count(namespace)
-        for page in range(start, total, page_size):
-            yield from self._read_range(namespace, page, min(page + page_size, total))
-
-    def _read_range(self, namespace: str, start: int, stop: int) -> Iterator[Episode]:
-        with self._lock:
-            ids = self._ledger.ids(namespace, start, stop)
-            documents = self._documents(namespace, ids)
-        for rid in ids:
-            document = documents.get(rid)
-            if document is None:
-                warnings.warn(
-                    MalformedRecordWarning(
-                        rid, "listed in the ledger but not found in the vector store"
-                    ),
-                    stacklevel=3,
-                )
-                continue
-            episode = decode_episode(rid, document.metadata.get("episode"))
-            if episode is not None:
-                yield episode
-
-    def read_state(self, namespace: str, key: str) -> str | None:
-        """A string saved with :meth:`write_state`, from the ledger, or ``None``."""
-        with self._lock:
-            self._open(namespace)
-            return self._ledger.read_state(namespace, key)
-
-    def write_state(self, namespace: str, key: str, value: str) -> None:
-        """Save a string for ``namespace`` under ``key`` in the ledger."""
-        with self._lock:
-            self._open(namespace)
-            self._ledger.write_state(namespace, key, value)
-
-    def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
-        """Add journal entries to the ledger; an id already stored keeps its first entry."""
-        with self._lock:
-            self._open(namespace)
-            self._ledger.append_journal(namespace, entries)
-
-    def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
-        """The namespace's journal entries from the ledger, of one run when ``run_id`` is given."""
-        with self._lock:
-            self._open(namespace)
-            return self._ledger.read_journal(namespace, run_id)

@@ -1,0 +1,146 @@
+"""What the stores with a ledger share: order, counts, state and journal from the ledger.
+
+:class:`~langchain_episodic.stores.VectorStoreEpisodeStore` and
+:class:`~langchain_episodic.stores.LangGraphEpisodeStore` keep their records in a
+backend that cannot say what order they were written in, how many are committed, or
+hold the memory's state strings and journal; a
+:class:`~langchain_episodic.stores.ledger.Ledger` beside the records does. This base
+implements every protocol method that reads or writes only the ledger, or the ledger
+and records by id; a subclass says how to read its records (:meth:`_records`).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from langchain_episodic._validation import check_int
+from langchain_episodic.episode import Episode
+from langchain_episodic.errors import MalformedRecordWarning
+from langchain_episodic.stores.base import JournalEntry
+from langchain_episodic.stores.codec import decode_episode
+from langchain_episodic.stores.ledger import Ledger
+
+__all__ = ["RECORD_ID_NAMESPACE", "LedgeredStore", "record_id"]
+
+RECORD_ID_NAMESPACE = uuid.UUID("6f1d3c52-8a4e-5b7f-9c2d-1e0a4b6c8d9e")
+"""The UUID namespace of :func:`record_id` (fixed forever: ids depend on it)."""
+
+
+def record_id(namespace: str, episode_id: str) -> str:
+    """The backend id of an episode: a UUID5 of the namespace and the ``episode_id``."""
+    return str(uuid.uuid5(RECORD_ID_NAMESPACE, f"{namespace}\x00{episode_id}"))
+
+
+class LedgeredStore:
+    """The ledger-backed part of a store; one writer at a time per namespace.
+
+    Subclasses set ``_ledger`` and call ``super().__init__()``, and implement
+    :meth:`_records`.
+    """
+
+    _ledger: Ledger
+    _backend_name = "the store"
+
+    def __init__(self) -> None:
+        self._opened: set[str] = set()
+        self._lock = threading.RLock()
+
+    def _open(self, namespace: str) -> None:
+        # Caller holds the lock. Any use opens the namespace, as Chroma's store does.
+        if namespace not in self._opened:
+            self._ledger.add_namespace(namespace)
+            self._opened.add(namespace)
+
+    def _records(self, namespace: str, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+        """The stored fields (holding ``"episode"``) of the namespace's records among ``ids``."""
+        raise NotImplementedError
+
+    def namespaces(self) -> tuple[str, ...]:
+        """Every namespace the ledger lists (holding records, or opened), sorted."""
+        with self._lock:
+            return tuple(sorted(self._ledger.namespaces()))
+
+    def count(self, namespace: str) -> int:
+        """Number of episodes the ledger has committed in ``namespace``."""
+        with self._lock:
+            self._open(namespace)
+            return self._ledger.count(namespace)
+
+    def get(self, namespace: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
+        """The stored episodes among ``episode_ids``, by id; missing ids are left out."""
+        wanted = {record_id(namespace, episode_id): episode_id for episode_id in episode_ids}
+        with self._lock:
+            self._open(namespace)
+            records = self._records(namespace, list(wanted))
+        found: dict[str, Episode] = {}
+        for rid, fields in records.items():
+            episode = decode_episode(rid, fields.get("episode"))
+            if episode is not None and episode.episode_id == wanted[rid]:
+                found[episode.episode_id] = episode
+        return found
+
+    def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
+        """The last ``n`` of the first ``total`` committed records, oldest first."""
+        if n <= 0 or total <= 0:
+            return []
+        with self._lock:
+            self._open(namespace)
+            stop = min(total, self._ledger.count(namespace))
+        return list(self._read_range(namespace, max(0, stop - n), stop))
+
+    def iter_episodes(
+        self, namespace: str, page_size: int = 1000, start: int = 0
+    ) -> Iterator[Episode]:
+        """Committed episodes in recording order from the ``start``-th on, in pages."""
+        check_int("page_size", page_size, 1)
+        with self._lock:
+            self._open(namespace)
+            total = self._ledger.count(namespace)
+        for page in range(start, total, page_size):
+            yield from self._read_range(namespace, page, min(page + page_size, total))
+
+    def _read_range(self, namespace: str, start: int, stop: int) -> Iterator[Episode]:
+        with self._lock:
+            ids = self._ledger.ids(namespace, start, stop)
+            records = self._records(namespace, ids)
+        for rid in ids:
+            fields = records.get(rid)
+            if fields is None:
+                warnings.warn(
+                    MalformedRecordWarning(
+                        rid, f"listed in the ledger but not found in {self._backend_name}"
+                    ),
+                    stacklevel=3,
+                )
+                continue
+            episode = decode_episode(rid, fields.get("episode"))
+            if episode is not None:
+                yield episode
+
+    def read_state(self, namespace: str, key: str) -> str | None:
+        """A string saved with :meth:`write_state`, from the ledger, or ``None``."""
+        with self._lock:
+            self._open(namespace)
+            return self._ledger.read_state(namespace, key)
+
+    def write_state(self, namespace: str, key: str, value: str) -> None:
+        """Save a string for ``namespace`` under ``key`` in the ledger."""
+        with self._lock:
+            self._open(namespace)
+            self._ledger.write_state(namespace, key, value)
+
+    def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
+        """Add journal entries to the ledger; an id already stored keeps its first entry."""
+        with self._lock:
+            self._open(namespace)
+            self._ledger.append_journal(namespace, entries)
+
+    def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
+        """The namespace's journal entries from the ledger, of one run when ``run_id`` is given."""
+        with self._lock:
+            self._open(namespace)
+            return self._ledger.read_journal(namespace, run_id)
