@@ -3,7 +3,7 @@
 A long-term tier is anything that implements :class:`EpisodeStore`: eleven methods,
 drawn from what the memory actually calls, nothing more. The memory embeds, validates,
 checks immutability, numbers records and ranks; a store only keeps records and finds
-neighbours. Three ship with the package (in :mod:`langchain_episodic.stores`):
+neighbours. Four ship with the package (in :mod:`langchain_episodic.stores`):
 
 * :class:`~langchain_episodic.stores.ChromaEpisodeStore` (the default): embedded on
   disk, in memory, or on a Chroma server.
