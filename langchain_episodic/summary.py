@@ -80,6 +80,11 @@ def _write_summary(
     store.write_state(namespace, _SUMMARY_STATE, packed)
 
 
+def _write_stale(store: EpisodeStore, namespace: str, count: int) -> None:
+    packed = json.dumps({_COUNT_KEY: count, _SKIPPED_KEY: -1}, separators=(",", ":"))
+    store.write_state(namespace, _SUMMARY_STATE, packed)
+
+
 def _load(store: EpisodeStore, namespace: str) -> tuple[int, dict[TaskCategory, SkillTally]]:
     stored = _read_summary(store, namespace)
     actual = store.count(namespace)
@@ -159,7 +164,14 @@ class Summary:
         pending = self.count - self._saved_count
         due = time.monotonic() - self._saved_at >= SUMMARY_INTERVAL_SECONDS
         if pending and (force or due or pending >= SUMMARY_INTERVAL_EPISODES):
-            _write_summary(self.store, self.namespace, self.count, self.tallies)
+            actual = self.store.count(self.namespace)
+            if actual == self.count:
+                _write_summary(self.store, self.namespace, self.count, self.tallies)
+            else:
+                # Another writer (a second memory on this namespace) recorded too: these
+                # tallies miss its episodes. Leave a summary that does not add up, so the
+                # next open recounts instead of trusting either writer's tallies.
+                _write_stale(self.store, self.namespace, actual)
             self._saved_count = self.count
             self._saved_at = time.monotonic()
 

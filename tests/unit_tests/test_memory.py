@@ -300,3 +300,22 @@ async def test_arecord_many_can_keep_the_given_order() -> None:
     other = EpisodicMemory()
     await other.arecord_many(list(reversed(episodes)))
     assert [e.episode_id for e in other.episodes()] == ["ep-0", "ep-1", "ep-2", "ep-3"]
+
+
+def test_two_memories_writing_one_namespace_leave_skill_profiles_that_add_up() -> None:
+    # Each memory tallies only its own writes; saving those tallies as the namespace's
+    # summary would make the next open trust a wrong count by category.
+    from langchain_episodic.stores import InMemoryEpisodeStore  # noqa: PLC0415
+
+    store = InMemoryEpisodeStore()
+    first, second = EpisodicMemory(store=store), EpisodicMemory(store=store)
+    categories = ["code_generation", "debugging", "architecture", "refactoring"]
+    for i in range(12):
+        writer = first if i % 2 == 0 else second
+        writer.record(make_episode(episode_id=f"e{i}", category=categories[i % 4], timestamp=i))
+    first.flush()
+    second.flush()
+
+    reopened = EpisodicMemory(store=store)
+    assert len(reopened) == 12
+    assert reopened.skill_profiles() == compute_skill_profiles(reopened.episodes())
