@@ -23,6 +23,7 @@ from langchain_episodic.lessons import (
     decode_lesson,
     encode_lesson,
     is_lesson_entry,
+    lesson_model,
 )
 from langchain_episodic.stores.base import EpisodeStore, JournalEntry
 
@@ -44,6 +45,8 @@ class LessonLog:
         self._store = store
         self._namespace = namespace
         self.book = LessonBook()
+        # The embeddings model each stored vector was made with, when recorded.
+        self.models: dict[str, str | None] = {}
         # Lessons stored with another model's vectors, embedded again here (by id).
         self._embedded_here: dict[str, NDArray[np.float32]] = {}
         self.reload(entries)
@@ -53,6 +56,7 @@ class LessonLog:
         if entries is None:
             entries = self._store.read_journal(self._namespace)
         book = LessonBook()
+        models: dict[str, str | None] = {}
         for entry in entries:
             if not is_lesson_entry(entry.entry_id):
                 continue
@@ -62,10 +66,17 @@ class LessonLog:
                 warnings.warn(MalformedRecordWarning(entry.entry_id, str(error)), stacklevel=3)
                 continue
             book.add(lesson, vector)
+            models.setdefault(lesson.lesson_id, lesson_model(entry.payload))
         self.book = book
+        self.models = models
 
-    def write(self, lessons: Sequence[Lesson], vectors: NDArray[np.floating[Any]]) -> int:
-        """Store new lessons with their vectors; how many were new."""
+    def write(
+        self,
+        lessons: Sequence[Lesson],
+        vectors: NDArray[np.floating[Any]],
+        model: str | None = None,
+    ) -> int:
+        """Store new lessons with their vectors (made by ``model``); how many were new."""
         fresh = [
             (lesson, vector)
             for lesson, vector in zip(lessons, vectors, strict=True)
@@ -73,13 +84,14 @@ class LessonLog:
         ]
         if not fresh:
             return 0
-        entries = [JournalEntry(*encode_lesson(lesson, vector)) for lesson, vector in fresh]
+        entries = [JournalEntry(*encode_lesson(lesson, vector, model)) for lesson, vector in fresh]
         self._store.append_journal(self._namespace, entries)
         # Copy on write: a reader in another thread (a recall while a background
         # reflection stores lessons) keeps iterating the book it holds, unchanged.
         book = LessonBook(dict(self.book.lessons), dict(self.book.vectors))
         for lesson, vector in fresh:
             book.add(lesson, vector)
+        self.models = {**self.models, **{lesson.lesson_id: model for lesson, _ in fresh}}
         self.book = book
         return len(fresh)
 
@@ -88,28 +100,35 @@ class LessonLog:
         lessons: Sequence[Lesson],
         dimension: int,
         embed: Callable[[list[str]], NDArray[np.float32]],
+        model: str | None = None,
     ) -> NDArray[np.float32]:
         """The lessons' unit vectors, ``dimension`` long, one row each.
 
-        A lesson stored with vectors of another length (migrated from a namespace
-        whose model has another dimension) is embedded again with ``embed`` (its
+        A lesson stored with another model's vectors (migrated from a namespace whose
+        model has another dimension, or another ``model`` of the same dimension) is
+        embedded again with ``embed`` (its
         :attr:`~langchain_episodic.lessons.Lesson.embedding_text`), once per lesson.
         """
         book = self.book
+
+        def foreign(lesson: Lesson) -> bool:
+            stored = self.models.get(lesson.lesson_id)
+            other_model = model is not None and stored is not None and stored != model
+            return book.vectors[lesson.lesson_id].shape != (dimension,) or other_model
+
         again = [
             lesson
             for lesson in lessons
-            if book.vectors[lesson.lesson_id].shape != (dimension,)
-            and lesson.lesson_id not in self._embedded_here
+            if foreign(lesson) and lesson.lesson_id not in self._embedded_here
         ]
         if again:
             fresh = np.asarray(embed([lesson.embedding_text for lesson in again]), np.float32)
             for lesson, vector in zip(again, fresh, strict=True):
                 self._embedded_here[lesson.lesson_id] = vector / (np.linalg.norm(vector) or 1.0)
         rows = [
-            book.vectors[lesson.lesson_id]
-            if book.vectors[lesson.lesson_id].shape == (dimension,)
-            else self._embedded_here[lesson.lesson_id]
+            self._embedded_here[lesson.lesson_id]
+            if foreign(lesson)
+            else book.vectors[lesson.lesson_id]
             for lesson in lessons
         ]
         return np.asarray(rows, dtype=np.float32).reshape(len(rows), dimension)

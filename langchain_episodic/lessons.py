@@ -60,6 +60,7 @@ __all__ = [
     "encode_lesson",
     "is_lesson_entry",
     "is_lesson_id",
+    "lesson_model",
     "lesson_status",
     "merge_lessons",
     "plan_consolidation",
@@ -238,8 +239,14 @@ class Lesson:
 # ---------------------------------------------------------------- journal entries
 
 
-def encode_lesson(lesson: Lesson, vector: Sequence[float]) -> tuple[str, str, str]:
-    """``(entry_id, run_id, payload)``: the journal entry of ``lesson`` with its vector."""
+def encode_lesson(
+    lesson: Lesson, vector: Sequence[float], model: str | None = None
+) -> tuple[str, str, str]:
+    """``(entry_id, run_id, payload)``: the journal entry of ``lesson`` with its vector.
+
+    ``model`` names the embeddings model that made the vector (a digest of its
+    fingerprint), so a namespace read with another model embeds the lesson again.
+    """
     data: dict[str, Any] = {
         "kind": "lesson",
         "lesson_id": lesson.lesson_id,
@@ -262,6 +269,8 @@ def encode_lesson(lesson: Lesson, vector: Sequence[float]) -> tuple[str, str, st
         "by": lesson.by,
         "vector": base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii"),
     }
+    if model is not None:
+        data["model"] = model
     entry = _ENTRY_PREFIX + lesson.lesson_id
     return entry, entry, json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
@@ -283,6 +292,7 @@ def decode_lesson(entry_id: str, run_id: str, payload: str) -> tuple[Lesson, NDA
         if not isinstance(data, dict) or data.pop("kind", None) != "lesson":
             raise TypeError("not a lesson")
         vector = np.frombuffer(base64.b64decode(data.pop("vector")), dtype=np.float32).copy()
+        data.pop("model", None)  # see lesson_model
         data["sources"] = tuple(LessonSource(**s) for s in data["sources"])
         data["supersedes"] = tuple(data["supersedes"])
         lesson = Lesson(**data)
@@ -292,6 +302,15 @@ def decode_lesson(entry_id: str, run_id: str, payload: str) -> tuple[Lesson, NDA
         msg = f"lesson entry {entry_id!r} is damaged ({error}); it was not written by this package"
         raise EpisodicValueError(msg) from None
     return lesson, vector
+
+
+def lesson_model(payload: str) -> str | None:
+    """The embeddings model an entry's vector was made with (``None``: not recorded)."""
+    try:
+        model = json.loads(payload).get("model")
+    except (ValueError, AttributeError):
+        return None
+    return model if isinstance(model, str) else None
 
 
 # ---------------------------------------------------------------- trust and lineage

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
 import math
 import threading
@@ -1098,7 +1100,7 @@ class EpisodicMemory:
                 self.embeddings.embed_documents(texts),
                 [f"lesson_id={lesson.lesson_id!r}" for lesson in fresh],
             )
-            return self._lessons.write(fresh, vectors)
+            return self._lessons.write(fresh, vectors, self._embedder_tag)
 
     async def aadd_lessons(self, lessons: Iterable[Lesson]) -> int:
         """Async twin of :meth:`add_lessons`."""
@@ -1211,7 +1213,9 @@ class EpisodicMemory:
                     if len(dimensions) == 1
                     else self._embed_lessons([active[0].embedding_text]).shape[1]
                 )
-                vectors = self._lessons.vectors_for(active, dimension, self._embed_lessons)
+                vectors = self._lessons.vectors_for(
+                    active, dimension, self._embed_lessons, self._embedder_tag
+                )
                 groups = plan_consolidation(active, vectors, threshold)
             now = self.now()
             credit = {}
@@ -1251,7 +1255,9 @@ class EpisodicMemory:
         query = query / (np.linalg.norm(query) or 1.0)
         # A lesson stored with another model's vectors (another dimension) is
         # embedded again with this memory's model, once, so migrated lessons recall.
-        vectors = self._lessons.vectors_for(active, query.shape[0], self._embed_lessons)
+        vectors = self._lessons.vectors_for(
+            active, query.shape[0], self._embed_lessons, self._embedder_tag
+        )
         scored = []
         for lesson, stored in zip(active, vectors, strict=True):
             similarity = float(stored @ query)
@@ -1260,6 +1266,17 @@ class EpisodicMemory:
                 scored.append((similarity * factor, lesson.lesson_id, lesson))
         scored.sort(key=lambda row: (-row[0], row[1]))
         return tuple(lesson for _, _, lesson in scored[:k])
+
+    @functools.cached_property
+    def _embedder_tag(self) -> str | None:
+        """A digest of this memory's embeddings fingerprint: which model made a lesson's vector.
+
+        Computed once, on first use (one probe embedding), only by memories with lessons.
+        """
+        fingerprint = fingerprint_embeddings(self.embeddings)
+        if fingerprint is None:
+            return None
+        return hashlib.sha256(fingerprint.to_json().encode("utf-8")).hexdigest()[:16]
 
     def _embed_lessons(self, texts: list[str]) -> NDArray[np.float32]:
         return _check_vectors(

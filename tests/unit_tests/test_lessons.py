@@ -16,7 +16,13 @@ import math
 import numpy as np
 import pytest
 
-from langchain_episodic import EpisodicMemory, EpisodicValueError, build_replay
+from langchain_episodic import (
+    EpisodicMemory,
+    EpisodicValueError,
+    HashingEmbeddings,
+    StaticEmbeddings,
+    build_replay,
+)
 from langchain_episodic.lessons import (
     LESSON_PREFIX,
     LESSONS_NOTICE,
@@ -616,3 +622,33 @@ def test_aadd_lessons_is_the_async_twin(memory: EpisodicMemory) -> None:
     with pytest.raises(EpisodicValueError, match="no lesson was stored"):
         asyncio.run(memory.aadd_lessons([lesson(("ghost",), title="bad")]))
     assert memory.lessons() == (lesson(),)
+
+
+def test_lessons_migrated_to_another_model_of_the_same_dimension_are_embedded_again() -> None:
+    # HashingEmbeddings and the default StaticEmbeddings both give 384 numbers: only the
+    # model tag stored with each lesson's vector says the vectors do not compare.
+    source = EpisodicMemory(
+        store=InMemoryEpisodeStore(), embeddings=HashingEmbeddings(), clock=lambda: 1e9
+    )
+    source.record(make_episode(episode_id="login-1", description="Implement a login form"))
+    (kept,) = [
+        Lesson.create(
+            title="Strip e-mail addresses before validating them",
+            applies_when="a sign-in form checks the e-mail address",
+            do="call .strip() first",
+            sources=(LessonSource("login-1"),),
+            created_at=1e9,
+        )
+    ]
+    source.add_lessons([kept])
+    target = EpisodicMemory(
+        store=InMemoryEpisodeStore(), embeddings=StaticEmbeddings(), clock=lambda: 1e9
+    )
+    migrate_namespace(source, target)
+
+    query = "Build a log-in page that verifies the email"
+    assert target.recall_lessons(query) == (kept,)
+    # Compared with the stored (hashing) vector, the paraphrase would not reach the floor.
+    stored = target._lessons.book.vectors[kept.lesson_id]
+    static = np.asarray(StaticEmbeddings().embed_query(query), dtype=np.float32)
+    assert float(stored @ (static / np.linalg.norm(static))) < target.relevance_floor

@@ -19,6 +19,7 @@ from langchain_episodic import (
     TaskCategory,
 )
 from langchain_episodic.skills import compute_skill_profiles
+from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.helpers.episodes import DAY, QUERIES, TASKS, article_recall, corpus
 from tests.unit_tests.factories import make_episode
 
@@ -305,8 +306,6 @@ async def test_arecord_many_can_keep_the_given_order() -> None:
 def test_two_memories_writing_one_namespace_leave_skill_profiles_that_add_up() -> None:
     # Each memory tallies only its own writes; saving those tallies as the namespace's
     # summary would make the next open trust a wrong count by category.
-    from langchain_episodic.stores import InMemoryEpisodeStore  # noqa: PLC0415
-
     store = InMemoryEpisodeStore()
     first, second = EpisodicMemory(store=store), EpisodicMemory(store=store)
     categories = ["code_generation", "debugging", "architecture", "refactoring"]
