@@ -1141,17 +1141,21 @@ class EpisodicMemory:
 
     def lesson_utility(self, lesson_id: str) -> float:
         """The lesson's utility estimate: its credit plus what the lessons it merged carried."""
-        lesson = self.lesson(lesson_id)
-        now = self.now()
-        row = self._credit.utility(lesson_id)
+        helped, hurt = self._lesson_evidence(self.lesson(lesson_id), self.now())
+        return (PRIOR_HELPED + helped) / (PRIOR_HELPED + PRIOR_HURT + helped + hurt)
+
+    def _lesson_evidence(self, lesson: Lesson, now: float) -> tuple[float, float]:
+        """A lesson's (helped, hurt) evidence at ``now``: its own credit, decayed, and what
+        a merge carried over, which fades from the merge on like the lesson's own.
+        """
+        row = self._credit.utility(lesson.lesson_id)
         decay = row.decay(now)
-        # What a merge carried over was the parents' evidence at the merge: it fades
-        # from then on, like the lesson's own.
         age = max(0.0, now - lesson.created_at)
         carried = math.exp(-math.log(2) * age / self._credit.half_life)
-        helped = PRIOR_HELPED + lesson.helped * carried + row.helped * decay
-        hurt = PRIOR_HURT + lesson.hurt * carried + row.hurt * decay
-        return helped / (helped + hurt)
+        return (
+            lesson.helped * carried + row.helped * decay,
+            lesson.hurt * carried + row.hurt * decay,
+        )
 
     def revise_lesson(self, lesson_id: str, **changes: Any) -> Lesson:
         """Store a revision of an active lesson: a new lesson that supersedes it.
@@ -1221,15 +1225,10 @@ class EpisodicMemory:
             credit = {}
             for group in groups:
                 for lesson in group:
-                    # Evidence as it stands now (decayed), and what the lesson carried.
-                    row = self._credit.utility(lesson.lesson_id)
-                    decay = row.decay(now)
-                    age = max(0.0, now - lesson.created_at)
-                    carried = math.exp(-math.log(2) * age / self._credit.half_life)
-                    credit[lesson.lesson_id] = (
-                        row.helped * decay + lesson.helped * (carried - 1.0),
-                        row.hurt * decay + lesson.hurt * (carried - 1.0),
-                    )
+                    # merge_lessons adds what each lesson carried to its credit: pass
+                    # the rest of its evidence as it stands now.
+                    helped, hurt = self._lesson_evidence(lesson, now)
+                    credit[lesson.lesson_id] = (helped - lesson.helped, hurt - lesson.hurt)
             merged = [merge_lessons(group, credit, now) for group in groups]
             self.add_lessons(merged)
             return tuple(merged)

@@ -31,6 +31,7 @@ __all__ = [
     "ScoreKind",
     "check_backend_embeddings",
     "embeddings_writer",
+    "embeds_like",
     "is_faiss",
     "namespace_filter_for",
     "namespace_metadata_filter",
@@ -224,6 +225,19 @@ def embeddings_writer(
     return None
 
 
+def embeds_like(model: Any, text: str, vector: NDArray[np.floating[Any]]) -> bool:
+    """Whether ``model`` (a backend's own embeddings) embeds ``text`` as ``vector``.
+
+    Same dimension and cosine at least 0.999: the backend's model is the memory's.
+    """
+    theirs = np.asarray(model.embed_documents([text])[0], dtype=np.float64)
+    ours = np.asarray(vector, dtype=np.float64)
+    return theirs.shape == ours.shape and (
+        float(theirs @ ours / (np.linalg.norm(theirs) * np.linalg.norm(ours) or 1.0))
+        >= _SAME_MODEL_COSINE
+    )
+
+
 def check_backend_embeddings(
     vectorstore: VectorStore,
     kind: ScoreKind | None,
@@ -265,14 +279,7 @@ def check_backend_embeddings(
         raise StoreConfigurationError(msg)
     if not compare_model:
         return
-    theirs = np.asarray(model.embed_documents([text])[0], dtype=np.float64)
-    ours = vectors[0]
-    same = (
-        theirs.shape == ours.shape
-        and float(theirs @ ours / (np.linalg.norm(theirs) * np.linalg.norm(ours) or 1.0))
-        >= _SAME_MODEL_COSINE
-    )
-    if not same:
+    if not embeds_like(model, text, vectors[0]):
         msg = (
             f"vectorstore={name} embeds with {type(model).__name__}, which gives "
             "other vectors than the memory's embeddings model: pass the same model "

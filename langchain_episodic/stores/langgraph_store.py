@@ -122,6 +122,7 @@ from langchain_episodic.errors import (
 )
 from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.stores._ledgered import LedgeredStore, record_id
+from langchain_episodic.stores.backends import embeds_like
 from langchain_episodic.stores.base import StoredHit, unit_rows
 from langchain_episodic.stores.codec import decode_hit, encode_episode
 from langchain_episodic.stores.ledger import Ledger
@@ -149,7 +150,6 @@ _CONVERSIONS: dict[str, Callable[[float], float]] = {
 }
 _NEEDS_UNIT_VECTORS = frozenset({"inner_product", "negative_l2"})
 _UNIT_TOLERANCE = 1e-4
-_SAME_MODEL_COSINE = 0.999  # the backend's embedding of a text against the memory's
 _SCORE_TOLERANCE = 1e-3  # the backend's score against the cosine of our own vectors
 _PAGE = 1000
 _TEXT_FIELD = "text"
@@ -499,14 +499,7 @@ class LangGraphEpisodeStore(LedgeredStore):
         if namespace in self._checked:
             return
         model = self._store.embeddings  # type: ignore[attr-defined]
-        theirs = np.asarray(model.embed_documents([text])[0], dtype=np.float64)
-        ours = vectors[0]
-        same = (
-            theirs.shape == ours.shape
-            and float(theirs @ ours / (np.linalg.norm(theirs) * np.linalg.norm(ours) or 1.0))
-            >= _SAME_MODEL_COSINE
-        )
-        if not same:
+        if not embeds_like(model, text, vectors[0]):
             msg = (
                 f"store={name} embeds with {type(model).__name__}, which gives other "
                 "vectors than the memory's embeddings model: build the store's index "
