@@ -1145,8 +1145,10 @@ class EpisodicMemory:
         return (PRIOR_HELPED + helped) / (PRIOR_HELPED + PRIOR_HURT + helped + hurt)
 
     def _lesson_evidence(self, lesson: Lesson, now: float) -> tuple[float, float]:
-        """A lesson's (helped, hurt) evidence at ``now``: its own credit, decayed, and what
-        a merge carried over, which fades from the merge on like the lesson's own.
+        """A lesson's (helped, hurt) evidence at ``now``, prior excluded.
+
+        Its own credit, decayed, and what a merge carried over, which fades from the
+        merge on like the lesson's own.
         """
         row = self._credit.utility(lesson.lesson_id)
         decay = row.decay(now)
