@@ -49,8 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _fixtures import PrecomputedEmbeddings, make_episodes, unit_vectors
 from langchain_core.embeddings import Embeddings
 
-import langchain_episodic.credit as credit_module
 import langchain_episodic.memory as memory_module
+import langchain_episodic.scoring.credit as credit_module
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, HashingEmbeddings, RecallOptions
 from langchain_episodic.embeddings.static import StaticEmbeddings
 from langchain_episodic.simulation import (

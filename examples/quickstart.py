@@ -19,7 +19,7 @@ from langchain_episodic import (
     choose_strategy,
     episode_from_tests,
 )
-from langchain_episodic.skills import compute_learning_curve, identify_weak_skills
+from langchain_episodic.scoring.skills import compute_learning_curve, identify_weak_skills
 
 HOUR = 3600.0
 START = 1_780_000_000.0  # fixed times, so a re-run records the very same episodes

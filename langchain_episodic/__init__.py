@@ -6,22 +6,25 @@ recent, rewarded, successful) and :func:`build_replay` turns them into a replay
 prompt (and, when asked, a strategy) for the model. Episodes live in ChromaDB: on
 disk, in memory, or on a Chroma server.
 
-The package is layered; each layer imports only the ones above it in this list:
+The package is layered. Each layer imports only from itself and the layers listed
+before it, imports inside functions and under ``TYPE_CHECKING`` included (the test
+suite reads this list and checks every import against it):
 
-* data model and pure logic: :mod:`~langchain_episodic.episode`,
-  :mod:`~langchain_episodic.filters`, :mod:`~langchain_episodic.feedback`,
-  :mod:`~langchain_episodic.scoring`, :mod:`~langchain_episodic.recall_options`,
-  :mod:`~langchain_episodic.replay`, :mod:`~langchain_episodic.skills`,
-  :mod:`~langchain_episodic.strategy`, :mod:`~langchain_episodic.quarantine`,
-  :mod:`~langchain_episodic.credit`
-* embeddings: :mod:`langchain_episodic.embeddings`
-* stores, the only modules that talk to a database: :mod:`langchain_episodic.stores`
-* the memory service: :mod:`~langchain_episodic.memory` (with
-  :mod:`~langchain_episodic.summary` and :mod:`~langchain_episodic.credit_log`),
-  :mod:`~langchain_episodic.pipeline` (one
-  recall per replay), :mod:`~langchain_episodic.migration`
-* LangChain integrations, loaded on first use: :mod:`langchain_episodic.integrations`
-* tooling: :mod:`langchain_episodic.cli`, :mod:`langchain_episodic.simulation`
+1. base: :mod:`~langchain_episodic.errors`, :mod:`~langchain_episodic._validation`
+2. model, pure data and rules: :mod:`langchain_episodic.model`
+3. scoring, pure maths: :mod:`langchain_episodic.scoring`
+4. prompting, pure text: :mod:`langchain_episodic.prompting`
+5. embeddings: :mod:`langchain_episodic.embeddings`
+6. stores, the only modules that talk to a database: :mod:`langchain_episodic.stores`
+7. services, one job each over a namespace: :mod:`langchain_episodic.service`
+8. the façade: :mod:`~langchain_episodic.memory`
+9. with a memory: :mod:`~langchain_episodic.pipeline` (one recall per replay, strategy
+   choices), :mod:`~langchain_episodic.reflection`, :mod:`~langchain_episodic.migration`
+10. LangChain integrations, loaded on first use: :mod:`langchain_episodic.integrations`
+11. measurement: :mod:`langchain_episodic.simulation`
+12. the package: ``langchain_episodic`` itself (the curated names),
+    :mod:`~langchain_episodic._moved` (old module paths, for one release)
+13. the command line: :mod:`langchain_episodic.cli`, :mod:`~langchain_episodic.__main__`
 
 Everything not listed in ``__all__`` is importable from its module.
 """
@@ -31,14 +34,8 @@ from __future__ import annotations
 from importlib import import_module, metadata
 from typing import TYPE_CHECKING, Any
 
+from langchain_episodic import _moved
 from langchain_episodic.embeddings import HashingEmbeddings, StaticEmbeddings
-from langchain_episodic.episode import (
-    Episode,
-    Feedback,
-    OutcomeStatus,
-    TaskCategory,
-    TaskDescription,
-)
 from langchain_episodic.errors import (
     CreditError,
     EpisodeConflictError,
@@ -47,15 +44,21 @@ from langchain_episodic.errors import (
     StoreConfigurationError,
     StoreLockedError,
 )
-from langchain_episodic.feedback import episode_from_tests
-from langchain_episodic.filters import EpisodeFilter
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.migration import migrate_namespace
-from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
-from langchain_episodic.recall_options import RecallOptions
-from langchain_episodic.scoring import ReplayWeights
+from langchain_episodic.model.episode import (
+    Episode,
+    Feedback,
+    OutcomeStatus,
+    TaskCategory,
+    TaskDescription,
+)
+from langchain_episodic.model.feedback import episode_from_tests
+from langchain_episodic.model.filters import EpisodeFilter
+from langchain_episodic.pipeline import Replay, abuild_replay, build_replay, choose_strategy
+from langchain_episodic.scoring.options import RecallOptions
+from langchain_episodic.scoring.priority import ReplayWeights
 from langchain_episodic.stores import ChromaEpisodeStore
-from langchain_episodic.strategy import choose_strategy
 
 if TYPE_CHECKING:
     from langchain_episodic.integrations.classic import EpisodicChainMemory
@@ -63,6 +66,8 @@ if TYPE_CHECKING:
     from langchain_episodic.integrations.retriever import EpisodicRetriever
     from langchain_episodic.integrations.runnable import create_replay_runnable
     from langchain_episodic.integrations.tools import create_recall_tool
+
+_moved.install()
 
 try:
     __version__ = metadata.version("langchain-episodic")
@@ -78,6 +83,24 @@ _LAZY = {
     "create_recall_tool": "langchain_episodic.integrations.tools",
     "create_replay_runnable": "langchain_episodic.integrations.runnable",
 }
+
+
+def _retriever(memory: EpisodicMemory, **kwargs: Any) -> EpisodicRetriever:
+    from langchain_episodic.integrations.retriever import EpisodicRetriever  # noqa: PLC0415
+
+    return EpisodicRetriever(memory=memory, **kwargs)
+
+
+def _runnable(memory: EpisodicMemory, **kwargs: Any) -> Any:
+    from langchain_episodic.integrations.runnable import create_replay_runnable  # noqa: PLC0415
+
+    return create_replay_runnable(memory, **kwargs)
+
+
+# memory.as_retriever() / as_runnable(): the façade sits below the integrations, so the
+# package (which may import everything) wires them, loading each on first use.
+EpisodicMemory.register_adapter("retriever", _retriever)
+EpisodicMemory.register_adapter("runnable", _runnable)
 
 
 def __getattr__(name: str) -> Any:

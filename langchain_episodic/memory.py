@@ -12,25 +12,16 @@ import warnings
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
 from langchain_core.runnables.config import run_in_executor
 from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int, check_number, describe, encodes
-from langchain_episodic.credit import (
-    PRIOR_HELPED,
-    PRIOR_HURT,
-    UTILITY_HALF_LIFE,
-    CreditEvent,
-    EpisodeUtility,
-    Injection,
-    utility_factor,
-)
-from langchain_episodic.credit_log import CreditLog
 from langchain_episodic.embeddings.builtin import builtin_expression, default_embeddings
 from langchain_episodic.embeddings.fingerprint import (
     SAME_MODEL_SIMILARITY,
@@ -39,7 +30,6 @@ from langchain_episodic.embeddings.fingerprint import (
     fingerprint_embeddings,
 )
 from langchain_episodic.embeddings.hashing import HashingEmbeddings
-from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
 from langchain_episodic.errors import (
     CreditError,
     EmbeddingMismatchError,
@@ -49,9 +39,9 @@ from langchain_episodic.errors import (
     MalformedRecordWarning,
     NamespaceNotFoundError,
 )
-from langchain_episodic.filters import EpisodeFilter
-from langchain_episodic.lesson_log import LessonLog
-from langchain_episodic.lessons import (
+from langchain_episodic.model.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
+from langchain_episodic.model.filters import EpisodeFilter
+from langchain_episodic.model.lesson import (
     MERGE_SIMILARITY,
     Lesson,
     LessonStatus,
@@ -59,19 +49,28 @@ from langchain_episodic.lessons import (
     merge_lessons,
     plan_consolidation,
 )
-from langchain_episodic.quarantine import QuarantineAction, QuarantineEvent, QuarantineLog
-from langchain_episodic.ranking import Neighbour, RecallReport, Rejected, rank_candidates
-from langchain_episodic.recall_options import RecallOptions
-from langchain_episodic.relevance import Ranking, relevance_floor_for
-from langchain_episodic.scoring import PrioritizedResult, ReplayWeights
-from langchain_episodic.skills import SkillProfile, profiles_from_tallies
+from langchain_episodic.model.quarantine import QuarantineAction, QuarantineEvent
+from langchain_episodic.scoring.credit import (
+    PRIOR_HELPED,
+    PRIOR_HURT,
+    UTILITY_HALF_LIFE,
+    CreditEvent,
+    EpisodeUtility,
+    Injection,
+    utility_factor,
+)
+from langchain_episodic.scoring.options import RecallOptions
+from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
+from langchain_episodic.scoring.ranking import Neighbour, RecallReport, Rejected, rank_candidates
+from langchain_episodic.scoring.relevance import Ranking, relevance_floor_for
+from langchain_episodic.scoring.skills import SkillProfile, profiles_from_tallies
+from langchain_episodic.service.credit_log import CreditLog
+from langchain_episodic.service.lesson_log import LessonLog
+from langchain_episodic.service.quarantine import QuarantineLog
+from langchain_episodic.service.summary import Summary
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore, StoredHit
 from langchain_episodic.stores.chroma import ChromaEpisodeStore
 from langchain_episodic.stores.codec import collect_malformed
-from langchain_episodic.summary import Summary
-
-if TYPE_CHECKING:
-    from langchain_episodic.integrations.retriever import EpisodicRetriever
 
 __all__ = ["EpisodicMemory"]
 
@@ -509,7 +508,7 @@ class EpisodicMemory:
         only candidates that pass the relevance test come back — similarity at least
         ``min_similarity`` and within ``relevance_margin`` of the best — ordered by
         similarity scaled by value (recency, reward, outcome): fewer than ``top_k``,
-        or none, when fewer are relevant (:mod:`langchain_episodic.relevance`).
+        or none, when fewer are relevant (:mod:`langchain_episodic.scoring.relevance`).
         ``ranking="article"`` is the source article's additive priority, exactly.
         The arguments are checked by building a
         :class:`~langchain_episodic.RecallOptions` (:meth:`recall_with` takes one,
@@ -874,7 +873,7 @@ class EpisodicMemory:
 
         Each shown episode's utility then moves by the run's advantage: its reward
         minus what runs of the same category earned without that episode
-        (:mod:`langchain_episodic.credit`). The credit is an append-only journal
+        (:mod:`langchain_episodic.scoring.credit`). The credit is an append-only journal
         entry, one per run: crediting a run again, from this or any other memory
         or process, raises instead of counting twice.
         :meth:`record` credits by itself when the episode's ``source.run_id``
@@ -1007,7 +1006,7 @@ class EpisodicMemory:
         """The similarity floor of the relevance ranking when a recall sets none.
 
         Suited to the memory's embedder
-        (:func:`~langchain_episodic.relevance.relevance_floor_for`): an embedder may
+        (:func:`~langchain_episodic.scoring.relevance.relevance_floor_for`): an embedder may
         declare its own as a ``relevance_floor`` attribute; pass ``min_similarity=``
         to a recall to override it.
         """
@@ -1047,7 +1046,7 @@ class EpisodicMemory:
         Example:
             .. code-block:: python
 
-                from langchain_episodic.lessons import Lesson, LessonSource
+                from langchain_episodic.model.lesson import Lesson, LessonSource
 
                 memory.add_lessons([Lesson.create(
                     title="Strip e-mail addresses before validating them",
@@ -1060,7 +1059,7 @@ class EpisodicMemory:
             How many lessons were new.
 
         Raises:
-            TypeError: An item is not a :class:`~langchain_episodic.lessons.Lesson`.
+            TypeError: An item is not a :class:`~langchain_episodic.model.lesson.Lesson`.
             EpisodicValueError: A source episode is not stored in this namespace, or a
                 superseded lesson is unknown. Nothing is written.
         """
@@ -1323,8 +1322,26 @@ class EpisodicMemory:
 
     # ------------------------------------------------------------ integrations
 
-    def as_retriever(self, **kwargs: Any) -> EpisodicRetriever:
-        """This memory as a LangChain retriever.
+    # Adapters are registered by the package (its __init__), so this module never
+    # imports the integrations above it: the memory names the port, the package wires it.
+    _adapters: ClassVar[dict[str, Callable[..., Any]]] = {}
+
+    @classmethod
+    def register_adapter(
+        cls, kind: Literal["retriever", "runnable"], factory: Callable[..., Any]
+    ) -> None:
+        """Make ``factory(memory, **kwargs)`` what ``as_retriever`` / ``as_runnable`` return."""
+        cls._adapters[kind] = factory
+
+    def _adapter(self, kind: str, kwargs: dict[str, Any]) -> Any:
+        factory = self._adapters.get(kind)
+        if factory is None:  # pragma: no cover - the package registers both on import
+            msg = f"no {kind} adapter is registered: import langchain_episodic first"
+            raise RuntimeError(msg)
+        return factory(self, **kwargs)
+
+    def as_retriever(self, **kwargs: Any) -> BaseRetriever:
+        """This memory as a LangChain retriever (an :class:`~langchain_episodic.EpisodicRetriever`).
 
         Args:
             **kwargs: Fields of :class:`~langchain_episodic.EpisodicRetriever`:
@@ -1332,9 +1349,8 @@ class EpisodicMemory:
                 flat (``weights``, ``fetch_k``, ``category``, ...), or ``options=``,
                 plus ``tags`` and ``metadata``.
         """
-        from langchain_episodic.integrations.retriever import EpisodicRetriever  # noqa: PLC0415
-
-        return EpisodicRetriever(memory=self, **kwargs)
+        retriever: BaseRetriever = self._adapter("retriever", kwargs)
+        return retriever
 
     def as_runnable(self, **kwargs: Any) -> Runnable[Any, str]:
         """A runnable mapping a task to its replay prompt (see ``create_replay_runnable``).
@@ -1344,9 +1360,8 @@ class EpisodicMemory:
 
                 chain = {"replay": memory.as_runnable(), "task": RunnablePassthrough()} | prompt
         """
-        from langchain_episodic.integrations.runnable import create_replay_runnable  # noqa: PLC0415
-
-        return create_replay_runnable(self, **kwargs)
+        runnable: Runnable[Any, str] = self._adapter("runnable", kwargs)
+        return runnable
 
     def __len__(self) -> int:
         """Number of episodes in this namespace's long-term tier."""

@@ -4,7 +4,7 @@ Stores keep vectors in their own formats, so a migration re-embeds each episode 
 the target memory's embeddings (which may differ from the source's: a migration is
 also how to move to a new embedding model). Episodes keep their recording order, and
 the quarantine log and the credit journal (every run's injection records and outcome,
-:mod:`langchain_episodic.credit`) come along: the target's ``credit_log()`` and
+:mod:`langchain_episodic.scoring.credit`) come along: the target's ``credit_log()`` and
 utilities are the source's afterwards. Running a migration again copies nothing twice.
 
 Example:
@@ -30,9 +30,9 @@ from itertools import islice
 from tqdm import tqdm
 
 from langchain_episodic._validation import check_int
-from langchain_episodic.episode import Episode
 from langchain_episodic.errors import EpisodicValueError, MigrationError
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.model.episode import Episode
 from langchain_episodic.stores.base import JournalEntry
 
 __all__ = ["MigrationReport", "migrate_namespace"]

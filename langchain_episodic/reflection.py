@@ -39,11 +39,12 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
 from langchain_episodic._validation import check_int
-from langchain_episodic.episode import Episode
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.lessons import Lesson, LessonSource
-from langchain_episodic.recall_options import RecallOptions
-from langchain_episodic.replay import injection_attempt, render_episode
+from langchain_episodic.model.episode import Episode
+from langchain_episodic.model.lesson import Lesson, LessonSource
+from langchain_episodic.prompting.episodes import render_episode
+from langchain_episodic.prompting.sanitize import injection_attempt
+from langchain_episodic.scoring.options import RecallOptions
 
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory

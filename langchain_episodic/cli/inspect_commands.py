@@ -29,19 +29,11 @@ from langchain_episodic.cli._shared import (
     parse_duration,
     parse_time,
 )
-from langchain_episodic.credit import UTILITY_SHARE, EpisodeUtility
-from langchain_episodic.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.ranking import RecallReport, Rejected, why_recalled
-from langchain_episodic.recall_options import RecallOptions
-from langchain_episodic.relevance import (
-    DEFAULT_RANKING,
-    RECENCY_FLOOR,
-    RELEVANCE_HALF_LIFE,
-    VALUE_SHARE,
-    episode_value,
-)
-from langchain_episodic.scoring import (
+from langchain_episodic.model.episode import OutcomeStatus, TaskCategory
+from langchain_episodic.scoring.credit import UTILITY_SHARE, EpisodeUtility
+from langchain_episodic.scoring.options import RecallOptions
+from langchain_episodic.scoring.priority import (
     DEFAULT_HALF_LIFE,
     PrioritizedResult,
     ReplayWeights,
@@ -49,7 +41,19 @@ from langchain_episodic.scoring import (
     outcome_score,
     temporal_decay,
 )
-from langchain_episodic.skills import LearningSnapshot, compute_learning_curve, identify_weak_skills
+from langchain_episodic.scoring.ranking import RecallReport, Rejected, why_recalled
+from langchain_episodic.scoring.relevance import (
+    DEFAULT_RANKING,
+    RECENCY_FLOOR,
+    RELEVANCE_HALF_LIFE,
+    VALUE_SHARE,
+    episode_value,
+)
+from langchain_episodic.scoring.skills import (
+    LearningSnapshot,
+    compute_learning_curve,
+    identify_weak_skills,
+)
 
 # --------------------------------------------------------------------------- stats
 

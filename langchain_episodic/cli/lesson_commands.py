@@ -1,6 +1,6 @@
 """The ``lessons`` command: list, show, reflect, quarantine and release lessons.
 
-Lessons are distilled from episodes (:mod:`langchain_episodic.lessons`); these
+Lessons are distilled from episodes (:mod:`langchain_episodic.model.lesson`); these
 subcommands show them with their lineage and credit, write new ones with a chat model
 the user names (``reflect --model MODULE:ATTR``: nothing calls a model otherwise), and
 quarantine or release them.
@@ -29,8 +29,8 @@ from langchain_episodic.cli._shared import (
     format_table,
 )
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.lessons import Lesson, is_lesson_id
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.model.lesson import Lesson, is_lesson_id
 from langchain_episodic.reflection import LessonWriter, reflect
 
 _STATUSES = ("active", "archived", "quarantined", "all")

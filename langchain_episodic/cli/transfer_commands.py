@@ -25,10 +25,10 @@ from langchain_episodic.cli._shared import (
     _Target,
     _target,
 )
-from langchain_episodic.episode import Episode
 from langchain_episodic.errors import EpisodeConflictError
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.migration import migrate_namespace
+from langchain_episodic.model.episode import Episode
 
 # --------------------------------------------------------------------------- export
 

@@ -3,7 +3,7 @@
 The retriever and the classic chain memory are pydantic models; both hold their
 recall options as one ``options: RecallOptions`` field and accept the options flat
 (``k=3``, ``category="debugging"``, ...) as LangChain users expect, so the option
-names and their rules live only in :mod:`langchain_episodic.recall_options`.
+names and their rules live only in :mod:`langchain_episodic.scoring.options`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from langchain_episodic.recall_options import RECALL_OPTION_NAMES, RecallOptions
+from langchain_episodic.scoring.options import RECALL_OPTION_NAMES, RecallOptions
 
 __all__ = ["RecallOptionsFields"]
 

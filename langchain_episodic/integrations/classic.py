@@ -31,15 +31,15 @@ except ImportError as error:  # pragma: no cover - exercised by a test that hide
     )
     raise ImportError(_MISSING) from error
 
-from langchain_episodic.episode import Episode, EpisodeSource, TaskDescription
 from langchain_episodic.errors import CreditError, EpisodicValueError
-from langchain_episodic.feedback import episode_from_tests
 from langchain_episodic.integrations._fields import RecallOptionsFields
 from langchain_episodic.integrations._run import RUN_ID_KEY
 from langchain_episodic.integrations.runnable import task_from_input
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.model.episode import Episode, EpisodeSource, TaskDescription
+from langchain_episodic.model.feedback import episode_from_tests
 from langchain_episodic.pipeline import abuild_replay, build_replay
-from langchain_episodic.replay import DEFAULT_MAX_TOKENS, approximate_token_count
+from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
 
 __all__ = ["EpisodicChainMemory"]
 
@@ -138,8 +138,9 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
     output_key: str | None = None
     """Chain output holding the solution, for :meth:`record_outcome`; ``None``: the only one."""
     max_tokens: int | None = Field(default=DEFAULT_MAX_TOKENS, ge=1)
-    """Token budget of the replay prompt: :data:`~langchain_episodic.replay.DEFAULT_MAX_TOKENS`
-    by default, ``None`` for no budget."""
+    """Token budget of the replay prompt:
+    :data:`~langchain_episodic.prompting.episodes.DEFAULT_MAX_TOKENS` by default, ``None``
+    for no budget."""
     token_counter: Callable[[str], int] = Field(default=approximate_token_count, exclude=True)
     """Counts tokens for ``max_tokens``, e.g. ``llm.get_num_tokens``."""
     include_strategy: bool = False

@@ -30,7 +30,6 @@ from langchain_core.runnables.config import run_in_executor
 from typing_extensions import NotRequired, TypedDict  # typing has them from 3.11 only
 
 from langchain_episodic._validation import check_int
-from langchain_episodic.episode import Episode, TaskDescription
 from langchain_episodic.errors import CreditError, StoreConfigurationError
 from langchain_episodic.integrations._run import RUN_ID_KEY, run_from_config
 from langchain_episodic.integrations._scope import (
@@ -39,10 +38,11 @@ from langchain_episodic.integrations._scope import (
     resolve_namespace,
 )
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.model.episode import Episode, TaskDescription
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
-from langchain_episodic.recall_options import RecallOptions
+from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
 from langchain_episodic.reflection import LessonWriter, reflect
-from langchain_episodic.replay import DEFAULT_MAX_TOKENS, approximate_token_count
+from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.stores.langgraph_store import LangGraphEpisodeStore
 
 try:
@@ -289,7 +289,7 @@ class EpisodicMemoryMiddleware(
             half-life, filters, ``current_time``, ...). They apply to the replay
             prompt and to the strategy alike: both come from one recall.
         max_tokens: Token budget of the replay prompt (the strategy line is extra):
-            :data:`~langchain_episodic.replay.DEFAULT_MAX_TOKENS` by default, ``None``
+            :data:`~langchain_episodic.prompting.episodes.DEFAULT_MAX_TOKENS` by default, ``None``
             for no budget.
         token_counter: Counts tokens for the budget, e.g. ``model.get_num_tokens``.
         include_strategy: Also append ``Strategy: <name> - <instruction>`` for the

@@ -15,10 +15,10 @@ from pydantic import ConfigDict
 
 from langchain_episodic.integrations._fields import RecallOptionsFields
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.ranking import RecallReport, why_recalled
-from langchain_episodic.recall_options import RecallOptions
-from langchain_episodic.replay import render_episode
-from langchain_episodic.scoring import PrioritizedResult
+from langchain_episodic.prompting.episodes import render_episode
+from langchain_episodic.scoring.options import RecallOptions
+from langchain_episodic.scoring.priority import PrioritizedResult
+from langchain_episodic.scoring.ranking import RecallReport, why_recalled
 
 __all__ = ["EpisodicRetriever", "report_to_documents", "result_to_document"]
 

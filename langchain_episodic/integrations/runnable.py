@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
-from langchain_episodic.episode import TaskDescription
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._run import run_from_config
+from langchain_episodic.model.episode import TaskDescription
 from langchain_episodic.pipeline import abuild_replay, as_task, build_replay
-from langchain_episodic.recall_options import RecallOptions
-from langchain_episodic.replay import DEFAULT_MAX_TOKENS, approximate_token_count
+from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
+from langchain_episodic.scoring.options import RecallOptions
 
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
@@ -82,7 +82,7 @@ def create_replay_runnable(
         input_key: Key of the task when the input is a dict.
         options: Recall options; the defaults when ``None``.
         max_tokens: Token budget of the prompt:
-            :data:`~langchain_episodic.replay.DEFAULT_MAX_TOKENS` by default, ``None``
+            :data:`~langchain_episodic.prompting.episodes.DEFAULT_MAX_TOKENS` by default, ``None``
             for no budget.
         token_counter: Counts tokens for the budget.
         include_strategy: Append the selected strategy's instruction.

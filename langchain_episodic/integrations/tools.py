@@ -9,16 +9,16 @@ from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from langchain_episodic.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.integrations._run import run_from_config
 from langchain_episodic.integrations._scope import (
     NamespaceScope,
     check_scope,
     resolve_namespace,
 )
+from langchain_episodic.model.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
-from langchain_episodic.recall_options import RecallOptions
-from langchain_episodic.replay import DEFAULT_MAX_TOKENS
+from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS
+from langchain_episodic.scoring.options import RecallOptions
 
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
@@ -84,7 +84,7 @@ def create_recall_tool(
         options: Recall options the model's arguments (``k``, ``category``,
             ``outcome``) are applied on top of.
         max_tokens: Token budget of the tool's answer:
-            :data:`~langchain_episodic.replay.DEFAULT_MAX_TOKENS` by default, ``None``
+            :data:`~langchain_episodic.prompting.episodes.DEFAULT_MAX_TOKENS` by default, ``None``
             for no budget.
         namespace: Memory per run, for an agent that serves many users: a template
             over the agent run's ``runtime.context`` fields (``"user-{user_id}"``) or

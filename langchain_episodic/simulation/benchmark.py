@@ -14,11 +14,14 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings import HashingEmbeddings
-from langchain_episodic.episode import Episode, Feedback, OutcomeStatus
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.relevance import Ranking
-from langchain_episodic.scoring import ReplayWeights
+from langchain_episodic.model.episode import Episode, Feedback, OutcomeStatus
+from langchain_episodic.pipeline import choose_strategy
+from langchain_episodic.scoring.priority import ReplayWeights
+from langchain_episodic.scoring.relevance import Ranking
+from langchain_episodic.scoring.skills import LearningSnapshot, compute_learning_curve
+from langchain_episodic.scoring.strategy import DEFAULT_EVIDENCE_K, complexity_strategy
 from langchain_episodic.simulation.environment import (
     _EXPLORE_SALT,
     DEFAULT_SEEDS,
@@ -27,8 +30,6 @@ from langchain_episodic.simulation.environment import (
     CodingTaskEnvironment,
     SimulatedTask,
 )
-from langchain_episodic.skills import LearningSnapshot, compute_learning_curve
-from langchain_episodic.strategy import DEFAULT_EVIDENCE_K, choose_strategy, complexity_strategy
 
 __all__ = [
     "VARIANTS",

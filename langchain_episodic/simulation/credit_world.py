@@ -1,6 +1,6 @@
 """A simulated world where recalled episodes differ in how much they help when shown.
 
-Credit (:mod:`langchain_episodic.credit`) can only pay off when episodes differ in
+Credit (:mod:`langchain_episodic.scoring.credit`) can only pay off when episodes differ in
 what showing them does to the next attempt, which their own reward does not tell:
 
 * a **transferable fix** (a success) raises the success probability of every task of
@@ -15,7 +15,7 @@ what showing them does to the next attempt, which their own reward does not tell
 Every task belongs to a sub-topic of :data:`~langchain_episodic.simulation.SUBTOPICS`
 and to one of :attr:`CreditWorld.hidden_variants` hidden variants. Its success
 probability is the sub-topic's rate for the strategy the complexity fallback picks
-(:func:`~langchain_episodic.strategy.complexity_strategy`: one fixed strategy per
+(:func:`~langchain_episodic.scoring.strategy.complexity_strategy`: one fixed strategy per
 task, so only the episodes shown differ between agents), plus the hidden effects of
 the episodes shown, clipped to [0.02, 0.98]. An attempt then runs 10 simulated tests
 as :meth:`CodingTaskEnvironment.attempt
@@ -53,12 +53,13 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings import HashingEmbeddings
-from langchain_episodic.episode import Episode, Feedback, OutcomeStatus
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.feedback import feedback_from_tests
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.model.episode import Episode, Feedback, OutcomeStatus
+from langchain_episodic.model.feedback import feedback_from_tests
 from langchain_episodic.pipeline import build_replay, shown_ids
-from langchain_episodic.recall_options import RecallOptions
+from langchain_episodic.scoring.options import RecallOptions
+from langchain_episodic.scoring.strategy import complexity_strategy
 from langchain_episodic.simulation.environment import (
     DEFAULT_SEEDS,
     START_TIME,
@@ -71,7 +72,6 @@ from langchain_episodic.simulation.environment import (
 )
 from langchain_episodic.stores.base import EpisodeStore
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
-from langchain_episodic.strategy import complexity_strategy
 
 __all__ = [
     "CREDIT_VARIANTS",

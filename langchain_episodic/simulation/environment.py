@@ -10,10 +10,10 @@ from types import MappingProxyType
 import numpy as np
 
 from langchain_episodic._validation import check_int
-from langchain_episodic.episode import Feedback, OutcomeStatus, TaskCategory, TaskDescription
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.feedback import feedback_from_tests
-from langchain_episodic.strategy import STRATEGY_POOL
+from langchain_episodic.model.episode import Feedback, OutcomeStatus, TaskCategory, TaskDescription
+from langchain_episodic.model.feedback import feedback_from_tests
+from langchain_episodic.scoring.strategy import STRATEGY_POOL
 
 __all__ = [
     "DEFAULT_SEEDS",

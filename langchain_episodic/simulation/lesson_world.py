@@ -3,7 +3,7 @@
 It builds on :mod:`~langchain_episodic.simulation.credit_world`: the same seeded
 tasks, hidden variants, episode kinds and hidden episode effects
 (:data:`~langchain_episodic.simulation.DIFFERENTIATED_WORLD` by default), with one
-addition: a shown **lesson** (:mod:`langchain_episodic.lessons`) also changes the
+addition: a shown **lesson** (:mod:`langchain_episodic.model.lesson`) also changes the
 task's success probability.
 
 Hidden truth (what :class:`LessonWorld` sets; the agent never sees it):
@@ -70,12 +70,11 @@ from pydantic import BaseModel, Field
 
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings import HashingEmbeddings
-from langchain_episodic.episode import Episode
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.lessons import MERGE_SIMILARITY, Lesson
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.model.episode import Episode
+from langchain_episodic.model.lesson import MERGE_SIMILARITY, Lesson
 from langchain_episodic.pipeline import build_replay, shown_ids
-from langchain_episodic.recall_options import RecallOptions
 from langchain_episodic.reflection import (
     LessonDraft,
     LessonDrafts,
@@ -83,6 +82,8 @@ from langchain_episodic.reflection import (
     Reflection,
     reflect,
 )
+from langchain_episodic.scoring.options import RecallOptions
+from langchain_episodic.scoring.strategy import complexity_strategy
 from langchain_episodic.simulation.credit_world import (
     DIFFERENTIATED_WORLD,
     CreditWorld,
@@ -99,7 +100,6 @@ from langchain_episodic.simulation.environment import (
     SimulatedTask,
 )
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
-from langchain_episodic.strategy import complexity_strategy
 
 __all__ = [
     "BASELINE_LESSON_VARIANT",
@@ -323,7 +323,7 @@ class LessonVariant:
         consolidate_every: Consolidate lessons after every ``consolidate_every``-th
             episode; 0 for never.
         consolidate_threshold: The cosine similarity at which consolidation merges
-            two lessons (:data:`~langchain_episodic.lessons.MERGE_SIMILARITY` by default).
+            two lessons (:data:`~langchain_episodic.model.lesson.MERGE_SIMILARITY` by default).
     """
 
     name: str

@@ -18,8 +18,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_episodic._validation import check_int
-from langchain_episodic.episode import Episode
 from langchain_episodic.errors import MalformedRecordWarning
+from langchain_episodic.model.episode import Episode
 from langchain_episodic.stores.base import JournalEntry
 from langchain_episodic.stores.codec import decode_episode
 from langchain_episodic.stores.ledger import Ledger

@@ -24,8 +24,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from langchain_episodic.episode import Episode, OutcomeStatus, episode_from_stored
-from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.model.episode import Episode, OutcomeStatus, episode_from_stored
+from langchain_episodic.model.filters import EpisodeFilter
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -79,7 +79,7 @@ class JournalEntry:
     """One entry of a namespace's journal: a small immutable record beside the episodes.
 
     The memory keeps its credit loop there (which episodes each run was shown, and
-    each run's outcome; :mod:`langchain_episodic.credit`). A store keeps entries
+    each run's outcome; :mod:`langchain_episodic.scoring.credit`). A store keeps entries
     apart from the episodes, so they add nothing to the cost of a recall query.
 
     Attributes:

@@ -39,13 +39,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int, check_number
-from langchain_episodic.episode import Episode
 from langchain_episodic.errors import (
     EpisodicValueError,
     MalformedRecordWarning,
     StoreConfigurationError,
 )
-from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.model.episode import Episode
+from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores._audit import RecordAudit
 from langchain_episodic.stores._path_lock import FolderShare, PathLock, acquire_path_lock
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, JournalEntry, StoredHit

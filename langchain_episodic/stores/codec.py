@@ -17,8 +17,8 @@ from contextvars import ContextVar
 from math import isfinite
 from typing import Any
 
-from langchain_episodic.episode import Episode, OutcomeStatus, episode_from_stored
 from langchain_episodic.errors import EpisodeValidationError, MalformedRecordWarning
+from langchain_episodic.model.episode import Episode, OutcomeStatus, episode_from_stored
 from langchain_episodic.stores.base import StoredHit
 
 __all__ = [

@@ -23,9 +23,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int
-from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.model.episode import Episode, OutcomeStatus, TaskCategory
+from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores.base import JournalEntry, StoredHit, unit_rows
 from langchain_episodic.stores.codec import decode_episode, decode_hit, encode_episode
 

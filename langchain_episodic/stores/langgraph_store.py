@@ -114,13 +114,13 @@ from langgraph.store.memory import InMemoryStore
 from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int
-from langchain_episodic.episode import Episode
 from langchain_episodic.errors import (
     EpisodicValueError,
     MalformedRecordWarning,
     StoreConfigurationError,
 )
-from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.model.episode import Episode
+from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores._ledgered import LedgeredStore, record_id
 from langchain_episodic.stores.backends import embeds_like
 from langchain_episodic.stores.base import StoredHit, unit_rows

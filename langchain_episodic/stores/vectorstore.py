@@ -111,9 +111,9 @@ from langchain_core.vectorstores import VectorStore
 from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int
-from langchain_episodic.episode import Episode
 from langchain_episodic.errors import StoreConfigurationError
-from langchain_episodic.filters import EpisodeFilter
+from langchain_episodic.model.episode import Episode
+from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores._ledgered import RECORD_ID_NAMESPACE, LedgeredStore, record_id
 from langchain_episodic.stores.backends import (
     ScoreKind,

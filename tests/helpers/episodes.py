@@ -16,8 +16,8 @@ from functools import cache
 from langchain_core.embeddings import Embeddings
 
 from langchain_episodic import Episode, OutcomeStatus, ReplayWeights, TaskCategory
-from langchain_episodic.relevance import relevance_floor_for
-from langchain_episodic.scoring import SearchResult, compute_priority, cosine_similarity
+from langchain_episodic.scoring.priority import SearchResult, compute_priority, cosine_similarity
+from langchain_episodic.scoring.relevance import relevance_floor_for
 from tests.unit_tests.factories import make_episode
 
 DAY = 86_400.0

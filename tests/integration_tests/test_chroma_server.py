@@ -8,7 +8,7 @@ import chromadb
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-from langchain_episodic.skills import compute_skill_profiles
+from langchain_episodic.scoring.skills import compute_skill_profiles
 from tests.chroma_server import chroma_server
 from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import assert_same_profiles, make_episode

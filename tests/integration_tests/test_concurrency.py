@@ -25,9 +25,9 @@ import pytest
 from chromadb.api import ClientAPI
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-from langchain_episodic.credit import book_from
 from langchain_episodic.errors import CreditError, StoreLockedError
-from langchain_episodic.skills import compute_skill_profiles
+from langchain_episodic.scoring.credit import book_from
+from langchain_episodic.scoring.skills import compute_skill_profiles
 from langchain_episodic.stores._path_lock import LOCK_FILE_NAME
 from tests.helpers.episodes import article_recall, corpus, diverse_corpus, relevance_recall
 from tests.unit_tests.factories import assert_same_profiles
@@ -343,7 +343,7 @@ CREDITOR = textwrap.dedent(
     import json, sys, threading
     import chromadb
     from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-    from langchain_episodic.episode import TaskCategory, TaskDescription
+    from langchain_episodic.model.episode import TaskCategory, TaskDescription
 
     host, name, mode = sys.argv[1:4]
     port, process_index, threads, runs = map(int, sys.argv[4:8])

@@ -28,8 +28,8 @@ import numpy as np
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-from langchain_episodic.credit import CreditEvent, Injection, decode_entry
 from langchain_episodic.errors import CreditError, MalformedRecordWarning
+from langchain_episodic.scoring.credit import CreditEvent, Injection, decode_entry
 from tests.helpers.episodes import diverse_corpus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,7 +48,7 @@ WRITER = textwrap.dedent(
     """
     import json, random, sys
     from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, ReplayWeights
-    from langchain_episodic.skills import compute_skill_profiles
+    from langchain_episodic.scoring.skills import compute_skill_profiles
     from tests.helpers.episodes import diverse_corpus
 
     path, plan_file, seed, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -205,7 +205,7 @@ CREDITOR = textwrap.dedent(
     """
     import sys
     from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-    from langchain_episodic.episode import TaskCategory, TaskDescription
+    from langchain_episodic.model.episode import TaskCategory, TaskDescription
     from tests.helpers.episodes import corpus
 
     path, prefix, count = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -31,7 +31,7 @@ from langchain_episodic import (
     TaskCategory,
 )
 from langchain_episodic.errors import MalformedRecordWarning
-from langchain_episodic.skills import compute_skill_profiles
+from langchain_episodic.scoring.skills import compute_skill_profiles
 from langchain_episodic.stores import EpisodeStore
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 from langchain_episodic.stores.vectorstore import LEDGER_BLOCK, VectorStoreEpisodeStore, record_id

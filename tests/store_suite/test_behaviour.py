@@ -26,9 +26,9 @@ from langchain_episodic import (
 from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.embeddings.builtin import default_embeddings
 from langchain_episodic.embeddings.fingerprint import fingerprint_embeddings
-from langchain_episodic.episode import EpisodeSource
 from langchain_episodic.errors import EmbeddingMismatchError
-from langchain_episodic.skills import compute_skill_profiles
+from langchain_episodic.model.episode import EpisodeSource
+from langchain_episodic.scoring.skills import compute_skill_profiles
 from tests.helpers.episodes import DAY, QUERIES, article_recall, corpus, relevance_recall
 from tests.helpers.stores import EMBEDDINGS, StoreHarness
 from tests.unit_tests.factories import make_episode

@@ -16,8 +16,8 @@ import math
 import pytest
 
 from langchain_episodic import EpisodicMemory, EpisodicValueError, RecallOptions
-from langchain_episodic.episode import EpisodeSource, TaskCategory, TaskDescription
 from langchain_episodic.errors import CreditError
+from langchain_episodic.model.episode import EpisodeSource, TaskCategory, TaskDescription
 from langchain_episodic.stores import EpisodeStore
 from langchain_episodic.stores.base import JournalEntry
 from tests.helpers.episodes import DAY, QUERIES, corpus

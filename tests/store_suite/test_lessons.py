@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from langchain_episodic import EpisodicMemory, EpisodicValueError
-from langchain_episodic.lessons import Lesson, LessonSource, is_lesson_entry
 from langchain_episodic.migration import migrate_namespace
+from langchain_episodic.model.lesson import Lesson, LessonSource, is_lesson_entry
 from langchain_episodic.stores import EpisodeStore, InMemoryEpisodeStore
 from tests.helpers.episodes import DAY, corpus
 from tests.helpers.stores import StoreHarness

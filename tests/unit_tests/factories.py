@@ -6,14 +6,14 @@ from collections.abc import Sequence
 
 import pytest
 
-from langchain_episodic.episode import (
+from langchain_episodic.model.episode import (
     Episode,
     Feedback,
     OutcomeStatus,
     TaskCategory,
     TaskDescription,
 )
-from langchain_episodic.skills import SkillProfile
+from langchain_episodic.scoring.skills import SkillProfile
 
 
 def make_episode(

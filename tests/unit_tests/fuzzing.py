@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from langchain_episodic import OutcomeStatus, TaskCategory
-from langchain_episodic.episode import MAX_TIMESTAMP
+from langchain_episodic.model.episode import MAX_TIMESTAMP
 
 
 def fuzz_settings(max_examples: int) -> settings:

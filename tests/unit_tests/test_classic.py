@@ -27,7 +27,11 @@ from langchain_episodic import (
 )
 from langchain_episodic.integrations.classic import EpisodicChainMemory
 from langchain_episodic.pipeline import replay_prompt
-from langchain_episodic.replay import DEFAULT_MAX_TOKENS, NO_EXPERIENCE, approximate_token_count
+from langchain_episodic.prompting.episodes import (
+    DEFAULT_MAX_TOKENS,
+    NO_EXPERIENCE,
+    approximate_token_count,
+)
 from tests.helpers.models import RecordingChatModel
 from tests.unit_tests.factories import make_episode
 

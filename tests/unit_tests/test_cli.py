@@ -28,10 +28,10 @@ from langchain_episodic import (
     ReplayWeights,
 )
 from langchain_episodic.cli import main, parse_duration
-from langchain_episodic.ranking import RecallReport
-from langchain_episodic.relevance import episode_value, relevance_priority
-from langchain_episodic.scoring import SearchResult, compute_priority, temporal_decay
-from langchain_episodic.skills import compute_learning_curve, compute_skill_profiles
+from langchain_episodic.scoring.priority import SearchResult, compute_priority, temporal_decay
+from langchain_episodic.scoring.ranking import RecallReport
+from langchain_episodic.scoring.relevance import episode_value, relevance_priority
+from langchain_episodic.scoring.skills import compute_learning_curve, compute_skill_profiles
 from tests.helpers.cli import assert_one_line_error, filled, open_memory, run
 from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-from langchain_episodic.lessons import Lesson, LessonSource
+from langchain_episodic.model.lesson import Lesson, LessonSource
 from tests.helpers import reflector
 from tests.helpers.cli import assert_one_line_error, run
 from tests.unit_tests.factories import make_episode

@@ -1,4 +1,4 @@
-"""The pure credit statistic (:mod:`langchain_episodic.credit`).
+"""The pure credit statistic (:mod:`langchain_episodic.scoring.credit`).
 
 Validation names the field; journal entries round-trip and refuse damage; the
 advantage is measured against runs *without* the episode; counts move the estimate
@@ -14,7 +14,8 @@ import random
 
 import pytest
 
-from langchain_episodic.credit import (
+from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.scoring.credit import (
     ADVANTAGE_SCALE,
     PRIOR_HELPED,
     PRIOR_HURT,
@@ -31,7 +32,6 @@ from langchain_episodic.credit import (
     utility_factor,
     utility_table,
 )
-from langchain_episodic.errors import EpisodicValueError
 
 HALF_LIFE = UTILITY_HALF_LIFE
 

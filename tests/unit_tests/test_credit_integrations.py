@@ -18,9 +18,9 @@ from langchain_episodic import (
     create_replay_runnable,
     episode_from_tests,
 )
-from langchain_episodic.episode import EpisodeSource
 from langchain_episodic.integrations.classic import EpisodicChainMemory
 from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware
+from langchain_episodic.model.episode import EpisodeSource
 from langchain_episodic.stores import InMemoryEpisodeStore
 from langchain_episodic.stores.base import JournalEntry
 from tests.helpers.models import make_model, user

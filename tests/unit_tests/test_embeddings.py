@@ -16,7 +16,7 @@ from langchain_tests.unit_tests import EmbeddingsUnitTests
 from pydantic import ValidationError
 
 from langchain_episodic.embeddings import HashingEmbeddings
-from langchain_episodic.scoring import cosine_similarity
+from langchain_episodic.scoring.priority import cosine_similarity
 
 TEXTS = [
     "Fix the login bug in the auth service",

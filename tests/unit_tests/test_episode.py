@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-from langchain_episodic.episode import (
+from langchain_episodic.errors import EpisodeValidationError, EpisodicValueError
+from langchain_episodic.model.episode import (
     MAX_TIMESTAMP,
     Episode,
     Feedback,
@@ -21,7 +22,6 @@ from langchain_episodic.episode import (
     TaskDescription,
     episode_from_stored,
 )
-from langchain_episodic.errors import EpisodeValidationError, EpisodicValueError
 from tests.unit_tests.factories import make_episode
 
 NAN = float("nan")

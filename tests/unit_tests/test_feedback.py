@@ -16,7 +16,7 @@ from langchain_episodic import (
     episode_from_tests,
 )
 from langchain_episodic.errors import EpisodeValidationError
-from langchain_episodic.feedback import feedback_from_tests, outcome_for_pass_rate
+from langchain_episodic.model.feedback import feedback_from_tests, outcome_for_pass_rate
 
 
 @pytest.mark.parametrize(

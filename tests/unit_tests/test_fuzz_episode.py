@@ -32,9 +32,9 @@ from langchain_episodic import (
     TaskDescription,
     episode_from_tests,
 )
-from langchain_episodic.episode import EpisodeSource
 from langchain_episodic.errors import EpisodeValidationError
-from langchain_episodic.feedback import feedback_from_tests
+from langchain_episodic.model.episode import EpisodeSource
+from langchain_episodic.model.feedback import feedback_from_tests
 from langchain_episodic.stores.codec import decode_episode, encode_episode
 from tests.unit_tests.factories import make_episode
 from tests.unit_tests.fuzzing import (

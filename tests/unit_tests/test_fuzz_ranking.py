@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, OutcomeStatus, ReplayWeights
-from langchain_episodic.scoring import (
+from langchain_episodic.scoring.priority import (
     PrioritizedResult,
     SearchResult,
     compute_priority,

@@ -6,6 +6,7 @@ import ast
 import importlib
 import importlib.metadata
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -56,45 +57,31 @@ MODULES = sorted(
     if info.name != "langchain_episodic.__main__"
 )
 
-# Each module's layer; a module imports (at module level) only from its own layer or
-# the ones below. The first prefix that matches decides.
-LAYERS = [
-    ("langchain_episodic._validation", 0),
-    ("langchain_episodic.errors", 0),
-    ("langchain_episodic.episode", 1),
-    ("langchain_episodic.filters", 1),
-    ("langchain_episodic.feedback", 1),
-    ("langchain_episodic.scoring", 1),
-    ("langchain_episodic.relevance", 1),
-    ("langchain_episodic.recall_options", 1),
-    ("langchain_episodic.ranking", 1),
-    ("langchain_episodic.replay", 1),
-    ("langchain_episodic.skills", 1),
-    ("langchain_episodic.strategy", 1),
-    ("langchain_episodic.credit", 1),
-    ("langchain_episodic.lessons", 1),
-    ("langchain_episodic.embeddings", 2),
-    ("langchain_episodic.stores", 3),
-    ("langchain_episodic.quarantine", 4),
-    ("langchain_episodic.summary", 4),
-    ("langchain_episodic.credit_log", 4),
-    ("langchain_episodic.lesson_log", 4),
-    ("langchain_episodic.reflection", 6),
-    ("langchain_episodic.memory", 5),
-    ("langchain_episodic.pipeline", 6),
-    ("langchain_episodic.migration", 6),
-    ("langchain_episodic.integrations", 7),
-    ("langchain_episodic.simulation", 8),
-    ("langchain_episodic.cli", 9),
-    ("langchain_episodic", 8),  # the package's __init__: re-exports, for tooling and users
-]
+
+def stated_layers() -> list[tuple[str, int]]:
+    """``(module prefix, layer)`` as the package docstring states them, in its numbered list."""
+    doc = langchain_episodic.__doc__ or ""
+    items = re.findall(r"^(\d+)\. (.*?)(?=^\d+\. |^\S|\Z)", doc, re.MULTILINE | re.DOTALL)
+    layers = []
+    for number, text in items:
+        for module in re.findall(r":mod:`~?([\w.]+)`|``(langchain_episodic)``", text):
+            layers.append((module[0] or module[1], int(number)))
+    return layers
+
+
+LAYERS = stated_layers()
 
 
 def layer_of(module: str) -> int:
-    for prefix, layer in LAYERS:
-        if module == prefix or module.startswith(prefix + "."):
-            return layer
-    raise AssertionError(f"{module} has no layer: add it to LAYERS")
+    """The layer of the longest stated prefix that ``module`` falls under."""
+    matches = [
+        (len(prefix), layer)
+        for prefix, layer in LAYERS
+        if module == prefix or module.startswith(prefix + ".")
+    ]
+    if not matches:
+        raise AssertionError(f"{module} has no layer: name it in the package docstring's list")
+    return max(matches)[1]
 
 
 def module_path(module: str) -> Path:
@@ -103,31 +90,58 @@ def module_path(module: str) -> Path:
     return package if package.exists() else (PACKAGE_DIR / relative).with_suffix(".py")
 
 
-def module_level_imports(module: str) -> set[str]:
-    """Package modules ``module`` imports when it is imported (not under TYPE_CHECKING)."""
+def _resolve(module: str, name: str | None) -> str:
+    candidate = f"{module}.{name}" if name else module
+    return candidate if candidate in MODULES else module
+
+
+def package_imports(module: str) -> set[str]:
+    """Every package module ``module`` imports anywhere: at module level, inside
+    functions, under ``TYPE_CHECKING``, and through ``import_module("...")`` with a
+    literal name."""
     tree = ast.parse(module_path(module).read_text())
+    package = module if module_path(module).name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
-
-    def visit(statements: list[ast.stmt]) -> None:
-        for node in statements:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                visit(node.orelse)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                if node.module.startswith("langchain_episodic"):
-                    for alias in node.names:
-                        candidate = f"{node.module}.{alias.name}"
-                        found.add(candidate if candidate in MODULES else node.module)
-            elif isinstance(node, ast.Import):
-                found.update(a.name for a in node.names if a.name.startswith("langchain_episodic"))
-            elif isinstance(node, (ast.If, ast.Try)):
-                visit(node.body)
-                visit(getattr(node, "orelse", []))
-                for handler in getattr(node, "handlers", []):
-                    visit(handler.body)
-
-    visit(tree.body)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, *([base] if base else [])])
+            if base.startswith("langchain_episodic"):
+                found.update(_resolve(base, alias.name) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("langchain_episodic"))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, (ast.Name, ast.Attribute))
+            and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr)
+            == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and str(node.args[0].value).startswith("langchain_episodic")
+        ):
+            found.add(str(node.args[0].value))
     found.discard(module)
     return found
+
+
+def test_every_module_has_a_stated_layer() -> None:
+    assert [
+        m
+        for m in [*MODULES, "langchain_episodic"]
+        if not any(m == p or m.startswith(p + ".") for p, _ in LAYERS)
+    ] == []
+    # The list is ordered and every layer names at least one module.
+    assert sorted({layer for _, layer in LAYERS}) == list(range(1, 14))
+
+
+def test_the_layer_check_sees_imports_inside_functions_and_type_checking() -> None:
+    # pipeline imports the memory only under TYPE_CHECKING; the CLI imports lazily.
+    assert "langchain_episodic.memory" in package_imports("langchain_episodic.pipeline")
+    assert layer_of("langchain_episodic.service.recall") == 7
+    assert layer_of("langchain_episodic") == 12
+    assert layer_of("langchain_episodic.cli.app") == 13
 
 
 def test_all_is_exactly_the_expected_names() -> None:
@@ -180,14 +194,14 @@ def test_no_module_imports_a_layer_above_it() -> None:
     upward = [
         f"{module} (layer {layer_of(module)}) imports {target} (layer {layer_of(target)})"
         for module in [*MODULES, "langchain_episodic"]
-        for target in module_level_imports(module)
+        for target in package_imports(module)
         if layer_of(target) > layer_of(module)
     ]
     assert upward == []
 
 
 def test_there_is_no_import_cycle() -> None:
-    graph = {module: module_level_imports(module) for module in MODULES}
+    graph = {module: package_imports(module) for module in MODULES}
     state: dict[str, int] = {}  # 1 = on the current path, 2 = done
     cycles: list[list[str]] = []
 

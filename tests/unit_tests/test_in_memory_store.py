@@ -19,7 +19,7 @@ from langchain_episodic import (
     OutcomeStatus,
     TaskCategory,
 )
-from langchain_episodic.skills import compute_skill_profiles
+from langchain_episodic.scoring.skills import compute_skill_profiles
 from langchain_episodic.stores import EpisodeStore
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 from tests.helpers.episodes import corpus

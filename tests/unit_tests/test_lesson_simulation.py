@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from langchain_episodic import EpisodicMemory, EpisodicValueError, HashingEmbeddings
-from langchain_episodic.episode import Episode
+from langchain_episodic.model.episode import Episode
 from langchain_episodic.reflection import LessonDrafts, LessonWriter, reflect
+from langchain_episodic.scoring.strategy import complexity_strategy
 from langchain_episodic.simulation import (
     BASELINE_LESSON_VARIANT,
     DIFFERENTIATED_WORLD,
@@ -23,7 +24,6 @@ from langchain_episodic.simulation import (
     run_lesson_variant,
 )
 from langchain_episodic.stores import InMemoryEpisodeStore
-from langchain_episodic.strategy import complexity_strategy
 
 N = 30  # tasks per run in these tests: small and fast
 

@@ -23,9 +23,9 @@ from langchain_episodic import (
     StaticEmbeddings,
     build_replay,
 )
-from langchain_episodic.lessons import (
+from langchain_episodic.migration import migrate_namespace
+from langchain_episodic.model.lesson import (
     LESSON_PREFIX,
-    LESSONS_NOTICE,
     Lesson,
     LessonBook,
     LessonSource,
@@ -36,9 +36,8 @@ from langchain_episodic.lessons import (
     lesson_status,
     merge_lessons,
     plan_consolidation,
-    render_lessons,
 )
-from langchain_episodic.migration import migrate_namespace
+from langchain_episodic.prompting.lessons import LESSONS_NOTICE, render_lessons
 from langchain_episodic.reflection import (
     LessonDraft,
     LessonDrafts,

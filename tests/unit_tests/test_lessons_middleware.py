@@ -33,14 +33,14 @@ from langchain_episodic import (
     episode_from_tests,
 )
 from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware
-from langchain_episodic.lessons import LESSONS_NOTICE
+from langchain_episodic.prompting.episodes import render_episode
+from langchain_episodic.prompting.lessons import LESSONS_NOTICE
 from langchain_episodic.reflection import (
     REFLECTION_INSTRUCTIONS,
     LessonDraft,
     LessonDrafts,
     LessonWriter,
 )
-from langchain_episodic.replay import render_episode
 from tests.helpers.models import SYSTEM, StructuredChatModel, make_model, structured_model, user
 
 NOW = 1_750_000_000.0

@@ -18,7 +18,7 @@ from langchain_episodic import (
     StaticEmbeddings,
     TaskCategory,
 )
-from langchain_episodic.skills import compute_skill_profiles
+from langchain_episodic.scoring.skills import compute_skill_profiles
 from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.helpers.episodes import DAY, QUERIES, TASKS, article_recall, corpus
 from tests.unit_tests.factories import make_episode

@@ -28,8 +28,12 @@ from langchain_episodic.integrations.middleware import (
     latest_human_text,
 )
 from langchain_episodic.pipeline import replay_prompt
-from langchain_episodic.replay import DEFAULT_MAX_TOKENS, NO_EXPERIENCE, approximate_token_count
-from langchain_episodic.strategy import STRATEGY_POOL
+from langchain_episodic.prompting.episodes import (
+    DEFAULT_MAX_TOKENS,
+    NO_EXPERIENCE,
+    approximate_token_count,
+)
+from langchain_episodic.scoring.strategy import STRATEGY_POOL
 from tests.helpers.models import SYSTEM, RecordingChatModel, make_model, user
 from tests.unit_tests.factories import make_episode
 

@@ -24,16 +24,16 @@ from langchain_episodic import (
     create_recall_tool,
     create_replay_runnable,
 )
-from langchain_episodic.replay import build_replay_context, format_replay_prompt
-from langchain_episodic.stores import InMemoryEpisodeStore
-from langchain_episodic.stores.base import StoredHit
-from langchain_episodic.strategy import (
+from langchain_episodic.pipeline import choose_strategy
+from langchain_episodic.prompting.episodes import build_replay_context, format_replay_prompt
+from langchain_episodic.scoring.strategy import (
     DEFAULT_EVIDENCE_K,
     StrategyChoice,
-    choose_strategy,
     strategy_for_report,
     strategy_from_results,
 )
+from langchain_episodic.stores import InMemoryEpisodeStore
+from langchain_episodic.stores.base import StoredHit
 from tests.unit_tests.factories import make_episode
 
 NOW = 10 * 86_400.0

@@ -38,21 +38,20 @@ from hypothesis import strategies as st
 from langchain.agents import create_agent
 
 from langchain_episodic import EpisodicMemory, TaskCategory, TaskDescription
-from langchain_episodic.episode import Episode, OutcomeStatus
 from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware
-from langchain_episodic.replay import (  # the cut, tested directly
+from langchain_episodic.model.episode import Episode, OutcomeStatus
+from langchain_episodic.prompting.episodes import (
     DATA_NOTICE,
     DEFAULT_MAX_TOKENS,
     NO_EXPERIENCE,
     NOT_RELEVANT_NOTE,
-    _Data,
-    _multi_line,
     approximate_token_count,
     build_replay_context,
     format_replay_prompt,
     render_episode,
 )
-from langchain_episodic.scoring import PrioritizedResult
+from langchain_episodic.prompting.sanitize import SafeText, multi_line
+from langchain_episodic.scoring.priority import PrioritizedResult
 from tests.helpers.models import SYSTEM, make_model, user
 from tests.unit_tests.factories import make_episode
 from tests.unit_tests.fuzzing import fuzz_settings
@@ -399,8 +398,8 @@ def test_a_cut_never_completes_a_tag(counter: Callable[[str], int]) -> None:
 
 def test_every_prefix_of_neutralised_text_is_inert() -> None:
     # The budget picks where a solution or a task line is cut; no cut may end a tag name.
-    data = _Data.of(
-        _multi_line(
+    data = SafeText.of(
+        multi_line(
             "<experiences <\u200b/feedbacks </exp\u200beriencex </SOLUTION_ <img> <IMG\u200b>"
             " <imgx <iframe="
         )

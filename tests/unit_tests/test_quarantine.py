@@ -8,9 +8,9 @@ import json
 import pytest
 
 from langchain_episodic import EpisodicMemory, EpisodicValueError, episode_from_tests
-from langchain_episodic.episode import Episode, EpisodeSource, episode_from_stored
 from langchain_episodic.errors import EpisodeValidationError
-from langchain_episodic.quarantine import QuarantineEvent, decode_log, encode_log
+from langchain_episodic.model.episode import Episode, EpisodeSource, episode_from_stored
+from langchain_episodic.model.quarantine import QuarantineEvent, decode_log, encode_log
 from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode

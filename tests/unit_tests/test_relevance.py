@@ -7,7 +7,8 @@ import math
 import pytest
 
 from langchain_episodic import EpisodicMemory, HashingEmbeddings, RecallOptions, ReplayWeights
-from langchain_episodic.relevance import (
+from langchain_episodic.scoring.priority import SearchResult
+from langchain_episodic.scoring.relevance import (
     RELEVANCE_FLOOR,
     RELEVANCE_HALF_LIFE,
     episode_value,
@@ -15,7 +16,6 @@ from langchain_episodic.relevance import (
     relevance_floor_for,
     relevance_priority,
 )
-from langchain_episodic.scoring import SearchResult
 from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.helpers.embeddings import table_memory as make_table_memory
 from tests.helpers.episodes import DAY, QUERIES, corpus, relevance_recall
@@ -208,7 +208,7 @@ def test_the_articles_strategy_hierarchy_counts_every_recalled_episode() -> None
     # Level 1 of the article: more than 60% of the 5 recalled succeeded -> reuse the
     # best-ranked success's strategy, relevant or not (the article has no such test).
     from langchain_episodic import TaskDescription, choose_strategy  # noqa: PLC0415
-    from langchain_episodic.strategy import StrategyChoice  # noqa: PLC0415
+    from langchain_episodic.scoring.strategy import StrategyChoice  # noqa: PLC0415
 
     memory = table_memory({"close": 0.9, "far a": 0.05, "far b": 0.04, "far c": 0.03})
     memory.record_many(

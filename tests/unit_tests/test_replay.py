@@ -8,10 +8,10 @@ from collections.abc import Callable
 import pytest
 
 from langchain_episodic import EpisodicMemory
-from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
 from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.model.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
 from langchain_episodic.pipeline import build_replay, replay_prompt
-from langchain_episodic.replay import (
+from langchain_episodic.prompting.episodes import (
     DATA_NOTICE,
     DEFAULT_MAX_TOKENS,
     NO_EXPERIENCE,
@@ -22,7 +22,7 @@ from langchain_episodic.replay import (
     format_replay_prompt,
     render_episode,
 )
-from langchain_episodic.scoring import PrioritizedResult
+from langchain_episodic.scoring.priority import PrioritizedResult
 from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.unit_tests.factories import make_episode
 

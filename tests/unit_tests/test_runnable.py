@@ -9,13 +9,13 @@ from langchain_core.runnables import RunnablePassthrough
 
 from langchain_episodic import EpisodicMemory, EpisodicValueError, TaskCategory, TaskDescription
 from langchain_episodic.pipeline import replay_prompt
-from langchain_episodic.replay import (
+from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
     approximate_token_count,
     build_replay_context,
     format_replay_prompt,
 )
-from langchain_episodic.strategy import STRATEGY_POOL
+from langchain_episodic.scoring.strategy import STRATEGY_POOL
 from tests.helpers.models import RecordingChatModel
 from tests.unit_tests.factories import make_episode
 

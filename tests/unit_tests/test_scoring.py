@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from langchain_episodic.episode import OutcomeStatus
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.scoring import (
+from langchain_episodic.model.episode import OutcomeStatus
+from langchain_episodic.scoring.priority import (
     DEFAULT_HALF_LIFE,
     PrioritizedResult,
     ReplayWeights,

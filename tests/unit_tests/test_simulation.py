@@ -20,8 +20,16 @@ from langchain_episodic import (
     TaskDescription,
     choose_strategy,
 )
-from langchain_episodic.feedback import feedback_from_tests
-from langchain_episodic.scoring import Phase, phase_for_experience
+from langchain_episodic.model.feedback import feedback_from_tests
+from langchain_episodic.pipeline import select_strategy, select_strategy_thompson
+from langchain_episodic.scoring.priority import Phase, phase_for_experience
+from langchain_episodic.scoring.strategy import (
+    STRATEGY_POOL,
+    StrategyEvidence,
+    complexity_strategy,
+    strategy_evidence,
+    thompson_sample,
+)
 from langchain_episodic.simulation import (
     START_TIME,
     SUBTOPICS,
@@ -35,15 +43,6 @@ from langchain_episodic.simulation import (
     format_report,
     plot_report,
     run_variant,
-)
-from langchain_episodic.strategy import (
-    STRATEGY_POOL,
-    StrategyEvidence,
-    complexity_strategy,
-    select_strategy,
-    select_strategy_thompson,
-    strategy_evidence,
-    thompson_sample,
 )
 from tests.unit_tests.factories import make_episode
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.skills import (
+from langchain_episodic.model.episode import Episode, OutcomeStatus, TaskCategory
+from langchain_episodic.scoring.skills import (
     LearningSnapshot,
     SkillProfile,
     compute_learning_curve,

@@ -15,7 +15,7 @@ from pathlib import Path
 import chromadb
 import pytest
 
-import langchain_episodic.summary as summary_module
+import langchain_episodic.service.summary as summary_module
 from langchain_episodic import (
     ChromaEpisodeStore,
     Episode,
@@ -26,7 +26,7 @@ from langchain_episodic import (
     TaskCategory,
 )
 from langchain_episodic.errors import MalformedRecordWarning
-from langchain_episodic.skills import compute_skill_profiles
+from langchain_episodic.scoring.skills import compute_skill_profiles
 from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode
 

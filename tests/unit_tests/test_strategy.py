@@ -13,9 +13,9 @@ from langchain_episodic import (
     build_replay,
     choose_strategy,
 )
-from langchain_episodic.ranking import Neighbour
-from langchain_episodic.skills import SkillProfile
-from langchain_episodic.strategy import (
+from langchain_episodic.scoring.ranking import Neighbour
+from langchain_episodic.scoring.skills import SkillProfile
+from langchain_episodic.scoring.strategy import (
     DEFAULT_EVIDENCE_K,
     StrategyChoice,
     StrategyEvidence,

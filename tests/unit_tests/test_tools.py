@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from langchain_episodic import EpisodicMemory, RecallOptions, create_recall_tool
-from langchain_episodic.replay import DEFAULT_MAX_TOKENS, approximate_token_count
+from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
 from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode
 

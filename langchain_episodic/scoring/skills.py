@@ -7,7 +7,7 @@ from a stream of episodes of any length without holding it, and kept up to date 
 Example:
     .. code-block:: python
 
-        from langchain_episodic.skills import (
+        from langchain_episodic.scoring.skills import (
             compute_learning_curve,
             compute_skill_profiles,
             identify_weak_skills,
@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from langchain_episodic._validation import check_int, check_number
-from langchain_episodic.episode import Episode, OutcomeStatus, TaskCategory
+from langchain_episodic.model.episode import Episode, OutcomeStatus, TaskCategory
 
 __all__ = [
     "LearningSnapshot",

@@ -1,6 +1,6 @@
 """A namespace's lessons, as the memory sees them: kept in the store's journal.
 
-:mod:`langchain_episodic.lessons` is the pure part; this module reads lessons back
+:mod:`langchain_episodic.model.lesson` is the pure part; this module reads lessons back
 from the journal (:meth:`~langchain_episodic.stores.EpisodeStore.read_journal`, the
 entries whose id starts with ``lesson:``) and writes new ones through the store. A
 lesson is one journal entry, written once: every store that keeps a journal keeps
@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langchain_episodic.errors import EpisodicValueError, MalformedRecordWarning
-from langchain_episodic.lessons import (
+from langchain_episodic.model.lesson import (
     Lesson,
     LessonBook,
     decode_lesson,
@@ -107,7 +107,7 @@ class LessonLog:
         A lesson stored with another model's vectors (migrated from a namespace whose
         model has another dimension, or another ``model`` of the same dimension) is
         embedded again with ``embed`` (its
-        :attr:`~langchain_episodic.lessons.Lesson.embedding_text`), once per lesson.
+        :attr:`~langchain_episodic.model.lesson.Lesson.embedding_text`), once per lesson.
         """
         book = self.book
 

@@ -11,7 +11,7 @@ Example:
     .. code-block:: python
 
         from langchain_episodic import ReplayWeights
-        from langchain_episodic.scoring import temporal_decay
+        from langchain_episodic.scoring.priority import temporal_decay
 
         assert round(temporal_decay(1.0, 0.0, 86_400.0), 2) == 0.5
         assert ReplayWeights.for_phase("early").similarity == 0.6
@@ -27,8 +27,8 @@ from typing import Literal, Protocol, TypeVar
 import numpy as np
 
 from langchain_episodic._validation import check_int, finite_float
-from langchain_episodic.episode import Episode, OutcomeStatus
 from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.model.episode import Episode, OutcomeStatus
 
 __all__ = [
     "DEFAULT_HALF_LIFE",

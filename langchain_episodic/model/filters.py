@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TypeVar
 
-from langchain_episodic.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.model.episode import OutcomeStatus, TaskCategory
 
 __all__ = ["EpisodeFilter"]
 

@@ -25,7 +25,7 @@ exact, as ``ranking="article"``.
 
 Example:
     >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
-    >>> from langchain_episodic.scoring import SearchResult
+    >>> from langchain_episodic.scoring.priority import SearchResult
     >>> def episode(name, outcome, timestamp):
     ...     return Episode(name, TaskDescription("Fix the login form"), "...",
     ...                    Feedback(reward=1.0 if outcome == "success" else 0.0),
@@ -49,8 +49,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
-from langchain_episodic.episode import OutcomeStatus
-from langchain_episodic.scoring import DEFAULT_WEIGHTS, Rankable, ReplayWeights, outcome_score
+from langchain_episodic.model.episode import OutcomeStatus
+from langchain_episodic.scoring.priority import (
+    DEFAULT_WEIGHTS,
+    Rankable,
+    ReplayWeights,
+    outcome_score,
+)
 
 __all__ = [
     "DEFAULT_RANKING",
@@ -219,14 +224,15 @@ def rank_by_relevance(
 
     Args:
         candidates: Anything with ``similarity``, ``timestamp``, ``reward`` and
-            ``outcome`` (a store's hits, :class:`~langchain_episodic.scoring.SearchResult`).
+            ``outcome`` (a store's hits,
+            :class:`~langchain_episodic.scoring.priority.SearchResult`).
         current_time: Now, in seconds.
         weights: Mix of the value signals; the article's defaults when ``None``.
         half_life: Recency half-life in seconds.
         floor: Minimum similarity.
         margin: Maximum distance below the most similar candidate.
         utility: A factor per relevant candidate (credit's
-            :func:`~langchain_episodic.credit.utility_factor`, 1 for an episode
+            :func:`~langchain_episodic.scoring.credit.utility_factor`, 1 for an episode
             never credited) that scales its priority; none when ``None``.
     """
     pool = list(candidates)

@@ -1,4 +1,4 @@
-"""Quarantine: an auditable soft delete that recall honours, without rewriting history.
+"""Quarantine events: an auditable soft delete that recall honours (pure data and rules).
 
 Episodes are immutable, so forgetting one never edits or deletes its record. Instead
 the memory keeps an append-only log of :class:`QuarantineEvent` per namespace: an
@@ -20,20 +20,17 @@ Example:
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from langchain_episodic._validation import finite_float
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.stores.base import EpisodeStore
 
 __all__ = [
     "QUARANTINE_STATE_KEY",
     "QuarantineAction",
     "QuarantineEvent",
-    "QuarantineLog",
     "active_quarantine",
     "decode_log",
     "encode_log",
@@ -120,96 +117,3 @@ def _row(row: object) -> Mapping[str, Any]:
     if not isinstance(row, Mapping):
         raise TypeError(f"log entry {row!r} is not an object")
     return row
-
-
-class QuarantineLog:
-    """A namespace's quarantine log, kept in its store as one state string.
-
-    The stored log is the truth: every change re-reads it and appends to what it
-    finds, so memories (and processes) that share a namespace never undo each
-    other's events.
-
-    Args:
-        store: The namespace's store.
-        namespace: Whose log this is.
-    """
-
-    def __init__(self, store: EpisodeStore, namespace: str) -> None:
-        self._store = store
-        self._namespace = namespace
-        self.events: tuple[QuarantineEvent, ...] = ()
-        self.active: dict[str, QuarantineEvent] = {}
-        self.reload()
-
-    def reload(self) -> None:
-        """Read the log back from the store."""
-        self._set(decode_log(self._store.read_state(self._namespace, QUARANTINE_STATE_KEY)))
-
-    def _set(self, events: tuple[QuarantineEvent, ...]) -> None:
-        self.events = events
-        self.active = active_quarantine(events)
-
-    def _save(self, events: tuple[QuarantineEvent, ...]) -> None:
-        self._store.write_state(self._namespace, QUARANTINE_STATE_KEY, encode_log(events))
-        self._set(events)
-
-    def change(
-        self,
-        action: QuarantineAction,
-        episode_ids: Sequence[str],
-        reason: str,
-        by: str | None,
-        now: float,
-        known: Collection[str] = (),
-    ) -> int:
-        """Log ``action`` for each stored id whose state it changes; how many it changed.
-
-        ``known`` ids (the namespace's lessons) need no stored episode.
-
-        Raises:
-            EpisodicValueError: An id is not a non-empty string or not stored in the
-                namespace, or ``reason`` is empty. Nothing is changed.
-        """
-        for index, episode_id in enumerate(episode_ids):
-            if not isinstance(episode_id, str) or not episode_id:
-                msg = f"episode_ids[{index}]={episode_id!r} is invalid: must be a non-empty string"
-                raise EpisodicValueError(msg)
-        self.reload()  # another memory (or process) may have logged events since
-        events = [QuarantineEvent(i, action, reason, now, by) for i in dict.fromkeys(episode_ids)]
-        looked_up = [event.episode_id for event in events if event.episode_id not in known]
-        stored = self._store.get(self._namespace, looked_up) if looked_up else {}
-        missing = [i for i in looked_up if i not in stored]
-        if missing:
-            msg = (
-                f"episode_ids={missing!r} are not stored in namespace={self._namespace!r}; "
-                "nothing was changed"
-            )
-            raise EpisodicValueError(msg)
-        changed = [
-            event
-            for event in events
-            if (event.episode_id in self.active) != (action == "quarantine")
-        ]
-        if changed:
-            self._save((*self.events, *changed))
-        return len(changed)
-
-    def merge(self, events: Sequence[QuarantineEvent]) -> int:
-        """Append the events of another log that this one lacks, in their order.
-
-        An event this log already holds as often is not repeated, so merging the same
-        log twice changes nothing (migrations rely on it).
-
-        Returns:
-            How many events were appended.
-        """
-        self.reload()
-        missing = Counter(events) - Counter(self.events)
-        extra = []
-        for event in events:
-            if missing[event] > 0:
-                missing[event] -= 1
-                extra.append(event)
-        if extra:
-            self._save((*self.events, *extra))
-        return len(extra)

@@ -2,8 +2,8 @@
 
 Pure: the memory fetches candidates (a store's hits) and hands them here with the
 options; :func:`rank_candidates` applies ``options.ranking`` —
-:func:`~langchain_episodic.relevance.rank_by_relevance` (the default) or the
-article's :func:`~langchain_episodic.scoring.rank_by_priority` — and says which
+:func:`~langchain_episodic.scoring.relevance.rank_by_relevance` (the default) or the
+article's :func:`~langchain_episodic.scoring.priority.rank_by_priority` — and says which
 candidates were rejected and why, so recall can explain itself.
 """
 
@@ -13,12 +13,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from langchain_episodic.credit import EpisodeUtility
-from langchain_episodic.episode import OutcomeStatus
-from langchain_episodic.lessons import Lesson
-from langchain_episodic.recall_options import RecallOptions
-from langchain_episodic.relevance import RELEVANCE_FLOOR, rank_by_relevance, rejection_reason
-from langchain_episodic.scoring import PrioritizedResult, Rankable, rank_by_priority
+from langchain_episodic.model.episode import OutcomeStatus
+from langchain_episodic.model.lesson import Lesson
+from langchain_episodic.scoring.credit import EpisodeUtility
+from langchain_episodic.scoring.options import RecallOptions
+from langchain_episodic.scoring.priority import PrioritizedResult, Rankable, rank_by_priority
+from langchain_episodic.scoring.relevance import (
+    RELEVANCE_FLOOR,
+    rank_by_relevance,
+    rejection_reason,
+)
 
 __all__ = [
     "Neighbour",

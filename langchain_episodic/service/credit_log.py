@@ -1,6 +1,6 @@
 """A namespace's credit journal, as the memory sees it: runs, outcomes, utilities.
 
-:mod:`langchain_episodic.credit` is the pure statistic; this module keeps it fed
+:mod:`langchain_episodic.scoring.credit` is the pure statistic; this module keeps it fed
 from the store's journal (:meth:`~langchain_episodic.stores.EpisodeStore.read_journal`)
 and writes new entries through the store. The stored journal is the truth: an
 outcome is written once per run (the store keeps the first entry under an id), and
@@ -14,7 +14,9 @@ import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from langchain_episodic.credit import (
+from langchain_episodic.errors import CreditError, EpisodicValueError, MalformedRecordWarning
+from langchain_episodic.model.lesson import is_lesson_entry
+from langchain_episodic.scoring.credit import (
     UTILITY_HALF_LIFE,
     CreditEvent,
     EpisodeUtility,
@@ -25,8 +27,6 @@ from langchain_episodic.credit import (
     encode_credit,
     encode_injection,
 )
-from langchain_episodic.errors import CreditError, EpisodicValueError, MalformedRecordWarning
-from langchain_episodic.lessons import is_lesson_entry
 from langchain_episodic.stores.base import EpisodeStore, JournalEntry
 
 __all__ = ["CreditLog"]
@@ -37,7 +37,7 @@ def _decoded(entries: Iterable[JournalEntry]) -> tuple[list[Injection], list[Cre
     credits: list[CreditEvent] = []
     for entry in entries:
         if is_lesson_entry(entry.entry_id):
-            continue  # the lesson log's (langchain_episodic.lesson_log)
+            continue  # the lesson log's (langchain_episodic.service.lesson_log)
         try:
             item = decode_entry(entry.entry_id, entry.run_id, entry.payload)
         except EpisodicValueError as error:

@@ -38,9 +38,9 @@ Example:
 
         import numpy as np
 
-        from langchain_episodic.strategy import STRATEGY_POOL, select_strategy
+        from langchain_episodic.scoring.strategy import STRATEGY_POOL, select_strategy
         from langchain_episodic import TaskDescription
-        from langchain_episodic.strategy import select_strategy_thompson
+        from langchain_episodic.scoring.strategy import select_strategy_thompson
 
         task = TaskDescription("Fix the flaky login test", "debugging", 0.6)
         name = select_strategy(task, memory)
@@ -53,21 +53,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 
-from langchain_episodic._validation import check_int
-from langchain_episodic.episode import OutcomeStatus, TaskDescription
-from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.ranking import RecallReport
-from langchain_episodic.recall_options import RecallOptions
-from langchain_episodic.relevance import DEFAULT_RANKING, Ranking
-from langchain_episodic.scoring import PrioritizedResult, ReplayWeights
-from langchain_episodic.skills import SkillProfile
-
-if TYPE_CHECKING:
-    from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.model.episode import OutcomeStatus, TaskDescription
+from langchain_episodic.scoring.priority import PrioritizedResult
+from langchain_episodic.scoring.ranking import RecallReport
+from langchain_episodic.scoring.skills import SkillProfile
 
 __all__ = [
     "DEFAULT_EVIDENCE_K",
@@ -77,10 +70,7 @@ __all__ = [
     "StrategyChoice",
     "StrategyEvidence",
     "StrategyOutcome",
-    "choose_strategy",
     "complexity_strategy",
-    "select_strategy",
-    "select_strategy_thompson",
     "strategy_evidence",
     "strategy_for_report",
     "strategy_from_evidence",
@@ -167,7 +157,7 @@ class StrategyOutcome(Protocol):
     """What strategy evidence counts: anything with a strategy and an outcome.
 
     An :class:`~langchain_episodic.Episode`, or a
-    :class:`~langchain_episodic.ranking.Neighbour` from a recall report.
+    :class:`~langchain_episodic.scoring.ranking.Neighbour` from a recall report.
     """
 
     @property
@@ -243,104 +233,6 @@ def thompson_sample(
     return best_name
 
 
-def _thompson_choice(
-    task: TaskDescription,
-    memory: EpisodicMemory,
-    current_time: float | None,
-    weights: ReplayWeights | None,
-    rng: np.random.Generator | None,
-    evidence_k: int,
-) -> StrategyChoice:
-    check_int("evidence_k", evidence_k, 1)
-    # fetch_k = top_k: the evidence is the evidence_k most similar episodes. Re-ranking a
-    # wider pool by priority would drop failures first (reward and outcome raise the
-    # priority) and inflate every success count.
-    results = memory.recall(
-        task.description,
-        top_k=evidence_k,
-        current_time=current_time,
-        weights=weights,
-        fetch_k=evidence_k,
-        # The evidence is the evidence_k most similar episodes, as documented: the
-        # article's ranking with fetch_k == top_k only reorders them, the relevance
-        # test would thin the evidence (measured: +22.3 -> +10.1 in the simulation).
-        ranking="article",
-    )
-    evidence = strategy_evidence(result.episode for result in results)
-    generator = rng if rng is not None else np.random.default_rng()
-    return StrategyChoice(thompson_sample(evidence, generator), "thompson")
-
-
-def choose_strategy(
-    task: TaskDescription | str,
-    memory: EpisodicMemory,
-    current_time: float | None = None,
-    *,
-    proven_threshold: float = 0.6,
-    weak_threshold: float = 0.5,
-    min_category_episodes: int = 3,
-    weights: ReplayWeights | None = None,
-    exploration: Exploration | None = None,
-    rng: np.random.Generator | None = None,
-    evidence_k: int = DEFAULT_EVIDENCE_K,
-    ranking: Ranking = DEFAULT_RANKING,
-) -> StrategyChoice:
-    """Like :func:`select_strategy`, but also says which level decided.
-
-    Args:
-        task: The new task.
-        memory: Where past episodes are recalled from.
-        current_time: "Now" in seconds; the memory's clock when ``None``.
-        proven_threshold: Level 1 applies when the recalled success rate exceeds it.
-        weak_threshold: A category is weak below this success rate.
-        min_category_episodes: Episodes a category needs before it can count as weak.
-        weights: Priority weights of the recall (e.g. ``ReplayWeights.for_phase("early")``);
-            the article's defaults when ``None``.
-        exploration: ``None`` (default) follows the article's hierarchy; ``"thompson"``
-            replaces it by Thompson sampling over the outcomes of the ``evidence_k``
-            most similar episodes (see :func:`select_strategy_thompson`).
-        rng: Randomness for exploration; a fresh unseeded generator when ``None``.
-        evidence_k: Episodes recalled as evidence for exploration.
-        ranking: ``"relevance"`` (default): level 1 is the evidence of the
-            ``evidence_k`` most similar relevant episodes; ``"article"``: the
-            article's hierarchy over its 5 best-ranked. Exploration always counts
-            the ``evidence_k`` most similar.
-
-    Raises:
-        EpisodicValueError: ``exploration`` is not ``None`` or ``"thompson"``, or
-            ``evidence_k`` is below 1.
-
-    Example:
-        >>> from langchain_episodic import EpisodicMemory, TaskDescription
-        >>> from langchain_episodic.stores import InMemoryEpisodeStore
-        >>> memory = EpisodicMemory(store=InMemoryEpisodeStore())
-        >>> choose_strategy(TaskDescription("Design a plugin system", complexity=0.9), memory)
-        StrategyChoice(strategy='iterative', reason='complexity')
-    """
-    if isinstance(task, str):
-        task = TaskDescription(task)
-    if exploration is not None:
-        if exploration != "thompson":
-            msg = f"exploration={exploration!r} is invalid: must be None or 'thompson'"
-            raise EpisodicValueError(msg)
-        return _thompson_choice(task, memory, current_time, weights, rng, evidence_k)
-    check_int("evidence_k", evidence_k, 1)
-    options = RecallOptions(
-        top_k=HIERARCHY_EVIDENCE_K, current_time=current_time, weights=weights, ranking=ranking
-    )
-    report = memory.recall_report(
-        task, options, evidence_k=evidence_k if ranking == "relevance" else 0
-    )
-    return strategy_for_report(
-        task,
-        report,
-        memory.skill_profiles(),
-        proven_threshold=proven_threshold,
-        weak_threshold=weak_threshold,
-        min_category_episodes=min_category_episodes,
-    )
-
-
 def strategy_for_report(
     task: TaskDescription,
     report: RecallReport,
@@ -412,7 +304,7 @@ def strategy_from_evidence(
 
     Example:
         >>> from langchain_episodic import OutcomeStatus, TaskDescription
-        >>> from langchain_episodic.ranking import Neighbour
+        >>> from langchain_episodic.scoring.ranking import Neighbour
         >>> task = TaskDescription("Write a CSV importer", complexity=0.2)
         >>> strategy_from_evidence(task, [], [])
         StrategyChoice(strategy='exploratory', reason='complexity')
@@ -487,63 +379,3 @@ def strategy_from_results(
             if episode.outcome is OutcomeStatus.SUCCESS and episode.strategy_used in STRATEGY_POOL:
                 return StrategyChoice(episode.strategy_used, "experience")
     return _fallback(task, profiles, weak_threshold, min_category_episodes)
-
-
-def select_strategy(
-    task: TaskDescription | str,
-    memory: EpisodicMemory,
-    current_time: float | None = None,
-) -> str:
-    """Pick a strategy name from :data:`STRATEGY_POOL` for ``task``, using ``memory``.
-
-    The default rule of :func:`choose_strategy`: the best-supported strategy among
-    the relevant similar episodes, else weakness, else complexity.
-
-    Returns:
-        A key of :data:`STRATEGY_POOL`.
-    """
-    return choose_strategy(task, memory, current_time).strategy
-
-
-def select_strategy_thompson(
-    task: TaskDescription | str,
-    memory: EpisodicMemory,
-    rng: np.random.Generator,
-    current_time: float | None = None,
-    *,
-    evidence_k: int = DEFAULT_EVIDENCE_K,
-    weights: ReplayWeights | None = None,
-) -> str:
-    """Pick a strategy by Thompson sampling over the outcomes of similar episodes.
-
-    Recalls the ``evidence_k`` episodes most similar to ``task``, counts each pool
-    strategy's successes and failures among them (:func:`strategy_evidence`), draws
-    a success rate per strategy from ``Beta(1 + successes, 1 + failures)`` and
-    returns the strategy with the highest draw (:func:`thompson_sample`). Unlike
-    :func:`select_strategy`, every strategy of :data:`STRATEGY_POOL` can be chosen,
-    including ones no recalled episode used.
-
-    Args:
-        task: The new task.
-        memory: Where past episodes are recalled from.
-        rng: Randomness, e.g. ``np.random.default_rng(seed)``; seeded, the choice is
-            reproducible.
-        current_time: "Now" in seconds; the memory's clock when ``None``.
-        evidence_k: How many similar episodes to count outcomes over.
-        weights: Priority weights that order the recalled episodes.
-
-    Returns:
-        A key of :data:`STRATEGY_POOL`.
-    """
-    if not isinstance(rng, np.random.Generator):
-        msg = f"rng={rng!r} is invalid: must be a numpy.random.Generator"
-        raise TypeError(msg)
-    return choose_strategy(
-        task,
-        memory,
-        current_time,
-        weights=weights,
-        exploration="thompson",
-        rng=rng,
-        evidence_k=evidence_k,
-    ).strategy

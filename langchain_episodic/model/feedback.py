@@ -20,14 +20,14 @@ import time
 import uuid
 
 from langchain_episodic._validation import check_number
-from langchain_episodic.episode import (
+from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.model.episode import (
     Episode,
     EpisodeSource,
     Feedback,
     OutcomeStatus,
     TaskDescription,
 )
-from langchain_episodic.errors import EpisodicValueError
 
 __all__ = ["episode_from_tests", "feedback_from_tests", "outcome_for_pass_rate"]
 

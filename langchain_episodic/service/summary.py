@@ -16,8 +16,8 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from langchain_episodic.episode import Episode, TaskCategory
-from langchain_episodic.skills import SkillTally, tally_episodes
+from langchain_episodic.model.episode import Episode, TaskCategory
+from langchain_episodic.scoring.skills import SkillTally, tally_episodes
 from langchain_episodic.stores.base import EpisodeStore
 
 __all__ = ["SUMMARY_INTERVAL_EPISODES", "SUMMARY_INTERVAL_SECONDS", "Summary"]

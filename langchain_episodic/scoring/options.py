@@ -14,17 +14,22 @@ from dataclasses import InitVar, dataclass
 from typing import Any
 
 from langchain_episodic._validation import check_int, check_number
-from langchain_episodic.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.filters import EpisodeFilter
-from langchain_episodic.relevance import (
+from langchain_episodic.model.episode import OutcomeStatus, TaskCategory
+from langchain_episodic.model.filters import EpisodeFilter
+from langchain_episodic.scoring.priority import (
+    DEFAULT_HALF_LIFE,
+    ReplayWeights,
+    check_half_life,
+    check_time,
+)
+from langchain_episodic.scoring.relevance import (
     DEFAULT_RANKING,
     RELEVANCE_FLOOR,
     RELEVANCE_HALF_LIFE,
     RELEVANCE_MARGIN,
     Ranking,
 )
-from langchain_episodic.scoring import DEFAULT_HALF_LIFE, ReplayWeights, check_half_life, check_time
 
 __all__ = ["RECALL_OPTION_NAMES", "RecallOptions"]
 
@@ -60,17 +65,17 @@ class RecallOptions:
             (30 days for ``"relevance"``, the article's one day for ``"article"``).
         min_similarity: Similarity floor in [-1, 1]. ``None`` means the ranking's
             own: the floor suited to the memory's embedder
-            (:func:`~langchain_episodic.relevance.relevance_floor_for`) for
+            (:func:`~langchain_episodic.scoring.relevance.relevance_floor_for`) for
             ``"relevance"``, no floor for ``"article"``.
         ranking: ``"relevance"`` (default): candidates must pass the relevance test
             (the floor, and within ``relevance_margin`` of the best), then value
-            orders them (:mod:`langchain_episodic.relevance`). ``"article"``: the
+            orders them (:mod:`langchain_episodic.scoring.relevance`). ``"article"``: the
             source article's additive priority, exactly as it defines it.
         relevance_margin: How far below the most similar candidate a relevant one
             may lie; ``None`` means
-            :data:`~langchain_episodic.relevance.RELEVANCE_MARGIN`. Only for
+            :data:`~langchain_episodic.scoring.relevance.RELEVANCE_MARGIN`. Only for
             ``"relevance"``.
-        use_utility: Let credit (:mod:`langchain_episodic.credit`) scale each
+        use_utility: Let credit (:mod:`langchain_episodic.scoring.credit`) scale each
             relevant episode's priority by how much recalling it has helped earlier
             runs. Only for ``"relevance"``; the article's ranking ignores it.
         filters: Restrict candidates by category, outcome or strategy.
