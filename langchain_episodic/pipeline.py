@@ -26,7 +26,7 @@ from langchain_core.runnables.config import run_in_executor
 
 from langchain_episodic._validation import check_int
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.model.episode import TaskDescription
+from langchain_episodic.model.episode import TaskDescription, as_task
 from langchain_episodic.model.lesson import Lesson
 from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
@@ -98,20 +98,6 @@ class Replay:
             return self.prompt
         line = self.strategy.prompt_line
         return f"{self.prompt}\n\n{line}" if self.prompt.strip() else line
-
-
-def as_task(task: TaskDescription | str) -> TaskDescription:
-    """``task`` as a :class:`TaskDescription` (a string becomes one of category unknown).
-
-    Raises:
-        EpisodicValueError: ``task`` is neither, or an empty string.
-    """
-    if isinstance(task, TaskDescription):
-        return task
-    if isinstance(task, str):
-        return TaskDescription(task)
-    msg = f"task={task!r} is invalid: must be a str or a TaskDescription"
-    raise EpisodicValueError(msg)
 
 
 def _evidence_k(options: RecallOptions) -> int:

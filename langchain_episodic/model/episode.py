@@ -50,7 +50,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from langchain_episodic._validation import MAX_INT, describe, encodes, finite_float
-from langchain_episodic.errors import EpisodeValidationError
+from langchain_episodic.errors import EpisodeValidationError, EpisodicValueError
 
 __all__ = [
     "MAX_TIMESTAMP",
@@ -60,6 +60,7 @@ __all__ = [
     "OutcomeStatus",
     "TaskCategory",
     "TaskDescription",
+    "as_task",
     "episode_from_stored",
 ]
 
@@ -229,6 +230,31 @@ class TaskDescription:
         """Build a task from :meth:`to_dict` output, validating every field."""
         fields = _fields_of("TaskDescription", data, {"description"}, {"category", "complexity"})
         return cls(**fields)
+
+
+def as_task(task: TaskDescription | str, name: str = "task") -> TaskDescription:
+    """``task`` as a :class:`TaskDescription`; a string becomes one of category unknown.
+
+    The one place a task given as text is turned into a task (recall, replay, credit
+    and the integrations all call it).
+
+    Args:
+        task: A task, or its description.
+        name: The argument's name, for the error message.
+
+    Raises:
+        EpisodicValueError: ``task`` is neither, or an empty (or blank) string.
+
+    Example:
+        >>> as_task("Add a login form").category
+        <TaskCategory.UNKNOWN: 'unknown'>
+    """
+    if isinstance(task, TaskDescription):
+        return task
+    if isinstance(task, str) and task.strip():
+        return TaskDescription(task)
+    msg = f"{name}={task!r} is invalid: must be a non-empty string or a TaskDescription"
+    raise EpisodicValueError(msg)
 
 
 @dataclass(frozen=True)
