@@ -21,6 +21,7 @@ from typing import Any
 
 from langchain_core.runnables.config import run_in_executor
 from pydantic import Field, PrivateAttr
+from typing_extensions import Unpack  # typing has it from 3.11 only
 
 try:
     from langchain_classic.base_memory import BaseMemory
@@ -37,7 +38,7 @@ from langchain_episodic.integrations._run import RUN_ID_KEY
 from langchain_episodic.integrations.runnable import task_from_input
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import Episode, EpisodeSource, TaskDescription
-from langchain_episodic.model.feedback import episode_from_tests
+from langchain_episodic.model.feedback import EpisodeOptions, episode_from_tests
 from langchain_episodic.pipeline import abuild_replay, build_replay
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
 
@@ -302,13 +303,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         tests_passed: int,
         tests_total: int,
         message: str = "",
-        *,
-        strategy_used: str = "default",
-        iterations: int = 1,
-        episode_id: str | None = None,
-        timestamp: float | None = None,
-        success_at: float = 1.0,
-        partial_at: float = 0.5,
+        **options: Unpack[EpisodeOptions],
     ) -> Episode:
         """Record a finished run as an episode, with the feedback of its tests.
 
@@ -330,15 +325,14 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
             tests_passed: Tests that passed.
             tests_total: Tests that ran.
             message: What the tests said, e.g. the first failing assertion.
-            strategy_used: The strategy the run followed.
-            iterations: Attempts it took.
-            episode_id: A unique id; a random UUID when ``None``.
-            timestamp: When it finished, in seconds; now by the memory's clock
-                (``memory.now()``) when ``None``. Pass a fixed value when a script with
-                a fixed ``episode_id`` may run again: a later "now" makes a different
-                episode, which the memory refuses.
-            success_at: Pass rate from which the run counts as a success.
-            partial_at: Pass rate from which it counts as a partial success.
+            **options: Keyword-only, as for :func:`~langchain_episodic.episode_from_tests`
+                (:class:`~langchain_episodic.model.feedback.EpisodeOptions`):
+                ``strategy_used``, ``iterations``, ``episode_id``, ``success_at``,
+                ``partial_at``, and ``timestamp``, when the run finished, in seconds:
+                now by the memory's clock (``memory.now()``) when ``None``. Pass a
+                fixed ``timestamp`` when a script with a fixed ``episode_id`` may run
+                again: a later "now" makes a different episode, which the memory
+                refuses.
 
         Returns:
             The episode, as stored. Recording an identical episode again is a no-op.
@@ -347,23 +341,27 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
             EpisodicValueError: The task or the solution cannot be read, or a count
                 or threshold is invalid.
             EpisodeConflictError: ``episode_id`` already holds a different episode.
+            TypeError: An unknown keyword argument.
         """
+        # Refused before the run is closed, as Python refuses it for a named parameter.
+        for name in sorted(options.keys() - EpisodeOptions.__optional_keys__):
+            msg = (
+                f"EpisodicChainMemory.record_outcome() got an unexpected keyword argument {name!r}"
+            )
+            raise TypeError(msg)
         task = self._task(inputs)
         run_id = self._close_run(inputs, task)
         given = _given_run(inputs)
+        if options.get("timestamp") is None:
+            # The memory's clock, so recency is measured on the same time line as recall.
+            options["timestamp"] = self.memory.now()
         episode = episode_from_tests(
             task,
             self._solution(outputs),
             tests_passed,
             tests_total,
             message,
-            strategy_used=strategy_used,
-            iterations=iterations,
-            episode_id=episode_id,
-            # The memory's clock, so recency is measured on the same time line as recall.
-            timestamp=self.memory.now() if timestamp is None else timestamp,
-            success_at=success_at,
-            partial_at=partial_at,
+            **options,
             # Only a run id the caller gave is stable enough to become part of the
             # (immutable) episode: a re-run with a fixed episode_id must match it.
             source=None if given is None else EpisodeSource("EpisodicChainMemory", given),
@@ -382,7 +380,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         tests_passed: int,
         tests_total: int,
         message: str = "",
-        **options: Any,
+        **options: Unpack[EpisodeOptions],
     ) -> Episode:
         """Async twin of :meth:`record_outcome`, with the same arguments."""
         record = functools.partial(

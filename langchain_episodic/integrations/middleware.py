@@ -13,14 +13,10 @@ Requires the ``agents`` extra: ``pip install "langchain-episodic[agents]"``.
 
 from __future__ import annotations
 
-import atexit
 import inspect
 import logging
 import threading
-import time
 import uuid
-import weakref
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
@@ -31,6 +27,7 @@ from typing_extensions import NotRequired, TypedDict  # typing has them from 3.1
 
 from langchain_episodic._validation import check_int
 from langchain_episodic.errors import CreditError, StoreConfigurationError
+from langchain_episodic.integrations._background import EXIT_FLUSH_TIMEOUT, BackgroundWorker
 from langchain_episodic.integrations._run import RUN_ID_KEY, run_from_config
 from langchain_episodic.integrations._scope import (
     NamespaceScope,
@@ -38,7 +35,7 @@ from langchain_episodic.integrations._scope import (
     resolve_namespace,
 )
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.model.episode import Episode, TaskDescription
+from langchain_episodic.model.episode import Episode, TaskDescription, as_task
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
 from langchain_episodic.reflection import LessonWriter, reflect
@@ -68,7 +65,7 @@ if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
 __all__ = [
-    "EXIT_FLUSH_TIMEOUT",
+    "EXIT_FLUSH_TIMEOUT",  # importable from here as before; the exit hook reads _background's
     "STATE_KEY",
     "EpisodicMemoryMiddleware",
     "EpisodicMemoryState",
@@ -83,13 +80,6 @@ _CREDITED_BY = "EpisodicMemoryMiddleware"
 
 STATE_KEY = "episodic_replay"
 """Key of the agent state under which a run's :class:`EpisodicReplay` is kept."""
-
-EXIT_FLUSH_TIMEOUT = 5.0
-"""Seconds the interpreter's exit waits for background reflections still pending.
-
-The reflection thread is a daemon: at exit it gets this long to finish (and store)
-what it is doing; reflections still pending after that are abandoned, with a warning.
-"""
 
 TaskExtractor = Callable[[Any], str | TaskDescription | None]
 """``task_extractor(state) -> str | TaskDescription | None``: the task of a run.
@@ -394,7 +384,11 @@ class EpisodicMemoryMiddleware(
         self.reflect_with = reflect_with
         self.reflect_in_background = reflect_in_background
         self.reflection_queue = reflection_queue
-        self._reflections = _ReflectionWorker(reflection_queue)
+        # The reflection thread is a daemon: at exit it gets EXIT_FLUSH_TIMEOUT seconds
+        # to finish (and store) what it is doing, then what is pending is abandoned.
+        self._reflections = BackgroundWorker(
+            reflection_queue, name="episodic-reflection", jobs="reflections", logger=_log
+        )
 
     def __repr__(self) -> str:
         return (
@@ -436,10 +430,11 @@ class EpisodicMemoryMiddleware(
             task: object = latest_human_text(state.get("messages", ()))
         else:
             task = self.task_extractor(state)
-        if task is None or isinstance(task, TaskDescription):
-            return task
-        if isinstance(task, str):
-            return TaskDescription(task) if task.strip() else None
+        # None or a blank string: the run has no task, so nothing is injected.
+        if task is None or (isinstance(task, str) and not task.strip()):
+            return None
+        if isinstance(task, (str, TaskDescription)):
+            return as_task(task, "task_extractor")
         msg = f"task_extractor returned {task!r}: expected a str, a TaskDescription or None"
         raise TypeError(msg)
 
@@ -762,86 +757,6 @@ class EpisodicMemoryMiddleware(
             Whether every queued reflection finished (``False``: the rest were dropped).
         """
         return self._reflections.close(timeout)
-
-
-class _ReflectionWorker:
-    """One lazily started daemon thread running queued jobs; at most ``limit`` unfinished.
-
-    A daemon, so a slow model never holds the interpreter's exit: an ``atexit`` hook
-    gives pending jobs :data:`EXIT_FLUSH_TIMEOUT` seconds, then abandons them.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self._limit = limit
-        self._jobs: deque[Callable[[], None]] = deque()
-        self._unfinished = 0  # queued and running
-        self._condition = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self.closed = False
-
-    def submit(self, job: Callable[[], None]) -> bool:
-        """Queue ``job``; ``False`` when closed or ``limit`` jobs are unfinished."""
-        with self._condition:
-            if self.closed or self._unfinished >= self._limit:
-                return False
-            self._jobs.append(job)
-            self._unfinished += 1
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._work, name="episodic-reflection", daemon=True
-                )
-                self._thread.start()
-                _LIVE_WORKERS.add(self)
-            self._condition.notify_all()
-            return True
-
-    def _work(self) -> None:
-        while True:
-            with self._condition:
-                self._condition.wait_for(lambda: bool(self._jobs) or self.closed)
-                if not self._jobs:
-                    return
-                job = self._jobs.popleft()
-            try:
-                job()
-            except Exception:  # pragma: no cover - jobs catch their own errors
-                _log.warning("background reflection failed", exc_info=True)
-            finally:
-                with self._condition:
-                    self._unfinished -= 1
-                    self._condition.notify_all()
-
-    def flush(self, timeout: float | None = None) -> bool:
-        with self._condition:
-            return self._condition.wait_for(lambda: self._unfinished == 0, timeout)
-
-    def close(self, timeout: float | None = None) -> bool:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._condition:
-            self.closed = True
-            self._condition.notify_all()
-        done = self.flush(timeout)
-        with self._condition:
-            dropped = len(self._jobs)
-            self._unfinished -= dropped
-            self._jobs.clear()
-            self._condition.notify_all()
-        if dropped:
-            _log.warning("%d pending reflections dropped on close", dropped)
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        return done
-
-
-_LIVE_WORKERS: weakref.WeakSet[_ReflectionWorker] = weakref.WeakSet()
-
-
-@atexit.register
-def _close_reflection_workers() -> None:  # pragma: no cover - runs at interpreter exit
-    for worker in list(_LIVE_WORKERS):
-        if not worker.close(EXIT_FLUSH_TIMEOUT):
-            _log.warning("background reflections still running at exit were abandoned")
 
 
 def _new_run_id() -> str:

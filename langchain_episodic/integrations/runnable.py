@@ -9,8 +9,8 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._run import run_from_config
-from langchain_episodic.model.episode import TaskDescription
-from langchain_episodic.pipeline import abuild_replay, as_task, build_replay
+from langchain_episodic.model.episode import TaskDescription, as_task
+from langchain_episodic.pipeline import abuild_replay, build_replay
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
 from langchain_episodic.scoring.options import RecallOptions
 
@@ -24,21 +24,25 @@ def task_from_input(value: Any, input_key: str = "task") -> TaskDescription:
     """Read the task from a runnable's input: a str, a TaskDescription or a dict.
 
     A dict holds the task under ``input_key``, as a str, a TaskDescription or a dict
-    of ``TaskDescription`` fields.
+    of ``TaskDescription`` fields. A str becomes a task through
+    :func:`~langchain_episodic.model.episode.as_task`.
 
     Raises:
-        EpisodicValueError: The input holds no usable task.
+        EpisodicValueError: The input holds no usable task (the error names the input,
+            ``input`` or ``input['task']``, and its value).
     """
+    name = "input"
     if isinstance(value, Mapping):
         if input_key not in value:
             msg = f"input has no key {input_key!r} (keys: {sorted(map(str, value))})"
             raise EpisodicValueError(msg)
+        name = f"input[{input_key!r}]"
         value = value[input_key]
         if isinstance(value, Mapping):
             return TaskDescription.from_dict(value)
     if isinstance(value, (str, TaskDescription)):
-        return as_task(value)
-    msg = f"input={value!r} is invalid: expected a str, a TaskDescription or a dict"
+        return as_task(value, name)
+    msg = f"{name}={value!r} is invalid: expected a str, a TaskDescription or a dict"
     raise EpisodicValueError(msg)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
+from typing import TypedDict
 
 from langchain_episodic._validation import check_number
 from langchain_episodic.errors import EpisodicValueError
@@ -29,7 +30,7 @@ from langchain_episodic.model.episode import (
     TaskDescription,
 )
 
-__all__ = ["episode_from_tests", "feedback_from_tests", "outcome_for_pass_rate"]
+__all__ = ["EpisodeOptions", "episode_from_tests", "feedback_from_tests", "outcome_for_pass_rate"]
 
 
 def outcome_for_pass_rate(
@@ -79,6 +80,31 @@ def feedback_from_tests(
     if tests_total == 0:
         return feedback, OutcomeStatus.FAILURE
     return feedback, outcome
+
+
+class EpisodeOptions(TypedDict, total=False):
+    """The keyword-only arguments of :func:`episode_from_tests` but ``source``.
+
+    For a wrapper that takes them on (``**options: Unpack[EpisodeOptions]``) and passes
+    them through: it neither repeats the list nor its defaults, so it cannot drift from
+    them. A key left out takes :func:`episode_from_tests`'s default; the unit tests
+    hold this class to that signature.
+
+    Attributes:
+        strategy_used: The strategy the agent followed.
+        iterations: Attempts it took.
+        episode_id: A unique id; a random UUID when ``None``.
+        timestamp: When it finished, in seconds; now when ``None``.
+        success_at: Pass rate from which the run counts as a success.
+        partial_at: Pass rate from which it counts as a partial success.
+    """
+
+    strategy_used: str
+    iterations: int
+    episode_id: str | None
+    timestamp: float | None
+    success_at: float
+    partial_at: float
 
 
 def episode_from_tests(

@@ -300,9 +300,12 @@ def test_missing_inputs_are_refused_with_a_clear_error(memory: EpisodicMemory) -
         )
     with pytest.raises(EpisodicValueError, match="hold no task"):
         EpisodicChainMemory(memory=memory).load_memory_variables({"stop": ["\n"]})
-    with pytest.raises(EpisodicValueError, match="description='  ' is invalid: must not be empty"):
+    # as_task refuses a blank task, naming the chain input that holds it.
+    with pytest.raises(
+        EpisodicValueError, match=r"input\['input'\]='  ' is invalid: must be a non-empty string"
+    ):
         EpisodicChainMemory(memory=memory).load_memory_variables({"input": "  "})
-    with pytest.raises(EpisodicValueError, match="expected a str"):
+    with pytest.raises(EpisodicValueError, match=r"input\['input'\]=42 is invalid: expected a str"):
         EpisodicChainMemory(memory=memory).load_memory_variables({"input": 42})
 
 
@@ -409,6 +412,18 @@ def test_record_outcome_reads_the_solution_from_the_outputs() -> None:
     with pytest.raises(EpisodicValueError, match=r"cannot tell which chain input"):
         EpisodicChainMemory(memory=memory).record_outcome({"a": "x", "b": "y"}, "s", 1, 1)
     assert len(memory) == 1
+
+
+def test_record_outcome_refuses_an_unknown_keyword_before_anything_happens() -> None:
+    memory = new_memory()
+    chain_memory = EpisodicChainMemory(memory=memory)
+    inputs = {"input": "Implement a signup form"}
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        chain_memory.record_outcome(inputs, "s", 1, 1, colour="red")  # type: ignore[call-arg]
+    # source is episode_from_tests' own: the chain memory sets it from the run id.
+    with pytest.raises(TypeError, match="unexpected keyword argument 'source'"):
+        chain_memory.record_outcome(inputs, "s", 1, 1, source=None)  # type: ignore[call-arg]
+    assert len(memory) == 0
 
 
 def test_record_outcome_keeps_episodes_immutable() -> None:

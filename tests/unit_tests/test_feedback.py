@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import time
+import typing
 
 import pytest
 
@@ -16,7 +18,11 @@ from langchain_episodic import (
     episode_from_tests,
 )
 from langchain_episodic.errors import EpisodeValidationError
-from langchain_episodic.model.feedback import feedback_from_tests, outcome_for_pass_rate
+from langchain_episodic.model.feedback import (
+    EpisodeOptions,
+    feedback_from_tests,
+    outcome_for_pass_rate,
+)
 
 
 @pytest.mark.parametrize(
@@ -127,3 +133,15 @@ def test_a_re_run_with_fixed_ids_is_a_no_op_with_a_fixed_timestamp_and_clear_wit
     assert "pass a fixed timestamp=" in message
     assert [field for field, _, _ in caught.value.differences] == ["timestamp"]
     assert len(memory) == 3
+
+
+def test_episode_options_are_the_keyword_only_arguments_of_episode_from_tests() -> None:
+    # Wrappers take **options: Unpack[EpisodeOptions]: the two lists must not drift.
+    hints = typing.get_type_hints(episode_from_tests)
+    keyword_only = {
+        name: hints[name]
+        for name, parameter in inspect.signature(episode_from_tests).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name != "source"
+    }
+    assert typing.get_type_hints(EpisodeOptions) == keyword_only
+    assert EpisodeOptions.__optional_keys__ == frozenset(keyword_only)

@@ -32,6 +32,8 @@ from langchain_episodic import (
     StaticEmbeddings,
     episode_from_tests,
 )
+from langchain_episodic.integrations import _background as background
+from langchain_episodic.integrations import middleware as middleware_module
 from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware
 from langchain_episodic.prompting.episodes import render_episode
 from langchain_episodic.prompting.lessons import LESSONS_NOTICE
@@ -441,13 +443,14 @@ EXIT_SCRIPT = textwrap.dedent(
     import logging, sys, threading, time
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     from langchain.agents import create_agent
+    import langchain_episodic.integrations._background as background
     import langchain_episodic.integrations.middleware as middleware_module
     from langchain_episodic import EpisodicMemory, episode_from_tests
     from langchain_episodic.reflection import LessonWriter
     from langchain_episodic.stores import InMemoryEpisodeStore
     from tests.helpers.models import make_model, structured_model, user
 
-    middleware_module.EXIT_FLUSH_TIMEOUT = 0.5
+    background.EXIT_FLUSH_TIMEOUT = 0.5  # read by the exit hook of the background worker
     memory = EpisodicMemory(store=InMemoryEpisodeStore())
     hung = structured_model(gate=threading.Event())  # never set: waits 10 s
     middleware = middleware_module.EpisodicMemoryMiddleware(
@@ -477,4 +480,13 @@ def test_a_hung_background_reflection_does_not_hold_the_interpreter_exit() -> No
     ended = time.time()
     assert done.returncode == 0, done.stderr
     assert ended - float(done.stdout.strip()) < 8  # the hung model would hold it 10 s
-    assert "background reflections still running at exit were abandoned" in done.stderr
+    # Logged under the middleware's name, as before the worker had a module of its own.
+    assert (
+        "langchain_episodic.integrations.middleware:"
+        "background reflections still running at exit were abandoned"
+    ) in done.stderr
+
+
+def test_the_exit_timeout_is_the_background_workers_and_still_importable_from_middleware() -> None:
+    assert middleware_module.EXIT_FLUSH_TIMEOUT == background.EXIT_FLUSH_TIMEOUT == 5.0
+    assert "EXIT_FLUSH_TIMEOUT" in middleware_module.__all__

@@ -320,13 +320,30 @@ def test_custom_task_extractor_gives_the_task(login_memory: EpisodicMemory) -> N
     assert "Task: go" not in replay
 
 
-def test_task_extractor_returning_none_injects_nothing(login_memory: EpisodicMemory) -> None:
+@pytest.mark.parametrize("no_task", [None, "", " \n\t"])
+def test_task_extractor_returning_none_injects_nothing(
+    login_memory: EpisodicMemory, no_task: str | None
+) -> None:
     model = make_model("ok")
-    middleware = EpisodicMemoryMiddleware(login_memory, task_extractor=lambda state: None)
+    middleware = EpisodicMemoryMiddleware(login_memory, task_extractor=lambda state: no_task)
     agent = create_agent(model, tools=[], system_prompt=SYSTEM, middleware=[middleware])
     agent.invoke(user(LOGIN_TASK))
 
     assert model.system_texts() == [SYSTEM]
+
+
+def test_task_extractor_returning_text_gives_a_task_of_category_unknown(
+    login_memory: EpisodicMemory,
+) -> None:
+    model = make_model("ok")
+    middleware = EpisodicMemoryMiddleware(
+        login_memory, task_extractor=lambda state: LOGIN_TASK + " again"
+    )
+    agent = create_agent(model, tools=[], system_prompt=SYSTEM, middleware=[middleware])
+    agent.invoke(user("go"))
+
+    replay = assert_system_then_replay(model.system_texts()[0])
+    assert replay.startswith(f"Task: {LOGIN_TASK} again\nCategory: unknown\n")
 
 
 def test_task_extractor_returning_a_wrong_type_is_refused(login_memory: EpisodicMemory) -> None:

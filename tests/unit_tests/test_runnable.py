@@ -99,9 +99,18 @@ def test_strategy_instruction_is_appended_on_request(memory: EpisodicMemory) -> 
     assert any(text.endswith(f"{name} - {line}") for name, line in STRATEGY_POOL.items())
 
 
-@pytest.mark.parametrize("bad", [42, None, "", {"task": 3}])
-def test_bad_input_is_named(memory: EpisodicMemory, bad: object) -> None:
-    with pytest.raises(ValueError, match="invalid"):
+@pytest.mark.parametrize(
+    ("bad", "named"),
+    [
+        (42, "input=42 is invalid"),
+        (None, "input=None is invalid"),
+        ("", "input='' is invalid"),
+        ({"task": 3}, r"input\['task'\]=3 is invalid"),
+        ({"task": " "}, r"input\['task'\]=' ' is invalid"),
+    ],
+)
+def test_bad_input_is_named(memory: EpisodicMemory, bad: object, named: str) -> None:
+    with pytest.raises(ValueError, match=named):
         memory.as_runnable().invoke(bad)
 
 
