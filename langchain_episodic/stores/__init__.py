@@ -3,7 +3,8 @@
 This package is the only part of langchain-episodic that talks to a database.
 
 * :class:`EpisodeStore` (:mod:`~langchain_episodic.stores.base`): the interface the
-  memory depends on, and what a store may assume.
+  memory depends on, and what a store may assume; :class:`ListsCollections`, the
+  optional capability of a store that lists the other collections in its place.
 * :class:`ChromaEpisodeStore` (:mod:`~langchain_episodic.stores.chroma`): the default;
   embedded on disk, in memory, or on a Chroma server.
 * :class:`InMemoryEpisodeStore` (:mod:`~langchain_episodic.stores.in_memory`): numpy
@@ -20,7 +21,7 @@ This package is the only part of langchain-episodic that talks to a database.
 
 from typing import TYPE_CHECKING, Any
 
-from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore
+from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore, ListsCollections
 from langchain_episodic.stores.chroma import ChromaEpisodeStore
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 from langchain_episodic.stores.vectorstore import VectorStoreEpisodeStore
@@ -31,6 +32,7 @@ __all__ = [
     "EpisodeStore",
     "InMemoryEpisodeStore",
     "LangGraphEpisodeStore",
+    "ListsCollections",
     "VectorStoreEpisodeStore",
 ]
 

@@ -21,7 +21,7 @@ from langchain_episodic._validation import check_int
 from langchain_episodic.errors import MalformedRecordWarning
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.stores.base import JournalEntry
-from langchain_episodic.stores.codec import decode_episode
+from langchain_episodic.stores.codec import decode_episodes
 from langchain_episodic.stores.ledger import Ledger
 
 __all__ = ["RECORD_ID_NAMESPACE", "LedgeredStore", "record_id"]
@@ -76,12 +76,13 @@ class LedgeredStore:
         with self._lock:
             self._open(namespace)
             records = self._records(namespace, list(wanted))
-        found: dict[str, Episode] = {}
-        for rid, fields in records.items():
-            episode = decode_episode(rid, fields.get("episode"))
-            if episode is not None and episode.episode_id == wanted[rid]:
-                found[episode.episode_id] = episode
-        return found
+        rows = ((rid, fields.get("episode")) for rid, fields in records.items())
+        # A record under another episode's id (written by another tool) is not that one.
+        return {
+            episode.episode_id: episode
+            for rid, episode in decode_episodes(rows)
+            if episode.episode_id == wanted[rid]
+        }
 
     def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
         """The last ``n`` of the first ``total`` committed records, oldest first."""
@@ -107,6 +108,17 @@ class LedgeredStore:
         with self._lock:
             ids = self._ledger.ids(namespace, start, stop)
             records = self._records(namespace, ids)
+        for _, episode in decode_episodes(self._listed(ids, records)):
+            yield episode
+
+    def _listed(
+        self, ids: Sequence[str], records: Mapping[str, Mapping[str, Any]]
+    ) -> Iterator[tuple[str, object]]:
+        """``(record_id, episode JSON)`` for each of the ledger's ``ids`` the backend holds.
+
+        An id the backend lacks (a FAISS index not saved) is skipped with a warning
+        where it stands, so that warnings keep the ledger's order.
+        """
         for rid in ids:
             fields = records.get(rid)
             if fields is None:
@@ -117,9 +129,7 @@ class LedgeredStore:
                     stacklevel=3,
                 )
                 continue
-            episode = decode_episode(rid, fields.get("episode"))
-            if episode is not None:
-                yield episode
+            yield rid, fields.get("episode")
 
     def read_state(self, namespace: str, key: str) -> str | None:
         """A string saved with :meth:`write_state`, from the ledger, or ``None``."""

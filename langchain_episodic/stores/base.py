@@ -12,6 +12,10 @@ neighbours. Four ship with the package (in :mod:`langchain_episodic.stores`):
 * :class:`~langchain_episodic.stores.LangGraphEpisodeStore`: any LangGraph ``BaseStore``
   with a vector index (needs the ``langgraph`` package).
 
+A store may also have optional capabilities, each declared here and listed in
+:class:`EpisodeStore`'s docstring with what the memory does with it; the only one
+today is :class:`ListsCollections`.
+
 Records are encoded and decoded by :mod:`langchain_episodic.stores.codec`.
 """
 
@@ -31,6 +35,7 @@ __all__ = [
     "DEFAULT_NAMESPACE",
     "EpisodeStore",
     "JournalEntry",
+    "ListsCollections",
     "StoredHit",
     "unit_rows",
 ]
@@ -127,12 +132,33 @@ class EpisodeStore(Protocol):
       and one memory object writes one batch at a time.
     * ``k`` and ``page_size`` are at least 1.
 
-    A store that can only search by text (a LangGraph store embeds the query itself)
-    sets the class attribute ``needs_query_text = True``; the memory then also passes
-    :meth:`search_hits` the keyword ``query_text``, the text the query vector is the
-    memory's ``embed_query`` of. The keyword is optional: the memory still calls with
-    a vector alone where it has no query text (its probe of a namespace written before
-    embedder fingerprints), and stores without the attribute never get it.
+    What a store may have beyond these methods, and what the memory does with each
+    (nothing else of a store is read by name, by the memory or anything else in the
+    package):
+
+    * The ``query_text`` keyword of :meth:`search_hits`, declared here and taken by
+      every store: the text whose ``embed_query`` the vector is, or ``None``. The
+      memory passes the query's text on every recall, and ``None`` where it has
+      none. Stores that search by vector ignore it; one that can only search by text
+      (:class:`~langchain_episodic.stores.LangGraphEpisodeStore`: a LangGraph store
+      embeds the query itself) searches its index with it, and without it reads the
+      namespace and ranks it by the stored vectors.
+    * :class:`ListsCollections` (``collection_name`` and ``collection_names()``; the
+      Chroma store has it): when a namespace asked for with
+      ``create_namespace=False`` is not there, the memory names the other
+      collections in the same place, with their namespaces, in its
+      :class:`~langchain_episodic.errors.NamespaceNotFoundError` (the CLI does the
+      same), so that a mistyped ``collection_name`` is seen at once. A store without
+      it gets the error with its own namespaces only.
+    * ``repr(store)``: the memory names the store by it in errors, so a store should
+      say what it is and where (all four do).
+    * ``needs_query_text``, a class attribute that
+      :class:`~langchain_episodic.stores.LangGraphEpisodeStore` still sets to ``True``:
+      memories before ``query_text`` was declared passed it only to stores that set
+      it. Kept for such code; a new store need not set it.
+
+    Store-specific methods (``ChromaEpisodeStore.verify``, ``close``, ...) are called
+    only by code that holds that store's type, never looked up on an arbitrary store.
 
     A store must:
 
@@ -149,8 +175,10 @@ class EpisodeStore(Protocol):
     * Keep journal entries (:class:`JournalEntry`) apart from the episodes, so that
       they cost a recall nothing, and keep the first entry under an id.
     * Skip a stored record that is not a readable episode with a
-      :class:`~langchain_episodic.errors.MalformedRecordWarning`, through
-      :mod:`langchain_episodic.stores.codec`, instead of failing the call.
+      :class:`~langchain_episodic.errors.MalformedRecordWarning`, instead of failing
+      the call, by reading its rows through
+      :func:`~langchain_episodic.stores.codec.decode_hits` and
+      :func:`~langchain_episodic.stores.codec.decode_episodes`.
     """
 
     def namespaces(self) -> tuple[str, ...]:
@@ -188,11 +216,18 @@ class EpisodeStore(Protocol):
         embedding: NDArray[np.float32],
         k: int,
         filters: EpisodeFilter | None = None,
+        *,
+        query_text: str | None = None,
     ) -> list[StoredHit]:
         """The ``k`` records nearest to ``embedding`` by cosine, most similar first.
 
-        A store with ``needs_query_text = True`` takes one more, optional keyword,
-        ``query_text: str | None = None`` (see the class docstring).
+        Args:
+            namespace: The namespace searched.
+            embedding: The query vector.
+            k: How many hits at most.
+            filters: Only records that pass, when given.
+            query_text: The text whose ``embed_query`` the vector is, or ``None``;
+                stores that search by vector ignore it (see the class docstring).
         """
         ...
 
@@ -225,4 +260,25 @@ class EpisodeStore(Protocol):
 
     def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
         """The namespace's journal entries (of one run when ``run_id`` is given), any order."""
+        ...
+
+
+@runtime_checkable
+class ListsCollections(Protocol):
+    """An optional capability: a store that can list the other collections in its place.
+
+    A place (a Chroma folder or server) may hold several stores, one per
+    ``collection_name``. When a namespace asked for is not found, the memory and the
+    CLI name what else is there (``isinstance(store, ListsCollections)``), so that a
+    mistyped ``collection_name`` is seen at once.
+    :class:`~langchain_episodic.stores.ChromaEpisodeStore` implements it.
+    """
+
+    @property
+    def collection_name(self) -> str:
+        """This store's own name in its place (left out of what is shown as elsewhere)."""
+        ...
+
+    def collection_names(self) -> dict[str, tuple[str, ...]]:
+        """Every collection name in the place that holds namespaces, with them, sorted."""
         ...

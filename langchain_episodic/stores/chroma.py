@@ -49,11 +49,12 @@ from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores._audit import RecordAudit
 from langchain_episodic.stores._path_lock import FolderShare, PathLock, acquire_path_lock
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, JournalEntry, StoredHit
-from langchain_episodic.stores.codec import decode_episode, decode_hit, encode_episode
+from langchain_episodic.stores.codec import decode_episodes, decode_hits, encode_episode
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
+    from chromadb.api.types import GetResult
 
 __all__ = ["DEFAULT_NAMESPACE", "ChromaEpisodeStore", "StoredHit"]
 
@@ -97,6 +98,20 @@ def _where(filters: EpisodeFilter | None) -> dict[str, Any] | None:
         if values:
             clauses.append({key: values[0]} if len(values) == 1 else {key: {"$in": values}})
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def _by_id(got: GetResult) -> dict[str, Mapping[str, Any]]:
+    """The metadata of each record a Chroma ``get`` found, by id, in its order."""
+    metadatas = got["metadatas"] or []
+    return {
+        record_id: metadata or {} for record_id, metadata in zip(got["ids"], metadatas, strict=True)
+    }
+
+
+def _episode_rows(records: Mapping[str, Mapping[str, Any]]) -> Iterator[tuple[str, object]]:
+    """``(record_id, episode JSON)`` per record, what the codec decodes."""
+    for record_id, metadata in records.items():
+        yield record_id, metadata.get(_EPISODE_KEY)
 
 
 def _chunks(size: int, total: int) -> Iterator[slice]:
@@ -405,10 +420,7 @@ class ChromaEpisodeStore:
         found: dict[str, Episode] = {}
         for part in _chunks(self.batch_size, len(episode_ids)):
             got = collection.get(ids=list(episode_ids[part]), include=["metadatas"])
-            for record_id, metadata in zip(got["ids"], got["metadatas"] or [], strict=True):
-                episode = decode_episode(record_id, (metadata or {}).get(_EPISODE_KEY))
-                if episode is not None:
-                    found[record_id] = episode
+            found.update(decode_episodes(_episode_rows(_by_id(got))))
         return found
 
     def add(
@@ -452,11 +464,14 @@ class ChromaEpisodeStore:
         embedding: NDArray[np.float32],
         k: int,
         filters: EpisodeFilter | None = None,
+        *,
+        query_text: str | None = None,
     ) -> list[StoredHit]:
         """The ``k`` records nearest to ``embedding``, most similar first, unparsed.
 
         Similarity is ``1 - cosine distance``. Each hit carries the fields a ranking
         needs; :meth:`StoredHit.episode` parses the full episode only when asked.
+        ``query_text`` is ignored: Chroma searches by the vector.
         """
         result = self.collection(namespace).query(
             query_embeddings=[embedding],
@@ -467,22 +482,24 @@ class ChromaEpisodeStore:
         ids = result["ids"][0]
         metadatas = (result["metadatas"] or [[]])[0]
         distances = (result["distances"] or [[]])[0]
-        hits = (
-            decode_hit(record_id, (metadata or {}).get(_EPISODE_KEY), 1.0 - float(distance))
+        rows = (
+            (record_id, (metadata or {}).get(_EPISODE_KEY), 1.0 - float(distance))
             for record_id, metadata, distance in zip(ids, metadatas, distances, strict=True)
         )
-        return [hit for hit in hits if hit is not None]
+        return list(decode_hits(rows))
 
     def _get_seq_range(self, namespace: str, start: int, stop: int) -> list[tuple[int, Episode]]:
-        got = self.collection(namespace).get(
-            where={"$and": [{"seq": {"$gte": start}}, {"seq": {"$lt": stop}}]},
-            include=["metadatas"],
+        records = _by_id(
+            self.collection(namespace).get(
+                where={"$and": [{"seq": {"$gte": start}}, {"seq": {"$lt": stop}}]},
+                include=["metadatas"],
+            )
         )
-        rows = []
-        for record_id, metadata in zip(got["ids"], got["metadatas"] or [], strict=True):
-            episode = decode_episode(record_id, metadata.get(_EPISODE_KEY))
-            if episode is not None:
-                rows.append((int(metadata["seq"]), episode))
+        # Every record found has a seq: the where clause matched it.
+        rows = [
+            (int(records[record_id]["seq"]), episode)
+            for record_id, episode in decode_episodes(_episode_rows(records))
+        ]
         # Several writer processes may repeat a seq (each numbers from its own count).
         rows.sort(key=lambda row: (row[0], row[1].timestamp, row[1].episode_id))
         return rows

@@ -1,17 +1,19 @@
 """The record codec every store shares: an episode as JSON, and back.
 
 Every store keeps the full episode as JSON (:func:`encode_episode`), so it round-trips
-exactly, and reads it back through :func:`decode_hit` / :func:`decode_episode`, which
-skip a malformed record (written by another tool, say) with a
+exactly, and reads records back through :func:`decode_hits` / :func:`decode_episodes`
+(one record: :func:`decode_hit` / :func:`decode_episode`), which skip a malformed
+record (written by another tool, say) with a
 :class:`~langchain_episodic.errors.MalformedRecordWarning` that names it instead of
-failing the whole call.
+failing the whole call. Those two loops are the only ones: a store says how to read
+its backend's rows, never how to skip them.
 """
 
 from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from math import isfinite
@@ -24,7 +26,9 @@ from langchain_episodic.stores.base import StoredHit
 __all__ = [
     "collect_malformed",
     "decode_episode",
+    "decode_episodes",
     "decode_hit",
+    "decode_hits",
     "encode_episode",
     "read_record",
 ]
@@ -61,7 +65,9 @@ def _warn(record_id: str, reason: str) -> None:
     collected = _collector.get()
     if collected is not None:
         collected.append(warning)
-    warnings.warn(warning, stacklevel=3)
+    # Points at the store that read the record: above _warn are _decode_hit (or
+    # _decode_episode), then decode_hit or the decode_hits generator, then the store.
+    warnings.warn(warning, stacklevel=4)
 
 
 def _load(raw: object) -> tuple[dict[str, Any] | None, str]:
@@ -99,6 +105,10 @@ def decode_hit(record_id: str, raw: object, similarity: float) -> StoredHit | No
     Only the fields ranking needs are checked here; the full episode is validated
     when :meth:`StoredHit.episode` builds it.
     """
+    return _decode_hit(record_id, raw, similarity)
+
+
+def _decode_hit(record_id: str, raw: object, similarity: float) -> StoredHit | None:
     data, reason = _load(raw)
     if data is None:
         _warn(record_id, reason)
@@ -126,7 +136,53 @@ def decode_hit(record_id: str, raw: object, similarity: float) -> StoredHit | No
 
 def decode_episode(record_id: str, raw: object) -> Episode | None:
     """Read a record's episode JSON, validating it; ``None`` (and a warning) if malformed."""
+    return _decode_episode(record_id, raw)
+
+
+def _decode_episode(record_id: str, raw: object) -> Episode | None:
     episode, reason = read_record(record_id, raw)
     if episode is None:
         _warn(record_id, reason)
     return episode
+
+
+def decode_hits(rows: Iterable[tuple[str, object, float]]) -> Iterator[StoredHit]:
+    """The search hits of backend rows, in their order, skipping the malformed ones.
+
+    Lazy, so that each row is read (and a malformed one warned about) only when the
+    caller gets that far, and the warnings come in the rows' order.
+
+    Args:
+        rows: ``(record_id, raw, similarity)`` per record: its id in the store, its
+            stored episode JSON (any object; what is not a string is malformed) and
+            its cosine similarity to the query.
+
+    Yields:
+        A :class:`StoredHit` per readable row. Each other row is skipped with a
+        :class:`~langchain_episodic.errors.MalformedRecordWarning` naming its id (also
+        collected by :func:`collect_malformed`), as :func:`decode_hit` does.
+    """
+    for record_id, raw, similarity in rows:
+        hit = _decode_hit(record_id, raw, similarity)
+        if hit is not None:
+            yield hit
+
+
+def decode_episodes(rows: Iterable[tuple[str, object]]) -> Iterator[tuple[str, Episode]]:
+    """The episodes of backend rows, validated, in their order, skipping the malformed ones.
+
+    Lazy, as :func:`decode_hits`.
+
+    Args:
+        rows: ``(record_id, raw)`` per record: its id in the store and its stored
+            episode JSON (any object; what is not a string is malformed).
+
+    Yields:
+        ``(record_id, episode)`` per readable row. Each other row is skipped with a
+        :class:`~langchain_episodic.errors.MalformedRecordWarning` naming its id (also
+        collected by :func:`collect_malformed`), as :func:`decode_episode` does.
+    """
+    for record_id, raw in rows:
+        episode = _decode_episode(record_id, raw)
+        if episode is not None:
+            yield record_id, episode

@@ -27,7 +27,7 @@ from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import Episode, OutcomeStatus, TaskCategory
 from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores.base import JournalEntry, StoredHit, unit_rows
-from langchain_episodic.stores.codec import decode_episode, decode_hit, encode_episode
+from langchain_episodic.stores.codec import decode_episodes, decode_hits, encode_episode
 
 __all__ = ["InMemoryEpisodeStore"]
 
@@ -202,12 +202,7 @@ class InMemoryEpisodeStore:
         with self._lock:
             space = self._space(namespace)
             raw = {i: space.records[space.rows[i]] for i in episode_ids if i in space.rows}
-        found: dict[str, Episode] = {}
-        for episode_id, record in raw.items():
-            episode = decode_episode(episode_id, record)
-            if episode is not None:
-                found[episode_id] = episode
-        return found
+        return dict(decode_episodes(raw.items()))
 
     def add(
         self,
@@ -256,11 +251,14 @@ class InMemoryEpisodeStore:
         embedding: NDArray[np.float32],
         k: int,
         filters: EpisodeFilter | None = None,
+        *,
+        query_text: str | None = None,
     ) -> list[StoredHit]:
         """The ``k`` records nearest to ``embedding`` by exact cosine, most similar first.
 
         Filters are applied before the ``k`` best are taken, so the result holds
         ``min(k, matching records)`` hits. Equal similarities keep recording order.
+        ``query_text`` is ignored: the store searches by the vector.
 
         Raises:
             EpisodicValueError: ``k`` is below 1, or the query's length differs from
@@ -289,11 +287,11 @@ class InMemoryEpisodeStore:
         else:
             rows = np.flatnonzero(mask)
             chosen = rows[_top_k(similarities[rows], k)]
-        hits = (
-            decode_hit(ids[row], records[row], min(1.0, max(-1.0, float(similarities[row]))))
+        nearest = (
+            (ids[row], records[row], min(1.0, max(-1.0, float(similarities[row]))))
             for row in chosen
         )
-        return [hit for hit in hits if hit is not None]
+        return list(decode_hits(nearest))
 
     def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
         """The last ``n`` of the first ``total`` records in recording order, oldest first."""
@@ -304,8 +302,7 @@ class InMemoryEpisodeStore:
             stop = min(total, space.size)
             rows = range(max(0, stop - n), stop)
             raw = [(space.ids[row], space.records[row]) for row in rows]
-        episodes = (decode_episode(record_id, record) for record_id, record in raw)
-        return [episode for episode in episodes if episode is not None]
+        return [episode for _, episode in decode_episodes(raw)]
 
     def iter_episodes(
         self, namespace: str, page_size: int = 1000, start: int = 0
@@ -324,10 +321,8 @@ class InMemoryEpisodeStore:
                 )
             if not raw:
                 return
-            for record_id, record in raw:
-                episode = decode_episode(record_id, record)
-                if episode is not None:
-                    yield episode
+            for _, episode in decode_episodes(raw):
+                yield episode
             start += len(raw)
 
     def read_state(self, namespace: str, key: str) -> str | None:

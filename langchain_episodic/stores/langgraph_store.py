@@ -9,10 +9,10 @@ query=TEXT)`` embeds the text with the store's own index embeddings, and ``put``
 embeds the indexed fields itself. How recall stays exact cosine with the memory's
 embeddings anyway:
 
-* **The query text.** The class sets ``needs_query_text = True``, so
-  :class:`~langchain_episodic.EpisodicMemory` passes the query's text to
-  :meth:`LangGraphEpisodeStore.search_hits` (keyword ``query_text``) beside its vector,
-  and the store searches with that text. The store's embeddings must therefore be the
+* **The query text.** :class:`~langchain_episodic.EpisodicMemory` passes every store's
+  :meth:`~langchain_episodic.stores.EpisodeStore.search_hits` the query's text (keyword
+  ``query_text``) beside its vector; the stores that search by vector ignore it, this
+  one searches with that text. The store's embeddings must therefore be the
   memory's: on the first write to each namespace the store embeds one text with its
   index's model and refuses (:class:`~langchain_episodic.errors.StoreConfigurationError`)
   unless it gives the memory's vector (cosine >= 0.999).
@@ -24,8 +24,8 @@ embeddings anyway:
   for free, that the backend's score (converted to cosine) agrees with it within
   1e-3: a store whose index embeds queries with another model than the memory's is
   refused on the first recall instead of answering with the wrong neighbours.
-* **Without a text** (the memory's probe of a namespace written before embedder
-  fingerprints, or a direct call with a vector alone) the store reads the namespace's
+* **Without a text** (``query_text=None``: a call with a vector alone, where the
+  caller has no text) the store reads the namespace's
   records in pages and ranks them by those stored vectors: exact, and linear in the
   namespace's size.
 
@@ -124,7 +124,7 @@ from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores._ledgered import LedgeredStore, record_id
 from langchain_episodic.stores.backends import embeds_like
 from langchain_episodic.stores.base import StoredHit, unit_rows
-from langchain_episodic.stores.codec import decode_hit, encode_episode
+from langchain_episodic.stores.codec import decode_hits, encode_episode
 from langchain_episodic.stores.ledger import Ledger
 
 __all__ = ["DEFAULT_PREFIX", "LangGraphEpisodeStore", "LangGraphScore"]
@@ -328,7 +328,11 @@ class LangGraphEpisodeStore(LedgeredStore):
     """
 
     needs_query_text: ClassVar[bool] = True
-    """The memory passes the query's text to :meth:`search_hits` (``query_text=``)."""
+    """Kept for code written before ``query_text`` was part of the store protocol.
+
+    Such code (memories of earlier versions) passed :meth:`search_hits` the query's
+    text only when a store's class set this; every store takes it now.
+    """
 
     def __init__(
         self,
@@ -519,8 +523,9 @@ class LangGraphEpisodeStore(LedgeredStore):
     ) -> list[StoredHit]:
         """The ``k`` records nearest to ``embedding`` by cosine, most similar first.
 
-        With ``query_text`` (the text ``embedding`` is the memory's embedding of), the
-        backend's index searches; without, the namespace is read and ranked here.
+        With ``query_text`` (the text whose ``embed_query`` ``embedding`` is), the
+        backend's index searches with it; with ``None``, the namespace is read and
+        ranked here by the stored vectors (exact, linear in its size).
         Similarities are the float32 cosine of the stored unit vectors and the query.
 
         Raises:
@@ -545,36 +550,47 @@ class LangGraphEpisodeStore(LedgeredStore):
             if len(kept) >= k or len(items) < wanted:
                 break
             wanted *= 2
-        hits = [hit for hit in (self._hit(item, query, check=True) for item in kept) if hit]
+        hits = list(decode_hits(self._scored(kept, query, check=True)))
         hits.sort(key=lambda hit: -hit.similarity)  # stable: the backend's order on ties
         return hits[:k]
 
-    def _hit(self, item: Item, query: NDArray[np.float32], *, check: bool) -> StoredHit | None:
-        vector = _decode_vector(item.value.get("vector"))
-        if vector is None:
-            warnings.warn(
-                MalformedRecordWarning(item.key, "no readable vector in the record"),
-                stacklevel=4,
-            )
-            return None
-        if vector.shape != query.shape:
-            msg = (
-                f"embedding has {query.shape[0]} dimensions but namespace="
-                f"{item.value.get('namespace')!r} holds {vector.shape[0]}-dimensional vectors"
-            )
-            raise EpisodicValueError(msg)
-        similarity = min(1.0, max(-1.0, float(vector @ query)))
-        score = item.score if isinstance(item, SearchItem) else None
-        if check and score is not None:
-            theirs = float(self._to_cosine(float(score)))
-            if abs(theirs - similarity) > _SCORE_TOLERANCE:
-                msg = (
-                    f"store={type(self._store).__name__} scored a record {theirs:.6f} where "
-                    f"the memory's vectors give cosine {similarity:.6f}: its index embeds "
-                    "queries with another model than the memory's, or score= is wrong"
+    def _scored(
+        self, items: Sequence[Item], query: NDArray[np.float32], *, check: bool
+    ) -> Iterator[tuple[str, object, float]]:
+        """``(record_id, episode JSON, similarity)`` per item, for the codec to decode.
+
+        The similarity is that of the item's stored vector; an item without a
+        readable one is skipped with a warning where it stands, so that warnings keep
+        the items' order. With ``check``, the backend's score must agree with it.
+        """
+        for item in items:
+            vector = _decode_vector(item.value.get("vector"))
+            if vector is None:
+                warnings.warn(
+                    MalformedRecordWarning(item.key, "no readable vector in the record"),
+                    stacklevel=3,
                 )
-                raise StoreConfigurationError(msg)
-        return decode_hit(item.key, item.value.get("episode"), similarity)
+                continue
+            if vector.shape != query.shape:
+                msg = (
+                    f"embedding has {query.shape[0]} dimensions but namespace="
+                    f"{item.value.get('namespace')!r} holds {vector.shape[0]}-dimensional "
+                    "vectors"
+                )
+                raise EpisodicValueError(msg)
+            similarity = min(1.0, max(-1.0, float(vector @ query)))
+            score = item.score if isinstance(item, SearchItem) else None
+            if check and score is not None:
+                theirs = float(self._to_cosine(float(score)))
+                if abs(theirs - similarity) > _SCORE_TOLERANCE:
+                    msg = (
+                        f"store={type(self._store).__name__} scored a record {theirs:.6f} "
+                        f"where the memory's vectors give cosine {similarity:.6f}: its index "
+                        "embeds queries with another model than the memory's, or score= is "
+                        "wrong"
+                    )
+                    raise StoreConfigurationError(msg)
+            yield item.key, item.value.get("episode"), similarity
 
     def _scan(
         self,
@@ -593,12 +609,11 @@ class LangGraphEpisodeStore(LedgeredStore):
                 items = _search(
                     self._store, SearchOp(self._space(namespace), native, _PAGE, offset)
                 )
-            for item in items:
-                if _passes(item.value, filters):
-                    hit = self._hit(item, query, check=False)
-                    if hit is not None:
-                        seq = item.value.get("seq")
-                        hits.append((seq if isinstance(seq, int) else 0, hit))
+            passing = [item for item in items if _passes(item.value, filters)]
+            seqs = {item.key: item.value.get("seq") for item in passing}  # keys are unique
+            for hit in decode_hits(self._scored(passing, query, check=False)):
+                seq = seqs[hit.record_id]
+                hits.append((seq if isinstance(seq, int) else 0, hit))
             if len(items) < _PAGE:
                 break
             offset += len(items)

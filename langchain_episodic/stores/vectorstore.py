@@ -126,7 +126,7 @@ from langchain_episodic.stores.backends import (
     search_method,
 )
 from langchain_episodic.stores.base import StoredHit, unit_rows
-from langchain_episodic.stores.codec import decode_hit, encode_episode
+from langchain_episodic.stores.codec import decode_hits, encode_episode
 from langchain_episodic.stores.ledger import LEDGER_BLOCK, Ledger
 
 __all__ = [
@@ -364,12 +364,15 @@ class VectorStoreEpisodeStore(LedgeredStore):
         embedding: NDArray[np.float32],
         k: int,
         filters: EpisodeFilter | None = None,
+        *,
+        query_text: str | None = None,
     ) -> list[StoredHit]:
         """The ``k`` records nearest to ``embedding`` by cosine, most similar first.
 
         Asks the backend for ``k`` documents, then twice as many, until ``k`` pass the
         namespace and ``filters`` or the backend has no more: filters never hide a
         neighbour. Each score is converted to cosine similarity (see :data:`ScoreKind`).
+        ``query_text`` is ignored: the backend is searched by the vector.
         """
         k = check_int("k", k, 1)
         query = unit_rows(embedding.reshape(-1)).tolist()
@@ -387,12 +390,15 @@ class VectorStoreEpisodeStore(LedgeredStore):
             if exhausted:
                 break
             wanted *= 2
-        hits: list[StoredHit] = []
-        for document, score in kept:
-            similarity = min(1.0, max(-1.0, float(self._to_cosine(float(score)))))
-            hit = decode_hit(document.id or "", document.metadata.get("episode"), similarity)
-            if hit is not None and _hit_matches(hit, filters):
-                hits.append(hit)
+        rows = (
+            (
+                document.id or "",
+                document.metadata.get("episode"),
+                min(1.0, max(-1.0, float(self._to_cosine(float(score))))),
+            )
+            for document, score in kept
+        )
+        hits = [hit for hit in decode_hits(rows) if _hit_matches(hit, filters)]
         hits.sort(key=lambda hit: -hit.similarity)  # stable: the backend's order on ties
         return hits[:k]
 

@@ -29,6 +29,7 @@ from langchain_episodic.embeddings.fingerprint import fingerprint_embeddings
 from langchain_episodic.errors import EmbeddingMismatchError
 from langchain_episodic.model.episode import EpisodeSource
 from langchain_episodic.scoring.skills import compute_skill_profiles
+from langchain_episodic.stores import ListsCollections
 from tests.helpers.episodes import DAY, QUERIES, article_recall, corpus, relevance_recall
 from tests.helpers.stores import EMBEDDINGS, StoreHarness
 from tests.unit_tests.factories import make_episode
@@ -211,6 +212,30 @@ def test_filters_restrict_candidates_exactly(harness: StoreHarness) -> None:
         if e.task.category is TaskCategory.DEBUGGING and e.outcome is not OutcomeStatus.FAILURE
     ]
     assert_recall_is_the_reference(memory, kept, 2, filters=only)
+
+
+def test_every_store_takes_the_query_text_and_finds_the_same_hits(harness: StoreHarness) -> None:
+    # query_text is part of the protocol: stores that search by vector ignore it, the
+    # LangGraph store searches its index with it instead of scanning the namespace.
+    memory = memory_on(harness)
+    memory.record_many(corpus(36))
+    store, namespace = memory.store, memory.namespace
+    only = EpisodeFilter(outcome=OutcomeStatus.SUCCESS)
+    for query in QUERIES:
+        vector = np.asarray(memory.embeddings.embed_query(query), dtype=np.float32)
+        for k, filters, expected in ((5, None, 5), (36, None, 36), (4, only, 4)):
+            with_text = store.search_hits(namespace, vector, k, filters, query_text=query)
+            assert len(with_text) == expected, (query, k)
+            assert with_text == store.search_hits(namespace, vector, k, filters), (query, k)
+            assert with_text == store.search_hits(namespace, vector, k, filters, query_text=None)
+
+
+def test_only_the_chroma_store_lists_the_collections_in_its_place(harness: StoreHarness) -> None:
+    store = harness.open()
+    EpisodicMemory(store=store, namespace="listed").record(make_episode(episode_id="ep-0"))
+    assert isinstance(store, ListsCollections) is harness.kind.startswith("chroma-")
+    if isinstance(store, ListsCollections):
+        assert "listed" in store.collection_names()[store.collection_name]
 
 
 def test_quarantine_hides_from_recall_is_logged_and_persists(harness: StoreHarness) -> None:
