@@ -49,8 +49,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _fixtures import PrecomputedEmbeddings, make_episodes, unit_vectors
 from langchain_core.embeddings import Embeddings
 
-import langchain_episodic.memory as memory_module
 import langchain_episodic.scoring.credit as credit_module
+import langchain_episodic.scoring.decay as decay_module
+import langchain_episodic.service.recall as recall_module
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, HashingEmbeddings, RecallOptions
 from langchain_episodic.embeddings.static import StaticEmbeddings
 from langchain_episodic.simulation import (
@@ -167,14 +168,15 @@ def _goal_line(comparison: CreditComparison) -> str:
 def patched_credit(scale: float, share: float, prior: float) -> Iterator[None]:
     """Credit's constants set for the block, restored after (exploration only).
 
-    The memory module imported ``utility_factor`` by name (and it binds
-    ``UTILITY_SHARE`` as a default): it is replaced there too.
+    The recall service imported ``utility_factor`` by name (and it binds
+    ``UTILITY_SHARE`` as a default): it is replaced there too; the prior lives in
+    ``scoring.decay`` (one Beta mean for episodes and lessons).
     """
     patches = {
         (credit_module, "ADVANTAGE_SCALE"): scale,
-        (credit_module, "PRIOR_HELPED"): prior,
-        (credit_module, "PRIOR_HURT"): prior,
-        (memory_module, "utility_factor"): functools.partial(
+        (decay_module, "PRIOR_HELPED"): prior,
+        (decay_module, "PRIOR_HURT"): prior,
+        (recall_module, "utility_factor"): functools.partial(
             credit_module.utility_factor, share=share
         ),
     }

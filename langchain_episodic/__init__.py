@@ -10,7 +10,8 @@ The package is layered. Each layer imports only from itself and the layers liste
 before it, imports inside functions and under ``TYPE_CHECKING`` included (the test
 suite reads this list and checks every import against it):
 
-1. base: :mod:`~langchain_episodic.errors`, :mod:`~langchain_episodic._validation`
+1. base: :mod:`~langchain_episodic.errors`, :mod:`~langchain_episodic._validation`,
+   :mod:`~langchain_episodic._async` (async twins)
 2. model, pure data and rules: :mod:`langchain_episodic.model`
 3. scoring, pure maths: :mod:`langchain_episodic.scoring`
 4. prompting, pure text: :mod:`langchain_episodic.prompting`

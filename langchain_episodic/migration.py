@@ -33,7 +33,6 @@ from langchain_episodic._validation import check_int
 from langchain_episodic.errors import EpisodicValueError, MigrationError
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import Episode
-from langchain_episodic.stores.base import JournalEntry
 
 __all__ = ["MigrationReport", "migrate_namespace"]
 
@@ -61,7 +60,7 @@ def _batches(episodes: Iterator[Episode], size: int) -> Iterator[list[Episode]]:
 
 
 def _verify(source: EpisodicMemory, target: EpisodicMemory, batch: Sequence[Episode]) -> None:
-    stored = target.store.get(target.namespace, [episode.episode_id for episode in batch])
+    stored = target.get_episodes([episode.episode_id for episode in batch])
     wrong = [e.episode_id for e in batch if stored.get(e.episode_id) != e]
     if wrong:
         msg = (
@@ -74,15 +73,7 @@ def _verify(source: EpisodicMemory, target: EpisodicMemory, batch: Sequence[Epis
 
 def _copy_journal(source: EpisodicMemory, target: EpisodicMemory) -> None:
     """Append the source's credit journal to the target's, verified; ids held are kept."""
-    entries = source.store.read_journal(source.namespace)
-    if not entries:
-        return
-    target.store.append_journal(target.namespace, entries)
-    stored: dict[str, JournalEntry] = {
-        entry.entry_id: entry for entry in target.store.read_journal(target.namespace)
-    }
-    wrong = sorted(entry.entry_id for entry in entries if stored.get(entry.entry_id) != entry)
-    target.reload_credit()
+    wrong = target.merge_journal(source.journal_entries())
     if wrong:
         msg = (
             f"the target namespace={target.namespace!r} holds other credit journal entries "

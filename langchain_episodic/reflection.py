@@ -290,7 +290,7 @@ def reflect(
     """
     check_int("batch_size", batch_size, 1)
     episode_id = episode if isinstance(episode, str) else episode.episode_id
-    found = memory.store.get(memory.namespace, [episode_id]).get(episode_id)
+    found = memory.get_episodes([episode_id]).get(episode_id)
     if found is None:
         msg = f"episode_id={episode_id!r} is not stored in namespace={memory.namespace!r}"
         raise EpisodicValueError(msg)

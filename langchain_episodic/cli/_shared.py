@@ -19,7 +19,8 @@ from tqdm import tqdm
 
 from langchain_episodic.embeddings.builtin import builtin_embeddings_for
 from langchain_episodic.embeddings.fingerprint import EmbedderFingerprint
-from langchain_episodic.memory import EMBEDDER_STATE_KEY, EpisodicMemory
+from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.service.opening import EMBEDDER_STATE_KEY
 from langchain_episodic.stores.chroma import DEFAULT_NAMESPACE, ChromaEpisodeStore
 
 PATH_ENV = "LANGCHAIN_EPISODIC_PATH"

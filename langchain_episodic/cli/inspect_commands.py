@@ -81,7 +81,7 @@ def _run_stats(args: argparse.Namespace) -> int:
     rows = [
         ("store", target.describe()),
         ("namespace", memory.namespace),
-        ("namespaces", ", ".join(memory.store.namespaces())),
+        ("namespaces", ", ".join(memory.namespaces())),
         ("episodes", str(total)),
         (
             "time span",

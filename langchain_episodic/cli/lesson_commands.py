@@ -230,7 +230,7 @@ def _run_show(args: argparse.Namespace) -> int:
     memory = _open_memory(args, create=False)
     lesson = _lesson(memory, args.lesson_id)
     status, reasons = _why(memory, lesson)
-    stored = memory.store.get(memory.namespace, list(lesson.source_ids))
+    stored = memory.get_episodes(lesson.source_ids)
     quarantined = memory.quarantined()
     sources: list[dict[str, Any]] = [
         {

@@ -169,7 +169,7 @@ class _Importer:
         batch, self.pending = self.pending, []
         if batch:
             ids = list(dict.fromkeys(episode.episode_id for _, episode in batch))
-            stored = self.memory.store.get(self.memory.namespace, ids)
+            stored = self.memory.get_episodes(ids)
             fresh: dict[str, Episode] = {}
             new: list[tuple[int, Episode]] = []
             for number, episode in batch:

@@ -13,7 +13,6 @@ Needs the ``classic`` extra: ``pip install "langchain-episodic[classic]"``.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import uuid
 from collections.abc import Callable, Mapping
@@ -32,7 +31,7 @@ except ImportError as error:  # pragma: no cover - exercised by a test that hide
     )
     raise ImportError(_MISSING) from error
 
-from langchain_episodic.errors import CreditError, EpisodicValueError
+from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._fields import RecallOptionsFields
 from langchain_episodic.integrations._run import RUN_ID_KEY
 from langchain_episodic.integrations.runnable import task_from_input
@@ -368,9 +367,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         )
         self.memory.record(episode)  # credits the run when the source names it
         if run_id is not None and given is None:
-            # CreditError: its injection was never noted, or it was closed meanwhile.
-            with contextlib.suppress(CreditError):
-                self.memory.credit(run_id, episode.feedback.reward, by="EpisodicChainMemory")
+            self.memory.close_run(run_id, episode.feedback.reward, by="EpisodicChainMemory")
         return episode
 
     async def arecord_outcome(

@@ -26,7 +26,7 @@ from langchain_core.runnables.config import run_in_executor
 from typing_extensions import NotRequired, TypedDict  # typing has them from 3.11 only
 
 from langchain_episodic._validation import check_int
-from langchain_episodic.errors import CreditError, StoreConfigurationError
+from langchain_episodic.errors import StoreConfigurationError
 from langchain_episodic.integrations._background import EXIT_FLUSH_TIMEOUT, BackgroundWorker
 from langchain_episodic.integrations._run import RUN_ID_KEY, run_from_config
 from langchain_episodic.integrations._scope import (
@@ -663,16 +663,10 @@ class EpisodicMemoryMiddleware(
         return None
 
     def _credit(self, state: Mapping[str, Any], episode: Episode, memory: EpisodicMemory) -> None:
-        """Credit the run's reward to the episodes it was shown; never raises."""
+        """Close the run with its reward (idempotent, never raises: ``close_run``)."""
         run_id = self.run_id_of(state)
-        if run_id is None:
-            return
-        try:
-            memory.credit(run_id, episode.feedback.reward, by=_CREDITED_BY)
-        except CreditError:
-            pass  # record() credited it already (the episode's source names the run)
-        except Exception:  # credit must never break the run it observes
-            _log.warning("could not credit run_id=%r", run_id, exc_info=True)
+        if run_id is not None:
+            memory.close_run(run_id, episode.feedback.reward, by=_CREDITED_BY)
 
     async def aafter_agent(
         self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]

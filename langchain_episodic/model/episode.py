@@ -53,6 +53,7 @@ from langchain_episodic._validation import MAX_INT, describe, encodes, finite_fl
 from langchain_episodic.errors import EpisodeValidationError, EpisodicValueError
 
 __all__ = [
+    "LESSON_ID_PREFIX",
     "MAX_TIMESTAMP",
     "Episode",
     "EpisodeSource",
@@ -107,6 +108,9 @@ def _as_finite_float(owner: str, field: str, value: object) -> float:
         raise _fail(owner, field, value, "must be a finite number")
     return number
 
+
+LESSON_ID_PREFIX = "lesson-"
+"""Every lesson id starts with it and no episode id may: credit keeps the two apart."""
 
 MAX_TIMESTAMP = 7_258_118_400.0
 """The latest timestamp a new episode may carry: 2200-01-01T00:00:00Z, in seconds.
@@ -418,6 +422,9 @@ class Episode:
     def __post_init__(self) -> None:
         owner = "Episode"
         _as_text(owner, "episode_id", self.episode_id, allow_empty=False)
+        if self.episode_id.startswith(LESSON_ID_PREFIX):
+            rule = f"must not start with {LESSON_ID_PREFIX!r}, which marks lesson ids"
+            raise _fail(owner, "episode_id", self.episode_id, rule)
         if not isinstance(self.task, TaskDescription):
             raise _fail(owner, "task", self.task, "must be a TaskDescription")
         _as_text(owner, "solution", self.solution, allow_empty=True)

@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 
 from langchain_episodic._validation import finite_float
 from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.model.episode import LESSON_ID_PREFIX
 
 __all__ = [
     "LESSON_PREFIX",
@@ -63,8 +64,8 @@ __all__ = [
     "plan_consolidation",
 ]
 
-LESSON_PREFIX = "lesson-"
-"""Every lesson id starts with it, so ids never collide with episode ids in the journal."""
+LESSON_PREFIX = LESSON_ID_PREFIX
+"""Every lesson id starts with it; :class:`~langchain_episodic.Episode` refuses ids that do."""
 
 MERGE_SIMILARITY = 0.9
 """Cosine similarity at which two lessons are near-duplicates and consolidation merges them."""

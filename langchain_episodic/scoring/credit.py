@@ -38,14 +38,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from langchain_episodic._validation import finite_float
 from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.model.episode import LESSON_ID_PREFIX
+from langchain_episodic.scoring.decay import PRIOR_HELPED, PRIOR_HURT, beta_mean, half_life_decay
 
 __all__ = [
     "ADVANTAGE_SCALE",
@@ -56,24 +57,25 @@ __all__ = [
     "CreditEvent",
     "EpisodeUtility",
     "Injection",
+    "SubjectKind",
     "UtilityBook",
     "book_from",
+    "check_credit",
+    "check_reward",
     "decode_entry",
     "encode_credit",
     "encode_injection",
+    "lesson_evidence",
     "outcome_entry_id",
     "utility_factor",
     "utility_table",
 ]
 
+SubjectKind = Literal["episode", "lesson"]
+"""What a utility row is about: an episode, or a lesson shown above the episodes."""
+
 UTILITY_HALF_LIFE = 90 * 86_400.0
 """Ninety days, in seconds: how fast credit evidence is forgotten."""
-
-PRIOR_HELPED = 1.0
-"""Prior "helped" count of the Beta posterior (with :data:`PRIOR_HURT`: mean 0.5)."""
-
-PRIOR_HURT = 1.0
-"""Prior "hurt" count of the Beta posterior."""
 
 ADVANTAGE_SCALE = 1.0
 """How strongly one run's advantage moves it from 0.5 towards helped (1) or hurt (0)."""
@@ -115,6 +117,33 @@ def _time(owner: str, value: object) -> float:
         msg = f"{owner}.at={value!r} is invalid: must be a finite number"
         raise EpisodicValueError(msg)
     return number
+
+
+def check_reward(reward: object) -> float:
+    """A run's reward as a float in [0, 1]: the one check every credit goes through.
+
+    Raises:
+        EpisodicValueError: ``reward`` is not a number in [0, 1] (a bool is not one).
+    """
+    number = finite_float(reward)
+    if number is None or not 0.0 <= number <= 1.0 or isinstance(reward, bool):
+        msg = f"reward={reward!r} is invalid: must be a number in [0, 1]"
+        raise EpisodicValueError(msg)
+    return number
+
+
+def check_credit(run_id: object, reward: object, by: object) -> float:
+    """The arguments of a credit, checked before anything is read; the reward as a float.
+
+    The one validator behind :class:`CreditEvent` and every way to credit a run.
+
+    Raises:
+        EpisodicValueError: ``run_id`` or ``by`` is empty (``by`` may be ``None``),
+            or ``reward`` is not a number in [0, 1].
+    """
+    _text("CreditEvent", "run_id", run_id)
+    _text("CreditEvent", "by", by, optional=True)
+    return check_reward(reward)
 
 
 @dataclass(frozen=True)
@@ -175,11 +204,7 @@ class CreditEvent:
         object.__setattr__(self, "episode_ids", _ids("CreditEvent", self.episode_ids))
         object.__setattr__(self, "at", _time("CreditEvent", self.at))
         if self.reward is not None:
-            reward = finite_float(self.reward)
-            if reward is None or not 0.0 <= reward <= 1.0 or isinstance(self.reward, bool):
-                msg = f"reward={self.reward!r} is invalid: must be a number in [0, 1]"
-                raise EpisodicValueError(msg)
-            object.__setattr__(self, "reward", reward)
+            object.__setattr__(self, "reward", check_reward(self.reward))
 
     @property
     def closed_without_credit(self) -> bool:
@@ -285,14 +310,18 @@ class EpisodeUtility:
             0.5
         """
         decay = self.decay(now)
-        helped, hurt = PRIOR_HELPED + self.helped * decay, PRIOR_HURT + self.hurt * decay
-        return helped / (helped + hurt)
+        return beta_mean(self.helped * decay, self.hurt * decay)
 
     def decay(self, now: float) -> float:
         """How much of the evidence is left at ``now`` (1 when never credited)."""
         if self.updated_at is None:
             return 1.0
-        return math.exp(-math.log(2) * max(0.0, now - self.updated_at) / self.half_life)
+        return half_life_decay(now - self.updated_at, self.half_life)
+
+    @property
+    def kind(self) -> SubjectKind:
+        """``"lesson"`` or ``"episode"``: what was shown (no episode id looks like a lesson's)."""
+        return "lesson" if self.episode_id.startswith(LESSON_ID_PREFIX) else "episode"
 
     @property
     def mean_reward(self) -> float | None:
@@ -324,6 +353,20 @@ class EpisodeUtility:
         self.reward_sum += reward
         self.advantage_sum += advantage
         self._history.append(advantage)
+
+
+def lesson_evidence(
+    row: EpisodeUtility, carried: tuple[float, float], created_at: float, now: float
+) -> tuple[float, float]:
+    """A lesson's (helped, hurt) evidence at ``now``, prior excluded.
+
+    Its own credit (``row``), decayed, plus what a merge ``carried`` over into it,
+    which fades from the lesson's creation on at the same half-life. Its utility is
+    :func:`~langchain_episodic.scoring.decay.beta_mean` of the two.
+    """
+    decay = row.decay(now)
+    faded = half_life_decay(now - created_at, row.half_life)
+    return (carried[0] * faded + row.helped * decay, carried[1] * faded + row.hurt * decay)
 
 
 def utility_factor(estimate: float, share: float = UTILITY_SHARE) -> float:

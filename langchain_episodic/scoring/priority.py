@@ -29,6 +29,7 @@ import numpy as np
 from langchain_episodic._validation import check_int, finite_float
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import Episode, OutcomeStatus
+from langchain_episodic.scoring.decay import half_life_decay
 
 __all__ = [
     "DEFAULT_HALF_LIFE",
@@ -136,9 +137,7 @@ def temporal_decay(
         # max(0, nan) is 0: a NaN time would silently count as brand new.
         msg = f"times must be finite: episode_time={episode_time!r}, current_time={current_time!r}"
         raise EpisodicValueError(msg)
-    age = max(0.0, current_time - episode_time)
-    decay_factor = math.exp(-math.log(2) * age / half_life)
-    return similarity * decay_factor
+    return similarity * half_life_decay(current_time - episode_time, half_life)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Generic, TypeVar
 
 from langchain_episodic.model.episode import OutcomeStatus
 from langchain_episodic.model.lesson import Lesson
-from langchain_episodic.scoring.credit import EpisodeUtility
+from langchain_episodic.scoring.credit import EpisodeUtility, utility_factor
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult, Rankable, rank_by_priority
 from langchain_episodic.scoring.relevance import (
@@ -30,6 +30,7 @@ __all__ = [
     "RecallReport",
     "Rejected",
     "rank_candidates",
+    "rank_lessons",
     "why_recalled",
 ]
 
@@ -168,6 +169,38 @@ def rank_candidates(
         for priority, c in scored
     ]
     return Ranked(article, [], threshold)
+
+
+def rank_lessons(
+    lessons: Sequence[Lesson],
+    similarities: Sequence[float],
+    utility: Callable[[Lesson], float],
+    floor: float,
+    k: int,
+) -> tuple[Lesson, ...]:
+    """The ``k`` lessons most worth showing, best first.
+
+    A lesson qualifies when its similarity to the query reaches ``floor``; those that
+    do are ordered by similarity scaled by :func:`utility_factor` of their utility,
+    the factor credit scales a relevant episode's priority by (ties: by id).
+
+    Example:
+        >>> from langchain_episodic.model.lesson import LessonSource
+        >>> a, b = (Lesson.create(title=t, applies_when="forms", do="strip",
+        ...                       sources=(LessonSource("e1"),), created_at=0.0)
+        ...         for t in ("A", "B"))
+        >>> utility = {a.lesson_id: 0.9, b.lesson_id: 0.5}
+        >>> ranked = rank_lessons([a, b], [0.6, 0.7], lambda one: utility[one.lesson_id], 0.3, 2)
+        >>> [one.title for one in ranked]
+        ['A', 'B']
+    """
+    scored = [
+        (similarity * utility_factor(utility(lesson)), lesson.lesson_id, lesson)
+        for lesson, similarity in zip(lessons, similarities, strict=True)
+        if similarity >= floor
+    ]
+    scored.sort(key=lambda row: (-row[0], row[1]))
+    return tuple(lesson for _, _, lesson in scored[:k])
 
 
 def why_recalled(result: PrioritizedResult, report: RecallReport) -> str:

@@ -44,12 +44,12 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
 from langchain_episodic.model.episode import OutcomeStatus
+from langchain_episodic.scoring.decay import half_life_decay
 from langchain_episodic.scoring.priority import (
     DEFAULT_WEIGHTS,
     Rankable,
@@ -192,8 +192,7 @@ def episode_value(
     total = w.recency + w.reward + w.outcome_bonus
     if total == 0:
         return 1.0
-    age = max(0.0, current_time - timestamp)
-    decay = math.exp(-math.log(2) * age / half_life)
+    decay = half_life_decay(current_time - timestamp, half_life)
     recency = RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * decay
     mixed = w.recency * recency + w.reward * reward + w.outcome_bonus * outcome_score(outcome)
     return mixed / total

@@ -33,8 +33,8 @@ from langchain_episodic.embeddings.fingerprint import (
     model_name,
 )
 from langchain_episodic.errors import EmbeddingMismatchError, StoreConfigurationError
-from langchain_episodic.memory import EMBEDDER_STATE_KEY
 from langchain_episodic.migration import migrate_namespace
+from langchain_episodic.service.opening import EMBEDDER_STATE_KEY
 from tests.helpers.cli import assert_one_line_error, run
 from tests.helpers.episodes import QUERIES, corpus
 

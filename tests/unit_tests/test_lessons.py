@@ -571,7 +571,7 @@ def test_storing_lessons_never_changes_the_book_a_reader_holds(memory: EpisodicM
     # A recall iterating the lessons while a background reflection stores new ones
     # must not see the dicts change under it ("dictionary changed size").
     memory.add_lessons([lesson()])
-    held = memory._lessons.book
+    held = memory._s.journal.lessons.book
     ids = set(held.lessons)
     memory.add_lessons([lesson(title="another")])
     assert set(held.lessons) == ids
@@ -648,6 +648,6 @@ def test_lessons_migrated_to_another_model_of_the_same_dimension_are_embedded_ag
     query = "Build a log-in page that verifies the email"
     assert target.recall_lessons(query) == (kept,)
     # Compared with the stored (hashing) vector, the paraphrase would not reach the floor.
-    stored = target._lessons.book.vectors[kept.lesson_id]
+    stored = target._s.journal.lessons.book.vectors[kept.lesson_id]
     static = np.asarray(StaticEmbeddings().embed_query(query), dtype=np.float32)
     assert float(stored @ (static / np.linalg.norm(static))) < target.relevance_floor

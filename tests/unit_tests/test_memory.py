@@ -318,3 +318,23 @@ def test_two_memories_writing_one_namespace_leave_skill_profiles_that_add_up() -
     reopened = EpisodicMemory(store=store)
     assert len(reopened) == 12
     assert reopened.skill_profiles() == compute_skill_profiles(reopened.episodes())
+
+
+def test_a_dropped_memory_is_freed_at_once_without_the_cyclic_collector() -> None:
+    # The façade and its services hold no reference back to the memory: a cycle would
+    # keep its store (and an embedded store's folder lock) alive until gc runs.
+    import gc  # noqa: PLC0415
+    import weakref  # noqa: PLC0415
+
+    from langchain_episodic.stores import InMemoryEpisodeStore  # noqa: PLC0415
+
+    gc.disable()
+    try:
+        memory = EpisodicMemory(store=InMemoryEpisodeStore())
+        memory.recall("anything")
+        memory.for_namespace("other").recall("anything")
+        held = weakref.ref(memory)
+        del memory
+        assert held() is None
+    finally:
+        gc.enable()

@@ -68,9 +68,11 @@ class CountingStore(InMemoryEpisodeStore):
         embedding: NDArray[np.float32],
         k: int,
         filters: EpisodeFilter | None = None,
+        *,
+        query_text: str | None = None,
     ) -> list[StoredHit]:
         self.searches += 1
-        return super().search_hits(namespace, embedding, k, filters)
+        return super().search_hits(namespace, embedding, k, filters, query_text=query_text)
 
 
 @pytest.fixture

@@ -1,0 +1,45 @@
+"""Async twins: one executor hop around a sync method, with no body written twice."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from langchain_core.runnables.config import run_in_executor
+
+__all__ = ["async_twin"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_S = TypeVar("_S")
+
+
+def async_twin(
+    method: Callable[Concatenate[_S, _P], _R],
+) -> Callable[Concatenate[_S, _P], Coroutine[Any, Any, _R]]:
+    """The ``a``-prefixed twin of ``method``: the same call, in LangChain's executor.
+
+    The arguments are bound on the caller's side (so a generator passed in is read in
+    the executor, in one go) and the call runs under ``run_in_executor``, which keeps
+    the caller's context variables (LangChain callbacks and config).
+
+    Example:
+        >>> import asyncio
+        >>> class Memory:
+        ...     def count(self, n: int) -> int:
+        ...         return n + 1
+        ...     acount = async_twin(count)
+        >>> asyncio.run(Memory().acount(1)), Memory.acount.__name__
+        (2, 'acount')
+    """
+
+    @functools.wraps(method)
+    async def twin(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return await run_in_executor(None, method, self, *args, **kwargs)
+
+    owner, _, name = method.__qualname__.rpartition(".")
+    twin.__name__ = f"a{name}"
+    twin.__qualname__ = f"{owner}.a{name}" if owner else f"a{name}"
+    twin.__doc__ = f"Async twin of :meth:`{method.__name__}`, with the same arguments."
+    return twin

@@ -1,0 +1,88 @@
+"""What every service of one namespace shares: its store, embeddings, clock and lock.
+
+The services (:mod:`langchain_episodic.service`) each own one job; they reach the
+namespace only through a :class:`NamespaceContext`, so a job never holds another's
+state, and the memory object that wires them (:class:`~langchain_episodic.EpisodicMemory`)
+stays a façade.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from numpy.typing import NDArray
+
+from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.stores.base import EpisodeStore
+
+__all__ = ["NamespaceContext", "check_vectors"]
+
+
+def check_vectors(vectors: Sequence[Sequence[float]], names: Sequence[str]) -> NDArray[np.float32]:
+    """The vectors as one float32 matrix (Chroma's own precision), checked row by row.
+
+    Raises:
+        EpisodicValueError: Not one non-empty vector per name, of equal length, or a
+            vector that is not finite or is zero (it has no cosine); the message
+            names the first offending text.
+    """
+    try:
+        matrix = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError):
+        matrix = np.empty((0, 0), dtype=np.float32)
+    if matrix.ndim != 2 or matrix.shape[0] != len(names) or matrix.shape[1] == 0:
+        msg = (
+            f"the embeddings model returned {len(vectors)} vectors of unusable shape for "
+            f"{len(names)} texts; expected one non-empty vector of equal length per text"
+        )
+        raise EpisodicValueError(msg)
+    finite = np.asarray(np.isfinite(matrix).all(axis=1), dtype=np.bool_)
+    nonzero = np.asarray(np.abs(matrix).max(axis=1) > 0, dtype=np.bool_)
+    for index in np.flatnonzero(~(finite & nonzero))[:1]:
+        rule = (
+            "must be a vector of finite numbers"
+            if not finite[index]
+            else "is the zero vector, which has no cosine similarity"
+        )
+        msg = f"the embedding of {names[index]} is invalid: it {rule}"
+        raise EpisodicValueError(msg)
+    return matrix
+
+
+@dataclass
+class NamespaceContext:
+    """One namespace of one store, as the services see it.
+
+    Attributes:
+        store: The long-term tier.
+        namespace: The namespace every call reads and writes.
+        embeddings: The namespace's checked embedding model.
+        clock: "Now" in seconds.
+        lock: One writer at a time per memory object: record numbers come from the
+            running count, and the immutability check must see the previous write.
+    """
+
+    store: EpisodeStore
+    namespace: str
+    embeddings: Embeddings
+    clock: Callable[[], float]
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def now(self) -> float:
+        """The current time in seconds."""
+        return float(self.clock())
+
+    def embed_documents(self, texts: Sequence[str], names: Sequence[str]) -> NDArray[np.float32]:
+        """One checked vector per text (``names`` say which text, in errors)."""
+        return check_vectors(self.embeddings.embed_documents(list(texts)), names)
+
+    def embed_query(self, text: str) -> NDArray[np.float32]:
+        """The checked query vector of ``text``."""
+        vector: NDArray[np.float32] = check_vectors(
+            [self.embeddings.embed_query(text)], [f"query={text!r}"]
+        )[0]
+        return vector

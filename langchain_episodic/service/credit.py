@@ -1,0 +1,175 @@
+"""The credit loop of one namespace: what each run was shown, how it ended, what it taught.
+
+A prompt built for a run notes its episodes and lessons (:meth:`Runs.note`); the run's
+outcome credits them (:meth:`Runs.credit`, strict) or closes the run quietly
+(:meth:`Runs.close`, the one place every integration and :meth:`record` close a run).
+The statistic is :mod:`langchain_episodic.scoring.credit`; the stored journal is
+:mod:`langchain_episodic.service.credit_log`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from langchain_episodic._validation import check_int, check_number
+from langchain_episodic.errors import CreditError, EpisodicValueError
+from langchain_episodic.model.episode import TaskDescription
+from langchain_episodic.scoring.credit import (
+    CreditEvent,
+    EpisodeUtility,
+    Injection,
+    SubjectKind,
+    check_credit,
+)
+from langchain_episodic.service.context import NamespaceContext
+from langchain_episodic.service.credit_log import CreditLog
+
+__all__ = ["Runs"]
+
+_log = logging.getLogger(__name__)
+_KINDS = ("episode", "lesson")
+
+
+def _check_kind(kind: object) -> None:
+    if kind is not None and kind not in _KINDS:
+        msg = f"kind={kind!r} is invalid: must be 'episode', 'lesson' or None"
+        raise EpisodicValueError(msg)
+
+
+class Runs:
+    """Runs of one namespace: injections noted, outcomes written, utilities read.
+
+    Args:
+        context: The namespace.
+        log: Its credit journal.
+        open_run_ttl: Seconds a run may stay open before :meth:`expire` closes it;
+            ``None``: never.
+    """
+
+    def __init__(
+        self, context: NamespaceContext, log: CreditLog, open_run_ttl: float | None
+    ) -> None:
+        self._context = context
+        self._log = log
+        self.open_run_ttl = open_run_ttl
+
+    def note(
+        self,
+        run_id: str,
+        shown_ids: Iterable[str],
+        task: TaskDescription,
+        thread_id: str | None = None,
+    ) -> Injection:
+        """Write that run ``run_id`` was shown ``shown_ids`` (episodes and lessons).
+
+        Raises:
+            EpisodicValueError: ``run_id`` or an id is empty, or ``shown_ids`` is a
+                single string (a sequence of ids is expected).
+        """
+        if isinstance(shown_ids, str):
+            msg = (
+                f"episode_ids={shown_ids!r} is invalid: must be a sequence of ids, "
+                f"not one string (write [{shown_ids!r}])"
+            )
+            raise EpisodicValueError(msg)
+        injection = Injection(
+            run_id,
+            tuple(shown_ids),
+            task.description,
+            task.category.value,
+            self._context.now(),
+            thread_id,
+        )
+        with self._context.lock:
+            self._log.note(injection)
+        return injection
+
+    def credit(self, run_id: str, reward: float, by: str | None = None) -> CreditEvent:
+        """Credit the run's reward to everything it was shown; strict.
+
+        Raises:
+            EpisodicValueError: ``reward`` is not in [0, 1], or ``by`` is empty;
+                checked before anything is read.
+            CreditError: The run has no injection record, or its outcome is written.
+        """
+        reward = check_credit(run_id, reward, by)
+        with self._context.lock:
+            return self._log.close(run_id, reward, self._context.now(), by)
+
+    def close(self, run_id: str, reward: float, by: str | None = None) -> CreditEvent | None:
+        """Close the run with its reward, once, whoever asks: the run's outcome, or ``None``.
+
+        Idempotent: a run already closed (by this or another memory or process)
+        keeps its outcome, which is returned; a run that was shown nothing has no
+        outcome (``None``). The caller's episode or answer already exists, so a
+        journal that fails is logged, never raised.
+
+        Raises:
+            EpisodicValueError: ``reward`` or ``by`` is invalid (a caller's bug).
+        """
+        reward = check_credit(run_id, reward, by)
+        try:
+            return self.credit(run_id, reward, by)
+        except CreditError:
+            return self._log.outcomes.get(run_id)
+        except Exception:  # credit must never break the run it observes
+            _log.warning("could not credit run_id=%r", run_id, exc_info=True)
+            return None
+
+    def expire(self, older_than: float | None = None) -> int:
+        """Close without credit every run open longer than ``older_than`` seconds.
+
+        Returns:
+            How many runs were closed.
+        """
+        ttl = self.open_run_ttl if older_than is None else check_number("older_than", older_than, 0)
+        if ttl is None:
+            return 0
+        now = self._context.now()
+        closed = 0
+        with self._context.lock:
+            for run_id, shown in self._log.open_runs():
+                if now - max(i.at for i in shown) <= ttl:
+                    continue
+                try:
+                    self._log.close(run_id, None, now, "open_run_ttl")
+                    closed += 1
+                except CreditError:
+                    continue  # another writer closed it meanwhile
+        return closed
+
+    def open_runs(self) -> dict[str, tuple[Injection, ...]]:
+        """Runs shown something whose outcome is not in yet, oldest first."""
+        return {run_id: tuple(shown) for run_id, shown in self._log.open_runs()}
+
+    def outcomes(self) -> tuple[CreditEvent, ...]:
+        """Every run's outcome, oldest first."""
+        return tuple(self._log.credits())
+
+    def utility(self, subject_id: str) -> EpisodeUtility:
+        """What credit says of one episode or lesson (the prior when never shown)."""
+        return self._log.utility(subject_id)
+
+    def utilities(self, kind: SubjectKind | None = None) -> dict[str, EpisodeUtility]:
+        """Every episode (and lesson) shown in a run; ``kind`` keeps one kind."""
+        _check_kind(kind)
+        rows = self._log.book.rows
+        return {i: row for i, row in rows.items() if kind is None or row.kind == kind}
+
+    def harmful(
+        self, min_runs: int, max_utility: float, kind: SubjectKind | None = None
+    ) -> list[EpisodeUtility]:
+        """Rows credited in at least ``min_runs`` runs whose utility is at most ``max_utility``.
+
+        Worst first (then by id).
+        """
+        check_int("min_runs", min_runs, 1)
+        check_number("max_utility", max_utility, 0.0, 1.0)
+        now = self._context.now()
+        found = [
+            row
+            for row in self.utilities(kind).values()
+            if row.credited_runs >= min_runs and row.estimate(now) <= max_utility
+        ]
+        return sorted(found, key=lambda row: (row.estimate(now), row.episode_id))

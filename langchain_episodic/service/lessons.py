@@ -1,0 +1,232 @@
+"""Lessons of one namespace: added with their lineage checked, revised, merged, recalled.
+
+Lessons are kept in the journal (:mod:`~langchain_episodic.service.lesson_log`); what a
+lesson is and how it is consolidated is :mod:`langchain_episodic.model.lesson`; how
+lessons are ranked for a prompt is :func:`~langchain_episodic.scoring.ranking.rank_lessons`.
+Trust follows lineage: a lesson whose source is quarantined is quarantined with it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable, Collection, Iterable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from langchain_episodic.embeddings.fingerprint import fingerprint_embeddings
+from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.model.lesson import (
+    Lesson,
+    LessonStatus,
+    lesson_status,
+    merge_lessons,
+    plan_consolidation,
+)
+from langchain_episodic.scoring.credit import lesson_evidence
+from langchain_episodic.scoring.decay import beta_mean
+from langchain_episodic.scoring.ranking import rank_lessons
+from langchain_episodic.service.context import NamespaceContext
+from langchain_episodic.service.credit_log import CreditLog
+from langchain_episodic.service.lesson_log import LessonLog
+
+__all__ = ["Lessons"]
+
+_REVISABLE = frozenset({"title", "applies_when", "do", "avoid", "by"})
+
+
+class Lessons:
+    """The lessons of one namespace.
+
+    Args:
+        context: The namespace.
+        log: Its lessons, from the journal.
+        credit: Its credit journal (a lesson's utility is its credit).
+        quarantined: Returns the ids quarantined now (episodes and lessons).
+    """
+
+    def __init__(
+        self,
+        context: NamespaceContext,
+        log: LessonLog,
+        credit: CreditLog,
+        quarantined: Callable[[], Collection[str]],
+    ) -> None:
+        self._context = context
+        self._log = log
+        self._credit = credit
+        self._quarantined = quarantined
+
+    def ids(self) -> Collection[str]:
+        """Every stored lesson id (active or not)."""
+        return self._log.book.lessons.keys()
+
+    def add(self, lessons: Iterable[Lesson]) -> int:
+        """Store new lessons, all or nothing; how many were new.
+
+        Raises:
+            TypeError: An item is not a :class:`Lesson`.
+            EpisodicValueError: A source episode is not stored in this namespace, or a
+                superseded lesson is unknown. Nothing is written.
+        """
+        batch = list(lessons)
+        for index, lesson in enumerate(batch):
+            if not isinstance(lesson, Lesson):
+                msg = f"lessons[{index}]={lesson!r} is not a Lesson"
+                raise TypeError(msg)
+        context = self._context
+        with context.lock:
+            known = self._log.book.lessons
+            fresh = list(
+                {one.lesson_id: one for one in batch if one.lesson_id not in known}.values()
+            )
+            if not fresh:
+                return 0
+            cited = sorted({i for lesson in fresh for i in lesson.source_ids})
+            stored = context.store.get(context.namespace, cited)
+            missing = [i for i in cited if i not in stored]
+            if missing:
+                msg = (
+                    f"lessons cite episode_ids={missing!r}, which are not stored in "
+                    f"namespace={context.namespace!r}; no lesson was stored"
+                )
+                raise EpisodicValueError(msg)
+            pending = {lesson.lesson_id for lesson in fresh}
+            unknown = sorted(
+                old
+                for lesson in fresh
+                for old in lesson.supersedes
+                if old not in known and old not in pending
+            )
+            if unknown:
+                msg = f"lessons supersede unknown lesson ids {unknown!r}; no lesson was stored"
+                raise EpisodicValueError(msg)
+            vectors = context.embed_documents(
+                [lesson.embedding_text for lesson in fresh],
+                [f"lesson_id={lesson.lesson_id!r}" for lesson in fresh],
+            )
+            return self._log.write(fresh, vectors, self._embedder_tag)
+
+    def of_status(self, status: LessonStatus | None) -> tuple[Lesson, ...]:
+        """The lessons of one status (``None``: all), oldest first."""
+        return tuple(
+            lesson
+            for lesson, found in self._log.book.with_status(self._quarantined())
+            if status is None or found == status
+        )
+
+    def get(self, lesson_id: str) -> Lesson:
+        """The stored lesson ``lesson_id``.
+
+        Raises:
+            EpisodicValueError: No such lesson in this namespace.
+        """
+        found = self._log.book.lessons.get(lesson_id)
+        if found is None:
+            msg = f"lesson_id={lesson_id!r} is not stored in namespace={self._context.namespace!r}"
+            raise EpisodicValueError(msg)
+        return found
+
+    def status(self, lesson_id: str) -> LessonStatus:
+        """Whether the lesson is active, archived or quarantined."""
+        lesson = self.get(lesson_id)
+        return lesson_status(lesson, self._log.book.superseded, self._quarantined())
+
+    def _evidence(self, lesson: Lesson, now: float) -> tuple[float, float]:
+        row = self._credit.utility(lesson.lesson_id)
+        return lesson_evidence(row, (lesson.helped, lesson.hurt), lesson.created_at, now)
+
+    def utility(self, lesson_id: str) -> float:
+        """The lesson's utility: its credit plus what the lessons it merged carried."""
+        return beta_mean(*self._evidence(self.get(lesson_id), self._context.now()))
+
+    def revise(self, lesson_id: str, changes: dict[str, Any]) -> Lesson:
+        """Store a revision of an active lesson (it supersedes the old one).
+
+        Raises:
+            EpisodicValueError: Unknown lesson, a lesson not active, or a bad field.
+            TypeError: A field that cannot be revised.
+        """
+        old = self.get(lesson_id)
+        status = self.status(lesson_id)
+        if status != "active":
+            msg = f"lesson_id={lesson_id!r} is {status}: only an active lesson is revised"
+            raise EpisodicValueError(msg)
+        unknown = sorted(set(changes) - _REVISABLE)
+        if unknown:
+            msg = f"revise_lesson got unknown fields {unknown}; allowed: {sorted(_REVISABLE)}"
+            raise TypeError(msg)
+        fields = {name: getattr(old, name) for name in _REVISABLE} | changes
+        new = Lesson.create(
+            **fields,
+            sources=old.sources,
+            created_at=self._context.now(),
+            supersedes=(old.lesson_id,),
+            helped=old.helped,
+            hurt=old.hurt,
+        )
+        self.add([new])
+        return new
+
+    def consolidate(self, threshold: float) -> tuple[Lesson, ...]:
+        """Merge near-duplicate active lessons, keeping their evidence; the merges written."""
+        with self._context.lock:
+            active = self.of_status("active")
+            groups = []
+            if active:
+                book = self._log.book
+                dimensions = {book.vectors[lesson.lesson_id].shape[0] for lesson in active}
+                # Lessons migrated from another model's namespace: compare in this one's.
+                dimension = (
+                    dimensions.pop()
+                    if len(dimensions) == 1
+                    else self._embed([active[0].embedding_text]).shape[1]
+                )
+                vectors = self._log.vectors_for(active, dimension, self._embed, self._embedder_tag)
+                groups = plan_consolidation(active, vectors, threshold)
+            now = self._context.now()
+            credit = {}
+            for group in groups:
+                for lesson in group:
+                    # merge_lessons adds what each lesson carried to its credit: pass
+                    # the rest of its evidence as it stands now.
+                    helped, hurt = self._evidence(lesson, now)
+                    credit[lesson.lesson_id] = (helped - lesson.helped, hurt - lesson.hurt)
+            merged = [merge_lessons(group, credit, now) for group in groups]
+            self.add(merged)
+            return tuple(merged)
+
+    def near(self, vector: NDArray[np.float32], k: int, floor: float) -> tuple[Lesson, ...]:
+        """The ``k`` active lessons most worth showing for a query ``vector``, best first."""
+        active = self.of_status("active")
+        if not active:
+            return ()
+        query = np.asarray(vector, dtype=np.float32)
+        query = query / (np.linalg.norm(query) or 1.0)
+        # A lesson stored with another model's vectors (another dimension) is
+        # embedded again with this memory's model, once, so migrated lessons recall.
+        vectors = self._log.vectors_for(active, query.shape[0], self._embed, self._embedder_tag)
+        now = self._context.now()
+        return rank_lessons(
+            active,
+            [float(row @ query) for row in vectors],
+            lambda lesson: beta_mean(*self._evidence(lesson, now)),
+            floor,
+            k,
+        )
+
+    @functools.cached_property
+    def _embedder_tag(self) -> str | None:
+        """A digest of the embeddings' fingerprint: which model made a lesson's vector.
+
+        Computed once, on first use (one probe embedding), only with lessons.
+        """
+        fingerprint = fingerprint_embeddings(self._context.embeddings)
+        if fingerprint is None:
+            return None
+        return hashlib.sha256(fingerprint.to_json().encode("utf-8")).hexdigest()[:16]
+
+    def _embed(self, texts: list[str]) -> NDArray[np.float32]:
+        return self._context.embed_documents(texts, [f"lesson {t!r}" for t in texts])

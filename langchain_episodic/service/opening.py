@@ -1,0 +1,287 @@
+"""Opening a namespace: the memory's settings checked, the namespace found, the model checked.
+
+The embedding model is part of the namespace. Opening embeds one fixed probe text and
+compares the model's :class:`~langchain_episodic.embeddings.fingerprint.EmbedderFingerprint`
+with the one recorded when the namespace was created (:func:`checked_embeddings`). A
+namespace that holds episodes but no fingerprint (written before fingerprints) is
+checked once against its data: the model must find its latest episode again by
+re-embedding its task.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from langchain_core.embeddings import Embeddings
+
+from langchain_episodic._validation import check_int, check_number, describe, encodes
+from langchain_episodic.embeddings.builtin import builtin_expression
+from langchain_episodic.embeddings.fingerprint import (
+    SAME_MODEL_SIMILARITY,
+    EmbedderFingerprint,
+    RefusingEmbeddings,
+    fingerprint_embeddings,
+)
+from langchain_episodic.embeddings.hashing import HashingEmbeddings
+from langchain_episodic.errors import (
+    EmbeddingMismatchError,
+    EpisodicValueError,
+    NamespaceNotFoundError,
+)
+from langchain_episodic.model.episode import Episode
+from langchain_episodic.model.quarantine import QuarantineEvent
+from langchain_episodic.service.context import NamespaceContext, check_vectors
+from langchain_episodic.service.credit import Runs
+from langchain_episodic.service.journal import Journal
+from langchain_episodic.service.lessons import Lessons
+from langchain_episodic.service.quarantine import QuarantineLog
+from langchain_episodic.service.recall import Recall
+from langchain_episodic.service.summary import Summary
+from langchain_episodic.service.writing import EpisodeWriter
+from langchain_episodic.stores.base import EpisodeStore, ListsCollections
+
+__all__ = [
+    "EMBEDDER_STATE_KEY",
+    "MismatchPolicy",
+    "Services",
+    "check_settings",
+    "checked_embeddings",
+    "open_services",
+    "require_namespace",
+]
+
+EMBEDDER_STATE_KEY = "embedder"
+"""The store state key under which a namespace keeps its embedder's fingerprint."""
+
+MismatchPolicy = Literal["raise", "read-only"]
+_MISMATCH_POLICIES = ("raise", "read-only")
+_UNKNOWN_MODEL = "a model whose fingerprint was never recorded (an earlier version wrote it)"
+
+
+def check_settings(
+    *,
+    store: object,
+    embeddings: object,
+    short_term_limit: object,
+    namespace: object,
+    on_embedding_mismatch: object,
+    open_run_ttl: object,
+    utility_half_life: object,
+    create_namespace: object,
+) -> float:
+    """Refuse a bad memory setting before anything is opened; the half-life, checked.
+
+    Raises:
+        EpisodicValueError: A number out of range, an unknown policy, an empty or
+            invalid namespace; the message names the argument and its value.
+        TypeError: ``store`` or ``embeddings`` is not of its protocol.
+    """
+    check_int("short_term_limit", short_term_limit, 0)
+    if open_run_ttl is not None:
+        check_number("open_run_ttl", open_run_ttl, 0.0)
+    half_life = check_number("utility_half_life", utility_half_life, 0.0)
+    if half_life <= 0:
+        msg = f"utility_half_life={half_life!r} is invalid: must be positive"
+        raise EpisodicValueError(msg)
+    if on_embedding_mismatch not in _MISMATCH_POLICIES:
+        msg = (
+            f"on_embedding_mismatch={on_embedding_mismatch!r} is invalid: must be "
+            "'raise' or 'read-only'"
+        )
+        raise EpisodicValueError(msg)
+    if not isinstance(namespace, str) or not namespace.strip() or not encodes(namespace):
+        msg = (
+            f"namespace={describe(namespace)} is invalid: must be a non-empty string "
+            "of valid Unicode"
+        )
+        raise EpisodicValueError(msg)
+    if embeddings is not None and not isinstance(embeddings, Embeddings):
+        msg = f"embeddings={embeddings!r} is invalid: must be a LangChain Embeddings"
+        raise TypeError(msg)
+    if store is not None and not isinstance(store, EpisodeStore):
+        msg = (
+            f"store={store!r} is invalid: must implement EpisodeStore (e.g. a "
+            "ChromaEpisodeStore, InMemoryEpisodeStore or VectorStoreEpisodeStore)"
+        )
+        raise TypeError(msg)
+    if not isinstance(create_namespace, bool):
+        msg = f"create_namespace={create_namespace!r} is invalid: must be True or False"
+        raise EpisodicValueError(msg)
+    return half_life
+
+
+def require_namespace(store: EpisodeStore, namespace: str) -> None:
+    """Raise unless ``store`` lists ``namespace`` (``create_namespace=False``).
+
+    Checked before the fingerprint check, whose first write would create it.
+
+    Raises:
+        NamespaceNotFoundError: Listing the namespaces there and, for a store that
+            lists the other collections in its place, theirs.
+    """
+    available = store.namespaces()
+    if namespace in available:
+        return
+    elsewhere = {}
+    if isinstance(store, ListsCollections):
+        own = store.collection_name
+        elsewhere = {n: s for n, s in store.collection_names().items() if n != own}
+    raise NamespaceNotFoundError(namespace, repr(store), available, elsewhere)
+
+
+def _legacy_mismatch(
+    store: EpisodeStore, namespace: str, embeddings: Embeddings, total: int
+) -> str | None:
+    """Why the ``total`` stored records were not embedded by ``embeddings``, or ``None``.
+
+    For a namespace written before fingerprints: re-embed its latest episode's task
+    and search for it. Vectors of the same model find it again (similarity ~1);
+    another model's do not, and a backend refuses vectors of another dimension.
+    """
+    latest = store.latest(namespace, 1, total)
+    text = latest[0].task.description if latest else "probe"
+    vector = check_vectors(embeddings.embed_documents([text]), [f"the task {text!r}"])[0]
+    try:
+        hits = store.search_hits(namespace, vector, 1, None, query_text=text)
+    except Exception as exc:  # each backend words a dimension mismatch its own way
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return (
+            f"its stored vectors cannot be searched with the given model's "
+            f"{len(vector)}-dimensional ones ({detail})"
+        )
+    if latest and hits and hits[0].similarity < SAME_MODEL_SIMILARITY:
+        return (
+            f"re-embedding its latest episode's task finds the nearest stored vector at "
+            f"similarity {hits[0].similarity:.2f}, where the model that stored it gives ~1"
+        )
+    return None
+
+
+def _old_default(store: EpisodeStore, namespace: str, total: int) -> str | None:
+    """``"HashingEmbeddings()"`` when the default before 0.2 built this legacy namespace."""
+    if _legacy_mismatch(store, namespace, HashingEmbeddings(), total) is None:
+        return "HashingEmbeddings()"
+    return None
+
+
+def checked_embeddings(
+    store: EpisodeStore,
+    namespace: str,
+    embeddings: Embeddings,
+    on_mismatch: MismatchPolicy,
+) -> Embeddings:
+    """``embeddings`` once they match the namespace's recorded model.
+
+    A namespace seen for the first time records the model's fingerprint.
+
+    Args:
+        store: The namespace's store.
+        namespace: The namespace.
+        embeddings: The model the memory was given.
+        on_mismatch: ``"raise"``, or ``"read-only"``: return embeddings that raise
+            the mismatch error when used, so the namespace can still be read.
+
+    Raises:
+        EmbeddingMismatchError: The namespace was built with another model (and
+            ``on_mismatch="raise"``).
+    """
+    given = fingerprint_embeddings(embeddings)
+    if given is None:
+        # No usable vector for the probe: its vectors are refused where they are used.
+        return embeddings
+    packed = store.read_state(namespace, EMBEDDER_STATE_KEY)
+    stored = EmbedderFingerprint.from_json(packed) if packed is not None else None
+    if stored is not None:
+        reason = stored.mismatch(given)
+        if reason is None:
+            return embeddings
+        error = EmbeddingMismatchError(
+            namespace, stored.describe(), given.describe(), reason, builtin_expression(stored)
+        )
+    else:
+        total = store.count(namespace)
+        reason = _legacy_mismatch(store, namespace, embeddings, total) if total else None
+        if reason is None:
+            store.write_state(namespace, EMBEDDER_STATE_KEY, given.to_json())
+            return embeddings
+        error = EmbeddingMismatchError(
+            namespace,
+            _UNKNOWN_MODEL,
+            given.describe(),
+            reason,
+            _old_default(store, namespace, total),
+        )
+    if on_mismatch == "read-only":
+        return RefusingEmbeddings(error)
+    raise error
+
+
+@dataclass
+class Services:
+    """One namespace's services, wired over one context (what the façade delegates to).
+
+    Attributes:
+        context: The namespace's store, embeddings, clock and lock.
+        quarantine: The quarantine log.
+        journal: The credit and lesson logs, over one read of the journal.
+        runs: The credit loop.
+        lessons: The lessons.
+        recall: Search and ranking.
+        summary: The per-category summary.
+        window: The short-term window.
+        writer: The write path.
+    """
+
+    context: NamespaceContext
+    quarantine: QuarantineLog
+    journal: Journal
+    runs: Runs
+    lessons: Lessons
+    recall: Recall
+    summary: Summary
+    window: deque[Episode]
+    writer: EpisodeWriter
+
+
+def open_services(
+    context: NamespaceContext,
+    *,
+    short_term_limit: int,
+    open_run_ttl: float | None,
+    half_life: float,
+    floor: Callable[[], float],
+    owner: object,
+) -> Services:
+    """Open every service of ``context``'s namespace: logs read once, stale runs closed.
+
+    Args:
+        context: The namespace (embeddings already checked).
+        short_term_limit: Size of the short-term window.
+        open_run_ttl: Seconds a run may stay open; ``None``: never closed.
+        half_life: How fast credit evidence is forgotten, in seconds.
+        floor: The relevance floor of the embedder.
+        owner: The object whose garbage collection saves the summary.
+    """
+    store, namespace = context.store, context.namespace
+    quarantine = QuarantineLog(store, namespace)
+    journal = Journal(context, half_life)
+    runs = Runs(context, journal.credit, open_run_ttl)
+
+    def active() -> dict[str, QuarantineEvent]:
+        return quarantine.active  # re-read each time: a change replaces the dict
+
+    lessons = Lessons(context, journal.lessons, journal.credit, active)
+    recall = Recall(context, active, journal.credit, lessons, floor)
+    if not isinstance(context.embeddings, RefusingEmbeddings):
+        runs.expire()
+    summary = Summary.open(store, namespace)
+    weakref.finalize(owner, summary.save_quietly)
+    window = deque(
+        store.latest(namespace, short_term_limit, summary.count), maxlen=short_term_limit
+    )
+    writer = EpisodeWriter(context, summary, window, runs)
+    return Services(context, quarantine, journal, runs, lessons, recall, summary, window, writer)

@@ -1,0 +1,107 @@
+"""Writing episodes: validated as a batch, checked against the store, embedded once.
+
+Episodes are immutable: an identical episode recorded again is skipped; a different
+one under a stored id is refused (:class:`~langchain_episodic.errors.EpisodeConflictError`)
+before anything is written. A new episode whose ``source.run_id`` names a run closes
+that run with the episode's reward (:meth:`~langchain_episodic.service.credit.Runs.close`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+
+from langchain_episodic.errors import EpisodeConflictError, EpisodicValueError
+from langchain_episodic.model.episode import Episode
+from langchain_episodic.service.context import NamespaceContext
+from langchain_episodic.service.credit import Runs
+from langchain_episodic.service.summary import Summary
+from langchain_episodic.stores.codec import collect_malformed
+
+__all__ = ["EpisodeWriter"]
+
+
+class EpisodeWriter:
+    """Stores episodes of one namespace in both tiers and keeps the summary current.
+
+    Args:
+        context: The namespace.
+        summary: Its per-category summary (gives the running count).
+        window: The short-term window.
+        runs: Its credit loop, to close the runs new episodes name.
+    """
+
+    def __init__(
+        self,
+        context: NamespaceContext,
+        summary: Summary,
+        window: deque[Episode],
+        runs: Runs,
+    ) -> None:
+        self._context = context
+        self._summary = summary
+        self._window = window
+        self._runs = runs
+
+    def write(self, batch: Sequence[Episode], *, in_time_order: bool) -> int:
+        """Store the new episodes of ``batch``; how many were new.
+
+        Raises:
+            TypeError: An item is not an :class:`Episode`.
+            EpisodeConflictError: Two different episodes share an ``episode_id``, in
+                the batch or against the store. Nothing is written.
+            EpisodicValueError: A stored record that is no episode holds an id, or
+                the embeddings model returned unusable vectors. Nothing is written.
+        """
+        context = self._context
+        with context.lock:
+            new = self._new(batch, in_time_order=in_time_order)
+            if not new:
+                return 0
+            vectors = context.embed_documents(
+                [episode.task.description for episode in new],
+                [f"episode_id={e.episode_id!r}" for e in new],
+            )
+            context.store.add(context.namespace, new, vectors, first_seq=self._summary.count)
+            self._summary.add(new)
+            self._window.extend(new)
+            for episode in new:
+                if episode.source is not None and episode.source.run_id is not None:
+                    self._runs.close(episode.source.run_id, episode.feedback.reward)
+            return len(new)
+
+    def _new(self, batch: Sequence[Episode], *, in_time_order: bool) -> list[Episode]:
+        """The episodes of ``batch`` the store does not hold yet, checked."""
+        namespace = self._context.namespace
+        unique: dict[str, Episode] = {}
+        for index, episode in enumerate(batch):
+            if not isinstance(episode, Episode):
+                msg = f"episodes[{index}]={episode!r} is not an Episode"
+                raise TypeError(msg)
+            seen = unique.setdefault(episode.episode_id, episode)
+            if seen != episode:
+                raise EpisodeConflictError(
+                    episode.episode_id, namespace, seen.differences(episode), in_batch=True
+                )
+        if not unique:
+            return []
+        with collect_malformed() as malformed:
+            stored = self._context.store.get(namespace, list(unique))
+        occupied = [warning for warning in malformed if warning.record_id in unique]
+        if occupied:
+            # A store keeps the first record under an id: writing would do nothing.
+            msg = (
+                f"episode_id={occupied[0].record_id!r} is held in namespace="
+                f"{namespace!r} by a stored record that is not a readable episode "
+                f"({occupied[0].reason}); nothing was written. Find such records with "
+                "'langchain-episodic verify' and delete them, or use another episode_id"
+            )
+            raise EpisodicValueError(msg)
+        for episode_id, existing in stored.items():
+            if existing != unique[episode_id]:
+                differences = existing.differences(unique[episode_id])
+                raise EpisodeConflictError(episode_id, namespace, differences)
+        new = [episode for episode_id, episode in unique.items() if episode_id not in stored]
+        if in_time_order:
+            new.sort(key=lambda episode: episode.timestamp)
+        return new
