@@ -152,10 +152,6 @@ class EpisodeStore(Protocol):
       it gets the error with its own namespaces only.
     * ``repr(store)``: the memory names the store by it in errors, so a store should
       say what it is and where (all four do).
-    * ``needs_query_text``, a class attribute that
-      :class:`~langchain_episodic.stores.LangGraphEpisodeStore` still sets to ``True``:
-      memories before ``query_text`` was declared passed it only to stores that set
-      it. Kept for such code; a new store need not set it.
 
     Store-specific methods (``ChromaEpisodeStore.verify``, ``close``, ...) are called
     only by code that holds that store's type, never looked up on an arbitrary store.

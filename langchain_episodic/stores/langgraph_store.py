@@ -105,7 +105,7 @@ import base64
 import hashlib
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Literal, cast, get_args
+from typing import Any, Literal, cast, get_args
 
 import numpy as np
 from langchain_core.stores import BaseStore as ByteStore
@@ -325,13 +325,6 @@ class LangGraphEpisodeStore(LedgeredStore):
         StoreConfigurationError: The store has no vector index or no embeddings, or its
             score is unknown (or ranks wrongly) and ``score`` was not given.
         EpisodicValueError: ``prefix``, ``score`` or ``batch_size`` is invalid.
-    """
-
-    needs_query_text: ClassVar[bool] = True
-    """Kept for code written before ``query_text`` was part of the store protocol.
-
-    Such code (memories of earlier versions) passed :meth:`search_hits` the query's
-    text only when a store's class set this; every store takes it now.
     """
 
     def __init__(
