@@ -14,19 +14,13 @@ from typing import Any, ClassVar, Literal
 from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
+from typing_extensions import Unpack
 
 from langchain_episodic._async import async_twin
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings.builtin import default_embeddings
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.model.episode import (
-    Episode,
-    OutcomeStatus,
-    TaskCategory,
-    TaskDescription,
-    as_task,
-)
-from langchain_episodic.model.filters import EpisodeFilter
+from langchain_episodic.model.episode import Episode, TaskDescription, as_task
 from langchain_episodic.model.lesson import MERGE_SIMILARITY, Lesson, LessonStatus
 from langchain_episodic.model.quarantine import QuarantineAction, QuarantineEvent
 from langchain_episodic.scoring.credit import (
@@ -36,10 +30,10 @@ from langchain_episodic.scoring.credit import (
     Injection,
     SubjectKind,
 )
-from langchain_episodic.scoring.options import RecallOptions
+from langchain_episodic.scoring.options import RecallKeywords, RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
 from langchain_episodic.scoring.ranking import RecallReport
-from langchain_episodic.scoring.relevance import Ranking, relevance_floor_for
+from langchain_episodic.scoring.relevance import relevance_floor_for
 from langchain_episodic.scoring.skills import SkillProfile, profiles_from_tallies
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.opening import (
@@ -75,11 +69,6 @@ class EpisodicMemory:
     episode with the embedding of its task description. :meth:`recall` fetches
     ``fetch_k`` candidates by cosine similarity, then ranks them by replay priority
     (similarity, recency, reward, outcome).
-
-    Setup:
-        .. code-block:: bash
-
-            pip install langchain-episodic
 
     Instantiate:
         .. code-block:: python
@@ -171,24 +160,15 @@ class EpisodicMemory:
         create_namespace: bool = True,
     ) -> None:
         half_life = check_settings(
-            store=store,
-            embeddings=embeddings,
-            short_term_limit=short_term_limit,
-            namespace=namespace,
-            on_embedding_mismatch=on_embedding_mismatch,
-            open_run_ttl=open_run_ttl,
-            utility_half_life=utility_half_life,
-            create_namespace=create_namespace,
-        )
+            store, embeddings, short_term_limit, namespace, on_embedding_mismatch,
+            open_run_ttl, utility_half_life, create_namespace,
+        )  # fmt: skip
         self.store: EpisodeStore = store if store is not None else ChromaEpisodeStore()
         if not create_namespace:
             require_namespace(self.store, namespace)
         model = embeddings if embeddings is not None else default_embeddings()
-        self.embeddings: Embeddings = checked_embeddings(
-            self.store, namespace, model, on_embedding_mismatch
-        )
-        self.short_term_limit = short_term_limit
-        self.namespace = namespace
+        self.embeddings = checked_embeddings(self.store, namespace, model, on_embedding_mismatch)
+        self.short_term_limit, self.namespace = short_term_limit, namespace
         self._scoped: dict[str, EpisodicMemory] = {}  # for_namespace: one twin each
         self._s = open_services(
             NamespaceContext(self.store, namespace, self.embeddings, clock),
@@ -241,28 +221,19 @@ class EpisodicMemory:
         return self.record_many([episode]) == 1
 
     def record_many(self, episodes: Iterable[Episode], *, in_time_order: bool = True) -> int:
-        """Store many episodes, validating all before writing any; how many were new.
+        """Store many episodes, all validated before any is written; how many were new.
 
-        Written in time order (stable, by timestamp) unless ``in_time_order=False``
-        (a migration keeps the source's order); embedded in one call. A new episode
-        whose ``source.run_id`` names an open run closes it (:meth:`close_run`).
-
-        Raises:
-            TypeError: An item is not an :class:`Episode`.
-            EpisodeConflictError: Two different episodes share an ``episode_id``, in
-                the batch or against the store. Nothing is written.
-            EpisodicValueError: The embeddings model returned unusable vectors.
+        Written in time order unless ``in_time_order=False`` (a migration keeps the
+        source's); a new episode whose ``source.run_id`` names a run closes it.
+        See :meth:`~langchain_episodic.service.writing.EpisodeWriter.write` for errors.
         """
         return self._s.writer.write(list(episodes), in_time_order=in_time_order)
 
-    arecord = async_twin(record)
-
-    arecord_many = async_twin(record_many)
-
-    def get_episodes(self, episode_ids: Iterable[str]) -> dict[str, Episode]:
+    def get_episodes(self, episode_ids: str | Iterable[str]) -> dict[str, Episode]:
         """The stored episodes among ``episode_ids``, by id (missing ones left out)."""
         return self.store.get(self.namespace, _ids(episode_ids))
 
+    arecord, arecord_many = async_twin(record), async_twin(record_many)
     aget_episodes = async_twin(get_episodes)
 
     def episodes(self, page_size: int = 1000) -> Iterator[Episode]:
@@ -293,46 +264,28 @@ class EpisodicMemory:
         weights: ReplayWeights | None = None,
         half_life: float | None = None,
         fetch_k: int | None = None,
-        *,
-        min_similarity: float | None = None,
-        filters: EpisodeFilter | None = None,
-        category: TaskCategory | str | Iterable[TaskCategory | str] | None = None,
-        outcome: OutcomeStatus | str | Iterable[OutcomeStatus | str] | None = None,
-        ranking: Ranking = "relevance",
-        relevance_margin: float | None = None,
-        use_utility: bool = True,
+        **options: Unpack[RecallKeywords],
     ) -> tuple[PrioritizedResult, ...]:
         """At most ``top_k`` past episodes worth replaying for ``query``, best first.
 
-        Fetches ``fetch_k`` candidates by cosine similarity (default ``2 * top_k``,
-        as in the article), then ranks them. By default (``ranking="relevance"``)
-        only candidates that pass the relevance test come back, ordered by
-        similarity scaled by value (recency, reward, outcome, utility): fewer than
-        ``top_k``, or none, when fewer are relevant. ``ranking="article"`` is the
-        article's additive priority, exactly. Every argument is a field of
-        :class:`~langchain_episodic.RecallOptions` (documented there), checked by
-        building one; :meth:`recall_report` also says what was turned away and why.
+        Fetches ``fetch_k`` candidates by similarity (default ``2 * top_k``, as in the
+        article), then ranks them. By default (``ranking="relevance"``) only relevant
+        candidates come back, ordered by similarity scaled by value (recency, reward,
+        outcome, utility): fewer than ``top_k``, or none, when fewer are relevant.
+        ``ranking="article"`` is the article's additive priority, exactly. Every
+        argument is the :class:`~langchain_episodic.RecallOptions` field of its name
+        (``min_similarity``, ``filters``, ``category``, ``outcome``, ``ranking``,
+        ``relevance_margin``, ``use_utility`` by keyword), checked by building one.
 
         Raises:
             EpisodicValueError: An argument is out of range; the message names it.
-            TypeError: ``weights`` or ``filters`` is not of its type, or ``filters``
-                is given with ``category`` / ``outcome``.
+            TypeError: An unknown option, or ``weights`` / ``filters`` of another type.
         """
-        options = RecallOptions(
-            top_k=top_k,
-            fetch_k=fetch_k,
-            weights=weights,
-            half_life=half_life,
-            min_similarity=min_similarity,
-            filters=filters,
-            current_time=current_time,
-            category=category,
-            outcome=outcome,
-            ranking=ranking,
-            relevance_margin=relevance_margin,
-            use_utility=use_utility,
-        )
-        return self.recall_with(query, options)
+        given = RecallOptions(
+            top_k=top_k, fetch_k=fetch_k, weights=weights, half_life=half_life,
+            current_time=current_time, **options,
+        )  # fmt: skip
+        return self.recall_with(query, given)
 
     def recall_with(
         self, query: str | TaskDescription, options: RecallOptions
@@ -350,10 +303,9 @@ class EpisodicMemory:
     ) -> RecallReport:
         """:meth:`recall_with`, explained: the results and the candidates turned away.
 
-        With ``evidence_k``, the same search also returns as ``neighbours`` up to
-        ``evidence_k`` most similar episodes at or above the similarity floor (the
-        strategy's evidence); with ``lesson_k``, that many lessons from the same
-        query vector (:meth:`recall_lessons`). The results are unchanged by either.
+        The same search also returns up to ``evidence_k`` most similar episodes at
+        or above the floor as ``neighbours`` (a strategy's evidence) and ``lesson_k``
+        lessons (:meth:`recall_lessons`); the results are unchanged by either.
 
         Example:
             .. code-block:: python
@@ -361,19 +313,11 @@ class EpisodicMemory:
                 report = memory.recall_report("Fix the login crash", RecallOptions())
                 for rejected in report.rejected:
                     print(rejected.episode_id, rejected.reason)
-
-        Raises:
-            TypeError: ``options`` is not a :class:`RecallOptions`.
-            EpisodicValueError: ``query`` is empty, ``evidence_k`` or ``lesson_k`` is
-                negative, or the embedding is unusable.
         """
         task = as_task(query, "query")
         return self._s.recall.report(task, options, evidence_k=evidence_k, lesson_k=lesson_k)
 
-    arecall = async_twin(recall)
-
-    arecall_with = async_twin(recall_with)
-
+    arecall, arecall_with = async_twin(recall), async_twin(recall_with)
     arecall_report = async_twin(recall_report)
 
     # -------------------------------------------------------------- quarantine
@@ -383,11 +327,10 @@ class EpisodicMemory:
     ) -> int:
         """Hide stored episodes (or lessons) from recall without deleting them.
 
-        They keep their place in :meth:`episodes` and :meth:`skill_profiles`
-        (history is never rewritten), but recall, and so every retriever, prompt
-        and strategy built on it, and :attr:`short_term` no longer return them;
-        lessons derived from them are quarantined with them. Every call is
-        appended to :meth:`quarantine_log`.
+        They keep their place in :meth:`episodes` and :meth:`skill_profiles`, but no
+        recall (so no retriever, prompt or strategy) nor :attr:`short_term` returns
+        them, nor the lessons derived from them; every call goes to
+        :meth:`quarantine_log`. Returns how many were newly quarantined.
 
         Example:
             .. code-block:: python
@@ -395,12 +338,8 @@ class EpisodicMemory:
                 memory.quarantine("login-7", "solution came from a poisoned tool run", by="ops")
                 memory.release("login-7", "tool run was fine after all", by="ops")
 
-        Returns:
-            How many were newly quarantined (already quarantined ones are skipped).
-
         Raises:
-            EpisodicValueError: An id is not stored in this namespace, or ``reason``
-                is empty. Nothing is changed.
+            EpisodicValueError: An id is not stored here, or ``reason`` is empty.
         """
         return self._change_quarantine("quarantine", episode_ids, reason, by)
 
@@ -410,9 +349,7 @@ class EpisodicMemory:
         """Undo :meth:`quarantine`; how many were released (others are skipped)."""
         return self._change_quarantine("release", episode_ids, reason, by)
 
-    aquarantine = async_twin(quarantine)
-
-    arelease = async_twin(release)
+    aquarantine, arelease = async_twin(quarantine), async_twin(release)
 
     def _change_quarantine(
         self, action: QuarantineAction, ids: str | Iterable[str], reason: str, by: str | None
@@ -446,63 +383,53 @@ class EpisodicMemory:
     ) -> Injection:
         """Note that a prompt showing ``episode_ids`` reached a model in run ``run_id``.
 
-        :func:`~langchain_episodic.build_replay` calls it for every prompt it builds
-        with a ``run_id``, so no integration needs more. A run may be noted several
-        times; its outcome (:meth:`credit`) credits everything it was shown.
+        :func:`~langchain_episodic.build_replay` calls it for every prompt built with
+        a ``run_id``; a run may be noted several times, and its outcome
+        (:meth:`credit`) credits everything it was shown.
 
         Example:
             .. code-block:: python
 
                 replay = build_replay(memory, task)
                 memory.note_injection("run-7", [r.episode.episode_id for r in replay.results], task)
-                ...  # the model answers, the tests run
-                memory.credit("run-7", reward=0.9)
-
-        Raises:
-            EpisodicValueError: ``run_id``, an id or ``task`` is empty, or
-                ``episode_ids`` is one string.
+                memory.credit("run-7", reward=0.9)  # once the tests ran
         """
         return self._s.runs.note(run_id, episode_ids, as_task(task), thread_id)
-
-    anote_injection = async_twin(note_injection)
 
     def credit(self, run_id: str, reward: float, *, by: str | None = None) -> CreditEvent:
         """Credit run ``run_id``'s reward, once, to every episode and lesson it was shown.
 
         Each one's utility moves by the run's advantage over runs of the same
-        category without it (:mod:`langchain_episodic.scoring.credit`). One
-        append-only journal entry per run: crediting again, from any memory or
-        process, raises. :meth:`close_run` is the quiet, idempotent form.
+        category without it (:mod:`langchain_episodic.scoring.credit`).
 
         Raises:
-            EpisodicValueError: ``reward`` is not in [0, 1], or ``run_id`` or ``by``
-                is empty. Nothing is read or written.
-            CreditError: No injection names ``run_id`` here, or the run was already
-                credited or closed. Nothing is written.
+            EpisodicValueError: ``reward`` not in [0, 1], or ``run_id`` / ``by`` empty.
+            CreditError: No injection names the run, or its outcome is written (by
+                any memory or process). Nothing is written.
         """
         return self._s.runs.credit(run_id, reward, by)
 
-    acredit = async_twin(credit)
-
     def close_run(self, run_id: str, reward: float, *, by: str | None = None) -> CreditEvent | None:
-        """Close a run with its reward if it is open: its outcome, or ``None`` if shown nothing.
+        """Close a run with its reward if open: its outcome, or ``None`` if shown nothing.
 
-        The one way :meth:`record`, the middleware and the classic memory close a
-        run: idempotent (a closed run keeps and returns its outcome) and quiet (a
-        journal failure is logged: the run it observes must not break).
-
-        Raises:
-            EpisodicValueError: ``reward``, ``run_id`` or ``by`` is invalid.
+        Idempotent (a closed run keeps and returns its outcome) and quiet (a journal
+        failure is logged): what :meth:`record`, the middleware and the classic
+        memory use. Raises :class:`EpisodicValueError` only for a bad argument.
         """
         return self._s.runs.close(run_id, reward, by)
-
-    aclose_run = async_twin(close_run)
 
     def expire_open_runs(self, older_than: float | None = None) -> int:
         """Close without credit every run open longer than ``older_than`` (``open_run_ttl``)."""
         return self._s.runs.expire(older_than)
 
-    aexpire_open_runs = async_twin(expire_open_runs)
+    def reload_credit(self) -> None:
+        """Read the journal afresh: other processes' injections, credits and lessons."""
+        with self._s.context.lock:
+            self._s.journal.reload()
+
+    anote_injection, acredit = async_twin(note_injection), async_twin(credit)
+    aclose_run, aexpire_open_runs = async_twin(close_run), async_twin(expire_open_runs)
+    areload_credit = async_twin(reload_credit)
 
     def open_runs(self) -> dict[str, tuple[Injection, ...]]:
         """Runs shown something whose outcome is not in yet, with their injections."""
@@ -525,17 +452,9 @@ class EpisodicMemory:
     ) -> list[EpisodeUtility]:
         """Quarantine candidates: credited in ``min_runs`` runs, utility <= ``max_utility``.
 
-        Worst first; each row's ``kind`` says episode or lesson. Nothing is
-        quarantined: a person decides (:meth:`quarantine`).
+        Worst first; each row's ``kind`` says episode or lesson. A person decides.
         """
         return self._s.runs.harmful(min_runs, max_utility, kind)
-
-    def reload_credit(self) -> None:
-        """Read the journal afresh: other processes' injections, credits and lessons."""
-        with self._s.context.lock:
-            self._s.journal.reload()
-
-    areload_credit = async_twin(reload_credit)
 
     def journal_entries(self) -> list[JournalEntry]:
         """Every journal entry (injections, outcomes, lessons) as stored: for copying."""
@@ -551,7 +470,7 @@ class EpisodicMemory:
         """Store lessons, each embedded for recall, all or nothing; how many were new.
 
         Every source must be an episode stored here and every superseded lesson
-        stored; a lesson already stored is skipped.
+        stored, or nothing is written (:class:`EpisodicValueError`).
 
         Example:
             .. code-block:: python
@@ -564,14 +483,8 @@ class EpisodicMemory:
                     do="call .strip() first", sources=[LessonSource("login-1")],
                     created_at=memory.now(),
                 )])
-
-        Raises:
-            TypeError: An item is not a :class:`~langchain_episodic.model.lesson.Lesson`.
-            EpisodicValueError: A source or superseded lesson is unknown. Nothing is written.
         """
         return self._s.lessons.add(lessons)
-
-    aadd_lessons = async_twin(add_lessons)
 
     def lessons(self, status: LessonStatus | None = "active") -> tuple[Lesson, ...]:
         """Lessons of one status (``None``: all), oldest first.
@@ -596,32 +509,23 @@ class EpisodicMemory:
     def revise_lesson(self, lesson_id: str, /, **changes: Any) -> Lesson:
         """Store a revision of an active lesson (``title``, ``applies_when``, ``do``, ...).
 
-        Returns:
-            The new lesson; the old one is archived.
-
-        Raises:
-            EpisodicValueError: Unknown lesson, a lesson not active, or a bad field.
+        The new lesson supersedes the old one, which is archived.
         """
         return self._s.lessons.revise(lesson_id, changes)
-
-    arevise_lesson = async_twin(revise_lesson)
 
     def consolidate_lessons(self, threshold: float = MERGE_SIMILARITY) -> tuple[Lesson, ...]:
         """Merge near-duplicate active lessons (cosine >= ``threshold``), keeping evidence.
 
-        The merge supersedes them (they are archived); running it again changes nothing.
+        The merges supersede them (they are archived); running it again changes nothing.
         """
         return self._s.lessons.consolidate(check_number("threshold", threshold, -1.0, 1.0))
 
-    aconsolidate_lessons = async_twin(consolidate_lessons)
-
     def recall_lessons(self, query: str | TaskDescription, k: int = 2) -> tuple[Lesson, ...]:
-        """The ``k`` active lessons most worth showing for ``query``, best first.
-
-        Those reaching the relevance floor, ordered by similarity scaled by utility.
-        """
+        """The ``k`` active lessons at the relevance floor, by similarity scaled by utility."""
         return self._s.recall.lessons(as_task(query, "query"), k)
 
+    aadd_lessons, arevise_lesson = async_twin(add_lessons), async_twin(revise_lesson)
+    aconsolidate_lessons = async_twin(consolidate_lessons)
     arecall_lessons = async_twin(recall_lessons)
 
     # ------------------------------------------------------------ namespaces
@@ -630,34 +534,27 @@ class EpisodicMemory:
         """This memory's twin for another namespace: same store, embeddings and settings.
 
         One twin per namespace is kept and reused (a multi-user agent opens each
-        user's namespace once); it checks the embeddings against its own
-        namespace's fingerprint.
-
-        Raises:
-            EpisodicValueError: ``namespace`` is empty or not valid Unicode.
-            EmbeddingMismatchError: The namespace was built with another model.
+        user's once); it checks the embeddings against its namespace's fingerprint.
         """
         if namespace == self.namespace:
             return self
         with self._s.context.lock:
-            twin = self._scoped.get(namespace)
-            if twin is None:
-                twin = EpisodicMemory(
-                    store=self.store,
-                    embeddings=self.embeddings,
-                    short_term_limit=self.short_term_limit,
-                    namespace=namespace,
+            if namespace not in self._scoped:
+                self._scoped[namespace] = EpisodicMemory(
+                    self.store,
+                    self.embeddings,
+                    self.short_term_limit,
+                    namespace,
                     clock=self._s.context.clock,
                     open_run_ttl=self.open_run_ttl,
                     utility_half_life=self._s.journal.credit.half_life,
                 )
-                self._scoped[namespace] = twin
-            return twin
+            return self._scoped[namespace]
 
     # ------------------------------------------------------------ integrations
 
-    # Adapters are registered by the package (its __init__), so this module never
-    # imports the integrations above it: the memory names the port, the package wires it.
+    # Registered by the package (its __init__), so this module never imports the
+    # integrations above it: the memory names the port, the package wires it.
     _adapters: ClassVar[dict[str, Callable[..., Any]]] = {}
 
     @classmethod
@@ -673,12 +570,6 @@ class EpisodicMemory:
         return retriever
 
     def as_runnable(self, **kwargs: Any) -> Runnable[Any, str]:
-        """A runnable mapping a task to its replay prompt (``create_replay_runnable``).
-
-        Example:
-            .. code-block:: python
-
-                chain = {"replay": memory.as_runnable(), "task": RunnablePassthrough()} | prompt
-        """
+        """A runnable mapping a task to its replay prompt (``create_replay_runnable``)."""
         runnable: Runnable[Any, str] = self._adapters["runnable"](self, **kwargs)
         return runnable

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import InitVar, dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.errors import EpisodicValueError
@@ -31,7 +31,7 @@ from langchain_episodic.scoring.relevance import (
     Ranking,
 )
 
-__all__ = ["RECALL_OPTION_NAMES", "RecallOptions"]
+__all__ = ["RECALL_OPTION_NAMES", "RecallKeywords", "RecallOptions"]
 
 CategoryArg = TaskCategory | str | Iterable[TaskCategory | str] | None
 OutcomeArg = OutcomeStatus | str | Iterable[OutcomeStatus | str] | None
@@ -197,3 +197,18 @@ RECALL_OPTION_NAMES = frozenset(
     [field.name for field in dataclasses.fields(RecallOptions)] + ["category", "outcome"]
 )
 """Every keyword :class:`RecallOptions` accepts."""
+
+
+class RecallKeywords(TypedDict, total=False):
+    """The keyword-only options of :meth:`~langchain_episodic.EpisodicMemory.recall`.
+
+    Each is the :class:`RecallOptions` field of the same name (documented there).
+    """
+
+    min_similarity: float | None
+    filters: EpisodeFilter | None
+    category: CategoryArg
+    outcome: OutcomeArg
+    ranking: Ranking
+    relevance_margin: float | None
+    use_utility: bool

@@ -63,7 +63,6 @@ _UNKNOWN_MODEL = "a model whose fingerprint was never recorded (an earlier versi
 
 
 def check_settings(
-    *,
     store: object,
     embeddings: object,
     short_term_limit: object,

@@ -250,3 +250,13 @@ def test_every_error_has_one_root_and_keeps_its_builtin() -> None:
         )
     ]
     assert defined_elsewhere == []
+
+
+def test_the_changelog_move_table_lists_every_old_path() -> None:
+    from langchain_episodic._moved import MOVED  # noqa: PLC0415
+
+    changelog = (PACKAGE_DIR.parent / "CHANGELOG.md").read_text(encoding="utf-8")
+    for old, new in MOVED.items():
+        row = f"| `{old}` | {', '.join(f'`{n}`' for n in new)} |"
+        assert row in changelog, row
+        assert old not in MODULES  # served by the finder, not a module of its own
