@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar, Literal
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
@@ -30,6 +31,7 @@ from langchain_episodic.scoring.credit import (
     Injection,
     SubjectKind,
 )
+from langchain_episodic.scoring.lift import LiftReport, lift_report
 from langchain_episodic.scoring.options import RecallKeywords, RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
 from langchain_episodic.scoring.ranking import RecallReport
@@ -38,6 +40,7 @@ from langchain_episodic.scoring.skills import SkillProfile, profiles_from_tallie
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.opening import (
     MismatchPolicy,
+    check_holdout,
     check_settings,
     checked_embeddings,
     open_services,
@@ -128,6 +131,12 @@ class EpisodicMemory:
             listing the namespaces there (and, on Chroma, the other
             ``collection_name`` values), before anything is written: a reader's
             guard against a mistyped ``namespace=`` or ``collection_name=``.
+        holdout: The fraction of runs, in [0, 1), shown no memory by chance
+            (:func:`~langchain_episodic.build_replay` with a ``run_id`` shows them
+            nothing and notes them as holdout runs): the causal baseline that credit
+            compares shown episodes with and :meth:`lift` reports against. ``0``
+            (default): none.
+        rng: Draws the holdout runs (``np.random.default_rng(seed)`` to reproduce).
 
     The embedding model is part of the namespace: opening embeds one probe text and
     compares the model's fingerprint with the one recorded when the namespace was
@@ -158,11 +167,14 @@ class EpisodicMemory:
         open_run_ttl: float | None = OPEN_RUN_TTL,
         utility_half_life: float = UTILITY_HALF_LIFE,
         create_namespace: bool = True,
+        holdout: float = 0.0,
+        rng: np.random.Generator | None = None,
     ) -> None:
         half_life = check_settings(
             store, embeddings, short_term_limit, namespace, on_embedding_mismatch,
             open_run_ttl, utility_half_life, create_namespace,
         )  # fmt: skip
+        holdout = check_holdout(holdout, rng)
         self.store: EpisodeStore = store if store is not None else ChromaEpisodeStore()
         if not create_namespace:
             require_namespace(self.store, namespace)
@@ -179,6 +191,8 @@ class EpisodicMemory:
             # embedded store's folder lock) alive until the cyclic GC runs.
             floor=functools.partial(relevance_floor_for, self.embeddings),
             owner=self,
+            holdout=holdout,
+            rng=rng,
         )
 
     def __repr__(self) -> str:
@@ -195,6 +209,15 @@ class EpisodicMemory:
     def open_run_ttl(self) -> float | None:
         """Seconds a run may stay open before it is closed without credit."""
         return self._s.runs.open_run_ttl
+
+    @property
+    def holdout(self) -> float:
+        """The fraction of runs shown no memory, by chance: the baseline of credit and lift."""
+        return self._s.runs.holdout
+
+    def is_holdout(self, run_id: str) -> bool:
+        """Whether run ``run_id`` is a holdout run (shown no memory); drawn once, then kept."""
+        return self._s.runs.is_holdout(run_id)
 
     @property
     def relevance_floor(self) -> float:
@@ -380,12 +403,14 @@ class EpisodicMemory:
         task: str | TaskDescription,
         *,
         thread_id: str | None = None,
+        holdout: bool = False,
     ) -> Injection:
         """Note that a prompt showing ``episode_ids`` reached a model in run ``run_id``.
 
         :func:`~langchain_episodic.build_replay` calls it for every prompt built with
         a ``run_id``; a run may be noted several times, and its outcome
-        (:meth:`credit`) credits everything it was shown.
+        (:meth:`credit`) credits everything it was shown. ``holdout=True`` notes a
+        holdout run (shown nothing by chance, see ``holdout=``).
 
         Example:
             .. code-block:: python
@@ -394,7 +419,7 @@ class EpisodicMemory:
                 memory.note_injection("run-7", [r.episode.episode_id for r in replay.results], task)
                 memory.credit("run-7", reward=0.9)  # once the tests ran
         """
-        return self._s.runs.note(run_id, episode_ids, as_task(task), thread_id)
+        return self._s.runs.note(run_id, episode_ids, as_task(task), thread_id, holdout)
 
     def credit(self, run_id: str, reward: float, *, by: str | None = None) -> CreditEvent:
         """Credit run ``run_id``'s reward, once, to every episode and lesson it was shown.
@@ -455,6 +480,24 @@ class EpisodicMemory:
         Worst first; each row's ``kind`` says episode or lesson. A person decides.
         """
         return self._s.runs.harmful(min_runs, max_utility, kind)
+
+    def lift(self, **options: Any) -> LiftReport:
+        """Does memory help this agent? Runs shown memory against holdout runs.
+
+        From the journal (:func:`~langchain_episodic.scoring.lift.lift_report`, whose
+        keywords ``min_holdout``, ``success_at``, ``periods`` and ``top`` it takes):
+        mean reward and success with memory and without (holdout runs, see
+        ``holdout=``), overall, per category, over time, and for each lesson and the
+        most-shown episodes, with 95% intervals. Without enough holdout runs,
+        ``report.note`` says so.
+
+        Example:
+            .. code-block:: python
+
+                report = memory.lift()
+                print(report.note or f"{report.overall.reward_lift:+.3f} reward with memory")
+        """
+        return lift_report(self._s.runs.outcomes(), **options)
 
     def journal_entries(self) -> list[JournalEntry]:
         """Every journal entry (injections, outcomes, lessons) as stored: for copying."""
@@ -548,6 +591,8 @@ class EpisodicMemory:
                     clock=self._s.context.clock,
                     open_run_ttl=self.open_run_ttl,
                     utility_half_life=self._s.journal.credit.half_life,
+                    holdout=self.holdout,
+                    rng=self._s.runs.rng,
                 )
             return self._scoped[namespace]
 

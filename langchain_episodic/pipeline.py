@@ -43,6 +43,7 @@ from langchain_episodic.scoring.strategy import (
     HIERARCHY_EVIDENCE_K,
     Exploration,
     StrategyChoice,
+    complexity_strategy,
     strategy_evidence,
     strategy_for_report,
     thompson_sample,
@@ -82,6 +83,8 @@ class Replay:
             profiles, or ``None`` when not asked for.
         run_id: The run the shown episodes were noted for, or ``None``.
         lessons: The lessons shown above the episodes, best first.
+        holdout: The run is a holdout run (the memory's ``holdout``): shown no
+            memory by chance, so that credit and the lift report have a baseline.
     """
 
     task: TaskDescription
@@ -90,6 +93,7 @@ class Replay:
     strategy: StrategyChoice | None = None
     run_id: str | None = None
     lessons: tuple[Lesson, ...] = ()
+    holdout: bool = False
 
     @property
     def text(self) -> str:
@@ -166,6 +170,8 @@ def build_replay(
     task = as_task(task)
     options = RecallOptions.from_mapping(options, option_fields)
     check_int("lesson_k", lesson_k, 0)
+    if run_id is not None and memory.is_holdout(run_id):
+        return _holdout_replay(memory, task, run_id, thread_id, include_strategy)
     report = memory.recall_report(
         task,
         options,
@@ -201,6 +207,22 @@ def build_replay(
         run_id=run_id,
         lessons=lessons,
     )
+
+
+def _holdout_replay(
+    memory: EpisodicMemory,
+    task: TaskDescription,
+    run_id: str,
+    thread_id: str | None,
+    include_strategy: bool,
+) -> Replay:
+    """What a holdout run gets: no recall, no prompt, the memory-free strategy."""
+    try:
+        memory.note_injection(run_id, [], task, thread_id=thread_id, holdout=True)
+    except Exception:  # credit must never break the run it observes
+        _log.warning("could not note the holdout run_id=%r", run_id, exc_info=True)
+    strategy = StrategyChoice(complexity_strategy(task), "holdout") if include_strategy else None
+    return Replay(task, (), "", strategy, run_id, holdout=True)
 
 
 def _fit_lessons(

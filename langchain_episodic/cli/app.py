@@ -34,6 +34,7 @@ from langchain_episodic.cli.inspect_commands import (
     _run_verify,
 )
 from langchain_episodic.cli.lesson_commands import _configure_lessons, _run_lessons
+from langchain_episodic.cli.lift_command import _configure_lift, _run_lift
 from langchain_episodic.cli.transfer_commands import (
     _configure_export,
     _configure_import,
@@ -88,6 +89,12 @@ COMMANDS: tuple[Command, ...] = (
         "episodes whose recall keeps preceding worse outcomes (quarantine candidates)",
         _configure_harmful,
         _run_harmful,
+    ),
+    Command(
+        "lift",
+        "does memory help? reward with memory against holdout runs, with intervals",
+        _configure_lift,
+        _run_lift,
     ),
     Command(
         "lessons",

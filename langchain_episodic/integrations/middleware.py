@@ -112,6 +112,8 @@ class EpisodicReplay(TypedDict):
         run_id: The run the shown episodes were noted under, for the credit loop
             (absent in states checkpointed by earlier versions).
         namespace: The namespace the run recalled from and records to.
+        holdout: The run is a holdout run (``EpisodicMemory(holdout=...)``): shown
+            no memory by chance, the baseline of credit and the lift report.
     """
 
     task: dict[str, Any]
@@ -119,6 +121,7 @@ class EpisodicReplay(TypedDict):
     strategy: str | None
     run_id: NotRequired[str | None]
     namespace: NotRequired[str]
+    holdout: NotRequired[bool]
 
 
 class EpisodicMemoryState(AgentState[ResponseT]):
@@ -454,6 +457,7 @@ class EpisodicMemoryMiddleware(
             strategy=None if replay.strategy is None else replay.strategy.strategy,
             run_id=replay.run_id,
             namespace=memory.namespace,
+            holdout=replay.holdout,
         )
 
     def memory_for(self, runtime: object) -> EpisodicMemory:

@@ -50,6 +50,7 @@ from langchain_episodic.scoring.decay import PRIOR_HELPED, PRIOR_HURT, beta_mean
 
 __all__ = [
     "ADVANTAGE_SCALE",
+    "HOLDOUT_BASELINE_RUNS",
     "PRIOR_HELPED",
     "PRIOR_HURT",
     "UTILITY_HALF_LIFE",
@@ -79,6 +80,12 @@ UTILITY_HALF_LIFE = 90 * 86_400.0
 
 ADVANTAGE_SCALE = 1.0
 """How strongly one run's advantage moves it from 0.5 towards helped (1) or hurt (0)."""
+
+HOLDOUT_BASELINE_RUNS = 5
+"""Holdout runs a category needs before they alone are the advantage's baseline.
+
+Until then, the baseline is the category's earlier runs that did not show the episode.
+"""
 
 UTILITY_SHARE = 0.5
 """How far utility can scale a relevant episode's priority: by ``1 +- UTILITY_SHARE``."""
@@ -146,6 +153,18 @@ def check_credit(run_id: object, reward: object, by: object) -> float:
     return check_reward(reward)
 
 
+def _holdout(owner: str, value: object, episode_ids: tuple[str, ...]) -> None:
+    if not isinstance(value, bool):
+        msg = f"{owner}.holdout={value!r} is invalid: must be True or False"
+        raise EpisodicValueError(msg)
+    if value and episode_ids:
+        msg = (
+            f"{owner}.episode_ids={list(episode_ids)!r} is invalid for a holdout run: "
+            "a holdout run is shown no memory"
+        )
+        raise EpisodicValueError(msg)
+
+
 @dataclass(frozen=True)
 class Injection:
     """A prompt built from recall reached a model: which episodes one run was shown.
@@ -159,6 +178,9 @@ class Injection:
             within it.
         at: When, in seconds (the memory's clock).
         thread_id: The conversation thread, when known (LangGraph's ``thread_id``).
+        holdout: The run was shown no memory *by chance* (the memory's ``holdout``
+            fraction): the baseline credit and :func:`~langchain_episodic.scoring.lift.lift_report`
+            compare the other runs with. A holdout run shows nothing.
     """
 
     run_id: str
@@ -167,6 +189,7 @@ class Injection:
     category: str
     at: float
     thread_id: str | None = None
+    holdout: bool = False
 
     def __post_init__(self) -> None:
         for name in ("run_id", "task", "category"):
@@ -174,6 +197,7 @@ class Injection:
         _text("Injection", "thread_id", self.thread_id, optional=True)
         object.__setattr__(self, "episode_ids", _ids("Injection", self.episode_ids))
         object.__setattr__(self, "at", _time("Injection", self.at))
+        _holdout("Injection", self.holdout, self.episode_ids)
 
 
 @dataclass(frozen=True)
@@ -188,6 +212,8 @@ class CreditEvent:
         category: The run's task category.
         at: When, in seconds (the memory's clock).
         by: Who credited it (a person, an agent, a tool), when known.
+        holdout: The run was a holdout run (shown no memory by chance): its reward is
+            the baseline, it credits no episode.
     """
 
     run_id: str
@@ -196,6 +222,7 @@ class CreditEvent:
     category: str
     at: float
     by: str | None = None
+    holdout: bool = False
 
     def __post_init__(self) -> None:
         for name in ("run_id", "category"):
@@ -203,6 +230,7 @@ class CreditEvent:
         _text("CreditEvent", "by", self.by, optional=True)
         object.__setattr__(self, "episode_ids", _ids("CreditEvent", self.episode_ids))
         object.__setattr__(self, "at", _time("CreditEvent", self.at))
+        _holdout("CreditEvent", self.holdout, self.episode_ids)
         if self.reward is not None:
             object.__setattr__(self, "reward", check_reward(self.reward))
 
@@ -240,6 +268,10 @@ def encode_credit(event: CreditEvent) -> tuple[str, str, str]:
 def _asdict(item: Injection | CreditEvent) -> dict[str, Any]:
     data = {name: getattr(item, name) for name in item.__dataclass_fields__}
     data["episode_ids"] = list(item.episode_ids)
+    if not item.holdout:
+        # Written only when set: entries of runs with memory keep the bytes (and so
+        # the ids) of the journal before holdout runs existed.
+        del data["holdout"]
     return data
 
 
@@ -385,7 +417,9 @@ class UtilityBook:
     Credits must arrive in time order (:func:`utility_table` sorts them); a run's
     advantage for an episode is its reward minus the mean reward of the same
     category's earlier credited runs that did not show the episode, shrunk towards
-    the category's mean.
+    the category's mean; once the category has :data:`HOLDOUT_BASELINE_RUNS` holdout
+    runs (shown no memory by chance), the mean reward of those instead: a causal
+    baseline, not one confounded with what recall happens to retrieve.
 
     Args:
         half_life: How fast evidence is forgotten, in seconds.
@@ -396,6 +430,7 @@ class UtilityBook:
         self.rows: dict[str, EpisodeUtility] = {}
         self._category: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
         self._shown: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+        self._holdout: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
 
     def row(self, episode_id: str) -> EpisodeUtility:
         """The episode's row, created empty (the prior) when it has none yet."""
@@ -416,10 +451,19 @@ class UtilityBook:
         reward, category = event.reward, event.category
         total = self._category[category]
         category_mean = (total[0] + 0.5) / (total[1] + 1.0)
+        held = self._holdout[category]
+        if event.holdout:
+            held[0] += reward
+            held[1] += 1.0
         for episode_id in event.episode_ids:
             shown = self._shown[(episode_id, category)]
-            baseline = (total[0] - shown[0] + category_mean * _BASELINE_PRIOR_WEIGHT) / (
-                total[1] - shown[1] + _BASELINE_PRIOR_WEIGHT
+            if held[1] >= HOLDOUT_BASELINE_RUNS:
+                # Runs that saw no memory by chance: a baseline nothing was chosen for.
+                without = held
+            else:
+                without = [total[0] - shown[0], total[1] - shown[1]]
+            baseline = (without[0] + category_mean * _BASELINE_PRIOR_WEIGHT) / (
+                without[1] + _BASELINE_PRIOR_WEIGHT
             )
             advantage = reward - baseline
             h = min(1.0, max(0.0, 0.5 + ADVANTAGE_SCALE * advantage))

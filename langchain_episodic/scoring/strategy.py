@@ -95,7 +95,7 @@ DEFAULT_EVIDENCE_K = 20
 HIERARCHY_EVIDENCE_K = 5
 """Episodes :func:`choose_strategy` recalls for level 1 of the hierarchy (the article's 5)."""
 
-Reason = Literal["evidence", "experience", "weak_category", "complexity", "thompson"]
+Reason = Literal["evidence", "experience", "weak_category", "complexity", "thompson", "holdout"]
 Exploration = Literal["thompson"]
 
 
@@ -107,7 +107,8 @@ class StrategyChoice:
         strategy: A key of :data:`STRATEGY_POOL`.
         reason: Which level decided: ``"evidence"`` (the default's level 1),
             ``"experience"`` (the article's level 1), ``"weak_category"``,
-            ``"complexity"``, or ``"thompson"`` when the opt-in exploration did.
+            ``"complexity"``, ``"thompson"`` when the opt-in exploration did, or
+            ``"holdout"``: a holdout run, chosen by complexity without memory.
         instruction: The strategy's instruction text.
     """
 

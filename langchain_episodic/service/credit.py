@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+import numpy as np
+
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.errors import CreditError, EpisodicValueError
 from langchain_episodic.model.episode import TaskDescription
@@ -48,11 +50,37 @@ class Runs:
     """
 
     def __init__(
-        self, context: NamespaceContext, log: CreditLog, open_run_ttl: float | None
+        self,
+        context: NamespaceContext,
+        log: CreditLog,
+        open_run_ttl: float | None,
+        holdout: float = 0.0,
+        rng: np.random.Generator | None = None,
     ) -> None:
         self._context = context
         self._log = log
         self.open_run_ttl = open_run_ttl
+        self.holdout = holdout
+        self.rng = rng if rng is not None else np.random.default_rng()
+        self._drawn: dict[str, bool] = {}
+
+    def is_holdout(self, run_id: str) -> bool:
+        """Whether run ``run_id`` is shown no memory: drawn once per run, then kept.
+
+        A run already noted keeps what its injections say (in this process or, after
+        :meth:`~langchain_episodic.EpisodicMemory.reload_credit`, another's); a new
+        run is a holdout run with probability ``holdout``, drawn from the memory's
+        random generator (seeded, reproducible).
+        """
+        noted = self._log.injections.get(run_id)
+        if noted:
+            return all(injection.holdout for injection in noted)
+        if self.holdout == 0.0:
+            return False
+        with self._context.lock:
+            if run_id not in self._drawn:
+                self._drawn[run_id] = bool(self.rng.random() < self.holdout)
+            return self._drawn[run_id]
 
     def note(
         self,
@@ -60,12 +88,16 @@ class Runs:
         shown_ids: Iterable[str],
         task: TaskDescription,
         thread_id: str | None = None,
+        holdout: bool = False,
     ) -> Injection:
         """Write that run ``run_id`` was shown ``shown_ids`` (episodes and lessons).
 
+        ``holdout=True`` notes a holdout run: shown nothing, by chance.
+
         Raises:
-            EpisodicValueError: ``run_id`` or an id is empty, or ``shown_ids`` is a
-                single string (a sequence of ids is expected).
+            EpisodicValueError: ``run_id`` or an id is empty, ``shown_ids`` is a
+                single string (a sequence of ids is expected), or a holdout run is
+                noted with ids.
         """
         if isinstance(shown_ids, str):
             msg = (
@@ -80,9 +112,11 @@ class Runs:
             task.category.value,
             self._context.now(),
             thread_id,
+            holdout,
         )
         with self._context.lock:
             self._log.note(injection)
+            self._drawn.pop(run_id, None)  # the journal now says what the run is
         return injection
 
     def credit(self, run_id: str, reward: float, by: str | None = None) -> CreditEvent:

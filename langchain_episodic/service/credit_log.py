@@ -135,7 +135,10 @@ class CreditLog:
         if done is not None:
             raise CreditError(run_id, self._namespace, _describe_outcome(done))
         episode_ids = tuple(dict.fromkeys(i for injection in shown for i in injection.episode_ids))
-        event = CreditEvent(run_id, reward, episode_ids, shown[0].category, at, by)
+        # A holdout run is one every prompt of which was held out (a run shown
+        # something by any of its prompts saw memory).
+        holdout = all(injection.holdout for injection in shown)
+        event = CreditEvent(run_id, reward, episode_ids, shown[0].category, at, by, holdout)
         self._store.append_journal(self._namespace, [JournalEntry(*encode_credit(event))])
         self._refresh_run(run_id)
         stored = self.outcomes.get(run_id)

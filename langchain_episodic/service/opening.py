@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_episodic._validation import check_int, check_number, describe, encodes
@@ -48,6 +49,7 @@ __all__ = [
     "EMBEDDER_STATE_KEY",
     "MismatchPolicy",
     "Services",
+    "check_holdout",
     "check_settings",
     "checked_embeddings",
     "open_services",
@@ -60,6 +62,23 @@ EMBEDDER_STATE_KEY = "embedder"
 MismatchPolicy = Literal["raise", "read-only"]
 _MISMATCH_POLICIES = ("raise", "read-only")
 _UNKNOWN_MODEL = "a model whose fingerprint was never recorded (an earlier version wrote it)"
+
+
+def check_holdout(holdout: object, rng: object = None) -> float:
+    """The holdout fraction, checked: a number in [0, 1) (1 would show memory to no run).
+
+    Raises:
+        EpisodicValueError: ``holdout`` is outside [0, 1).
+        TypeError: ``rng`` is not a ``numpy.random.Generator``.
+    """
+    fraction = check_number("holdout", holdout, 0.0, 1.0)
+    if fraction >= 1.0:
+        msg = f"holdout={holdout!r} is invalid: must be in [0, 1) (1: memory shown to no run)"
+        raise EpisodicValueError(msg)
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        msg = f"rng={rng!r} is invalid: must be a numpy.random.Generator (default_rng(seed))"
+        raise TypeError(msg)
+    return fraction
 
 
 def check_settings(
@@ -254,6 +273,8 @@ def open_services(
     half_life: float,
     floor: Callable[[], float],
     owner: object,
+    holdout: float = 0.0,
+    rng: np.random.Generator | None = None,
 ) -> Services:
     """Open every service of ``context``'s namespace: logs read once, stale runs closed.
 
@@ -264,11 +285,13 @@ def open_services(
         half_life: How fast credit evidence is forgotten, in seconds.
         floor: The relevance floor of the embedder.
         owner: The object whose garbage collection saves the summary.
+        holdout: The fraction of runs shown no memory, by chance.
+        rng: Draws the holdout runs; a fresh unseeded generator when ``None``.
     """
     store, namespace = context.store, context.namespace
     quarantine = QuarantineLog(store, namespace)
     journal = Journal(context, half_life)
-    runs = Runs(context, journal.credit, open_run_ttl)
+    runs = Runs(context, journal.credit, open_run_ttl, holdout, rng)
 
     def active() -> dict[str, QuarantineEvent]:
         return quarantine.active  # re-read each time: a change replaces the dict

@@ -58,6 +58,7 @@ from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import Episode, Feedback, OutcomeStatus
 from langchain_episodic.model.feedback import feedback_from_tests
 from langchain_episodic.pipeline import build_replay, shown_ids
+from langchain_episodic.scoring.lift import t95
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.strategy import complexity_strategy
 from langchain_episodic.simulation.environment import (
@@ -565,14 +566,8 @@ def run_credit_variant(
 
 # ---------------------------------------------------------------------------- reports
 
+
 # Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom.
-_T95 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
-
-
 @dataclass(frozen=True)
 class Interval:
     """A mean with its 95% confidence interval.
@@ -616,7 +611,7 @@ def t_interval(values: Sequence[float]) -> Interval:
     mean = float(array.mean())
     if array.size == 1:
         return Interval(mean, mean, mean, 1)
-    quantile = _T95[array.size - 2] if array.size - 1 <= len(_T95) else 1.96
+    quantile = t95(array.size - 1)
     half = quantile * float(array.std(ddof=1)) / math.sqrt(array.size)
     return Interval(mean, mean - half, mean + half, int(array.size))
 

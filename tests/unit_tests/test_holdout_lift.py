@@ -1,0 +1,241 @@
+"""Holdout runs (shown no memory by chance) and the lift report measured against them."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from langchain_episodic import EpisodicMemory, HashingEmbeddings, TaskDescription, build_replay
+from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.scoring.credit import (
+    HOLDOUT_BASELINE_RUNS,
+    CreditEvent,
+    Injection,
+    book_from,
+    decode_entry,
+    encode_credit,
+    encode_injection,
+)
+from langchain_episodic.scoring.lift import lift_report, welch_interval
+from langchain_episodic.stores import InMemoryEpisodeStore
+from tests.unit_tests.factories import make_episode
+
+NOW = 1_700_000_000.0
+TASK = TaskDescription("Implement a login form with validation", "code_generation")
+
+
+def memory_with(holdout: float, seed: int = 0) -> EpisodicMemory:
+    memory = EpisodicMemory(
+        store=InMemoryEpisodeStore(),
+        embeddings=HashingEmbeddings(),
+        clock=lambda: NOW,
+        holdout=holdout,
+        rng=np.random.default_rng(seed),
+    )
+    memory.record(make_episode(episode_id="login-1", description="Implement a login form"))
+    return memory
+
+
+# ------------------------------------------------------------------ the journal
+
+
+def test_a_holdout_injection_round_trips_and_others_keep_their_old_bytes() -> None:
+    held = Injection("run-1", (), "task", "debugging", 1.0, holdout=True)
+    assert decode_entry(*encode_injection(held)) == held
+    shown = Injection("run-2", ("e1",), "task", "debugging", 1.0)
+    assert "holdout" not in encode_injection(shown)[2]
+    event = CreditEvent("run-1", 0.4, (), "debugging", 2.0, holdout=True)
+    assert decode_entry(*encode_credit(event)) == event
+
+
+def test_a_holdout_run_shows_nothing_and_holdout_is_a_bool() -> None:
+    with pytest.raises(EpisodicValueError, match="holdout run is shown no memory"):
+        Injection("run", ("e1",), "task", "debugging", 1.0, holdout=True)
+    with pytest.raises(EpisodicValueError, match="holdout=1"):
+        Injection("run", (), "task", "debugging", 1.0, holdout=1)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ the draw
+
+
+@pytest.mark.parametrize("holdout", [-0.1, 1.0, 1.5, float("nan")])
+def test_a_holdout_fraction_outside_0_1_is_refused(holdout: float) -> None:
+    with pytest.raises(EpisodicValueError, match="holdout="):
+        EpisodicMemory(store=InMemoryEpisodeStore(), holdout=holdout)
+
+
+def test_an_rng_of_another_type_is_refused() -> None:
+    with pytest.raises(TypeError, match="rng="):
+        EpisodicMemory(store=InMemoryEpisodeStore(), holdout=0.1, rng=42)  # type: ignore[arg-type]
+
+
+def test_the_draw_is_seeded_kept_per_run_and_near_its_fraction() -> None:
+    first, again = memory_with(0.3, seed=5), memory_with(0.3, seed=5)
+    runs = [f"run-{i}" for i in range(400)]
+    drawn = [first.is_holdout(run) for run in runs]
+    assert drawn == [again.is_holdout(run) for run in runs]  # reproducible
+    assert drawn == [first.is_holdout(run) for run in runs]  # kept per run
+    assert 0.22 < sum(drawn) / len(drawn) < 0.38
+    assert not any(memory_with(0.0).is_holdout(run) for run in runs)
+
+
+def test_a_holdout_replay_recalls_nothing_and_notes_a_holdout_run() -> None:
+    memory = memory_with(0.5, seed=1)
+    held = next(f"run-{i}" for i in range(50) if memory.is_holdout(f"run-{i}"))
+    shown = next(f"run-{i}" for i in range(50) if not memory.is_holdout(f"run-{i}"))
+    replay = build_replay(memory, TASK, run_id=held, include_strategy=True)
+    assert replay.holdout
+    assert (replay.prompt, replay.results, replay.lessons) == ("", (), ())
+    assert replay.strategy is not None
+    assert replay.strategy.reason == "holdout"
+    assert memory.open_runs()[held][0].holdout
+    # The same run asked again (a tool called twice) stays a holdout run.
+    assert build_replay(memory, TASK, run_id=held).holdout
+    normal = build_replay(memory, TASK, run_id=shown)
+    assert not normal.holdout
+    assert [r.episode.episode_id for r in normal.results] == ["login-1"]
+    # Without a run id nothing can be credited: no holdout.
+    assert not build_replay(memory, TASK).holdout
+
+
+def test_a_holdout_run_is_credited_once_credits_no_episode_and_is_the_baseline() -> None:
+    memory = memory_with(0.5, seed=3)
+    rewards = {}
+    for index in range(40):
+        run = f"run-{index}"
+        replay = build_replay(memory, TASK, run_id=run)
+        rewards[run] = 0.3 if replay.holdout else 0.8
+        memory.credit(run, rewards[run])
+    held = [e for e in memory.credit_log() if e.holdout]
+    assert held
+    assert all(e.episode_ids == () for e in held)
+    assert memory.close_run(held[0].run_id, 1.0) == held[0]  # once: nothing double-counted
+    row = memory.utility("login-1")
+    assert row.credited_runs == 40 - len(held)
+    # Against the holdout runs (0.3) every run with memory (0.8) has a clear advantage.
+    assert row.mean_advantage is not None
+    assert row.mean_advantage > 0.3
+    assert memory.utility("login-1").estimate(NOW) > 0.9
+
+
+def test_the_middleware_state_says_whether_the_run_was_held_out() -> None:
+    from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware  # noqa: PLC0415
+
+    memory = memory_with(0.5, seed=2)
+    held = next(f"run-{i}" for i in range(50) if memory.is_holdout(f"run-{i}"))
+    replay = build_replay(memory, TASK, run_id=held)
+    state = EpisodicMemoryMiddleware._state_of(replay, memory)
+    assert state["holdout"] is True
+    assert state["prompt"] == ""
+
+
+def test_the_baseline_switches_to_holdout_runs_once_a_category_has_enough() -> None:
+    def shown(i: int, reward: float) -> CreditEvent:
+        return CreditEvent(f"s{i}", reward, ("e1",), "debugging", float(i))
+
+    # Without holdout runs: the category's runs that did not show e1 (none: the prior).
+    plain = book_from([shown(i, 0.9) for i in range(10)])
+    held = [
+        CreditEvent(f"h{i}", 0.1, (), "debugging", float(i), holdout=True)
+        for i in range(HOLDOUT_BASELINE_RUNS)
+    ]
+    later = [shown(100 + i, 0.9) for i in range(10)]
+    causal = book_from(held + later)
+    assert causal.rows["e1"].mean_advantage == pytest.approx(0.9 - (0.5 + 0.1 * 5) / 6, abs=0.1)
+    assert causal.rows["e1"].mean_advantage > plain.rows["e1"].mean_advantage  # type: ignore[operator]
+
+
+# ------------------------------------------------------------------ the report
+
+
+def test_lift_says_not_enough_until_there_are_holdout_runs() -> None:
+    memory = memory_with(0.0)
+    report = memory.lift()
+    assert not report.enough
+    assert report.note == "not enough holdout runs yet: 0 of the 10 needed"
+    assert report.overall.reward_lift is None
+
+
+def test_lift_reports_overall_per_category_over_time_and_per_item() -> None:
+    memory = memory_with(0.4, seed=9)
+    rng = np.random.default_rng(0)
+    for index in range(120):
+        run = f"run-{index}"
+        replay = build_replay(memory, TASK, run_id=run)
+        memory.credit(run, float(np.clip(rng.normal(0.45 if replay.holdout else 0.7, 0.1), 0, 1)))
+    report = memory.lift(periods=3)
+    assert report.enough
+    assert report.note == ""
+    assert report.overall.with_memory.runs + report.overall.holdout.runs == 120
+    assert report.overall.reward_lift == pytest.approx(0.25, abs=0.06)
+    low, high = report.overall.reward_interval  # type: ignore[misc]
+    assert low < 0.25 < high
+    assert report.overall.significant
+    assert [lift.label for lift in report.by_category] == ["code_generation"]
+    assert len(report.over_time) == 3
+    assert [(item.item_id, item.kind) for item in report.items] == [("login-1", "episode")]
+
+
+def test_the_reported_interval_covers_the_true_lift_in_at_least_90_percent_of_seeds() -> None:
+    # Simulated: rewards with memory ~ N(0.6 + effect, 0.15), holdout runs ~ N(0.6, 0.15).
+    effect, covered = 0.08, 0
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        events = []
+        for index in range(200):
+            holdout = bool(rng.random() < 0.1)
+            mean = 0.6 + (0.0 if holdout else effect)
+            reward = float(np.clip(rng.normal(mean, 0.15), 0.0, 1.0))
+            ids = () if holdout else ("e1",)
+            events.append(CreditEvent(f"r{index}", reward, ids, "x", float(index), holdout=holdout))
+        interval = lift_report(events).overall.reward_interval
+        assert interval is not None
+        covered += interval[0] <= effect <= interval[1]
+    assert covered / 200 >= 0.9
+
+
+def test_welch_interval_needs_two_values_a_side() -> None:
+    assert welch_interval([1.0], [0.0, 1.0]) is None
+    assert welch_interval([1.0, 1.0], [0.0, 0.0]) == (1.0, 1.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"min_holdout": 0}, "min_holdout"),
+        ({"success_at": 2}, "success_at"),
+        ({"periods": 0}, "periods"),
+    ],
+)
+def test_bad_report_options_are_refused_by_name(options: dict[str, float], named: str) -> None:
+    with pytest.raises(EpisodicValueError, match=named):
+        memory_with(0.1).lift(**options)
+
+
+# ------------------------------------------------------------------ the command line
+
+
+def test_the_cli_lift_command_prints_and_writes_json(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from langchain_episodic import ChromaEpisodeStore  # noqa: PLC0415
+    from langchain_episodic.cli import main  # noqa: PLC0415
+
+    store = ChromaEpisodeStore(path=tmp_path / "memory")
+    memory = EpisodicMemory(store=store, holdout=0.3, rng=np.random.default_rng(4))
+    memory.record(make_episode(episode_id="login-1", description="Implement a login form"))
+    for index in range(60):
+        run = f"run-{index}"
+        replay = build_replay(memory, TASK, run_id=run)
+        memory.credit(run, 0.4 if replay.holdout else 0.9)
+    store.close()
+    assert main(["--path", str(tmp_path / "memory"), "lift"]) == 0
+    out = capsys.readouterr().out
+    assert "holdout runs (shown no memory)" in out
+    assert "+0.500" in out
+    assert main(["--path", str(tmp_path / "memory"), "lift", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["enough"] is True
+    assert payload["overall"]["reward_lift"] == pytest.approx(0.5)
+    assert main(["--path", str(tmp_path / "memory"), "lift", "--min-holdout", "1000"]) == 0
+    assert "not enough holdout runs yet" in capsys.readouterr().out
