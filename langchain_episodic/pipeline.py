@@ -106,7 +106,7 @@ class Replay:
 
 def _evidence_k(options: RecallOptions) -> int:
     # The article's hierarchy reads the prompt's own results; the default counts more.
-    return DEFAULT_EVIDENCE_K if options.ranking == "relevance" else 0
+    return 0 if options.ranking == "article" else DEFAULT_EVIDENCE_K
 
 
 def build_replay(
@@ -383,7 +383,7 @@ def choose_strategy(
         top_k=HIERARCHY_EVIDENCE_K, current_time=current_time, weights=weights, ranking=ranking
     )
     report = memory.recall_report(
-        task, options, evidence_k=evidence_k if ranking == "relevance" else 0
+        task, options, evidence_k=0 if ranking == "article" else evidence_k
     )
     return strategy_for_report(
         task,

@@ -31,7 +31,10 @@ from langchain_episodic.scoring.relevance import (
     Ranking,
 )
 
-__all__ = ["RECALL_OPTION_NAMES", "RecallKeywords", "RecallOptions"]
+__all__ = ["RECALL_OPTION_NAMES", "UTILITY_FETCH_FACTOR", "RecallKeywords", "RecallOptions"]
+
+UTILITY_FETCH_FACTOR = 4
+"""``ranking="utility"`` chooses among ``4 * top_k`` candidates (12 for the default 3)."""
 
 CategoryArg = TaskCategory | str | Iterable[TaskCategory | str] | None
 OutcomeArg = OutcomeStatus | str | Iterable[OutcomeStatus | str] | None
@@ -71,6 +74,10 @@ class RecallOptions:
             (the floor, and within ``relevance_margin`` of the best), then value
             orders them (:mod:`langchain_episodic.scoring.relevance`). ``"article"``: the
             source article's additive priority, exactly as it defines it.
+            ``"utility"``: every candidate above the floor, ordered by what credit
+            learnt of it, value and (a little) similarity
+            (:func:`~langchain_episodic.scoring.relevance.rank_by_utility`): the
+            memory that learns, measured in ``benchmarks/learning_value.py``.
         relevance_margin: How far below the most similar candidate a relevant one
             may lie; ``None`` means
             :data:`~langchain_episodic.scoring.relevance.RELEVANCE_MARGIN`. Only for
@@ -106,8 +113,10 @@ class RecallOptions:
             raise TypeError(msg)
         if self.half_life is not None:
             object.__setattr__(self, "half_life", check_half_life(self.half_life))
-        if self.ranking not in ("relevance", "article"):
-            msg = f"ranking={self.ranking!r} is invalid: must be 'relevance' or 'article'"
+        if self.ranking not in ("relevance", "article", "utility"):
+            msg = (
+                f"ranking={self.ranking!r} is invalid: must be 'relevance', 'article' or 'utility'"
+            )
             raise EpisodicValueError(msg)
         if not isinstance(self.use_utility, bool):
             msg = f"use_utility={self.use_utility!r} is invalid: must be True or False"
@@ -134,7 +143,7 @@ class RecallOptions:
         """``half_life``, or the ranking's own when it is ``None``."""
         if self.half_life is not None:
             return self.half_life
-        return RELEVANCE_HALF_LIFE if self.ranking == "relevance" else DEFAULT_HALF_LIFE
+        return DEFAULT_HALF_LIFE if self.ranking == "article" else RELEVANCE_HALF_LIFE
 
     def relevance_floor(self, default: float = RELEVANCE_FLOOR) -> float:
         """The relevance ranking's floor: ``min_similarity``, or ``default``.
@@ -150,8 +159,14 @@ class RecallOptions:
 
     @property
     def fetch_count(self) -> int:
-        """Candidates to fetch: ``fetch_k``, or twice ``top_k`` when it is ``None``."""
-        return 2 * self.top_k if self.fetch_k is None else self.fetch_k
+        """Candidates to fetch: ``fetch_k``, or a multiple of ``top_k`` when ``None``.
+
+        Twice ``top_k`` (the article's), four times for ``ranking="utility"`` (room
+        for value to choose).
+        """
+        if self.fetch_k is not None:
+            return self.fetch_k
+        return (UTILITY_FETCH_FACTOR if self.ranking == "utility" else 2) * self.top_k
 
     def replace(self, **changes: Any) -> RecallOptions:
         """A copy with ``changes`` applied and validated.

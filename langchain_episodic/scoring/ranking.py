@@ -21,6 +21,7 @@ from langchain_episodic.scoring.priority import PrioritizedResult, Rankable, ran
 from langchain_episodic.scoring.relevance import (
     RELEVANCE_FLOOR,
     rank_by_relevance,
+    rank_by_utility,
     rejection_reason,
 )
 
@@ -135,14 +136,36 @@ def rank_candidates(
     value. ``"article"`` is the article's priority, exactly: it keeps every
     candidate above ``min_similarity`` (when given), and flags, without dropping,
     those that fail the relevance test, so a prompt can say which are relevant.
+    ``"utility"`` keeps every candidate above the floor and orders them by what
+    credit learnt (:func:`~langchain_episodic.scoring.relevance.rank_by_utility`).
     ``default_floor`` is the floor when ``options.min_similarity`` is ``None``.
-    ``utility`` scales the relevance ranking's priorities when
-    ``options.use_utility`` is true (see :func:`rank_by_relevance`).
+    ``utility`` gives a candidate's utility estimate (credit's posterior mean, 0.5
+    never credited): it orders ``"utility"`` and scales the relevance ranking's
+    priorities by :func:`~langchain_episodic.scoring.credit.utility_factor` when
+    ``options.use_utility`` is true.
     """
     floor, margin = options.relevance_floor(default_floor), options.margin
     best = max((c.similarity for c in candidates), default=None)
     threshold = None if best is None else max(floor, best - margin)
+    if options.ranking == "utility":
+        learnt = rank_by_utility(
+            candidates,
+            now,
+            utility if utility is not None else (lambda _: 0.5),
+            options.weights,
+            options.recency_half_life,
+            floor,
+        )
+        ordered = [(priority, c, True) for priority, c in learnt.ranked]
+        return Ranked(ordered, learnt.rejected, floor if candidates else None)
     if options.ranking == "relevance":
+        factor = None
+        if options.use_utility and utility is not None:
+            estimate = utility
+
+            def factor(c: _C) -> float:
+                return utility_factor(estimate(c))
+
         ranking = rank_by_relevance(
             candidates,
             now,
@@ -150,7 +173,7 @@ def rank_candidates(
             options.recency_half_life,
             floor,
             margin,
-            utility if options.use_utility else None,
+            factor,
         )
         ordered = [(priority, c, True) for priority, c in ranking.ranked]
         return Ranked(ordered, ranking.rejected, threshold)

@@ -63,18 +63,21 @@ __all__ = [
     "RELEVANCE_FLOOR",
     "RELEVANCE_HALF_LIFE",
     "RELEVANCE_MARGIN",
+    "UTILITY_SIMILARITY_POWER",
     "VALUE_SHARE",
     "Ranking",
     "RelevanceRanking",
     "episode_value",
     "rank_by_relevance",
+    "rank_by_utility",
     "rejection_reason",
     "relevance_priority",
 ]
 
-Ranking = Literal["relevance", "article"]
+Ranking = Literal["relevance", "article", "utility"]
 """``"relevance"`` (the default): relevance test, then value; ``"article"``: the
-article's additive priority, exactly."""
+article's additive priority, exactly; ``"utility"``: every candidate above the floor,
+ordered by what credit learnt of it (:func:`rank_by_utility`)."""
 
 DEFAULT_RANKING: Ranking = "relevance"
 
@@ -106,6 +109,13 @@ RECENCY_FLOOR = 0.5
 
 VALUE_SHARE = 0.2
 """Share of the priority that value (recency, reward, outcome) can move."""
+
+UTILITY_SIMILARITY_POWER = 0.25
+"""How much similarity still orders the candidates of ``ranking="utility"``: their
+priority is ``similarity ** 0.25 * value * utility``, so among candidates credit knows
+nothing of (utility 0.5 each) the more similar comes first, while a clearly better
+utility outranks a closer look-alike. Measured in the credit simulation
+(``benchmarks/learning_value.py``): 0.25 beat 0, 0.5, 1 and 2 there."""
 
 _C = TypeVar("_C", bound=Rankable)
 
@@ -249,3 +259,48 @@ def rank_by_relevance(
     ranked.sort(key=lambda pair: pair[0], reverse=True)
     rejected.sort(key=lambda pair: pair[0].similarity, reverse=True)
     return RelevanceRanking(ranked, rejected, max(floor, best - margin))
+
+
+def rank_by_utility(
+    candidates: Iterable[_C],
+    current_time: float,
+    utility: Callable[[_C], float],
+    weights: ReplayWeights | None = None,
+    half_life: float = RELEVANCE_HALF_LIFE,
+    floor: float = RELEVANCE_FLOOR,
+) -> RelevanceRanking[_C]:
+    """The value stage with room to learn: every candidate above ``floor``, by utility.
+
+    No margin below the best: among the candidates that reach the floor, an older
+    episode that keeps helping outranks a closer look-alike that keeps failing. The
+    priority is ``similarity ** UTILITY_SIMILARITY_POWER`` times the value factor of
+    :func:`relevance_priority` times ``utility(c)``, the posterior mean of credit (0.5
+    for an episode never credited).
+
+    Example:
+        >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
+        >>> from langchain_episodic.scoring.priority import SearchResult
+        >>> def found(name, similarity):
+        ...     episode = Episode(name, TaskDescription("Fix the login form"), "...",
+        ...                       Feedback(reward=1.0), OutcomeStatus.SUCCESS, timestamp=0.0)
+        ...     return SearchResult(episode, similarity)
+        >>> helped = {"look-alike": 0.2, "keeps-helping": 0.9}
+        >>> ranking = rank_by_utility(
+        ...     [found("look-alike", 0.8), found("keeps-helping", 0.5), found("far", 0.1)],
+        ...     current_time=0.0, utility=lambda c: helped.get(c.episode.episode_id, 0.5))
+        >>> [c.episode.episode_id for _, c in ranking.ranked]
+        ['keeps-helping', 'look-alike']
+    """
+    ranked: list[tuple[float, _C]] = []
+    rejected: list[tuple[_C, str]] = []
+    for c in candidates:
+        if not c.similarity >= floor:
+            rejected.append((c, f"similarity {c.similarity:.2f} is below the floor {floor:.2f}"))
+            continue
+        value = episode_value(c.timestamp, c.reward, c.outcome, current_time, weights, half_life)
+        scale = 1.0 - VALUE_SHARE + VALUE_SHARE * value
+        priority = max(0.0, c.similarity) ** UTILITY_SIMILARITY_POWER * scale * utility(c)
+        ranked.append((priority, c))
+    ranked.sort(key=lambda pair: pair[0], reverse=True)
+    rejected.sort(key=lambda pair: pair[0].similarity, reverse=True)
+    return RelevanceRanking(ranked, rejected, floor)

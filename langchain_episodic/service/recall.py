@@ -19,7 +19,6 @@ from langchain_episodic.errors import EpisodeValidationError, MalformedRecordWar
 from langchain_episodic.model.episode import TaskDescription
 from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.model.lesson import Lesson
-from langchain_episodic.scoring.credit import utility_factor
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult
 from langchain_episodic.scoring.ranking import Neighbour, RecallReport, Rejected, rank_candidates
@@ -93,7 +92,9 @@ class Recall:
         now = self._context.now() if options.current_time is None else options.current_time
         vector = self._context.embed_query(text)
         book = self._credit.book
-        credited = options.use_utility and options.ranking == "relevance" and bool(book.rows)
+        credited = options.ranking == "utility" or (
+            options.use_utility and options.ranking == "relevance" and bool(book.rows)
+        )
         fetch_k = options.fetch_count
         hits = self.search(vector, max(fetch_k, evidence_k), options.filters, text)
         default_floor = self._floor()
@@ -109,7 +110,7 @@ class Recall:
             now,
             options,
             default_floor,
-            (lambda hit: utility_factor(book.estimate(hit.episode_id, now))) if credited else None,
+            (lambda hit: book.estimate(hit.episode_id, now)) if credited else None,
         )
         results: list[PrioritizedResult] = []
         for priority, hit, relevant in ranked.ordered:

@@ -114,6 +114,7 @@ _OTHER_SUBTOPIC = "other_subtopic"
 _VARIANT_SALT = 0xC7ED
 _KIND_SALT = 0x41DD
 _ATTEMPT_SALT = 0xC2A7
+_HOLDOUT_SALT = 0x401D
 _MIN_P, _MAX_P = 0.02, 0.98
 
 
@@ -388,9 +389,23 @@ CREDIT_VARIANT_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
         "article": 'the article\'s prioritized replay (ranking="article"; ignores utility)',
         "relevance": "relevance-first recall without utility (use_utility=False)",
         "relevance_utility": "relevance-first recall scaled by credit's utility (use_utility=True)",
+        "utility": 'the value stage: every candidate above the floor by utility ("utility")',
+        "utility_holdout": 'ranking="utility" with holdout=0.1 (a tenth of runs see no memory)',
     }
 )
 """One line per variant: what its prompts show."""
+
+LEARNING_VARIANTS: tuple[str, ...] = ("utility", "utility_holdout")
+"""The memory that learns: ``ranking="utility"`` (every candidate above the floor,
+ordered by credit's utility), without and with a 10% holdout of runs."""
+
+POOL_ORACLE_VARIANT = "utility_oracle"
+"""A diagnostic variant, not an agent: of the candidates ``ranking="utility"`` chooses
+among (the 12 most similar above the floor), the ``top_k`` with the truly largest
+hidden effect on the task: the headroom of choosing well."""
+
+HOLDOUT = 0.1
+"""The holdout fraction of ``"utility_holdout"``."""
 
 ORACLE_VARIANT = "relevance_oracle"
 """A diagnostic variant, not an agent: relevance-first recall whose relevant candidates
@@ -406,6 +421,8 @@ def _options(
         return None
     if variant == "article":
         return RecallOptions(top_k=top_k, fetch_k=fetch_k, ranking="article")
+    if variant in (*LEARNING_VARIANTS, POOL_ORACLE_VARIANT):
+        return RecallOptions(top_k=top_k, fetch_k=fetch_k, ranking="utility")
     if variant in ("relevance", "relevance_utility", ORACLE_VARIANT):
         return RecallOptions(
             top_k=top_k,
@@ -413,7 +430,10 @@ def _options(
             relevance_margin=relevance_margin,
             use_utility=variant == "relevance_utility",
         )
-    allowed = ", ".join(repr(name) for name in CREDIT_VARIANTS)
+    allowed = ", ".join(
+        repr(name)
+        for name in (*CREDIT_VARIANTS, *LEARNING_VARIANTS, ORACLE_VARIANT, POOL_ORACLE_VARIANT)
+    )
     msg = f"variant={variant!r} is invalid: must be one of {allowed}"
     raise EpisodicValueError(msg)
 
@@ -473,7 +493,8 @@ def run_credit_variant(
     ``start_time + i * task_interval`` (the memory's clock).
 
     Args:
-        variant: One of :data:`CREDIT_VARIANTS`, or :data:`ORACLE_VARIANT`.
+        variant: One of :data:`CREDIT_VARIANTS` or :data:`LEARNING_VARIANTS`, or a
+            diagnostic oracle (:data:`ORACLE_VARIANT`, :data:`POOL_ORACLE_VARIANT`).
         world: :data:`DIFFERENTIATED_WORLD` when ``None``.
         n_tasks: Tasks to run.
         seed: The world's seed.
@@ -502,6 +523,8 @@ def run_credit_variant(
         store=store if store is not None else InMemoryEpisodeStore(),
         embeddings=embeddings if embeddings is not None else HashingEmbeddings(),
         clock=lambda: now[0],
+        holdout=HOLDOUT if variant == "utility_holdout" else 0.0,
+        rng=np.random.default_rng([seed, _HOLDOUT_SALT]),
     )
     if len(memory):
         msg = f"store={store!r} is invalid: it already holds {len(memory)} episode(s)"
@@ -517,7 +540,7 @@ def run_credit_variant(
         task = env.task_at(index)
         run_id = f"run-{index:05d}"
         shown: list[HiddenEpisode] = []
-        if variant == ORACLE_VARIANT and options is not None:
+        if variant in (ORACLE_VARIANT, POOL_ORACLE_VARIANT) and options is not None:
             # The candidates a recall with utility ranks (see RecallOptions.use_utility).
             pool = options.fetch_count
             report = memory.recall_report(task.task, options.replace(top_k=pool, fetch_k=pool))
@@ -567,7 +590,6 @@ def run_credit_variant(
 # ---------------------------------------------------------------------------- reports
 
 
-# Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom.
 @dataclass(frozen=True)
 class Interval:
     """A mean with its 95% confidence interval.

@@ -239,3 +239,60 @@ def test_the_cli_lift_command_prints_and_writes_json(tmp_path, capsys) -> None: 
     assert payload["overall"]["reward_lift"] == pytest.approx(0.5)
     assert main(["--path", str(tmp_path / "memory"), "lift", "--min-holdout", "1000"]) == 0
     assert "not enough holdout runs yet" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ the value stage
+
+
+def test_the_utility_ranking_lets_an_episode_that_keeps_helping_beat_a_closer_look_alike() -> None:
+    memory = EpisodicMemory(
+        store=InMemoryEpisodeStore(), embeddings=HashingEmbeddings(), clock=lambda: NOW
+    )
+    memory.record_many(
+        [
+            make_episode(
+                episode_id="look-alike", description="Implement a login form with validation"
+            ),
+            make_episode(
+                episode_id="keeps-helping", description="Validate the fields of a login form"
+            ),
+        ]
+    )
+    options = {"top_k": 1, "ranking": "utility"}
+    first = memory.recall(TASK, **options)  # type: ignore[arg-type]
+    assert [r.episode.episode_id for r in first] == ["look-alike"]  # nothing learnt: similarity
+    for index in range(6):
+        memory.note_injection(f"a{index}", ["look-alike"], TASK)
+        memory.credit(f"a{index}", 0.1)
+        memory.note_injection(f"b{index}", ["keeps-helping"], TASK)
+        memory.credit(f"b{index}", 0.9)
+    learnt = memory.recall(TASK, **options)  # type: ignore[arg-type]
+    assert [r.episode.episode_id for r in learnt] == ["keeps-helping"]
+    # The default ranking still shows the closer one: utility only scales it there.
+    assert memory.recall(TASK, top_k=1)[0].episode.episode_id == "look-alike"
+
+
+def test_the_utility_ranking_keeps_the_floor_and_fetches_four_times_top_k() -> None:
+    from langchain_episodic import RecallOptions  # noqa: PLC0415
+
+    assert RecallOptions(ranking="utility").fetch_count == 12
+    assert RecallOptions(ranking="utility", fetch_k=5).fetch_count == 5
+    memory = memory_with(0.0)
+    report = memory.recall_report("Bake a sourdough loaf", RecallOptions(ranking="utility"))
+    assert report.results == ()
+    assert [r.episode_id for r in report.rejected] == ["login-1"]
+    assert "below the floor" in report.rejected[0].reason
+
+
+def test_the_simulated_value_stage_and_its_oracle_run() -> None:
+    from langchain_episodic.simulation import run_credit_variant  # noqa: PLC0415
+
+    runs = {
+        variant: run_credit_variant(variant, n_tasks=40, seed=0)
+        for variant in ("relevance_utility", "utility", "utility_holdout", "utility_oracle")
+    }
+    assert all(len(run.rewards) == 40 for run in runs.values())
+    # The oracle shows the truly best of the same candidates: never worse on average.
+    assert runs["utility_oracle"].mean_reward >= runs["utility"].mean_reward
+    with pytest.raises(EpisodicValueError, match="utility_oracle"):
+        run_credit_variant("nope", n_tasks=1)
