@@ -426,3 +426,35 @@ def test_a_credit_learnt_late_from_another_memory_is_counted_in_time_order(
         k: dataclasses.astuple(v) for k, v in reopened.utilities().items()
     }
     assert first.utility("ep-5").credited_runs == 3
+
+
+def test_holdout_runs_survive_reopening_and_stay_holdout_runs(harness: StoreHarness) -> None:
+    import numpy as np  # noqa: PLC0415
+
+    from langchain_episodic import build_replay  # noqa: PLC0415
+
+    clock = Clock()
+    memory = memory_on(harness, clock, holdout=0.5, rng=np.random.default_rng(11))
+    memory.record_many(corpus(12))
+    held = []
+    for i in range(12):
+        replay = build_replay(memory, TASK, run_id=f"run-{i}")
+        if replay.holdout:
+            held.append(f"run-{i}")
+            assert replay.prompt == ""
+        clock.now += 60
+        if i < 10:
+            memory.credit(f"run-{i}", 0.3 if replay.holdout else 0.9)
+    assert held
+    memory.flush()
+    reopened = memory_on(harness, clock, holdout=0.5, rng=np.random.default_rng(99))
+    assert reopened.credit_log() == memory.credit_log()
+    assert {e.run_id for e in reopened.credit_log() if e.holdout} == {
+        run for run in held if int(run.split("-")[1]) < 10
+    }
+    # What the journal says of a run wins over a new draw, in a memory with another seed.
+    for i in range(12):
+        assert reopened.is_holdout(f"run-{i}") == (f"run-{i}" in held)
+    lift = reopened.lift(min_holdout=1)
+    assert lift.overall.holdout.runs == sum(1 for run in held if int(run.split("-")[1]) < 10)
+    assert lift.overall.reward_lift == pytest.approx(0.6)
