@@ -46,6 +46,7 @@ from langchain_episodic.service.opening import (
     open_services,
     require_namespace,
 )
+from langchain_episodic.service.quarantine import QuarantineLog
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore, JournalEntry
 from langchain_episodic.stores.chroma import ChromaEpisodeStore
 
@@ -374,12 +375,47 @@ class EpisodicMemory:
 
     aquarantine, arelease = async_twin(quarantine), async_twin(release)
 
+    def pin(self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None) -> int:
+        """Keep episodes (or lessons) shown whatever credit says: never on probation.
+
+        A memory credited in :data:`~langchain_episodic.scoring.credit.PROBATION_MIN_RUNS`
+        runs whose utility is confidently below 0.5 is put on probation: recall stops
+        showing it (it stays stored, listed by :meth:`demoted` and :meth:`harmful`,
+        and returns when its evidence fades or improves). A person who knows better
+        pins it. Quarantine still wins over a pin. Returns how many were newly pinned.
+        """
+        return self._change_log(self._s.pins, "pin", episode_ids, reason, by)
+
+    def unpin(self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None) -> int:
+        """Undo :meth:`pin`; how many were unpinned."""
+        return self._change_log(self._s.pins, "unpin", episode_ids, reason, by)
+
+    apin, aunpin = async_twin(pin), async_twin(unpin)
+
+    def pinned(self) -> dict[str, QuarantineEvent]:
+        """The ids pinned now, each with the event that pinned it."""
+        return dict(self._s.pins.active)
+
+    def demoted(self) -> tuple[str, ...]:
+        """The episodes and lessons on probation now (confidently harmful, not pinned)."""
+        return tuple(sorted(self._s.runs.demoted(self._s.pins.active.keys())))
+
     def _change_quarantine(
         self, action: QuarantineAction, ids: str | Iterable[str], reason: str, by: str | None
     ) -> int:
+        return self._change_log(self._s.quarantine, action, ids, reason, by)
+
+    def _change_log(
+        self,
+        log: QuarantineLog,
+        action: QuarantineAction,
+        ids: str | Iterable[str],
+        reason: str,
+        by: str | None,
+    ) -> int:
         with self._s.context.lock:
             known = self._s.lessons.ids()
-            return self._s.quarantine.change(action, _ids(ids), reason, by, self.now(), known)
+            return log.change(action, _ids(ids), reason, by, self.now(), known)
 
     def quarantined(self) -> dict[str, QuarantineEvent]:
         """The ids quarantined now, each with the event that quarantined it."""

@@ -28,6 +28,7 @@ from langchain_episodic._validation import finite_float
 from langchain_episodic.errors import EpisodicValueError
 
 __all__ = [
+    "PIN_STATE_KEY",
     "QUARANTINE_STATE_KEY",
     "QuarantineAction",
     "QuarantineEvent",
@@ -39,8 +40,11 @@ __all__ = [
 QUARANTINE_STATE_KEY = "quarantine"
 """The store state key under which a namespace's log is kept."""
 
-QuarantineAction = Literal["quarantine", "release"]
-_ACTIONS = ("quarantine", "release")
+PIN_STATE_KEY = "pins"
+"""The store state key of a namespace's pin log (the same events, ``pin`` / ``unpin``)."""
+
+QuarantineAction = Literal["quarantine", "release", "pin", "unpin"]
+_ACTIONS = ("quarantine", "release", "pin", "unpin")
 
 
 @dataclass(frozen=True)
@@ -48,8 +52,10 @@ class QuarantineEvent:
     """One entry of a namespace's quarantine log.
 
     Attributes:
-        episode_id: The episode concerned.
-        action: ``"quarantine"`` hides the episode from recall; ``"release"`` restores it.
+        episode_id: The episode (or lesson) concerned.
+        action: ``"quarantine"`` hides it from recall; ``"release"`` restores it. In a
+            pin log, ``"pin"`` keeps it shown whatever credit says (no probation),
+            ``"unpin"`` ends that.
         reason: Why, in words; required, for the audit trail.
         at: When, in seconds (the memory's clock).
         by: Who did it (a person, an agent, a tool), when known.
@@ -78,11 +84,13 @@ class QuarantineEvent:
             raise EpisodicValueError(msg)
 
 
-def active_quarantine(log: Iterable[QuarantineEvent]) -> dict[str, QuarantineEvent]:
-    """The episodes quarantined now, each with the event that quarantined it."""
+def active_quarantine(
+    log: Iterable[QuarantineEvent], on: QuarantineAction = "quarantine"
+) -> dict[str, QuarantineEvent]:
+    """The ids quarantined now (``on="pin"``: pinned), each with the event that did it."""
     active: dict[str, QuarantineEvent] = {}
     for event in log:
-        if event.action == "quarantine":
+        if event.action == on:
             active[event.episode_id] = event
         else:
             active.pop(event.episode_id, None)

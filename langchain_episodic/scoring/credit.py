@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -53,6 +54,8 @@ __all__ = [
     "HOLDOUT_BASELINE_RUNS",
     "PRIOR_HELPED",
     "PRIOR_HURT",
+    "PROBATION_MIN_RUNS",
+    "PROBATION_Z",
     "UTILITY_HALF_LIFE",
     "UTILITY_SHARE",
     "CreditEvent",
@@ -86,6 +89,12 @@ HOLDOUT_BASELINE_RUNS = 5
 
 Until then, the baseline is the category's earlier runs that did not show the episode.
 """
+
+PROBATION_MIN_RUNS = 5
+"""Credited runs an episode or lesson needs before it can be put on probation."""
+
+PROBATION_Z = 1.645
+"""One-sided 95%: how confident "harmful" must be before recall stops showing it."""
 
 UTILITY_SHARE = 0.5
 """How far utility can scale a relevant episode's priority: by ``1 +- UTILITY_SHARE``."""
@@ -375,6 +384,29 @@ class EpisodeUtility:
             streak += 1
         return streak
 
+    def upper_bound(self, now: float) -> float:
+        """The one-sided 95% upper bound of its utility at ``now`` (normal approximation).
+
+        Example:
+            >>> row = EpisodeUtility("e", hurt=5.0, credited_runs=5, updated_at=0.0)
+            >>> round(row.upper_bound(0.0), 3), row.demoted(0.0)
+            (0.346, True)
+        """
+        decay = self.decay(now)
+        helped, hurt = PRIOR_HELPED + self.helped * decay, PRIOR_HURT + self.hurt * decay
+        total = helped + hurt
+        spread = math.sqrt(helped * hurt / (total * total * (total + 1.0)))
+        return helped / total + PROBATION_Z * spread
+
+    def demoted(self, now: float, min_runs: int = PROBATION_MIN_RUNS) -> bool:
+        """On probation: credited in ``min_runs`` runs and confidently harmful.
+
+        Its utility's 95% upper bound is below the prior's 0.5: the runs that showed
+        it did worse than comparable runs without it, beyond chance. Recall stops
+        showing it (unless pinned); evidence fading or later runs can lift it again.
+        """
+        return self.credited_runs >= min_runs and self.upper_bound(now) < 0.5
+
     def add(self, h: float, reward: float, advantage: float, at: float) -> None:
         """Add one credited run: ``h`` helped, ``1 - h`` hurt, over decayed evidence."""
         decay = self.decay(at)
@@ -431,6 +463,7 @@ class UtilityBook:
         self._category: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
         self._shown: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
         self._holdout: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        self.version = 0  # bumped by every credit: what was derived from the book is stale
 
     def row(self, episode_id: str) -> EpisodeUtility:
         """The episode's row, created empty (the prior) when it has none yet."""
@@ -448,6 +481,7 @@ class UtilityBook:
         """Credit ``event``'s reward to every episode its run was shown."""
         if event.reward is None:
             return
+        self.version += 1
         reward, category = event.reward, event.category
         total = self._category[category]
         category_mean = (total[0] + 0.5) / (total[1] + 1.0)

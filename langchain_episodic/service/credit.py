@@ -10,7 +10,7 @@ The statistic is :mod:`langchain_episodic.scoring.credit`; the stored journal is
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 import numpy as np
 
@@ -63,6 +63,7 @@ class Runs:
         self.holdout = holdout
         self.rng = rng if rng is not None else np.random.default_rng()
         self._drawn: dict[str, bool] = {}
+        self._demoted: tuple[object, frozenset[str]] | None = None
 
     def is_holdout(self, run_id: str) -> bool:
         """Whether run ``run_id`` is shown no memory: drawn once per run, then kept.
@@ -172,6 +173,23 @@ class Runs:
                 except CreditError:
                     continue  # another writer closed it meanwhile
         return closed
+
+    def demoted(self, pinned: Collection[str]) -> frozenset[str]:
+        """The episodes and lessons on probation now (confidently harmful), less pinned ones.
+
+        Derived once per credit and per hour of the clock (evidence fades slowly),
+        not per recall.
+        """
+        book, now = self._log.book, self._context.now()
+        key = (id(book), book.version, int(now // 3600.0), frozenset(pinned))
+        if self._demoted is None or self._demoted[0] != key:
+            found = frozenset(
+                subject
+                for subject, row in book.rows.items()
+                if subject not in pinned and row.demoted(now)
+            )
+            self._demoted = (key, found)
+        return self._demoted[1]
 
     def open_runs(self) -> dict[str, tuple[Injection, ...]]:
         """Runs shown something whose outcome is not in yet, oldest first."""

@@ -45,6 +45,7 @@ class Lessons:
         log: Its lessons, from the journal.
         credit: Its credit journal (a lesson's utility is its credit).
         quarantined: Returns the ids quarantined now (episodes and lessons).
+        demoted: Returns the ids on probation now (never recalled, unless pinned).
     """
 
     def __init__(
@@ -53,11 +54,13 @@ class Lessons:
         log: LessonLog,
         credit: CreditLog,
         quarantined: Callable[[], Collection[str]],
+        demoted: Callable[[], Collection[str]] = frozenset,
     ) -> None:
         self._context = context
         self._log = log
         self._credit = credit
         self._quarantined = quarantined
+        self._demoted = demoted
 
     def ids(self) -> Collection[str]:
         """Every stored lesson id (active or not)."""
@@ -200,7 +203,10 @@ class Lessons:
 
     def near(self, vector: NDArray[np.float32], k: int, floor: float) -> tuple[Lesson, ...]:
         """The ``k`` active lessons most worth showing for a query ``vector``, best first."""
-        active = self.of_status("active")
+        on_probation = self._demoted()
+        active = tuple(
+            lesson for lesson in self.of_status("active") if lesson.lesson_id not in on_probation
+        )
         if not active:
             return ()
         query = np.asarray(vector, dtype=np.float32)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Literal
 
@@ -34,7 +34,7 @@ from langchain_episodic.errors import (
     NamespaceNotFoundError,
 )
 from langchain_episodic.model.episode import Episode
-from langchain_episodic.model.quarantine import QuarantineEvent
+from langchain_episodic.model.quarantine import PIN_STATE_KEY, QuarantineEvent
 from langchain_episodic.service.context import NamespaceContext, check_vectors
 from langchain_episodic.service.credit import Runs
 from langchain_episodic.service.journal import Journal
@@ -245,6 +245,7 @@ class Services:
     Attributes:
         context: The namespace's store, embeddings, clock and lock.
         quarantine: The quarantine log.
+        pins: The pin log (pinned ids are never put on probation).
         journal: The credit and lesson logs, over one read of the journal.
         runs: The credit loop.
         lessons: The lessons.
@@ -256,6 +257,7 @@ class Services:
 
     context: NamespaceContext
     quarantine: QuarantineLog
+    pins: QuarantineLog
     journal: Journal
     runs: Runs
     lessons: Lessons
@@ -293,11 +295,20 @@ def open_services(
     journal = Journal(context, half_life)
     runs = Runs(context, journal.credit, open_run_ttl, holdout, rng)
 
+    pins = QuarantineLog(store, namespace, PIN_STATE_KEY, on="pin")
+
     def active() -> dict[str, QuarantineEvent]:
         return quarantine.active  # re-read each time: a change replaces the dict
 
-    lessons = Lessons(context, journal.lessons, journal.credit, active)
-    recall = Recall(context, active, journal.credit, lessons, floor)
+    def demoted() -> frozenset[str]:
+        return runs.demoted(pins.active.keys())
+
+    def hidden() -> Collection[str]:
+        on_probation = demoted()
+        return quarantine.active.keys() | on_probation if on_probation else quarantine.active
+
+    lessons = Lessons(context, journal.lessons, journal.credit, active, demoted)
+    recall = Recall(context, hidden, journal.credit, lessons, floor)
     if not isinstance(context.embeddings, RefusingEmbeddings):
         runs.expire()
     summary = Summary.open(store, namespace)
@@ -306,4 +317,6 @@ def open_services(
         store.latest(namespace, short_term_limit, summary.count), maxlen=short_term_limit
     )
     writer = EpisodeWriter(context, summary, window, runs)
-    return Services(context, quarantine, journal, runs, lessons, recall, summary, window, writer)
+    return Services(
+        context, quarantine, pins, journal, runs, lessons, recall, summary, window, writer
+    )

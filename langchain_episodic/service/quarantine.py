@@ -29,28 +29,41 @@ class QuarantineLog:
     finds, so memories (and processes) that share a namespace never undo each
     other's events.
 
+    The same log, under another state key, holds a namespace's pins (``on="pin"``:
+    ``pin`` / ``unpin`` events).
+
     Args:
         store: The namespace's store.
         namespace: Whose log this is.
+        key: The store state key it is kept under.
+        on: The action that makes an id active (``"quarantine"``, or ``"pin"``).
     """
 
-    def __init__(self, store: EpisodeStore, namespace: str) -> None:
+    def __init__(
+        self,
+        store: EpisodeStore,
+        namespace: str,
+        key: str = QUARANTINE_STATE_KEY,
+        on: QuarantineAction = "quarantine",
+    ) -> None:
         self._store = store
         self._namespace = namespace
+        self._key = key
+        self._on: QuarantineAction = on
         self.events: tuple[QuarantineEvent, ...] = ()
         self.active: dict[str, QuarantineEvent] = {}
         self.reload()
 
     def reload(self) -> None:
         """Read the log back from the store."""
-        self._set(decode_log(self._store.read_state(self._namespace, QUARANTINE_STATE_KEY)))
+        self._set(decode_log(self._store.read_state(self._namespace, self._key)))
 
     def _set(self, events: tuple[QuarantineEvent, ...]) -> None:
         self.events = events
-        self.active = active_quarantine(events)
+        self.active = active_quarantine(events, self._on)
 
     def _save(self, events: tuple[QuarantineEvent, ...]) -> None:
-        self._store.write_state(self._namespace, QUARANTINE_STATE_KEY, encode_log(events))
+        self._store.write_state(self._namespace, self._key, encode_log(events))
         self._set(events)
 
     def change(
@@ -86,9 +99,7 @@ class QuarantineLog:
             )
             raise EpisodicValueError(msg)
         changed = [
-            event
-            for event in events
-            if (event.episode_id in self.active) != (action == "quarantine")
+            event for event in events if (event.episode_id in self.active) != (action == self._on)
         ]
         if changed:
             self._save((*self.events, *changed))

@@ -458,3 +458,25 @@ def test_holdout_runs_survive_reopening_and_stay_holdout_runs(harness: StoreHarn
     lift = reopened.lift(min_holdout=1)
     assert lift.overall.holdout.runs == sum(1 for run in held if int(run.split("-")[1]) < 10)
     assert lift.overall.reward_lift == pytest.approx(0.6)
+
+
+def test_probation_and_pins_on_every_store(harness: StoreHarness) -> None:
+    clock = Clock()
+    memory = memory_on(harness, clock)
+    memory.record_many(corpus(4))
+    for index in range(6):
+        memory.note_injection(f"base-{index}", ["ep-1"], TASK)
+        memory.credit(f"base-{index}", 0.9)
+        clock.now += 60
+        memory.note_injection(f"bad-{index}", ["ep-0"], TASK)
+        memory.credit(f"bad-{index}", 0.0)
+        clock.now += 60
+    assert memory.demoted() == ("ep-0",)
+    assert "ep-0" not in [r.episode.episode_id for r in memory.recall(TASK, top_k=4, fetch_k=4)]
+    memory.pin("ep-0", "checked by a person", by="ops")
+    memory.flush()
+    reopened = memory_on(harness, clock)
+    assert list(reopened.pinned()) == ["ep-0"]
+    assert reopened.demoted() == ()
+    reopened.unpin("ep-0", "the rule again")
+    assert reopened.demoted() == ("ep-0",)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -296,3 +297,86 @@ def test_the_simulated_value_stage_and_its_oracle_run() -> None:
     assert runs["utility_oracle"].mean_reward >= runs["utility"].mean_reward
     with pytest.raises(EpisodicValueError, match="utility_oracle"):
         run_credit_variant("nope", n_tasks=1)
+
+
+# ------------------------------------------------------------------ probation
+
+
+def harmful_memory() -> EpisodicMemory:
+    # A clock that moves a second per reading: credit replays runs in time order.
+    ticks = itertools.count(NOW)
+    memory = EpisodicMemory(
+        store=InMemoryEpisodeStore(), embeddings=HashingEmbeddings(), clock=lambda: next(ticks)
+    )
+    memory.record_many(
+        [
+            make_episode(episode_id="bad", description="Implement a login form with validation"),
+            make_episode(episode_id="good", description="Validate the fields of a login form"),
+        ]
+    )
+    return memory
+
+
+def runs_until_demoted(memory: EpisodicMemory, shown: str, reward: float, baseline: float) -> int:
+    for index in range(40):
+        memory.note_injection(f"base-{index}", ["good"], TASK)
+        memory.credit(f"base-{index}", baseline)
+        memory.note_injection(f"bad-{index}", [shown], TASK)
+        memory.credit(f"bad-{index}", reward)
+        if shown in memory.demoted():
+            return index + 1
+    return -1
+
+
+def test_a_confidently_harmful_episode_goes_on_probation_and_a_pin_brings_it_back() -> None:
+    memory = harmful_memory()
+    assert runs_until_demoted(memory, "bad", 0.0, 0.9) == 5  # PROBATION_MIN_RUNS
+    ids = [r.episode.episode_id for r in memory.recall(TASK, top_k=2)]
+    assert "bad" not in ids
+    assert "bad" in [row.episode_id for row in memory.harmful()]
+    assert len(memory) == 2  # never deleted
+    assert memory.pin("bad", "a person checked it", by="ops") == 1
+    assert memory.demoted() == ()
+    assert "bad" in [r.episode.episode_id for r in memory.recall(TASK, top_k=2)]
+    # Quarantine still wins over a pin.
+    memory.quarantine("bad", "poisoned")
+    assert "bad" not in [r.episode.episode_id for r in memory.recall(TASK, top_k=2)]
+    memory.release("bad", "not poisoned")
+    assert memory.unpin("bad", "back to the rule") == 1
+    assert memory.demoted() == ("bad",)
+    assert list(memory.pinned()) == []
+
+
+def test_a_mildly_harmful_episode_needs_more_runs_and_a_mixed_one_is_never_demoted() -> None:
+    assert runs_until_demoted(harmful_memory(), "bad", 0.6, 0.9) == 9
+    assert runs_until_demoted(harmful_memory(), "bad", 0.85, 0.9) == -1
+
+
+def test_a_demoted_lesson_is_not_shown() -> None:
+    from langchain_episodic.model.lesson import Lesson, LessonSource  # noqa: PLC0415
+
+    memory = harmful_memory()
+    lesson = Lesson.create(
+        title="Skip validation",
+        applies_when="a login form",
+        do="accept empty passwords",
+        sources=(LessonSource("bad"),),
+        created_at=NOW,
+    )
+    memory.add_lessons([lesson])
+    assert memory.recall_lessons(TASK, 1) == (lesson,)
+    assert runs_until_demoted(memory, lesson.lesson_id, 0.0, 0.9) == 5
+    assert memory.recall_lessons(TASK, 1) == ()
+    assert memory.lesson_status(lesson.lesson_id) == "active"  # stored and listed, not shown
+
+
+def test_pins_survive_reopening_and_unknown_ids_are_refused() -> None:
+    store = InMemoryEpisodeStore()
+    memory = EpisodicMemory(store=store, embeddings=HashingEmbeddings(), clock=lambda: NOW)
+    memory.record(make_episode(episode_id="e1"))
+    memory.pin("e1", "keep")
+    assert list(EpisodicMemory(store=store, embeddings=HashingEmbeddings()).pinned()) == ["e1"]
+    with pytest.raises(EpisodicValueError, match="nope"):
+        memory.pin("nope", "keep")
+    with pytest.raises(EpisodicValueError, match="reason"):
+        memory.pin("e1", "")
