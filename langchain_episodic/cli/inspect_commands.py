@@ -103,11 +103,24 @@ def _run_stats(args: argparse.Namespace) -> int:
             if window
             else "-",
         ),
+        ("runs", _runs_line(memory)),
     ]
     width = max(len(key) for key, _ in rows)
     for key, value in rows:
         print(f"{key.ljust(width)}  {value}")
     return 0
+
+
+def _runs_line(memory: EpisodicMemory) -> str:
+    """The credit loop in one line: credited and holdout runs, open ones, probation, pins."""
+    outcomes = memory.credit_log()
+    credited = [event for event in outcomes if event.reward is not None]
+    holdout = sum(event.holdout for event in credited)
+    return (
+        f"{len(credited)} credited ({holdout} holdout: shown no memory), "
+        f"{len(memory.open_runs())} open; {len(memory.demoted())} on probation, "
+        f"{len(memory.pinned())} pinned"
+    )
 
 
 # --------------------------------------------------------------------------- recall

@@ -240,6 +240,9 @@ def test_the_cli_lift_command_prints_and_writes_json(tmp_path, capsys) -> None: 
     assert payload["overall"]["reward_lift"] == pytest.approx(0.5)
     assert main(["--path", str(tmp_path / "memory"), "lift", "--min-holdout", "1000"]) == 0
     assert "not enough holdout runs yet" in capsys.readouterr().out
+    assert main(["--path", str(tmp_path / "memory"), "stats"]) == 0
+    held = payload["overall"]["holdout"]["runs"]
+    assert f"60 credited ({held} holdout: shown no memory), 0 open" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------ the value stage
