@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import weakref
 from collections import deque
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -303,12 +303,8 @@ def open_services(
     def demoted() -> frozenset[str]:
         return runs.demoted(pins.active.keys())
 
-    def hidden() -> Collection[str]:
-        on_probation = demoted()
-        return quarantine.active.keys() | on_probation if on_probation else quarantine.active
-
     lessons = Lessons(context, journal.lessons, journal.credit, active, demoted)
-    recall = Recall(context, hidden, journal.credit, lessons, floor)
+    recall = Recall(context, active, journal.credit, lessons, floor, demoted)
     if not isinstance(context.embeddings, RefusingEmbeddings):
         runs.expire()
     summary = Summary.open(store, namespace)

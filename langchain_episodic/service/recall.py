@@ -50,6 +50,9 @@ class Recall:
     Args:
         context: The namespace.
         quarantined: Returns the ids quarantined now.
+        demoted: Returns the ids on probation now: left out when the ranking uses
+            credit (``ranking="utility"``, or ``"relevance"`` with ``use_utility``),
+            so that a recall without credit stays the plain recall.
         credit: The credit journal (utility scales the relevance ranking).
         lessons: The namespace's lessons.
         floor: The relevance floor of the memory's embedder.
@@ -62,9 +65,11 @@ class Recall:
         credit: CreditLog,
         lessons: Lessons,
         floor: Callable[[], float],
+        demoted: Callable[[], Collection[str]] = frozenset,
     ) -> None:
         self._context = context
         self._quarantined = quarantined
+        self._demoted = demoted
         self._credit = credit
         self._lessons = lessons
         self._floor = floor
@@ -92,11 +97,15 @@ class Recall:
         now = self._context.now() if options.current_time is None else options.current_time
         vector = self._context.embed_query(text)
         book = self._credit.book
-        credited = options.ranking == "utility" or (
-            options.use_utility and options.ranking == "relevance" and bool(book.rows)
+        uses_credit = options.ranking == "utility" or (
+            options.use_utility and options.ranking == "relevance"
         )
+        credited = uses_credit and (options.ranking == "utility" or bool(book.rows))
         fetch_k = options.fetch_count
-        hits = self.search(vector, max(fetch_k, evidence_k), options.filters, text)
+        hidden: Collection[str] = self._quarantined()
+        if uses_credit and (on_probation := self._demoted()):
+            hidden = {*hidden, *on_probation}
+        hits = self.search(vector, max(fetch_k, evidence_k), options.filters, text, hidden)
         default_floor = self._floor()
         floor = options.relevance_floor(default_floor)
         neighbours = tuple(
@@ -155,11 +164,12 @@ class Recall:
         fetch_k: int,
         filters: EpisodeFilter | None,
         query_text: str | None,
+        hidden: Collection[str] | None = None,
     ) -> list[StoredHit]:
-        """The ``fetch_k`` nearest stored hits that are not quarantined."""
-        # Quarantined records stay stored; asking for that many more candidates and
+        """The ``fetch_k`` nearest stored hits not ``hidden`` (default: not quarantined)."""
+        # Hidden records stay stored; asking for that many more candidates and
         # dropping them returns exactly the fetch_k nearest of the others.
-        quarantined = self._quarantined()
+        quarantined = self._quarantined() if hidden is None else hidden
         wanted = min(fetch_k + len(quarantined), _MAX_CANDIDATES)
         context = self._context
         hits = context.store.search_hits(

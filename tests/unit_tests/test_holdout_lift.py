@@ -338,6 +338,10 @@ def test_a_confidently_harmful_episode_goes_on_probation_and_a_pin_brings_it_bac
     assert "bad" not in ids
     assert "bad" in [row.episode_id for row in memory.harmful()]
     assert len(memory) == 2  # never deleted
+    # Probation is credit's: a recall without credit, and the article's, are the plain ones.
+    for plain in ({"use_utility": False}, {"ranking": "article"}):
+        assert "bad" in [r.episode.episode_id for r in memory.recall(TASK, top_k=2, **plain)]  # type: ignore[arg-type]
+    assert "bad" not in [r.episode.episode_id for r in memory.recall(TASK, 2, ranking="utility")]
     assert memory.pin("bad", "a person checked it", by="ops") == 1
     assert memory.demoted() == ()
     assert "bad" in [r.episode.episode_id for r in memory.recall(TASK, top_k=2)]
