@@ -31,7 +31,12 @@ from langchain_episodic.scoring.credit import (
     Injection,
     SubjectKind,
 )
-from langchain_episodic.scoring.lift import LiftReport, lift_report
+from langchain_episodic.scoring.lift import (
+    DEFAULT_MIN_HOLDOUT,
+    DEFAULT_SUCCESS_AT,
+    LiftReport,
+    lift_report,
+)
 from langchain_episodic.scoring.options import RecallKeywords, RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
 from langchain_episodic.scoring.ranking import RecallReport
@@ -517,11 +522,18 @@ class EpisodicMemory:
         """
         return self._s.runs.harmful(min_runs, max_utility, kind)
 
-    def lift(self, **options: Any) -> LiftReport:
+    def lift(
+        self,
+        *,
+        min_holdout: int = DEFAULT_MIN_HOLDOUT,
+        success_at: float = DEFAULT_SUCCESS_AT,
+        periods: int = 4,
+        top: int = 5,
+    ) -> LiftReport:
         """Does memory help this agent? Runs shown memory against holdout runs.
 
-        From the journal (:func:`~langchain_episodic.scoring.lift.lift_report`, whose
-        keywords ``min_holdout``, ``success_at``, ``periods`` and ``top`` it takes):
+        From the journal (:func:`~langchain_episodic.scoring.lift.lift_report`: holdout
+        runs needed, the reward that counts as a success, periods, most-shown episodes):
         mean reward and success with memory and without (holdout runs, see
         ``holdout=``), overall, per category, over time, and for each lesson and the
         most-shown episodes, with 95% intervals. Without enough holdout runs,
@@ -533,7 +545,13 @@ class EpisodicMemory:
                 report = memory.lift()
                 print(report.note or f"{report.overall.reward_lift:+.3f} reward with memory")
         """
-        return lift_report(self._s.runs.outcomes(), **options)
+        return lift_report(
+            self._s.runs.outcomes(),
+            min_holdout=min_holdout,
+            success_at=success_at,
+            periods=periods,
+            top=top,
+        )
 
     def journal_entries(self) -> list[JournalEntry]:
         """Every journal entry (injections, outcomes, lessons) as stored: for copying."""
