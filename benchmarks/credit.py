@@ -13,7 +13,7 @@ Three sections, each printed as it ends; ``all`` writes them together to
   most any utility estimate could add). Mean reward per task with 95% t-intervals
   over seeds; utility vs no utility paired per seed. The numbers are simulated.
 * ``explore``: the same comparison with credit's constants (``ADVANTAGE_SCALE``,
-  ``UTILITY_SHARE``, ``PRIOR_HELPED`` / ``PRIOR_HURT``) monkeypatched for the run and
+  ``UTILITY_POWER``, ``PRIOR_HELPED`` / ``PRIOR_HURT``) monkeypatched for the run and
   restored after, and with recall options that give utility more candidates to
   reorder. Exploratory only: the package's defaults are not changed here.
 * ``cost``: recall latency with vs without utility, interleaved, on Chroma (temp
@@ -51,7 +51,7 @@ from langchain_core.embeddings import Embeddings
 
 import langchain_episodic.scoring.credit as credit_module
 import langchain_episodic.scoring.decay as decay_module
-import langchain_episodic.service.recall as recall_module
+import langchain_episodic.scoring.ranking as ranking_module
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, HashingEmbeddings, RecallOptions
 from langchain_episodic.embeddings.static import StaticEmbeddings
 from langchain_episodic.simulation import (
@@ -165,19 +165,19 @@ def _goal_line(comparison: CreditComparison) -> str:
 
 
 @contextmanager
-def patched_credit(scale: float, share: float, prior: float) -> Iterator[None]:
+def patched_credit(scale: float, power: float, prior: float) -> Iterator[None]:
     """Credit's constants set for the block, restored after (exploration only).
 
-    The recall service imported ``utility_factor`` by name (and it binds
-    ``UTILITY_SHARE`` as a default): it is replaced there too; the prior lives in
-    ``scoring.decay`` (one Beta mean for episodes and lessons).
+    The ranking imported ``utility_factor`` by name (and it binds ``UTILITY_POWER``
+    as a default): it is replaced there too; the prior lives in ``scoring.decay``
+    (one Beta mean for episodes and lessons).
     """
     patches = {
         (credit_module, "ADVANTAGE_SCALE"): scale,
         (decay_module, "PRIOR_HELPED"): prior,
         (decay_module, "PRIOR_HURT"): prior,
-        (recall_module, "utility_factor"): functools.partial(
-            credit_module.utility_factor, share=share
+        (ranking_module, "utility_factor"): functools.partial(
+            credit_module.utility_factor, power=power
         ),
     }
     saved = {key: getattr(*key) for key in patches}
@@ -191,18 +191,18 @@ def patched_credit(scale: float, share: float, prior: float) -> Iterator[None]:
 
 
 EXPLORE_CONSTANTS = (
-    # (ADVANTAGE_SCALE, UTILITY_SHARE, PRIOR_HELPED = PRIOR_HURT)
-    (1.0, 0.5, 1.0),
-    (4.0, 0.5, 1.0),
+    # (ADVANTAGE_SCALE, UTILITY_POWER, PRIOR_HELPED = PRIOR_HURT)
+    (1.0, 4.0, 1.0),
+    (2.0, 4.0, 1.0),
     (1.0, 1.0, 1.0),
-    (4.0, 1.0, 1.0),
-    (4.0, 1.0, 0.5),
+    (1.0, 8.0, 1.0),
+    (1.0, 4.0, 0.5),
 )
 EXPLORE_RECALL = (
-    # (fetch_k, relevance_margin): None = the defaults (2 * top_k, 0.15)
+    # (fetch_k, relevance_margin): None = the defaults (4 * top_k, no margin)
     (None, None),
-    (12, None),
-    (20, 0.30),
+    (6, None),
+    (6, 0.15),
 )
 
 
@@ -210,7 +210,7 @@ def explore(args: argparse.Namespace) -> str:
     seeds = tuple(range(args.seeds))
     default = (
         credit_module.ADVANTAGE_SCALE,
-        credit_module.UTILITY_SHARE,
+        credit_module.UTILITY_POWER,
         credit_module.PRIOR_HELPED,
     )
     print(
@@ -221,7 +221,7 @@ def explore(args: argparse.Namespace) -> str:
     headers = (
         "fetch_k / margin",
         "ADVANTAGE_SCALE",
-        "UTILITY_SHARE",
+        "UTILITY_POWER",
         "prior",
         "differentiated: utility vs none, %",
         "equal: utility vs none, %",
@@ -231,8 +231,8 @@ def explore(args: argparse.Namespace) -> str:
     ceilings: dict[tuple[int | None, float | None], float] = {}
     started = time.perf_counter()
     for fetch_k, margin in EXPLORE_RECALL:
-        for scale, share, prior in EXPLORE_CONSTANTS:
-            with patched_credit(scale, share, prior):
+        for scale, power, prior in EXPLORE_CONSTANTS:
+            with patched_credit(scale, power, prior):
                 found = compare_credit_variants(
                     WORLDS,
                     args.tasks,
@@ -257,7 +257,7 @@ def explore(args: argparse.Namespace) -> str:
             row = (
                 f"{fetch_k or 'default'} / {margin or 'default'}",
                 f"{scale:g}",
-                f"{share:g}",
+                f"{power:g}",
                 f"{prior:g}",
                 *("-" if cell is None else cell.format("+.2f", 100) for cell in cells),
                 f"{100 * ceilings[key]:+.2f}",
@@ -278,7 +278,7 @@ def explore(args: argparse.Namespace) -> str:
             "mean reward, utility vs no utility, paired per seed [95% CI]. Credit's "
             "constants were monkeypatched for each row and restored after; "
             f"the package's defaults are ADVANTAGE_SCALE={default[0]:g}, "
-            f"UTILITY_SHARE={default[1]:g}, prior {default[2]:g}/{default[2]:g}. "
+            f"UTILITY_POWER={default[1]:g}, prior {default[2]:g}/{default[2]:g}. "
             "The oracle orders the same candidates "
             "by their true effect: the ceiling of any utility estimate for that row's pool.",
             "",

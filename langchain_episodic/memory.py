@@ -6,7 +6,6 @@ and every method delegates to the one that owns the job.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar, Literal
@@ -19,6 +18,7 @@ from typing_extensions import Unpack
 
 from langchain_episodic._async import async_twin
 from langchain_episodic._validation import check_int, check_number
+from langchain_episodic.embeddings.background import default_background_texts
 from langchain_episodic.embeddings.builtin import default_embeddings
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import Episode, TaskDescription, as_task
@@ -40,11 +40,12 @@ from langchain_episodic.scoring.lift import (
 from langchain_episodic.scoring.options import RecallKeywords, RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
 from langchain_episodic.scoring.ranking import RecallReport
-from langchain_episodic.scoring.relevance import relevance_floor_for
+from langchain_episodic.scoring.relevance import Calibration, calibration_for
 from langchain_episodic.scoring.skills import SkillProfile, profiles_from_tallies
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.opening import (
     MismatchPolicy,
+    check_background,
     check_holdout,
     check_settings,
     checked_embeddings,
@@ -143,6 +144,13 @@ class EpisodicMemory:
             compares shown episodes with and :meth:`lift` reports against. ``0``
             (default): none.
         rng: Draws the holdout runs (``np.random.default_rng(seed)`` to reproduce).
+        background: Texts the agent's tasks are *not* about, which the relevance
+            test compares each task against (a stored episode must be about as
+            similar to the task as the task's nearest background texts;
+            :mod:`langchain_episodic.scoring.relevance`). ``None`` (default): the
+            packaged everyday requests, right for agents that do technical work;
+            ``()``: no background test (the similarity floor only). An agent whose
+            own tasks are everyday ones passes texts of what it does not do.
 
     The embedding model is part of the namespace: opening embeds one probe text and
     compares the model's fingerprint with the one recorded when the namespace was
@@ -175,17 +183,21 @@ class EpisodicMemory:
         create_namespace: bool = True,
         holdout: float = 0.0,
         rng: np.random.Generator | None = None,
+        background: Sequence[str] | None = None,
     ) -> None:
         half_life = check_settings(
             store, embeddings, short_term_limit, namespace, on_embedding_mismatch,
             open_run_ttl, utility_half_life, create_namespace,
         )  # fmt: skip
         holdout = check_holdout(holdout, rng)
+        texts = default_background_texts() if background is None else check_background(background)
         self.store: EpisodeStore = store if store is not None else ChromaEpisodeStore()
         if not create_namespace:
             require_namespace(self.store, namespace)
         model = embeddings if embeddings is not None else default_embeddings()
-        self.embeddings = checked_embeddings(self.store, namespace, model, on_embedding_mismatch)
+        self.embeddings, fingerprint = checked_embeddings(
+            self.store, namespace, model, on_embedding_mismatch
+        )
         self.short_term_limit, self.namespace = short_term_limit, namespace
         self._scoped: dict[str, EpisodicMemory] = {}  # for_namespace: one twin each
         self._s = open_services(
@@ -195,7 +207,9 @@ class EpisodicMemory:
             half_life=half_life,
             # No reference back to the memory: a cycle would keep the store (and an
             # embedded store's folder lock) alive until the cyclic GC runs.
-            floor=functools.partial(relevance_floor_for, self.embeddings),
+            calibration=calibration_for(self.embeddings),
+            background=texts,
+            fingerprint=fingerprint,
             owner=self,
             holdout=holdout,
             rng=rng,
@@ -227,8 +241,18 @@ class EpisodicMemory:
 
     @property
     def relevance_floor(self) -> float:
-        """The relevance ranking's similarity floor for this embedder (``relevance_floor_for``)."""
-        return relevance_floor_for(self.embeddings)
+        """The relevance ranking's similarity floor for this embedder (``calibration_for``)."""
+        return self._s.recall.calibration.floor
+
+    @property
+    def calibration(self) -> Calibration:
+        """How the relevance test reads this embedder's similarities (floor and offset)."""
+        return self._s.recall.calibration
+
+    @property
+    def background(self) -> tuple[str, ...]:
+        """The texts the relevance test compares each task against (empty: no such test)."""
+        return self._s.recall.background_texts
 
     def now(self) -> float:
         """The memory's current time in seconds (its ``clock``), used when none is given."""
@@ -647,6 +671,7 @@ class EpisodicMemory:
                     utility_half_life=self._s.journal.credit.half_life,
                     holdout=self.holdout,
                     rng=self._s.runs.rng,
+                    background=self.background,
                 )
             return self._scoped[namespace]
 

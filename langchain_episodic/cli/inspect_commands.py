@@ -31,7 +31,7 @@ from langchain_episodic.cli._shared import (
 )
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import OutcomeStatus, TaskCategory
-from langchain_episodic.scoring.credit import UTILITY_SHARE, EpisodeUtility
+from langchain_episodic.scoring.credit import UTILITY_POWER, EpisodeUtility
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import (
     DEFAULT_HALF_LIFE,
@@ -237,8 +237,13 @@ class _Recall:
         )
 
     def utility_estimate(self, result: PrioritizedResult) -> float:
-        """Credit's utility estimate of a result (0.5, the prior, when never credited)."""
-        return self.memory.utility(result.episode.episode_id).estimate(self.now)
+        """The utility the recall ranked a result with (0.5, the prior, when never credited).
+
+        Near-duplicates share their evidence, so it may differ from the episode's own.
+        """
+        episode_id = result.episode.episode_id
+        ranked = self.report.estimates.get(episode_id)
+        return self.memory.utility(episode_id).estimate(self.now) if ranked is None else ranked
 
     def value_signals(self, result: PrioritizedResult) -> tuple[float, float]:
         """The relevance ranking's recency signal and value of a result."""
@@ -317,7 +322,7 @@ def _print_article_recall(recall: _Recall) -> None:
     results = recall.report.results
     print(f"query      {args.query!r} (namespace {recall.memory.namespace!r})")
     print(
-        f"ranking    article: top {args.top_k} of {recall.options.fetch_count} candidates "
+        f"ranking    article: top {args.top_k} of {recall.report.candidates} candidates "
         "fetched by similarity"
     )
     print(f"recency    now {_format_time(recall.now)}, half-life {_half_life_text(half_life)}")
@@ -348,14 +353,23 @@ def _print_relevance_recall(recall: _Recall) -> None:
     mix = weights.recency + weights.reward + weights.outcome_bonus
     print(f"query      {args.query!r} (namespace {recall.memory.namespace!r})")
     print(
-        f"ranking    relevance: the relevant ones of {recall.options.fetch_count} candidates "
+        f"ranking    relevance: the relevant ones of {recall.report.candidates} candidates "
         f"fetched by similarity, at most {args.top_k}"
     )
+    bars = [f"floor {recall.floor:.4f}"]
+    if report.background is not None:
+        bars.append(f"background {report.background:.4f}")
+    if recall.options.margin is not None:
+        bars.append(f"best similarity - margin {recall.options.margin:.4f}")
     print(
-        f"relevant   similarity >= threshold = max(floor {recall.floor:.4f}, best similarity"
-        f" - margin {recall.options.margin:.4f})"
+        f"relevant   similarity >= threshold = max({', '.join(bars)})"
         + ("" if report.threshold is None else f" = {report.threshold:.4f}")
     )
+    if report.background is not None:
+        print(
+            "background the task's mean similarity to its 3 nearest everyday texts (the memory's "
+            f"background), {recall.memory.calibration.offset:+g} for this embedder"
+        )
     print(
         f"recency    now {_format_time(recall.now)}, half-life {_half_life_text(half_life)},"
         f" never below {RECENCY_FLOOR:g}"
@@ -366,14 +380,15 @@ def _print_relevance_recall(recall: _Recall) -> None:
         if mix
         else f"value      1 (recency, reward and outcome weigh nothing; phase {args.phase})"
     )
-    by_utility = f" * (1 + {UTILITY_SHARE:g}*(2*utility - 1))" if recall.options.use_utility else ""
+    by_utility = f" * (2*utility)^{UTILITY_POWER:g}" if recall.options.use_utility else ""
     print(
         f"priority   similarity * ({1 - VALUE_SHARE:g} + {VALUE_SHARE:g}*value){by_utility}"
         "; outcome: success 1, partial 0.5, failure 0"
     )
     print(
-        "utility    how much runs shown the episode beat runs without it (credit); "
-        "0.5 = never credited" + ("" if recall.options.use_utility else " (not used: --no-utility)")
+        "utility    how much runs shown the episode (or a near-duplicate) beat runs without it "
+        "(credit); 0.5 = never credited"
+        + ("" if recall.options.use_utility else " (not used: --no-utility)")
     )
     print()
     if report.results:
@@ -474,9 +489,10 @@ def _print_recall_json(recall: _Recall) -> None:
             "outcome_bonus": weights.outcome_bonus,
         },
         "top_k": recall.options.top_k,
-        "fetch_k": recall.options.fetch_count,
+        "fetch_k": recall.report.candidates,
         "floor": recall.floor,
         "margin": recall.options.margin,
+        "background": report.background,
         "threshold": report.threshold,
         "use_utility": recall.options.use_utility,
         "results": [

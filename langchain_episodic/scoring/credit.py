@@ -57,7 +57,7 @@ __all__ = [
     "PROBATION_MIN_RUNS",
     "PROBATION_Z",
     "UTILITY_HALF_LIFE",
-    "UTILITY_SHARE",
+    "UTILITY_POWER",
     "CreditEvent",
     "EpisodeUtility",
     "Injection",
@@ -96,8 +96,14 @@ PROBATION_MIN_RUNS = 5
 PROBATION_Z = 1.645
 """One-sided 95%: how confident "harmful" must be before recall stops showing it."""
 
-UTILITY_SHARE = 0.5
-"""How far utility can scale a relevant episode's priority: by ``1 +- UTILITY_SHARE``."""
+UTILITY_POWER = 4.0
+"""How strongly utility scales a relevant candidate's priority: by ``(2 * utility) **
+UTILITY_POWER``, 1 at the prior's 0.5. Strong on purpose: value has room to act only if
+an episode that keeps helping can overtake a closer look-alike that keeps failing
+(utility 0.7 against 0.4: a factor 3.8 against 0.41). Chosen in the credit simulation
+(``benchmarks/learning_value.py``): 4 against 1, 2, 3, 6 and 8, and the earlier
+``1 + 0.5 * (2 * utility - 1)``; without credit evidence every factor is 1, so recall
+is similarity scaled by value, as before."""
 
 _BASELINE_PRIOR_WEIGHT = 1.0
 _INJECTION_PREFIX = "injection:"
@@ -433,14 +439,16 @@ def lesson_evidence(
     return (carried[0] * faded + row.helped * decay, carried[1] * faded + row.hurt * decay)
 
 
-def utility_factor(estimate: float, share: float = UTILITY_SHARE) -> float:
+def utility_factor(estimate: float, power: float = UTILITY_POWER) -> float:
     """The factor utility scales a relevant episode's priority by: 1 at the prior's 0.5.
 
     Example:
         >>> utility_factor(0.5), utility_factor(1.0), utility_factor(0.0)
-        (1.0, 1.5, 0.5)
+        (1.0, 16.0, 0.0)
+        >>> round(utility_factor(0.7), 2), round(utility_factor(0.4), 2)
+        (3.84, 0.41)
     """
-    return 1.0 + share * (2.0 * estimate - 1.0)
+    return float((2.0 * min(1.0, max(0.0, estimate))) ** power)
 
 
 class UtilityBook:

@@ -27,14 +27,18 @@ from langchain_episodic.scoring.relevance import (
     DEFAULT_RANKING,
     RELEVANCE_FLOOR,
     RELEVANCE_HALF_LIFE,
-    RELEVANCE_MARGIN,
     Ranking,
 )
 
-__all__ = ["RECALL_OPTION_NAMES", "UTILITY_FETCH_FACTOR", "RecallKeywords", "RecallOptions"]
+__all__ = ["RECALL_OPTION_NAMES", "RELEVANCE_FETCH_FACTOR", "RecallKeywords", "RecallOptions"]
 
-UTILITY_FETCH_FACTOR = 4
-"""``ranking="utility"`` chooses among ``4 * top_k`` candidates (12 for the default 3)."""
+RELEVANCE_FETCH_FACTOR = 4
+"""Once credit has evidence, the relevance ranking chooses among ``4 * top_k``
+candidates (12 for the default 3): room for credit to choose the few worth showing.
+Measured in the credit simulation (``benchmarks/learning_value.py``): among 6
+candidates credit closed about 40% of the gap to an oracle, among 12 about half.
+Without evidence there is nothing to choose by, and recall fetches the article's
+``2 * top_k`` (each extra candidate costs Chroma time: 12 cost 1.2x what 6 do)."""
 
 CategoryArg = TaskCategory | str | Iterable[TaskCategory | str] | None
 OutcomeArg = OutcomeStatus | str | Iterable[OutcomeStatus | str] | None
@@ -60,7 +64,9 @@ class RecallOptions:
         top_k: How many episodes to return at most, at least 1. The relevance
             ranking returns fewer, or none, when fewer candidates are relevant.
         fetch_k: Candidates fetched by similarity before ranking, at least ``top_k``;
-            ``2 * top_k`` (the article's) when ``None``.
+            when ``None``, ``2 * top_k`` (the article's), and ``4 * top_k`` for
+            ``"relevance"`` with ``use_utility`` once credit has evidence (room for
+            credit to choose; :meth:`candidate_count`).
         weights: Priority weights; the article's defaults when ``None``. The
             relevance ranking mixes their recency, reward and outcome parts into
             each episode's value.
@@ -71,20 +77,23 @@ class RecallOptions:
             (:func:`~langchain_episodic.scoring.relevance.relevance_floor_for`) for
             ``"relevance"``, no floor for ``"article"``.
         ranking: ``"relevance"`` (default): candidates must pass the relevance test
-            (the floor, and within ``relevance_margin`` of the best), then value
-            orders them (:mod:`langchain_episodic.scoring.relevance`). ``"article"``: the
-            source article's additive priority, exactly as it defines it.
-            ``"utility"``: every candidate above the floor, ordered by what credit
-            learnt of it, value and (a little) similarity
-            (:func:`~langchain_episodic.scoring.relevance.rank_by_utility`): the
-            memory that learns, measured in ``benchmarks/learning_value.py``.
+            (the floor and the task's background, calibrated per embedder), then
+            value and credit order them (:mod:`langchain_episodic.scoring.relevance`).
+            ``"article"``: the source article's additive priority, exactly as it
+            defines it.
         relevance_margin: How far below the most similar candidate a relevant one
-            may lie; ``None`` means
-            :data:`~langchain_episodic.scoring.relevance.RELEVANCE_MARGIN`. Only for
-            ``"relevance"``.
+            may lie, an extra rule on top of the calibrated test; ``None`` (the
+            default): no such rule. ``0.15`` gives the margin of earlier releases.
+            Only for ``"relevance"``.
         use_utility: Let credit (:mod:`langchain_episodic.scoring.credit`) scale each
             relevant episode's priority by how much recalling it has helped earlier
-            runs. Only for ``"relevance"``; the article's ranking ignores it.
+            runs (near-duplicates share their evidence,
+            :mod:`langchain_episodic.scoring.evidence`). Only for ``"relevance"``;
+            the article's ranking ignores it.
+        explore: Rank by a draw from each candidate's utility posterior instead of
+            its mean (Thompson sampling, with the memory's ``rng``): episodes with
+            little evidence get shown now and then. Off by default: in the credit
+            simulation the mean did better. Only with ``use_utility``.
         filters: Restrict candidates by category, outcome or strategy.
         current_time: "Now" in seconds for recency; the memory's clock when ``None``.
         category: Init-only shorthand for ``filters=EpisodeFilter(category=...)``.
@@ -101,6 +110,7 @@ class RecallOptions:
     ranking: Ranking = DEFAULT_RANKING
     relevance_margin: float | None = None
     use_utility: bool = True
+    explore: bool = False
     category: InitVar[CategoryArg] = None
     outcome: InitVar[OutcomeArg] = None
 
@@ -113,14 +123,13 @@ class RecallOptions:
             raise TypeError(msg)
         if self.half_life is not None:
             object.__setattr__(self, "half_life", check_half_life(self.half_life))
-        if self.ranking not in ("relevance", "article", "utility"):
-            msg = (
-                f"ranking={self.ranking!r} is invalid: must be 'relevance', 'article' or 'utility'"
-            )
+        if self.ranking not in ("relevance", "article"):
+            msg = f"ranking={self.ranking!r} is invalid: must be 'relevance' or 'article'"
             raise EpisodicValueError(msg)
-        if not isinstance(self.use_utility, bool):
-            msg = f"use_utility={self.use_utility!r} is invalid: must be True or False"
-            raise TypeError(msg)
+        for flag in ("use_utility", "explore"):
+            if not isinstance(getattr(self, flag), bool):
+                msg = f"{flag}={getattr(self, flag)!r} is invalid: must be True or False"
+                raise TypeError(msg)
         if self.relevance_margin is not None:
             margin = check_number("relevance_margin", self.relevance_margin, 0.0, 2.0)
             object.__setattr__(self, "relevance_margin", margin)
@@ -153,20 +162,38 @@ class RecallOptions:
         return default if self.min_similarity is None else self.min_similarity
 
     @property
-    def margin(self) -> float:
-        """The relevance ranking's margin: ``relevance_margin``, or the default."""
-        return RELEVANCE_MARGIN if self.relevance_margin is None else self.relevance_margin
+    def margin(self) -> float | None:
+        """The relevance ranking's margin below the best: ``relevance_margin`` (``None``: none)."""
+        return self.relevance_margin
 
     @property
     def fetch_count(self) -> int:
+        """Candidates to fetch without credit evidence: ``fetch_k``, or twice ``top_k``."""
+        return self.candidate_count(learning=False)
+
+    @property
+    def learns(self) -> bool:
+        """Whether credit orders the candidates: ``"relevance"`` with ``use_utility``."""
+        return self.ranking == "relevance" and self.use_utility
+
+    def candidate_count(self, learning: bool) -> int:
         """Candidates to fetch: ``fetch_k``, or a multiple of ``top_k`` when ``None``.
 
-        Twice ``top_k`` (the article's), four times for ``ranking="utility"`` (room
-        for value to choose).
+        Four times ``top_k`` (:data:`RELEVANCE_FETCH_FACTOR`) when ``learning`` (the
+        memory has credit evidence) and the ranking uses it, twice (the article's)
+        otherwise.
+
+        Example:
+            >>> options = RecallOptions()
+            >>> options.candidate_count(learning=False), options.candidate_count(learning=True)
+            (6, 12)
+            >>> RecallOptions(ranking="article").candidate_count(learning=True)
+            6
         """
         if self.fetch_k is not None:
             return self.fetch_k
-        return (UTILITY_FETCH_FACTOR if self.ranking == "utility" else 2) * self.top_k
+        factor = RELEVANCE_FETCH_FACTOR if learning and self.learns else 2
+        return factor * self.top_k
 
     def replace(self, **changes: Any) -> RecallOptions:
         """A copy with ``changes`` applied and validated.
@@ -227,3 +254,4 @@ class RecallKeywords(TypedDict, total=False):
     ranking: Ranking
     relevance_margin: float | None
     use_utility: bool
+    explore: bool

@@ -9,6 +9,7 @@ candidates were rejected and why, so recall can explain itself.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -21,8 +22,8 @@ from langchain_episodic.scoring.priority import PrioritizedResult, Rankable, ran
 from langchain_episodic.scoring.relevance import (
     RELEVANCE_FLOOR,
     rank_by_relevance,
-    rank_by_utility,
     rejection_reason,
+    relevance_threshold,
 )
 
 __all__ = [
@@ -90,6 +91,15 @@ class RecallReport:
             ever shown in a run appear), when the ranking used it.
         now: The time the recall ranked at.
         lessons: The lessons recalled for the task (``lesson_k``), best first.
+        background: The task's background similarity plus the embedder's offset:
+            the calibrated part of the threshold (``None``: no background test, or
+            no candidates).
+        estimates: The utility each returned episode was ranked with, by id, when
+            the ranking used credit: its near-duplicate group's pooled evidence
+            (:mod:`~langchain_episodic.scoring.evidence`), a posterior draw when
+            exploring.
+        candidates: How many candidates were fetched by similarity
+            (:meth:`~langchain_episodic.RecallOptions.candidate_count`).
     """
 
     results: tuple[PrioritizedResult, ...]
@@ -100,6 +110,9 @@ class RecallReport:
     utility: Mapping[str, EpisodeUtility] = field(default_factory=dict)
     now: float | None = None
     lessons: tuple[Lesson, ...] = ()
+    background: float | None = None
+    estimates: Mapping[str, float] = field(default_factory=dict)
+    candidates: int = 0
 
     @property
     def nearest_rejected(self) -> Rejected | None:
@@ -128,6 +141,7 @@ def rank_candidates(
     options: RecallOptions,
     default_floor: float = RELEVANCE_FLOOR,
     utility: Callable[[_C], float] | None = None,
+    background: float | None = None,
 ) -> Ranked[_C]:
     """Order ``candidates`` (most similar first) as ``options.ranking`` says.
 
@@ -136,28 +150,18 @@ def rank_candidates(
     value. ``"article"`` is the article's priority, exactly: it keeps every
     candidate above ``min_similarity`` (when given), and flags, without dropping,
     those that fail the relevance test, so a prompt can say which are relevant.
-    ``"utility"`` keeps every candidate above the floor and orders them by what
-    credit learnt (:func:`~langchain_episodic.scoring.relevance.rank_by_utility`).
-    ``default_floor`` is the floor when ``options.min_similarity`` is ``None``.
-    ``utility`` gives a candidate's utility estimate (credit's posterior mean, 0.5
-    never credited): it orders ``"utility"`` and scales the relevance ranking's
-    priorities by :func:`~langchain_episodic.scoring.credit.utility_factor` when
+    ``default_floor`` is the floor when ``options.min_similarity`` is ``None``;
+    ``background`` is the task's background similarity plus the embedder's offset
+    (the calibrated bar of :func:`~langchain_episodic.scoring.relevance.rank_by_relevance`;
+    none when ``None``).
+    ``utility`` gives a candidate's utility (credit's estimate, 0.5 never credited):
+    it scales the relevance ranking's priorities by
+    :func:`~langchain_episodic.scoring.credit.utility_factor` when
     ``options.use_utility`` is true.
     """
     floor, margin = options.relevance_floor(default_floor), options.margin
     best = max((c.similarity for c in candidates), default=None)
-    threshold = None if best is None else max(floor, best - margin)
-    if options.ranking == "utility":
-        learnt = rank_by_utility(
-            candidates,
-            now,
-            utility if utility is not None else (lambda _: 0.5),
-            options.weights,
-            options.recency_half_life,
-            floor,
-        )
-        ordered = [(priority, c, True) for priority, c in learnt.ranked]
-        return Ranked(ordered, learnt.rejected, floor if candidates else None)
+    threshold = None if best is None else relevance_threshold(floor, best, margin, background)
     if options.ranking == "relevance":
         factor = None
         if options.use_utility and utility is not None:
@@ -174,6 +178,7 @@ def rank_candidates(
             floor,
             margin,
             factor,
+            background,
         )
         ordered = [(priority, c, True) for priority, c in ranking.ranked]
         return Ranked(ordered, ranking.rejected, threshold)
@@ -187,7 +192,8 @@ def rank_candidates(
         (
             priority,
             c,
-            best is not None and rejection_reason(c.similarity, best, floor, margin) is None,
+            best is not None
+            and rejection_reason(c.similarity, best, floor, margin, background) is None,
         )
         for priority, c in scored
     ]
@@ -247,13 +253,24 @@ def why_recalled(result: PrioritizedResult, report: RecallReport) -> str:
         else f"similarity {similarity:.2f} >= threshold {threshold:.2f}"
     )
     if report.ranking == "relevance":
-        row = report.utility.get(result.episode.episode_id)
-        if row is None or report.now is None:
+        episode_id = result.episode.episode_id
+        row = report.utility.get(episode_id)
+        estimate = report.estimates.get(episode_id)
+        if estimate is None or report.now is None:
             return f"{passed}; priority {priority:.2f} (similarity scaled by value)"
+        own = (
+            "never shown in a run"
+            if row is None
+            else f"shown in {row.injections} run(s), {row.credited_runs} credited"
+        )
+        shared = (
+            ""
+            if row is not None and math.isclose(row.estimate(report.now), estimate)
+            else ", evidence shared with near-duplicates"
+        )
         return (
             f"{passed}; priority {priority:.2f} (similarity scaled by value and by utility "
-            f"{row.estimate(report.now):.2f}: shown in {row.injections} run(s), "
-            f"{row.credited_runs} credited)"
+            f"{estimate:.2f}: {own}{shared})"
         )
     if threshold is None or result.relevant:
         return f"{passed}; article priority {priority:.2f}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -35,6 +35,7 @@ from langchain_episodic.errors import (
 )
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.quarantine import PIN_STATE_KEY, QuarantineEvent
+from langchain_episodic.scoring.relevance import Calibration
 from langchain_episodic.service.context import NamespaceContext, check_vectors
 from langchain_episodic.service.credit import Runs
 from langchain_episodic.service.journal import Journal
@@ -49,6 +50,7 @@ __all__ = [
     "EMBEDDER_STATE_KEY",
     "MismatchPolicy",
     "Services",
+    "check_background",
     "check_holdout",
     "check_settings",
     "checked_embeddings",
@@ -79,6 +81,32 @@ def check_holdout(holdout: object, rng: object = None) -> float:
         msg = f"rng={rng!r} is invalid: must be a numpy.random.Generator (default_rng(seed))"
         raise TypeError(msg)
     return fraction
+
+
+def check_background(background: object) -> tuple[str, ...]:
+    """The background texts, checked: a sequence (not one string) of non-empty strings.
+
+    Raises:
+        TypeError: ``background`` is a single string or not a sequence of strings.
+        EpisodicValueError: A text is empty or blank; the message names its index.
+    """
+    if isinstance(background, (str, bytes)) or not isinstance(background, Sequence):
+        msg = (
+            f"background={describe(background)} is invalid: must be a sequence of texts "
+            "(a list of strings), or None for the packaged one"
+        )
+        raise TypeError(msg)
+    for index, text in enumerate(background):
+        if not isinstance(text, str):
+            msg = f"background[{index}]={describe(text)} is invalid: must be a string"
+            raise TypeError(msg)
+        if not text.strip() or not encodes(text):
+            msg = (
+                f"background[{index}]={describe(text)} is invalid: must be non-empty "
+                "text of valid Unicode"
+            )
+            raise EpisodicValueError(msg)
+    return tuple(background)
 
 
 def check_settings(
@@ -191,10 +219,11 @@ def checked_embeddings(
     namespace: str,
     embeddings: Embeddings,
     on_mismatch: MismatchPolicy,
-) -> Embeddings:
-    """``embeddings`` once they match the namespace's recorded model.
+) -> tuple[Embeddings, EmbedderFingerprint | None]:
+    """``embeddings`` once they match the namespace's recorded model, and their fingerprint.
 
-    A namespace seen for the first time records the model's fingerprint.
+    A namespace seen for the first time records the model's fingerprint. The
+    fingerprint is ``None`` when the model gives no usable vector for the probe.
 
     Args:
         store: The namespace's store.
@@ -210,13 +239,13 @@ def checked_embeddings(
     given = fingerprint_embeddings(embeddings)
     if given is None:
         # No usable vector for the probe: its vectors are refused where they are used.
-        return embeddings
+        return embeddings, None
     packed = store.read_state(namespace, EMBEDDER_STATE_KEY)
     stored = EmbedderFingerprint.from_json(packed) if packed is not None else None
     if stored is not None:
         reason = stored.mismatch(given)
         if reason is None:
-            return embeddings
+            return embeddings, given
         error = EmbeddingMismatchError(
             namespace, stored.describe(), given.describe(), reason, builtin_expression(stored)
         )
@@ -225,7 +254,7 @@ def checked_embeddings(
         reason = _legacy_mismatch(store, namespace, embeddings, total) if total else None
         if reason is None:
             store.write_state(namespace, EMBEDDER_STATE_KEY, given.to_json())
-            return embeddings
+            return embeddings, given
         error = EmbeddingMismatchError(
             namespace,
             _UNKNOWN_MODEL,
@@ -234,7 +263,7 @@ def checked_embeddings(
             _old_default(store, namespace, total),
         )
     if on_mismatch == "read-only":
-        return RefusingEmbeddings(error)
+        return RefusingEmbeddings(error), None
     raise error
 
 
@@ -273,7 +302,9 @@ def open_services(
     short_term_limit: int,
     open_run_ttl: float | None,
     half_life: float,
-    floor: Callable[[], float],
+    calibration: Calibration,
+    background: Sequence[str],
+    fingerprint: EmbedderFingerprint | None,
     owner: object,
     holdout: float = 0.0,
     rng: np.random.Generator | None = None,
@@ -285,7 +316,9 @@ def open_services(
         short_term_limit: Size of the short-term window.
         open_run_ttl: Seconds a run may stay open; ``None``: never closed.
         half_life: How fast credit evidence is forgotten, in seconds.
-        floor: The relevance floor of the embedder.
+        calibration: The relevance test's calibration for the embedder.
+        background: The texts the relevance test compares a task against.
+        fingerprint: The embedder's fingerprint (keys the background's vectors).
         owner: The object whose garbage collection saves the summary.
         holdout: The fraction of runs shown no memory, by chance.
         rng: Draws the holdout runs; a fresh unseeded generator when ``None``.
@@ -304,7 +337,17 @@ def open_services(
         return runs.demoted(pins.active.keys())
 
     lessons = Lessons(context, journal.lessons, journal.credit, active, demoted)
-    recall = Recall(context, active, journal.credit, lessons, floor, demoted)
+    recall = Recall(
+        context,
+        active,
+        journal.credit,
+        lessons,
+        calibration,
+        background,
+        fingerprint,
+        demoted,
+        runs.rng,
+    )
     if not isinstance(context.embeddings, RefusingEmbeddings):
         runs.expire()
     summary = Summary.open(store, namespace)

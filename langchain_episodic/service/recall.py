@@ -8,20 +8,29 @@ winners' episodes are parsed. The same query vector finds the strategy evidence
 
 from __future__ import annotations
 
+import threading
 import warnings
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int
+from langchain_episodic.embeddings.background import background_vectors
+from langchain_episodic.embeddings.fingerprint import EmbedderFingerprint
 from langchain_episodic.errors import EpisodeValidationError, MalformedRecordWarning
 from langchain_episodic.model.episode import TaskDescription
 from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.model.lesson import Lesson
+from langchain_episodic.scoring.evidence import candidate_utilities, near_duplicate_groups
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult
 from langchain_episodic.scoring.ranking import Neighbour, RecallReport, Rejected, rank_candidates
+from langchain_episodic.scoring.relevance import (
+    Calibration,
+    background_similarity,
+    relevance_threshold,
+)
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.lessons import Lessons
@@ -55,7 +64,12 @@ class Recall:
             so that a recall without credit stays the plain recall.
         credit: The credit journal (utility scales the relevance ranking).
         lessons: The namespace's lessons.
-        floor: The relevance floor of the memory's embedder.
+        calibration: The relevance test's calibration for the memory's embedder.
+        background: The texts the relevance test compares a task against
+            (:mod:`langchain_episodic.embeddings.background`); empty: no such test.
+        fingerprint: The embedder's fingerprint, taken on open: keys the background's
+            vectors, shared by every memory over the same model.
+        rng: The memory's random generator (``explore`` draws utilities from it).
     """
 
     def __init__(
@@ -64,15 +78,39 @@ class Recall:
         quarantined: Callable[[], Collection[str]],
         credit: CreditLog,
         lessons: Lessons,
-        floor: Callable[[], float],
+        calibration: Calibration,
+        background: Sequence[str] = (),
+        fingerprint: EmbedderFingerprint | None = None,
         demoted: Callable[[], Collection[str]] = frozenset,
+        rng: np.random.Generator | None = None,
     ) -> None:
         self._context = context
         self._quarantined = quarantined
         self._demoted = demoted
         self._credit = credit
         self._lessons = lessons
-        self._floor = floor
+        self.calibration = calibration
+        self.background_texts = tuple(background)
+        self._background: NDArray[np.float32] | None = None
+        self._background_lock = threading.Lock()
+        self._fingerprint = fingerprint
+        self._rng = rng
+
+    def background_bar(self, vector: NDArray[np.float32]) -> float | None:
+        """The similarity the task of ``vector`` sets: its background plus the model's offset.
+
+        ``None`` when the memory has no background. The background is embedded on
+        first use (once per model and process).
+        """
+        if not self.background_texts:
+            return None
+        if self._background is None:
+            with self._background_lock:
+                if self._background is None:
+                    self._background = background_vectors(
+                        self._context.embeddings, self.background_texts, self._fingerprint
+                    )
+        return background_similarity(vector, self._background) + self.calibration.offset
 
     def report(
         self,
@@ -97,29 +135,39 @@ class Recall:
         now = self._context.now() if options.current_time is None else options.current_time
         vector = self._context.embed_query(text)
         book = self._credit.book
-        uses_credit = options.ranking == "utility" or (
-            options.use_utility and options.ranking == "relevance"
-        )
-        credited = uses_credit and (options.ranking == "utility" or bool(book.rows))
-        fetch_k = options.fetch_count
+        uses_credit = options.learns
+        exploring = uses_credit and options.explore and self._rng is not None
+        learning = exploring or (uses_credit and bool(book.rows))
+        fetch_k = options.candidate_count(learning)
         hidden: Collection[str] = self._quarantined()
         if uses_credit and (on_probation := self._demoted()):
             hidden = {*hidden, *on_probation}
         hits = self.search(vector, max(fetch_k, evidence_k), options.filters, text, hidden)
-        default_floor = self._floor()
+        default_floor = self.calibration.floor
         floor = options.relevance_floor(default_floor)
+        background = self.background_bar(vector) if hits or lesson_k else None
+        bar = relevance_threshold(floor, background=background)
         neighbours = tuple(
             Neighbour(hit.episode_id, hit.similarity, _strategy_of(hit), hit.outcome)
             for hit in hits[:evidence_k]
-            if hit.similarity >= floor
+            if hit.similarity >= bar
         )
+        candidates = hits[:fetch_k]
+        estimates: dict[str, float] = {}
+        if learning:
+            ids = [hit.episode_id for hit in candidates]
+            groups = near_duplicate_groups([_task_text(hit) for hit in candidates])
+            rng = self._rng if exploring else None
+            values = candidate_utilities(ids, groups, book.rows, now, rng)
+            estimates = dict(zip(ids, values, strict=True))
         # Rank on the stored scalars, then parse only the winners' episodes.
         ranked = rank_candidates(
-            hits[:fetch_k],
+            candidates,
             now,
             options,
             default_floor,
-            (lambda hit: book.estimate(hit.episode_id, now)) if credited else None,
+            (lambda hit: estimates[hit.episode_id]) if estimates else None,
+            background,
         )
         results: list[PrioritizedResult] = []
         for priority, hit, relevant in ranked.ordered:
@@ -139,9 +187,14 @@ class Recall:
         utility = {
             r.episode.episode_id: book.rows[r.episode.episode_id]
             for r in results
-            if credited and r.episode.episode_id in book.rows
+            if estimates and r.episode.episode_id in book.rows
         }
-        lessons = self._lessons.near(vector, lesson_k, floor) if lesson_k else ()
+        shown_estimates = {
+            r.episode.episode_id: estimates[r.episode.episode_id]
+            for r in results
+            if r.episode.episode_id in estimates
+        }
+        lessons = self._lessons.near(vector, lesson_k, bar) if lesson_k else ()
         return RecallReport(
             tuple(results),
             rejected,
@@ -151,12 +204,17 @@ class Recall:
             utility,
             now,
             lessons,
+            background,
+            shown_estimates,
+            fetch_k,
         )
 
     def lessons(self, task: TaskDescription, k: int) -> tuple[Lesson, ...]:
         """The ``k`` lessons worth showing for ``task``, at the memory's relevance floor."""
         check_int("k", k, 1)
-        return self._lessons.near(self._context.embed_query(task.description), k, self._floor())
+        vector = self._context.embed_query(task.description)
+        bar = relevance_threshold(self.calibration.floor, background=self.background_bar(vector))
+        return self._lessons.near(vector, k, bar)
 
     def search(
         self,

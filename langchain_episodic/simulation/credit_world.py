@@ -44,7 +44,8 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -58,9 +59,11 @@ from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import Episode, Feedback, OutcomeStatus
 from langchain_episodic.model.feedback import feedback_from_tests
 from langchain_episodic.pipeline import build_replay, shown_ids
+from langchain_episodic.scoring import ranking as ranking_module
 from langchain_episodic.scoring.lift import t95
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.strategy import complexity_strategy
+from langchain_episodic.service import recall as recall_module
 from langchain_episodic.simulation.environment import (
     DEFAULT_SEEDS,
     START_TIME,
@@ -80,6 +83,8 @@ __all__ = [
     "DIFFERENTIATED_WORLD",
     "EPISODE_KINDS",
     "EQUAL_WORLD",
+    "HOLDOUT",
+    "LEARNING_VARIANTS",
     "ORACLE_VARIANT",
     "WORLDS",
     "CreditAttempt",
@@ -381,58 +386,109 @@ class CreditWorldEnvironment:
 # -------------------------------------------------------------------------- variants
 
 CREDIT_VARIANTS: tuple[str, ...] = ("no_memory", "article", "relevance", "relevance_utility")
-"""The agents compared, in report order."""
+"""The agents compared, in report order; ``"relevance_utility"`` is the default recall."""
 
 CREDIT_VARIANT_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
     {
         "no_memory": "nothing shown",
         "article": 'the article\'s prioritized replay (ranking="article"; ignores utility)',
-        "relevance": "relevance-first recall without utility (use_utility=False)",
-        "relevance_utility": "relevance-first recall scaled by credit's utility (use_utility=True)",
-        "utility": 'the value stage: every candidate above the floor by utility ("utility")',
-        "utility_holdout": 'ranking="utility" with holdout=0.1 (a tenth of runs see no memory)',
+        "relevance": "relevance-first recall without credit (use_utility=False)",
+        "relevance_utility": (
+            "the default: calibrated relevance test, then value and credit's utility "
+            "among 4 x top_k candidates"
+        ),
+        "previous_default": (
+            "the default before the calibrated test (rebuilt for comparison): relevance "
+            "within 0.15 of the best above the model's old floor, 2 x top_k candidates, "
+            "utility factor 1 + 0.5 (2u - 1)"
+        ),
+        "relevance_holdout": "the default with holdout=0.1 (a tenth of runs see no memory)",
+        "relevance_explore": (
+            "the default with explore=True (utilities drawn from their posteriors)"
+        ),
     }
 )
 """One line per variant: what its prompts show."""
 
-LEARNING_VARIANTS: tuple[str, ...] = ("utility", "utility_holdout")
-"""The memory that learns: ``ranking="utility"`` (every candidate above the floor,
-ordered by credit's utility), without and with a 10% holdout of runs."""
-
-POOL_ORACLE_VARIANT = "utility_oracle"
-"""A diagnostic variant, not an agent: of the candidates ``ranking="utility"`` chooses
-among (the 12 most similar above the floor), the ``top_k`` with the truly largest
-hidden effect on the task: the headroom of choosing well."""
+LEARNING_VARIANTS: tuple[str, ...] = ("previous_default", "relevance_holdout", "relevance_explore")
+"""The default measured against the rule it replaced, with a 10% holdout of runs, and
+with exploration."""
 
 HOLDOUT = 0.1
-"""The holdout fraction of ``"utility_holdout"``."""
+"""The holdout fraction of ``"relevance_holdout"``."""
 
 ORACLE_VARIANT = "relevance_oracle"
-"""A diagnostic variant, not an agent: relevance-first recall whose relevant candidates
-(as many as a recall with utility ranks) are ordered by their true hidden effect on the
-task. No utility estimate can rank better, so its gain over ``"relevance"`` is the most
-any utility could add by reordering."""
+"""A diagnostic variant, not an agent: of the relevant candidates the default chooses
+among (the 12 most similar that pass the relevance test), the ``top_k`` with the truly
+largest hidden effect on the task. No utility estimate can choose better, so its gain
+over the default is the headroom of choosing well."""
+
+_PREVIOUS_FLOORS = (("minilm-l6", 0.3), ("minilm_l6", 0.3))
+_PREVIOUS_MARGIN = 0.15
+
+
+def _previous_floor(embeddings: Embeddings) -> float:
+    name = str(getattr(embeddings, "model_name", "") or getattr(embeddings, "model", "")).lower()
+    return next((floor for needle, floor in _PREVIOUS_FLOORS if needle in name), 0.2)
+
+
+def _previous_utility_factor(estimate: float, power: float = 0.0) -> float:
+    return 1.0 + 0.5 * (2.0 * estimate - 1.0)
+
+
+def _no_duplicates(texts: Sequence[str]) -> list[int]:
+    return list(range(len(texts)))
+
+
+@contextmanager
+def _previous_rules() -> Iterator[None]:
+    """The previous default's utility factor, without shared evidence, for one recall.
+
+    The ranking and the recall service call both by name, so swapping the names
+    rebuilds the previous rule exactly (it reproduces that release's figures).
+    """
+    swaps = (
+        (vars(ranking_module), "utility_factor", _previous_utility_factor),
+        (vars(recall_module), "near_duplicate_groups", _no_duplicates),
+    )
+    saved = [(names, name, names[name]) for names, name, _ in swaps]
+    for names, name, replacement in swaps:
+        names[name] = replacement
+    try:
+        yield
+    finally:
+        for names, name, original in saved:
+            names[name] = original
 
 
 def _options(
-    variant: str, top_k: int, fetch_k: int | None, relevance_margin: float | None = None
+    variant: str,
+    top_k: int,
+    fetch_k: int | None,
+    relevance_margin: float | None = None,
+    embeddings: Embeddings | None = None,
 ) -> RecallOptions | None:
     if variant == "no_memory":
         return None
     if variant == "article":
         return RecallOptions(top_k=top_k, fetch_k=fetch_k, ranking="article")
-    if variant in (*LEARNING_VARIANTS, POOL_ORACLE_VARIANT):
-        return RecallOptions(top_k=top_k, fetch_k=fetch_k, ranking="utility")
-    if variant in ("relevance", "relevance_utility", ORACLE_VARIANT):
+    if variant == "previous_default":
+        return RecallOptions(
+            top_k=top_k,
+            fetch_k=fetch_k or 2 * top_k,
+            relevance_margin=_PREVIOUS_MARGIN if relevance_margin is None else relevance_margin,
+            min_similarity=_previous_floor(embeddings or HashingEmbeddings()),
+        )
+    if variant in (*CREDIT_VARIANTS, *LEARNING_VARIANTS, ORACLE_VARIANT):
         return RecallOptions(
             top_k=top_k,
             fetch_k=fetch_k,
             relevance_margin=relevance_margin,
-            use_utility=variant == "relevance_utility",
+            use_utility=variant != "relevance",
+            explore=variant == "relevance_explore",
         )
     allowed = ", ".join(
-        repr(name)
-        for name in (*CREDIT_VARIANTS, *LEARNING_VARIANTS, ORACLE_VARIANT, POOL_ORACLE_VARIANT)
+        repr(name) for name in (*CREDIT_VARIANTS, *LEARNING_VARIANTS, ORACLE_VARIANT)
     )
     msg = f"variant={variant!r} is invalid: must be one of {allowed}"
     raise EpisodicValueError(msg)
@@ -493,8 +549,8 @@ def run_credit_variant(
     ``start_time + i * task_interval`` (the memory's clock).
 
     Args:
-        variant: One of :data:`CREDIT_VARIANTS` or :data:`LEARNING_VARIANTS`, or a
-            diagnostic oracle (:data:`ORACLE_VARIANT`, :data:`POOL_ORACLE_VARIANT`).
+        variant: One of :data:`CREDIT_VARIANTS` or :data:`LEARNING_VARIANTS`, or the
+            diagnostic oracle (:data:`ORACLE_VARIANT`).
         world: :data:`DIFFERENTIATED_WORLD` when ``None``.
         n_tasks: Tasks to run.
         seed: The world's seed.
@@ -516,15 +572,18 @@ def run_credit_variant(
     if check_number("task_interval", task_interval, 0.0) <= 0:
         msg = f"task_interval={task_interval!r} is invalid: must be > 0 seconds"
         raise EpisodicValueError(msg)
-    options = _options(variant, check_int("top_k", top_k, 1), fetch_k, relevance_margin)
+    model = embeddings if embeddings is not None else HashingEmbeddings()
+    options = _options(variant, check_int("top_k", top_k, 1), fetch_k, relevance_margin, model)
     env = CreditWorldEnvironment(world, seed)
     now = [start_time]
     memory = EpisodicMemory(
         store=store if store is not None else InMemoryEpisodeStore(),
-        embeddings=embeddings if embeddings is not None else HashingEmbeddings(),
+        embeddings=model,
         clock=lambda: now[0],
-        holdout=HOLDOUT if variant == "utility_holdout" else 0.0,
+        holdout=HOLDOUT if variant == "relevance_holdout" else 0.0,
         rng=np.random.default_rng([seed, _HOLDOUT_SALT]),
+        # The previous default had no background test.
+        background=() if variant == "previous_default" else None,
     )
     if len(memory):
         msg = f"store={store!r} is invalid: it already holds {len(memory)} episode(s)"
@@ -540,16 +599,17 @@ def run_credit_variant(
         task = env.task_at(index)
         run_id = f"run-{index:05d}"
         shown: list[HiddenEpisode] = []
-        if variant in (ORACLE_VARIANT, POOL_ORACLE_VARIANT) and options is not None:
-            # The candidates a recall with utility ranks (see RecallOptions.use_utility).
-            pool = options.fetch_count
+        if variant == ORACLE_VARIANT and options is not None:
+            # The relevant candidates the default ranks once credit has evidence.
+            pool = options.candidate_count(learning=True)
             report = memory.recall_report(task.task, options.replace(top_k=pool, fetch_k=pool))
             candidates = [hidden[r.episode.episode_id] for r in report.results]
             candidates.sort(key=lambda e: env.effect(e, task), reverse=True)
             shown = candidates[:top_k]
             memory.note_injection(run_id, [e.episode_id for e in shown], task.task)
         elif options is not None:
-            replay = build_replay(memory, task.task, options, run_id=run_id)
+            with _previous_rules() if variant == "previous_default" else nullcontext():
+                replay = build_replay(memory, task.task, options, run_id=run_id)
             shown = [hidden[i] for i in shown_ids(replay.results, replay.prompt)]
         for episode in shown:
             same = episode.subtopic == task.subtopic

@@ -16,8 +16,9 @@ from functools import cache
 from langchain_core.embeddings import Embeddings
 
 from langchain_episodic import Episode, OutcomeStatus, ReplayWeights, TaskCategory
+from langchain_episodic.embeddings.background import default_background_texts
 from langchain_episodic.scoring.priority import SearchResult, compute_priority, cosine_similarity
-from langchain_episodic.scoring.relevance import relevance_floor_for
+from langchain_episodic.scoring.relevance import calibration_for
 from tests.unit_tests.factories import make_episode
 
 DAY = 86_400.0
@@ -92,19 +93,30 @@ def relevance_recall(
     top_k: int,
     now: float,
     floor: float | None = None,
-    margin: float = 0.15,
     half_life: float = 30 * DAY,
+    fetch_k: int | None = None,
 ) -> list[tuple[str, float]]:
     """The default relevance-first recall, written out by brute force from its rule.
 
-    ``floor``: the embedder's relevance floor (``relevance_floor_for``) when ``None``.
+    ``floor``: the embedder's calibrated floor (``calibration_for``) when ``None``.
 
-    Candidates: the ``2 * top_k`` most similar. Relevant: similarity >= floor and >=
-    best - margin. Value: (0.3 recency + 0.2 reward + 0.1 outcome) / 0.6 with recency
-    decaying from 1 to 0.5. Priority: similarity * (0.8 + 0.2 * value).
+    Candidates: the ``fetch_k`` (default ``2 * top_k``) most similar. Background: the
+    mean similarity of the query to its 3 nearest packaged background texts, plus the
+    embedder's offset. Relevant: similarity >= floor and >= background. Value: (0.3
+    recency + 0.2 reward + 0.1 outcome) / 0.6 with recency decaying from 1 to 0.5.
+    Priority: similarity * (0.8 + 0.2 * value).
     """
-    floor = relevance_floor_for(embeddings) if floor is None else floor
+    calibration = calibration_for(embeddings)
+    floor = calibration.floor if floor is None else floor
     query_vector = embeddings.embed_query(query)
+    background_similarities = sorted(
+        (
+            cosine_similarity(query_vector, embeddings.embed_query(text))
+            for text in default_background_texts()
+        ),
+        reverse=True,
+    )[:3]
+    background = sum(background_similarities) / 3 + calibration.offset
     scored = sorted(
         (
             (cosine_similarity(query_vector, embeddings.embed_query(ep.task.description)), ep)
@@ -112,12 +124,11 @@ def relevance_recall(
         ),
         key=lambda pair: pair[0],
         reverse=True,
-    )[: 2 * top_k]
-    best = scored[0][0] if scored else 0.0
+    )[: fetch_k or 2 * top_k]
     outcome_value = {"success": 1.0, "partial": 0.5, "failure": 0.0}
     ranked = []
     for similarity, ep in scored:
-        if similarity < floor or similarity < best - margin:
+        if similarity < floor or similarity < background:
             continue
         recency = 0.5 + 0.5 * 2 ** (-max(0.0, now - ep.timestamp) / half_life)
         value = (

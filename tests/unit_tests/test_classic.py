@@ -484,7 +484,7 @@ async def test_arecord_outcome_records_like_the_sync_one() -> None:
 @IGNORE_LLMCHAIN_DEPRECATION
 def test_llm_chain_sends_the_replay_prompt_to_the_model(memory: EpisodicMemory) -> None:
     llm = RecordingLLM(responses=["def signup(email, password): validate(email)"])
-    chain_memory = EpisodicChainMemory(memory=memory, top_k=1)
+    chain_memory = EpisodicChainMemory(memory=memory, top_k=2)
     prompt = PromptTemplate.from_template("{experience}\n\nNew task: {input}\nCode:")
     chain = LLMChain(llm=llm, prompt=prompt, memory=chain_memory)
 
@@ -503,7 +503,8 @@ def test_llm_chain_sends_the_replay_prompt_to_the_model(memory: EpisodicMemory) 
     # The learning loop: test the output, record the outcome, and the next run sees it.
     chain_memory.record_outcome(result, result["text"], 4, 4, "all pass", episode_id="signup")
     chain.invoke({"input": "Implement a signup form with email validation"})
-    assert '<experience index="1">\nPast task: Implement a signup form' in llm.prompts[1]
+    # The login episode, credited with that run's success, may now come first.
+    assert "\nPast task: Implement a signup form with email validation\n" in llm.prompts[1]
     assert "Outcome: success\nReward: 1.00" in llm.prompts[1]
 
 

@@ -286,7 +286,8 @@ def test_recall_relevance_json_says_why_each_made_it_and_the_nearest_did_not(
     assert payload["ranking"] == "relevance"
     assert payload["threshold"] == report.threshold
     assert payload["floor"] == open_memory(store_path).relevance_floor
-    assert payload["margin"] == RecallOptions().margin
+    assert payload["margin"] is None  # no margin below the best unless asked
+    assert payload["background"] == report.background
     assert payload["half_life"] == RecallOptions().recency_half_life  # the ranking's own: 30d
     assert payload["fetch_k"] == 8
     got = payload["results"]
@@ -331,10 +332,16 @@ def test_recall_relevance_table_states_the_rule_why_and_the_nearest_rejected(
     report = relevance_report(store_path, QUERY, now)
     assert report.threshold is not None
     assert report.nearest_rejected is not None
-    floor = open_memory(store_path).relevance_floor
+    memory = open_memory(store_path)
+    floor, offset = memory.relevance_floor, memory.calibration.offset
+    assert report.background is not None
     assert (
-        f"relevant   similarity >= threshold = max(floor {floor:.4f}, best similarity"
-        f" - margin {RecallOptions().margin:.4f}) = {report.threshold:.4f}"
+        f"relevant   similarity >= threshold = max(floor {floor:.4f}, background"
+        f" {report.background:.4f}) = {report.threshold:.4f}"
+    ) in out
+    assert (
+        "background the task's mean similarity to its 3 nearest everyday texts (the memory's "
+        f"background), {offset:+g} for this embedder"
     ) in out
     assert "half-life 30d (2592000 s), never below 0.5" in out
     assert "value      (0.3*recency + 0.2*reward + 0.1*outcome) / 0.6  (phase normal)" in out
@@ -411,9 +418,10 @@ def test_recall_says_when_no_candidate_was_rejected(
 def test_recall_article_table_flags_the_episodes_the_relevance_test_would_reject(
     capsys: pytest.CaptureFixture[str], store_path: Path
 ) -> None:
-    argv = ("--path", str(store_path), "recall", QUERY, "--now", str(DAY), "--ranking", "article")
+    query = "architecture for notifications"  # one episode about it; the rest are not
+    argv = ("--path", str(store_path), "recall", query, "--now", str(DAY), "--ranking", "article")
     memory = open_memory(store_path)
-    report = memory.recall_report(QUERY, RecallOptions(current_time=DAY, ranking="article"))
+    report = memory.recall_report(query, RecallOptions(current_time=DAY, ranking="article"))
     below = [f"#{i}" for i, r in enumerate(report.results, start=1) if not r.relevant]
     assert below  # the article's ranking returns episodes the relevance test rejects
     _, out, _ = run(capsys, *argv)

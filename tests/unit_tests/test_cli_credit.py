@@ -110,7 +110,7 @@ def test_recall_shows_utility_and_can_rank_without_it(
 
     code, out, _ = run(capsys, *base[:-1])
     assert code == 0
-    assert "* (1 + 0.5*(2*utility - 1))" in out
+    assert "* (2*utility)^4" in out
 
 
 def test_reading_never_closes_stale_runs(credited_path: Path) -> None:

@@ -20,7 +20,7 @@ from langchain_episodic.scoring.credit import (
     PRIOR_HELPED,
     PRIOR_HURT,
     UTILITY_HALF_LIFE,
-    UTILITY_SHARE,
+    UTILITY_POWER,
     CreditEvent,
     EpisodeUtility,
     Injection,
@@ -365,12 +365,13 @@ def test_failing_streak_counts_the_latest_runs_below_their_baseline() -> None:
     assert utility_table(runs)["a"].failing_streak == 0
 
 
-def test_utility_factor_is_one_at_the_prior_and_bounded_by_the_share() -> None:
+def test_utility_factor_is_one_at_the_prior_and_grows_with_the_power() -> None:
     assert utility_factor(0.5) == 1.0
-    assert utility_factor(1.0) == 1.0 + UTILITY_SHARE
-    assert utility_factor(0.0) == 1.0 - UTILITY_SHARE
-    assert utility_factor(0.75, share=0.2) == pytest.approx(1.1)
-    assert utility_factor(0.3, share=0.0) == 1.0
+    assert utility_factor(1.0) == 2.0**UTILITY_POWER
+    assert utility_factor(0.0) == 0.0
+    assert utility_factor(0.75, power=1.0) == pytest.approx(1.5)
+    assert utility_factor(0.3, power=0.0) == 1.0
+    assert utility_factor(1.7) == utility_factor(1.0)  # clipped to [0, 1]
     values = [utility_factor(e / 10) for e in range(11)]
     assert values == sorted(values)
     assert len(set(values)) == 11

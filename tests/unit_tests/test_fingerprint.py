@@ -266,7 +266,8 @@ def test_another_model_is_refused_in_one_line_naming_both(
 
 def test_the_check_costs_one_probe_on_open_and_nothing_on_record_or_recall() -> None:
     CALLS.clear()
-    memory = EpisodicMemory(embeddings=CountingEmbeddings())
+    # No background: its one batch per model and process is counted in test_background.
+    memory = EpisodicMemory(embeddings=CountingEmbeddings(), background=())
     assert CALLS == ["documents:1"]
     memory.record_many(corpus(4))
     memory.recall(QUERIES[0])

@@ -248,7 +248,7 @@ def test_the_cli_lift_command_prints_and_writes_json(tmp_path, capsys) -> None: 
 # ------------------------------------------------------------------ the value stage
 
 
-def test_the_utility_ranking_lets_an_episode_that_keeps_helping_beat_a_closer_look_alike() -> None:
+def test_the_default_lets_an_episode_that_keeps_helping_beat_a_closer_look_alike() -> None:
     memory = EpisodicMemory(
         store=InMemoryEpisodeStore(), embeddings=HashingEmbeddings(), clock=lambda: NOW
     )
@@ -262,43 +262,53 @@ def test_the_utility_ranking_lets_an_episode_that_keeps_helping_beat_a_closer_lo
             ),
         ]
     )
-    options = {"top_k": 1, "ranking": "utility"}
-    first = memory.recall(TASK, **options)  # type: ignore[arg-type]
+    first = memory.recall(TASK, top_k=1)
     assert [r.episode.episode_id for r in first] == ["look-alike"]  # nothing learnt: similarity
     for index in range(6):
         memory.note_injection(f"a{index}", ["look-alike"], TASK)
         memory.credit(f"a{index}", 0.1)
         memory.note_injection(f"b{index}", ["keeps-helping"], TASK)
         memory.credit(f"b{index}", 0.9)
-    learnt = memory.recall(TASK, **options)  # type: ignore[arg-type]
+    learnt = memory.recall(TASK, top_k=1)
     assert [r.episode.episode_id for r in learnt] == ["keeps-helping"]
-    # The default ranking still shows the closer one: utility only scales it there.
-    assert memory.recall(TASK, top_k=1)[0].episode.episode_id == "look-alike"
+    # Without credit the closer one comes first again.
+    assert memory.recall(TASK, top_k=1, use_utility=False)[0].episode.episode_id == "look-alike"
 
 
-def test_the_utility_ranking_keeps_the_floor_and_fetches_four_times_top_k() -> None:
+def test_credit_evidence_widens_the_candidates_and_the_report_says_how_many() -> None:
     from langchain_episodic import RecallOptions  # noqa: PLC0415
 
-    assert RecallOptions(ranking="utility").fetch_count == 12
-    assert RecallOptions(ranking="utility", fetch_k=5).fetch_count == 5
+    assert RecallOptions().fetch_count == 6
+    assert RecallOptions().candidate_count(learning=True) == 12
+    assert RecallOptions(fetch_k=5).candidate_count(learning=True) == 5
+    assert RecallOptions(use_utility=False).candidate_count(learning=True) == 6
     memory = memory_with(0.0)
-    report = memory.recall_report("Bake a sourdough loaf", RecallOptions(ranking="utility"))
+    report = memory.recall_report("Bake a sourdough loaf", RecallOptions())
     assert report.results == ()
+    assert report.candidates == 6  # no credit evidence yet
     assert [r.episode_id for r in report.rejected] == ["login-1"]
-    assert "below the floor" in report.rejected[0].reason
+    memory.note_injection("r1", ["login-1"], TASK)
+    memory.credit("r1", 0.9)
+    assert memory.recall_report(TASK, RecallOptions()).candidates == 12
 
 
-def test_the_simulated_value_stage_and_its_oracle_run() -> None:
+def test_the_simulated_default_and_its_oracle_run() -> None:
     from langchain_episodic.simulation import run_credit_variant  # noqa: PLC0415
 
     runs = {
         variant: run_credit_variant(variant, n_tasks=40, seed=0)
-        for variant in ("relevance_utility", "utility", "utility_holdout", "utility_oracle")
+        for variant in (
+            "relevance_utility",
+            "previous_default",
+            "relevance_holdout",
+            "relevance_explore",
+            "relevance_oracle",
+        )
     }
     assert all(len(run.rewards) == 40 for run in runs.values())
     # The oracle shows the truly best of the same candidates: never worse on average.
-    assert runs["utility_oracle"].mean_reward >= runs["utility"].mean_reward
-    with pytest.raises(EpisodicValueError, match="utility_oracle"):
+    assert runs["relevance_oracle"].mean_reward >= runs["relevance_utility"].mean_reward
+    with pytest.raises(EpisodicValueError, match="relevance_oracle"):
         run_credit_variant("nope", n_tasks=1)
 
 
@@ -341,7 +351,6 @@ def test_a_confidently_harmful_episode_goes_on_probation_and_a_pin_brings_it_bac
     # Probation is credit's: a recall without credit, and the article's, are the plain ones.
     for plain in ({"use_utility": False}, {"ranking": "article"}):
         assert "bad" in [r.episode.episode_id for r in memory.recall(TASK, top_k=2, **plain)]  # type: ignore[arg-type]
-    assert "bad" not in [r.episode.episode_id for r in memory.recall(TASK, 2, ranking="utility")]
     assert memory.pin("bad", "a person checked it", by="ops") == 1
     assert memory.demoted() == ()
     assert "bad" in [r.episode.episode_id for r in memory.recall(TASK, top_k=2)]

