@@ -97,7 +97,7 @@ def section(embedder: str, seeds: int, tasks: int) -> list[str]:
         closed = (np.mean(reward[NEW]) - np.mean(reward[TODAY])) / gap if gap > 0 else float("nan")
         relative = np.mean(reward[NEW]) / np.mean(reward[TODAY]) - 1.0
         goal = (
-            f"the new default closes {closed:.0%} of it (goal: >= 50%)"
+            f"the new default closes {closed:.1%} of it (goal: >= 50%)"
             if comparison.world == DIFFERENTIATED_WORLD.name
             else f"the new default vs the previous {relative:+.1%} (goal: no loss beyond -1%)"
         )

@@ -43,6 +43,7 @@ from langchain_episodic.scoring.priority import (
 )
 from langchain_episodic.scoring.ranking import RecallReport, Rejected, why_recalled
 from langchain_episodic.scoring.relevance import (
+    BACKGROUND_TOP,
     DEFAULT_RANKING,
     RECENCY_FLOOR,
     RELEVANCE_HALF_LIFE,
@@ -367,7 +368,8 @@ def _print_relevance_recall(recall: _Recall) -> None:
     )
     if report.background is not None:
         print(
-            "background the task's mean similarity to its 3 nearest everyday texts (the memory's "
+            f"background the task's mean similarity to its {BACKGROUND_TOP} nearest everyday texts "
+            "(the memory's "
             f"background), {recall.memory.calibration.offset:+g} for this embedder"
         )
     print(

@@ -70,10 +70,15 @@ def near_duplicate_groups(texts: Sequence[str], overlap: float = DUPLICATE_OVERL
             i = parent[i]
         return i
 
+    sizes = [len(w) for w in words]
     for i in range(len(words)):
         for j in range(i):
-            union = words[i] | words[j]
-            if union and len(words[i] & words[j]) / len(union) >= overlap:
+            # Jaccard >= overlap needs the smaller set to be >= overlap of the larger.
+            if min(sizes[i], sizes[j]) < overlap * max(sizes[i], sizes[j]):
+                continue
+            shared = len(words[i] & words[j])
+            union = sizes[i] + sizes[j] - shared
+            if union and shared / union >= overlap:
                 a, b = root(i), root(j)
                 parent[max(a, b)] = min(a, b)
     return [root(i) for i in range(len(texts))]

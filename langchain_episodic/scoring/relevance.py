@@ -102,9 +102,13 @@ RELEVANCE_FLOOR = 0.2
 """Cosine similarity a candidate needs to count as relevant at all, for an embedder
 that :func:`calibration_for` knows nothing about (and for ``HashingEmbeddings``)."""
 
-BACKGROUND_TOP = 3
-"""How many of the task's nearest background texts its background similarity averages
-(one alone is noisier: a single lucky background text would reject a true match)."""
+BACKGROUND_TOP = 5
+"""How many of the task's nearest background texts its background similarity averages.
+
+An off-topic task has several close everyday neighbours; a coding task may share a
+word with one ("Memoize account fetches" with "memorise the times tables"). Averaging
+five lets one coincidence count for a fifth: measured against 3 (which turned away two
+paraphrases similarity alone ranks first) and against the 2nd to 4th nearest alone."""
 
 
 @dataclass(frozen=True)

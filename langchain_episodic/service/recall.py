@@ -156,9 +156,12 @@ class Recall:
         estimates: dict[str, float] = {}
         if learning:
             ids = [hit.episode_id for hit in candidates]
-            groups = near_duplicate_groups([_task_text(hit) for hit in candidates])
-            rng = self._rng if exploring else None
-            values = candidate_utilities(ids, groups, book.rows, now, rng)
+            if exploring or any(episode_id in book.rows for episode_id in ids):
+                groups = near_duplicate_groups([_task_text(hit) for hit in candidates])
+                rng = self._rng if exploring else None
+                values = candidate_utilities(ids, groups, book.rows, now, rng)
+            else:  # no candidate has evidence, nor a near-duplicate with some: the prior
+                values = [0.5] * len(ids)
             estimates = dict(zip(ids, values, strict=True))
         # Rank on the stored scalars, then parse only the winners' episodes.
         ranked = rank_candidates(

@@ -101,7 +101,7 @@ def relevance_recall(
     ``floor``: the embedder's calibrated floor (``calibration_for``) when ``None``.
 
     Candidates: the ``fetch_k`` (default ``2 * top_k``) most similar. Background: the
-    mean similarity of the query to its 3 nearest packaged background texts, plus the
+    mean similarity of the query to its 5 nearest packaged background texts, plus the
     embedder's offset. Relevant: similarity >= floor and >= background. Value: (0.3
     recency + 0.2 reward + 0.1 outcome) / 0.6 with recency decaying from 1 to 0.5.
     Priority: similarity * (0.8 + 0.2 * value).
@@ -115,8 +115,8 @@ def relevance_recall(
             for text in default_background_texts()
         ),
         reverse=True,
-    )[:3]
-    background = sum(background_similarities) / 3 + calibration.offset
+    )[:5]
+    background = sum(background_similarities) / 5 + calibration.offset
     scored = sorted(
         (
             (cosine_similarity(query_vector, embeddings.embed_query(ep.task.description)), ep)

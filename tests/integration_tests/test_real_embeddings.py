@@ -243,7 +243,7 @@ def test_memory_records_and_recalls_with_minilm_on_disk_chroma(
 
     query = "Sign-in blows up if the passphrase field is left blank"
     # The default: the paraphrased episode first, and only relevant ones (MiniLM's floor
-    # is 0.25 and its background bar the task's three nearest everyday texts: the lexical
+    # is 0.25 and its background bar the task's five nearest everyday texts: the lexical
     # trap "Config handler throws ..." at about 0.24 stays out).
     hits = memory.recall(query, 3, NOW)
     assert hits[0].episode.episode_id == "login"

@@ -89,7 +89,7 @@ def test_an_off_topic_task_that_shares_a_word_is_turned_away_with_the_reason() -
     assert stored in recalled(bare, "Schedule a dentist appointment next week")
 
 
-def test_the_background_is_the_tasks_mean_similarity_to_its_three_nearest_texts() -> None:
+def test_the_background_is_the_tasks_mean_similarity_to_its_five_nearest_texts() -> None:
     memory = remembering(*QUICKSTART)
     query = "Plan a seating chart for a wedding of 120 guests"
     report = memory.recall_report(query, RecallOptions(current_time=NOW))
@@ -97,7 +97,7 @@ def test_the_background_is_the_tasks_mean_similarity_to_its_three_nearest_texts(
     texts = np.asarray(embeddings.embed_documents(list(default_background_texts())))
     texts /= np.linalg.norm(texts, axis=1, keepdims=True)
     vector = np.asarray(embeddings.embed_query(query))
-    nearest = np.sort(texts @ (vector / np.linalg.norm(vector)))[-3:]
+    nearest = np.sort(texts @ (vector / np.linalg.norm(vector)))[-5:]
     assert report.background == pytest.approx(nearest.mean() + memory.calibration.offset, 1e-5)
     assert report.results == ()
 

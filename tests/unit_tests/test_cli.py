@@ -340,7 +340,7 @@ def test_recall_relevance_table_states_the_rule_why_and_the_nearest_rejected(
         f" {report.background:.4f}) = {report.threshold:.4f}"
     ) in out
     assert (
-        "background the task's mean similarity to its 3 nearest everyday texts (the memory's "
+        "background the task's mean similarity to its 5 nearest everyday texts (the memory's "
         f"background), {offset:+g} for this embedder"
     ) in out
     assert "half-life 30d (2592000 s), never below 0.5" in out
