@@ -18,7 +18,7 @@ On the labelled paraphrase set of ``retrieval_data.py`` (64 tasks, 2 paraphrases
   held out*: 60 more (``relevance_sets.OFF_TOPIC_HELDOUT``), a third of them sharing
   a word with programming, written apart from the packaged background the relevance
   test compares against; *fresh*: 80 more (``relevance_sets.OFF_TOPIC_FRESH``), half
-  adversarial, written last and never used to choose a setting. *Near misses*: half
+  adversarial, written last, seen but never tuned to. *Near misses*: half
   of the tasks are left out of memory and their paraphrases asked anyway; what comes
   back is a neighbour on a related topic, not the task itself (related work, which
   the value stage may show). Reported as
