@@ -16,6 +16,7 @@ from tests.chroma_server import (
     server_address_from_env,
     wait_for_heartbeat,
 )
+from tests.postgres_server import postgres_server, server_uri_from_env
 
 # The asserts of the shared helpers explain their failures as a test's own would.
 pytest.register_assert_rewrite("tests.helpers")
@@ -37,6 +38,17 @@ def chroma_server_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     port = free_port()
     with chroma_server(tmp_path_factory.mktemp("chroma-server") / "data", port):
         yield "127.0.0.1", port
+
+
+@pytest.fixture(scope="session")
+def postgres_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URI of a running PostgreSQL with pgvector: CI's, or one started for this session."""
+    uri = server_uri_from_env()
+    if uri is not None:
+        yield uri
+        return
+    with postgres_server(tmp_path_factory.mktemp("postgres") / "data") as started:
+        yield started
 
 
 @pytest.fixture

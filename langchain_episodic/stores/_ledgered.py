@@ -15,6 +15,7 @@ import threading
 import uuid
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from langchain_episodic._validation import check_int
@@ -44,15 +45,28 @@ class LedgeredStore:
 
     _ledger: Ledger
     _backend_name = "the store"
+    _commits_checked = False
+    """Whether a record counts as stored only once the ledger committed it: for a
+    backend that upserts, so that a record a killed writer wrote but never committed
+    is written again (and counted) by the next, rather than skipped for ever."""
 
     def __init__(self) -> None:
         self._opened: set[str] = set()
         self._lock = threading.RLock()
 
+    def _exclusive(self) -> AbstractContextManager[Any]:
+        """Held while the ledger is read, then written: one writer at a time.
+
+        This object's lock; a store whose backend can lock across processes adds that
+        (:class:`~langchain_episodic.stores.LangGraphEpisodeStore` on PostgreSQL).
+        """
+        return self._lock
+
     def _open(self, namespace: str) -> None:
         # Caller holds the lock. Any use opens the namespace, as Chroma's store does.
         if namespace not in self._opened:
-            self._ledger.add_namespace(namespace)
+            with self._exclusive():
+                self._ledger.add_namespace(namespace)
             self._opened.add(namespace)
 
     def _records(self, namespace: str, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
@@ -76,6 +90,8 @@ class LedgeredStore:
         with self._lock:
             self._open(namespace)
             records = self._records(namespace, list(wanted))
+            if self._commits_checked:
+                records = self._committed(namespace, records)
         rows = ((rid, fields.get("episode")) for rid, fields in records.items())
         # A record under another episode's id (written by another tool) is not that one.
         return {
@@ -83,6 +99,19 @@ class LedgeredStore:
             for rid, episode in decode_episodes(rows)
             if episode.episode_id == wanted[rid]
         }
+
+    def _committed(
+        self, namespace: str, records: Mapping[str, Mapping[str, Any]]
+    ) -> dict[str, Mapping[str, Any]]:
+        """The ``records`` the ledger committed: its id stands at the record's ``seq``."""
+        count = self._ledger.count(namespace)
+        seqs: dict[str, int] = {}
+        for rid, fields in records.items():
+            seq = fields.get("seq")
+            if isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq < count:
+                seqs[rid] = seq
+        placed = self._ledger.ids_at(namespace, list(seqs.values()))
+        return {rid: records[rid] for rid, seq in seqs.items() if placed.get(seq) == rid}
 
     def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
         """The last ``n`` of the first ``total`` committed records, oldest first."""
@@ -139,13 +168,13 @@ class LedgeredStore:
 
     def write_state(self, namespace: str, key: str, value: str) -> None:
         """Save a string for ``namespace`` under ``key`` in the ledger."""
-        with self._lock:
+        with self._exclusive():
             self._open(namespace)
             self._ledger.write_state(namespace, key, value)
 
     def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
         """Add journal entries to the ledger; an id already stored keeps its first entry."""
-        with self._lock:
+        with self._exclusive():
             self._open(namespace)
             self._ledger.append_journal(namespace, entries)
 

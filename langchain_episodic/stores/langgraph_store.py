@@ -69,34 +69,23 @@ What a generic LangGraph store cannot guarantee, and what is refused at construc
   Postgres and SQLite commit each batch. Every item is written with ``ttl=None``, so
   it never expires, whatever ``default_ttl`` the store's ``ttl_config`` sets.
 * **Concurrency.** Calls are serialised by a lock, and :meth:`LangGraphEpisodeStore.add`
-  skips, under it, ids stored since the memory's check, so memories sharing one store
-  object never write an id twice. One process should write to a namespace at a time
-  (the ledger's count is read, then written).
+  skips, under it, ids already committed, so memories sharing one store object never
+  write an id twice. On ``PostgresStore`` the writes that read, then write the ledger
+  (its count, the first journal entry under an id, the namespaces) also take a
+  PostgreSQL advisory lock, so writers in several processes over one database take
+  turns and lose nothing (tested with two processes). On other backends one process
+  should write to a namespace at a time.
+* **A writer killed mid-write.** Records are written first and committed by the
+  ledger's count; a record written but never committed (the writer was killed in
+  between) is not stored as far as :meth:`get` and :meth:`add` are concerned, so the
+  next writer writes it again and commits it (tested with a writer interrupted in
+  between, and on PostgreSQL with writers killed by SIGKILL).
 
-Tested here with ``InMemoryStore`` only (the behaviour suite's ``langgraph-memory``
-kind). What the store knows of ``PostgresStore`` and ``SqliteStore`` (their scores) is
-read from langgraph-checkpoint-postgres and langgraph-checkpoint-sqlite 3.x, untested:
-no Postgres server with pgvector is at hand, and ``SqliteStore``'s vector index loads
-the sqlite-vec extension, which needs a Python whose ``sqlite3`` can load extensions.
-
-Costs: the backend embeds every episode a second time (the memory already did) and
-each query a second time; each record carries its vector twice (the backend's and
-ours, about 2 KB more for 384 dimensions).
-
-Example, on LangGraph's in-memory store with the package's default embeddings:
-
-.. code-block:: python
-
-    from langgraph.store.memory import InMemoryStore
-
-    from langchain_episodic import EpisodicMemory
-    from langchain_episodic.embeddings.builtin import default_embeddings
-    from langchain_episodic.stores import LangGraphEpisodeStore
-
-    embeddings = default_embeddings()
-    dims = len(embeddings.embed_query("dimension"))
-    graph_store = InMemoryStore(index={"dims": dims, "embed": embeddings})
-    memory = EpisodicMemory(store=LangGraphEpisodeStore(graph_store), embeddings=embeddings)
+Tested in the behaviour suite with ``InMemoryStore`` (kind ``langgraph-memory``) and with
+``PostgresStore`` on a real PostgreSQL with pgvector (``langgraph-postgres``, its default
+HNSW index, cosine; ``tests/integration_tests/test_postgres.py`` adds two writer
+processes and SIGKILL). ``SqliteStore`` stays untested: its vector index loads the
+sqlite-vec extension, which needs a Python whose ``sqlite3`` can load extensions.
 """
 
 from __future__ import annotations
@@ -105,6 +94,7 @@ import base64
 import hashlib
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Literal, cast, get_args
 
 import numpy as np
@@ -206,6 +196,37 @@ def _detect_score(store: BaseStore) -> tuple[str | None, str]:
     )
 
 
+def _advisory_lock(
+    store: BaseStore, prefix: tuple[str, ...]
+) -> Callable[[], AbstractContextManager[None]] | None:
+    """A lock across processes for a ``PostgresStore``: a session-level advisory lock.
+
+    The ledger is read, then written (its count, the first journal entry under an id,
+    the list of namespaces); writers in several processes over one database must take
+    turns, or one's count overwrites another's. The lock is held on the store's own
+    connection (or one borrowed from its pool for the duration), keyed by the prefix.
+    ``None`` for other backends: one process writes to a namespace at a time there.
+    """
+    connection = getattr(store, "conn", None)
+    if connection is None or not _from_module(store, "langgraph.store.postgres"):
+        return None
+    digest = hashlib.sha256("\x1f".join(("langchain_episodic", *prefix)).encode("utf-8"))
+    key = int.from_bytes(digest.digest()[:8], "big", signed=True)
+
+    @contextmanager
+    def locked() -> Iterator[None]:
+        # A pool (it has getconn) lends one connection; a connection is used as it is.
+        borrowed = connection.connection() if hasattr(connection, "getconn") else None
+        with borrowed if borrowed is not None else nullcontext(connection) as session:
+            session.execute("SELECT pg_advisory_lock(%s)", (key,))
+            try:
+                yield
+            finally:
+                session.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+    return locked
+
+
 def _search(store: BaseStore, op: SearchOp) -> list[SearchItem]:
     """Run one search through ``batch`` (the ops of a search are plain tuples)."""
     [items] = store.batch([op])
@@ -288,7 +309,8 @@ class _LedgerStore(ByteStore[str, bytes]):
 class LangGraphEpisodeStore(LedgeredStore):
     """Episodes in any LangGraph ``BaseStore`` with a vector index.
 
-    Tested with ``InMemoryStore(index=...)``. The module docstring says how recall
+    Tested with ``InMemoryStore(index=...)`` and with ``PostgresStore`` on PostgreSQL with
+    pgvector. The module docstring says how recall
     stays exact cosine with the memory's embeddings, what a generic store cannot
     guarantee and what is refused.
 
@@ -327,6 +349,8 @@ class LangGraphEpisodeStore(LedgeredStore):
         EpisodicValueError: ``prefix``, ``score`` or ``batch_size`` is invalid.
     """
 
+    _commits_checked = True
+
     def __init__(
         self,
         store: BaseStore,
@@ -359,7 +383,17 @@ class LangGraphEpisodeStore(LedgeredStore):
         self._ledger = Ledger(_LedgerStore(store, (*self._prefix, "ledger")))
         self._batch_size = batch_size
         self._checked: set[str] = set()
+        self._across_processes = _advisory_lock(store, self._prefix)
         super().__init__()
+
+    @contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        with self._lock:
+            if self._across_processes is None:
+                yield
+                return
+            with self._across_processes():
+                yield
 
     @staticmethod
     def _conversion(
@@ -437,11 +471,13 @@ class LangGraphEpisodeStore(LedgeredStore):
         raw = np.asarray(embeddings, dtype=np.float64)
         vectors = unit_rows(raw).astype(np.float32)
         ids = [record_id(namespace, episode.episode_id) for episode in episodes]
-        with self._lock:
+        with self._exclusive():
             self._open(namespace)
-            # The one concurrency guard: memories sharing this store object may each
-            # have found an id missing before either wrote it. The first record is kept.
-            stored = self._items(namespace, ids)
+            # Memories sharing this store (or, on PostgreSQL, the database) may each
+            # have found an id missing before either wrote it. The first record is kept;
+            # one a killed writer wrote but never committed is written again.
+            items = self._items(namespace, ids)
+            stored = self._committed(namespace, {rid: item.value for rid, item in items.items()})
             new = [index for index, rid in enumerate(ids) if rid not in stored]
             if not new:
                 return

@@ -86,6 +86,22 @@ class Ledger:
         offset = start - first * LEDGER_BLOCK
         return ids[offset : offset + stop - start]
 
+    def ids_at(self, namespace: str, seqs: Sequence[int]) -> dict[int, str]:
+        """The record id the ledger holds at each of ``seqs`` (those it holds), one read."""
+        blocks = sorted({seq // LEDGER_BLOCK for seq in seqs if seq >= 0})
+        raw = self.store.mget([self._block_key(namespace, block) for block in blocks])
+        listed = {
+            block: json.loads(value) if value else []
+            for block, value in zip(blocks, raw, strict=True)
+        }
+        found: dict[int, str] = {}
+        for seq in seqs:
+            ids = listed.get(seq // LEDGER_BLOCK, [])
+            offset = seq % LEDGER_BLOCK
+            if seq >= 0 and offset < len(ids):
+                found[seq] = ids[offset]
+        return found
+
     def append(self, namespace: str, start: int, ids: Sequence[str]) -> None:
         """Write ids numbered from ``start`` on; ids beyond an uncommitted count are replaced."""
         if not ids:

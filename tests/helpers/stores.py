@@ -18,12 +18,15 @@ from pathlib import Path
 
 import chromadb
 import faiss
+import psycopg
 import pytest
 from langchain_chroma import Chroma
 from langchain_classic.storage import LocalFileStore
 from langchain_community.docstore.in_memory import InMemoryDocstore
 from langchain_community.vectorstores import FAISS
 from langgraph.store.memory import InMemoryStore
+from langgraph.store.postgres import PostgresStore
+from psycopg.rows import dict_row
 
 from langchain_episodic import ChromaEpisodeStore
 from langchain_episodic.embeddings.builtin import default_embeddings
@@ -33,6 +36,7 @@ from langchain_episodic.stores import (
     LangGraphEpisodeStore,
     VectorStoreEpisodeStore,
 )
+from tests.postgres_server import fresh_database
 
 # The memories of the suite embed with the package's default model; stores that embed
 # texts themselves (langchain-chroma) must use the same model.
@@ -112,3 +116,45 @@ def langgraph_memory_harness() -> StoreHarness:
         index={"dims": len(EMBEDDINGS.embed_query("dimension")), "embed": EMBEDDINGS}
     )
     return StoreHarness("langgraph-memory", lambda: LangGraphEpisodeStore(graph_store), True)
+
+
+POSTGRES_INDEX_KIND = "hnsw"
+"""pgvector's index in the suite: the default of LangGraph's ``PostgresStore`` (approximate)."""
+
+
+def postgres_graph_store(uri: str) -> tuple[PostgresStore, psycopg.Connection[dict[str, object]]]:
+    """LangGraph's ``PostgresStore`` over a new connection to ``uri``, with a vector index.
+
+    The caller closes the connection.
+    """
+    connection = psycopg.Connection.connect(
+        uri, autocommit=True, prepare_threshold=0, row_factory=dict_row
+    )
+    graph_store = PostgresStore(
+        connection,
+        index={
+            "dims": len(EMBEDDINGS.embed_query("dimension")),
+            "embed": EMBEDDINGS,
+            "ann_index_config": {"kind": POSTGRES_INDEX_KIND},
+            "distance_type": "cosine",
+        },
+    )
+    graph_store.setup()
+    return graph_store, connection
+
+
+def langgraph_postgres_harness(request: pytest.FixtureRequest) -> StoreHarness:
+    uri = fresh_database(request.getfixturevalue("postgres_uri"))
+    connections: list[psycopg.Connection[dict[str, object]]] = []
+
+    def open_store() -> EpisodeStore:
+        graph_store, connection = postgres_graph_store(uri)
+        connections.append(connection)
+        return LangGraphEpisodeStore(graph_store)
+
+    def close_all() -> None:
+        for connection in connections:
+            connection.close()
+
+    request.addfinalizer(close_all)
+    return StoreHarness("langgraph-postgres", open_store, True)

@@ -6,7 +6,9 @@ working directory, so the folders they create (``./episodic-memory``, ...) land 
 temporary directory. The README binds ``model`` to an offline fake chat model itself;
 no block reaches a real model or the network. The server block's
 ``chromadb.HttpClient(host="localhost", port=8000)`` is pointed at the test session's
-real ``chroma run`` server (``tests/chroma_server.py``).
+real ``chroma run`` server (``tests/chroma_server.py``), and the PostgreSQL block's
+``PostgresStore.from_conn_string(POSTGRES_URI, ...)`` at a fresh database on the test
+session's real PostgreSQL with pgvector (``tests/postgres_server.py``).
 
 A block may be left out only with ``<!-- readme-test: skip (why) -->`` on the line
 above it; there are few such blocks (today none), and each says why.
@@ -31,10 +33,12 @@ from typing import Any
 
 import chromadb
 import pytest
+from langgraph.store.postgres import PostgresStore
 
 import langchain_episodic
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.cli import main as cli_main
+from tests.postgres_server import fresh_database
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SKIP_MARKER = re.compile(r"^<!--\s*readme-test:\s*skip\s*\((?P<reason>[^)]*)\)\s*-->$")
@@ -128,16 +132,31 @@ def redirecting_http_client(address: tuple[str, int]) -> Any:
     return http_client
 
 
+def redirecting_conn_string(uri: str) -> Any:
+    """``PostgresStore.from_conn_string`` that opens the test database whatever it is given."""
+    original = PostgresStore.from_conn_string
+
+    def from_conn_string(conn_string: str, **kwargs: Any) -> Any:
+        assert conn_string.startswith("postgresql://"), conn_string
+        return original(uri, **kwargs)
+
+    return from_conn_string
+
+
 def test_every_python_block_runs_in_order(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     chroma_server_address: tuple[str, int],
+    postgres_uri: str,
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     monkeypatch.setattr(chromadb, "HttpClient", redirecting_http_client(chroma_server_address))
+    monkeypatch.setattr(
+        PostgresStore, "from_conn_string", redirecting_conn_string(fresh_database(postgres_uri))
+    )
     # Keys of a real model provider, if the machine has any, must not be used.
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(key, raising=False)

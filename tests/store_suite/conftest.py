@@ -18,6 +18,7 @@ from tests.helpers.stores import (
     in_memory_harness,
     langchain_chroma_harness,
     langgraph_memory_harness,
+    langgraph_postgres_harness,
 )
 
 STORE_KINDS = [
@@ -27,10 +28,11 @@ STORE_KINDS = [
     "faiss",
     "langchain-chroma",
     "langgraph-memory",
+    "langgraph-postgres",
 ]
 # No "langgraph-sqlite": SqliteStore's vector index loads the sqlite-vec extension, and
 # the Python of this project's machines is built without sqlite3 extension loading
-# (``enable_load_extension``). PostgresStore needs a server with pgvector: untested.
+# (``enable_load_extension``).
 
 
 @pytest.fixture(params=STORE_KINDS)
@@ -48,4 +50,6 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> StoreHarness:
         return langchain_chroma_harness(tmp_path)
     if kind == "langgraph-memory":
         return langgraph_memory_harness()
+    if kind == "langgraph-postgres":
+        return langgraph_postgres_harness(request)
     raise AssertionError(kind)

@@ -346,3 +346,26 @@ def test_a_namespace_travels_to_chroma_and_back(tmp_path: Path) -> None:
         assert back.recall(query, top_k=3, current_time=NOW) == source.recall(
             query, top_k=3, current_time=NOW
         )
+
+
+def test_records_a_killed_writer_wrote_but_never_committed_are_written_again() -> None:
+    backend = graph_store()
+    dying = LangGraphEpisodeStore(backend)
+    episodes = corpus(12)
+    memory_on(dying).record_many(episodes[:4])
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # the process dies between the items and the ledger
+
+    dying._ledger.append = killed  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        memory_on(dying).record_many(episodes[4:8])
+    # The items are there, the ledger never committed them: they are not stored yet.
+    fresh = LangGraphEpisodeStore(backend)
+    assert len(memory_on(fresh)) == 4
+    assert fresh.get("default", [e.episode_id for e in episodes[4:8]]) == {}
+    # The next writer writes them again, in its own order, and commits them.
+    assert memory_on(fresh).record_many(episodes[4:12]) == 8
+    again = memory_on(LangGraphEpisodeStore(backend))
+    assert len(again) == 12
+    assert [e.episode_id for e in again.episodes()] == [e.episode_id for e in episodes]
