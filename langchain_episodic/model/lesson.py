@@ -324,10 +324,13 @@ def lesson_status(
         >>> lesson_status(lesson, set(), {"e1"}), lesson_status(lesson, set(), set())
         ('quarantined', 'active')
     """
-    hidden = set(quarantined)
+    # Sets and mappings answer `in` as they are: copying them per lesson made deriving
+    # every lesson's status quadratic.
+    hidden = quarantined if isinstance(quarantined, (set, frozenset, Mapping)) else set(quarantined)
     if lesson.lesson_id in hidden or any(s in hidden for s in lesson.source_ids):
         return "quarantined"
-    if lesson.lesson_id in set(superseded):
+    archived = superseded if isinstance(superseded, (set, frozenset)) else set(superseded)
+    if lesson.lesson_id in archived:
         return "archived"
     return "active"
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -106,6 +106,7 @@ an episode that keeps helping can overtake a closer look-alike that keeps failin
 is similarity scaled by value, as before."""
 
 _BASELINE_PRIOR_WEIGHT = 1.0
+_RECENT_CHANGES = 4096
 _INJECTION_PREFIX = "injection:"
 _OUTCOME_PREFIX = "outcome:"
 
@@ -472,6 +473,9 @@ class UtilityBook:
         self._shown: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
         self._holdout: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
         self.version = 0  # bumped by every credit: what was derived from the book is stale
+        # (version, subject) of the latest credits: what changed since a version, for
+        # whoever keeps something derived from a few rows (bounded: RAM stays flat).
+        self._recent: deque[tuple[int, str]] = deque(maxlen=_RECENT_CHANGES)
 
     def row(self, episode_id: str) -> EpisodeUtility:
         """The episode's row, created empty (the prior) when it has none yet."""
@@ -510,6 +514,7 @@ class UtilityBook:
             advantage = reward - baseline
             h = min(1.0, max(0.0, 0.5 + ADVANTAGE_SCALE * advantage))
             self.row(episode_id).add(h, reward, advantage, event.at)
+            self._recent.append((self.version, episode_id))
             shown[0] += reward
             shown[1] += 1.0
         total[0] += reward
@@ -519,6 +524,21 @@ class UtilityBook:
         """The episode's utility estimate at ``now`` (0.5, the prior, when never credited)."""
         found = self.rows.get(episode_id)
         return 0.5 if found is None else found.estimate(now)
+
+    def changed_since(self, version: int) -> set[str] | None:
+        """The subjects credited after ``version``; ``None`` when that is too long ago to say.
+
+        Example:
+            >>> book = UtilityBook()
+            >>> book.add_credit(CreditEvent("r1", 1.0, ("a",), "debugging", at=0.0))
+            >>> book.changed_since(0), book.changed_since(1)
+            ({'a'}, set())
+        """
+        if version >= self.version:
+            return set()
+        if len(self._recent) == self._recent.maxlen and self._recent[0][0] > version:
+            return None
+        return {subject for at, subject in self._recent if at > version}
 
 
 def utility_table(

@@ -12,11 +12,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
 
 from langchain_episodic.model.episode import OutcomeStatus
 from langchain_episodic.model.lesson import Lesson
-from langchain_episodic.scoring.credit import EpisodeUtility, utility_factor
+from langchain_episodic.scoring.credit import UTILITY_POWER, EpisodeUtility, utility_factor
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult, Rankable, rank_by_priority
 from langchain_episodic.scoring.relevance import (
@@ -33,6 +36,7 @@ __all__ = [
     "Rejected",
     "rank_candidates",
     "rank_lessons",
+    "top_lessons",
     "why_recalled",
 ]
 
@@ -200,6 +204,41 @@ def rank_candidates(
     return Ranked(article, [], threshold)
 
 
+def top_lessons(
+    similarities: NDArray[np.floating[Any]],
+    utilities: NDArray[np.floating[Any]],
+    ids: Sequence[str],
+    floor: float,
+    k: int,
+) -> list[int]:
+    """The rows of the ``k`` lessons most worth showing, best first (vectorised).
+
+    A lesson qualifies when its similarity reaches ``floor``; those that do are
+    ordered by similarity times :func:`utility_factor` of their utility, the factor
+    credit scales a relevant episode's priority by (ties: by id).
+
+    Example:
+        >>> import numpy as np
+        >>> top_lessons(np.array([0.6, 0.7, 0.1]), np.array([0.9, 0.5, 1.0]),
+        ...             ["a", "b", "c"], 0.3, 2)
+        [0, 1]
+    """
+    similar = np.asarray(similarities, dtype=np.float64)
+    if k <= 0 or not len(similar):
+        return []
+    # utility_factor, for many at once; -inf marks a lesson below the floor.
+    factors = (2.0 * np.clip(np.asarray(utilities, dtype=np.float64), 0.0, 1.0)) ** UTILITY_POWER
+    scores = np.where(similar >= floor, similar * factors, -np.inf)
+    if k < len(scores):  # only the k best (and whatever ties the k-th) need sorting
+        kth = scores[np.argpartition(scores, len(scores) - k)[len(scores) - k :]].min()
+        candidates = np.flatnonzero(scores >= kth) if kth > -np.inf else np.arange(len(scores))
+    else:
+        candidates = np.arange(len(scores))
+    candidates = candidates[scores[candidates] > -np.inf]
+    order = sorted(candidates.tolist(), key=lambda i: (-scores[i], ids[i]))
+    return order[:k]
+
+
 def rank_lessons(
     lessons: Sequence[Lesson],
     similarities: Sequence[float],
@@ -207,11 +246,7 @@ def rank_lessons(
     floor: float,
     k: int,
 ) -> tuple[Lesson, ...]:
-    """The ``k`` lessons most worth showing, best first.
-
-    A lesson qualifies when its similarity to the query reaches ``floor``; those that
-    do are ordered by similarity scaled by :func:`utility_factor` of their utility,
-    the factor credit scales a relevant episode's priority by (ties: by id).
+    """The ``k`` lessons most worth showing, best first (:func:`top_lessons`'s rule).
 
     Example:
         >>> from langchain_episodic.model.lesson import LessonSource
@@ -223,13 +258,15 @@ def rank_lessons(
         >>> [one.title for one in ranked]
         ['A', 'B']
     """
-    scored = [
-        (similarity * utility_factor(utility(lesson)), lesson.lesson_id, lesson)
-        for lesson, similarity in zip(lessons, similarities, strict=True)
-        if similarity >= floor
-    ]
-    scored.sort(key=lambda row: (-row[0], row[1]))
-    return tuple(lesson for _, _, lesson in scored[:k])
+    similar = np.asarray(similarities, dtype=np.float64)
+    utilities = np.array(
+        [
+            utility(lesson) if sim >= floor else 0.5
+            for lesson, sim in zip(lessons, similar, strict=True)
+        ]
+    )
+    rows = top_lessons(similar, utilities, [lesson.lesson_id for lesson in lessons], floor, k)
+    return tuple(lessons[row] for row in rows)
 
 
 def why_recalled(result: PrioritizedResult, report: RecallReport) -> str:

@@ -2,15 +2,22 @@
 
 Lessons are kept in the journal (:mod:`~langchain_episodic.service.lesson_log`); what a
 lesson is and how it is consolidated is :mod:`langchain_episodic.model.lesson`; how
-lessons are ranked for a prompt is :func:`~langchain_episodic.scoring.ranking.rank_lessons`.
+lessons are ranked for a prompt is :func:`~langchain_episodic.scoring.ranking.top_lessons`.
 Trust follows lineage: a lesson whose source is quarantined is quarantined with it.
+
+Recall does not scan the lessons: the active ones, their unit vectors stacked in one
+matrix and what their utility is made of are kept in an :class:`_ActiveIndex`, built
+again only when the lessons, the quarantine or the credit change. A replay then costs
+one matrix product over the active lessons and one vectorised utility.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Collection, Iterable
+import threading
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,14 +27,15 @@ from langchain_episodic.embeddings.fingerprint import fingerprint_embeddings
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.lesson import (
     Lesson,
+    LessonBook,
     LessonStatus,
     lesson_status,
     merge_lessons,
     plan_consolidation,
 )
 from langchain_episodic.scoring.credit import lesson_evidence
-from langchain_episodic.scoring.decay import beta_mean
-from langchain_episodic.scoring.ranking import rank_lessons
+from langchain_episodic.scoring.decay import PRIOR_HELPED, PRIOR_HURT, beta_mean
+from langchain_episodic.scoring.ranking import top_lessons
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.lesson_log import LessonLog
@@ -35,6 +43,71 @@ from langchain_episodic.service.lesson_log import LessonLog
 __all__ = ["Lessons"]
 
 _REVISABLE = frozenset({"title", "applies_when", "do", "avoid", "by"})
+
+
+@dataclass(frozen=True)
+class _ActiveIndex:
+    """The active lessons, ready for recall; valid while its sources are the same objects.
+
+    Attributes:
+        book: The lesson book it was built from (a write replaces the book).
+        quarantined: The quarantine mapping it was built from (a change replaces it).
+        credit: The credit book its evidence was read from (a reload replaces it).
+        credit_version: That book's version when it was read (a credit bumps it).
+        dimension: The query dimension its vectors have.
+        lessons: The active lessons, oldest first.
+        ids: Their ids.
+        rows: Row of each id.
+        matrix: Their unit vectors, one *column* each (``dimension`` x lessons): a
+            query times this layout reads memory in order, faster than the rows.
+        evidence: Per row: own helped, own hurt (at ``updated``), carried helped,
+            carried hurt, ``updated`` (the time the own evidence refers to, ``nan``
+            when never credited), ``created``.
+    """
+
+    book: LessonBook
+    quarantined: object
+    credit: object
+    credit_version: int
+    dimension: int
+    lessons: tuple[Lesson, ...]
+    ids: tuple[str, ...]
+    rows: Mapping[str, int]
+    matrix: NDArray[np.float32]
+    evidence: NDArray[np.float64]
+
+    def utilities(self, now: float, half_life: float) -> NDArray[np.float64]:
+        """Every active lesson's utility at ``now`` (:meth:`Lessons.utility`, vectorised).
+
+        A lesson without evidence is at the prior, 0.5, whatever the time: only the
+        rows with some are computed.
+        """
+        utilities = np.full(len(self.evidence), 0.5)
+        rows = self.with_evidence
+        if len(rows):
+            utilities[rows] = self._utilities_of(self.evidence[rows], now, half_life)
+        return utilities
+
+    @functools.cached_property
+    def with_evidence(self) -> NDArray[np.intp]:
+        """The rows of the lessons with any evidence (the others sit at the prior)."""
+        return np.flatnonzero(self.evidence[:, :4].any(axis=1))
+
+    @staticmethod
+    def _utilities_of(
+        evidence: NDArray[np.float64], now: float, half_life: float
+    ) -> NDArray[np.float64]:
+        helped, hurt, carried_helped, carried_hurt, updated, created = evidence.T
+        # half_life_decay and lesson_evidence, for every row at once.
+        age = np.where(np.isnan(updated), 0.0, np.maximum(0.0, now - updated))
+        decay = np.exp2(-age / half_life)
+        faded = np.exp2(-np.maximum(0.0, now - created) / half_life)
+        evidence_helped = carried_helped * faded + helped * decay
+        evidence_hurt = carried_hurt * faded + hurt * decay
+        utilities: NDArray[np.float64] = (PRIOR_HELPED + evidence_helped) / (
+            PRIOR_HELPED + PRIOR_HURT + evidence_helped + evidence_hurt
+        )
+        return utilities
 
 
 class Lessons:
@@ -61,6 +134,8 @@ class Lessons:
         self._credit = credit
         self._quarantined = quarantined
         self._demoted = demoted
+        self._index: _ActiveIndex | None = None
+        self._index_lock = threading.Lock()
 
     def ids(self) -> Collection[str]:
         """Every stored lesson id (active or not)."""
@@ -203,25 +278,103 @@ class Lessons:
 
     def near(self, vector: NDArray[np.float32], k: int, floor: float) -> tuple[Lesson, ...]:
         """The ``k`` active lessons most worth showing for a query ``vector``, best first."""
-        on_probation = self._demoted()
-        active = tuple(
-            lesson for lesson in self.of_status("active") if lesson.lesson_id not in on_probation
-        )
-        if not active:
-            return ()
         query = np.asarray(vector, dtype=np.float32)
         query = query / (np.linalg.norm(query) or 1.0)
+        index = self.active_index(query.shape[0])
+        if not index.lessons:
+            return ()
+        similarities = query @ index.matrix
+        for lesson_id in self._demoted():
+            row = index.rows.get(lesson_id)
+            if row is not None:
+                similarities[row] = -np.inf
+        utilities = index.utilities(self._context.now(), self._credit.half_life)
+        rows = top_lessons(similarities, utilities, index.ids, floor, k)
+        return tuple(index.lessons[row] for row in rows)
+
+    def active_index(self, dimension: int) -> _ActiveIndex:
+        """The active lessons with their vectors and evidence, built again only on change."""
+        book, hidden = self._log.book, self._quarantined()
+        credit = self._credit.book
+        version = credit.version
+        with self._index_lock:
+            index = self._index
+            fresh = (
+                index is not None
+                and index.book is book
+                and index.quarantined is hidden
+                and index.dimension == dimension
+            )
+            if not fresh:
+                index = self._build_index(book, hidden, dimension)
+            elif index is not None and (
+                index.credit is not credit or index.credit_version != version
+            ):
+                changed = (
+                    credit.changed_since(index.credit_version) if index.credit is credit else None
+                )
+                if changed is None:  # another book, or too many credits since: read all
+                    evidence = self._evidence_rows(index.lessons)
+                else:  # only the rows credit touched since
+                    evidence = index.evidence.copy()
+                    touched = [index.rows[i] for i in changed if i in index.rows]
+                    if touched:
+                        evidence[touched] = self._evidence_rows(
+                            tuple(index.lessons[row] for row in touched)
+                        )
+                index = _ActiveIndex(
+                    book,
+                    hidden,
+                    credit,
+                    version,
+                    dimension,
+                    index.lessons,
+                    index.ids,
+                    index.rows,
+                    index.matrix,
+                    evidence,
+                )
+            assert index is not None
+            self._index = index
+            return index
+
+    def _build_index(
+        self, book: LessonBook, hidden: Collection[str], dimension: int
+    ) -> _ActiveIndex:
+        superseded = book.superseded
+        lessons = tuple(
+            lesson
+            for lesson in sorted(
+                book.lessons.values(), key=lambda one: (one.created_at, one.lesson_id)
+            )
+            if lesson_status(lesson, superseded, hidden) == "active"
+        )
         # A lesson stored with another model's vectors (another dimension) is
         # embedded again with this memory's model, once, so migrated lessons recall.
-        vectors = self._log.vectors_for(active, query.shape[0], self._embed, self._embedder_tag)
-        now = self._context.now()
-        return rank_lessons(
-            active,
-            [float(row @ query) for row in vectors],
-            lambda lesson: beta_mean(*self._evidence(lesson, now)),
-            floor,
-            k,
+        matrix = self._log.vectors_for(lessons, dimension, self._embed, self._embedder_tag)
+        ids = tuple(lesson.lesson_id for lesson in lessons)
+        return _ActiveIndex(
+            book,
+            hidden,
+            self._credit.book,
+            self._credit.book.version,
+            dimension,
+            lessons,
+            ids,
+            {lesson_id: row for row, lesson_id in enumerate(ids)},
+            np.ascontiguousarray(np.asarray(matrix, dtype=np.float32).T),
+            self._evidence_rows(lessons),
         )
+
+    def _evidence_rows(self, lessons: tuple[Lesson, ...]) -> NDArray[np.float64]:
+        rows = self._credit.book.rows
+        evidence = np.empty((len(lessons), 6), dtype=np.float64)
+        for index, lesson in enumerate(lessons):
+            row = rows.get(lesson.lesson_id)
+            updated = np.nan if row is None or row.updated_at is None else row.updated_at
+            own = (0.0, 0.0) if row is None else (row.helped, row.hurt)
+            evidence[index] = (*own, lesson.helped, lesson.hurt, updated, lesson.created_at)
+        return evidence
 
     @functools.cached_property
     def _embedder_tag(self) -> str | None:

@@ -651,3 +651,64 @@ def test_lessons_migrated_to_another_model_of_the_same_dimension_are_embedded_ag
     stored = target._s.journal.lessons.book.vectors[kept.lesson_id]
     static = np.asarray(StaticEmbeddings().embed_query(query), dtype=np.float32)
     assert float(stored @ (static / np.linalg.norm(static))) < target.relevance_floor
+
+
+# ---------------------------------------------------------------- the index
+
+
+def test_recall_keeps_an_index_of_the_active_lessons_rebuilt_only_on_change(
+    memory: EpisodicMemory,
+) -> None:
+    lessons = [
+        lesson(title=f"Lesson {i}", created_at=NOW + i, sources=("login-1", "login-2"))
+        for i in range(6)
+    ]
+    memory.add_lessons(lessons)
+    service = memory._s.lessons
+    first = service.active_index(384)
+    assert service.active_index(384) is first  # nothing changed: the same index
+    assert first.ids == tuple(one.lesson_id for one in lessons)
+    # Credit changes only the evidence of what it credited.
+    memory.note_injection("run-1", [lessons[2].lesson_id], LOGIN)
+    memory.credit("run-1", 1.0)
+    after_credit = service.active_index(384)
+    assert after_credit.matrix is first.matrix
+    utilities = after_credit.utilities(NOW, memory._s.journal.credit.half_life)
+    for row, one in enumerate(lessons):
+        assert math.isclose(utilities[row], memory.lesson_utility(one.lesson_id), rel_tol=1e-9)
+    assert utilities[2] > 0.5 == utilities[0]
+    assert memory.recall_lessons(LOGIN, k=1) == (lessons[2],)  # the credited one first
+    # A quarantined source, a revision, a new lesson: a new index, the right lessons.
+    memory.revise_lesson(lessons[0].lesson_id, title="Lesson 0, revised")
+    revised = service.active_index(384)
+    assert revised is not after_credit
+    assert lessons[0].lesson_id not in revised.ids
+    assert len(revised.ids) == 6  # the revision replaced it
+    memory.quarantine("login-2", "poisoned run")
+    assert service.active_index(384).ids == ()
+    assert memory.recall_lessons(LOGIN, k=3) == ()
+
+
+def test_many_credits_since_the_index_read_it_rebuild_its_evidence(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langchain_episodic.scoring import credit as credit_module  # noqa: PLC0415
+
+    monkeypatch.setattr(credit_module, "_RECENT_CHANGES", 8)  # the book remembers 8 credits
+    ticks = iter(range(10**6))
+    memory = EpisodicMemory(store=InMemoryEpisodeStore(), clock=lambda: NOW + next(ticks))
+    memory.record(make_episode(episode_id="login-1", description=LOGIN, timestamp=NOW))
+    lessons = [lesson(title=f"Lesson {i}", created_at=NOW + i) for i in range(3)]
+    memory.add_lessons(lessons)
+    service = memory._s.lessons
+    service.active_index(384)
+    for run in range(12):  # more than the book remembers
+        memory.note_injection(f"run-{run:02d}", ["login-1"], LOGIN)
+        memory.credit(f"run-{run:02d}", 0.5)
+    memory.note_injection("run-99", [lessons[1].lesson_id], LOGIN)
+    memory.credit("run-99", 1.0)
+    assert memory._s.journal.credit.book.changed_since(0) is None
+    now = memory.now()
+    utilities = service.active_index(384).utilities(now, memory._s.journal.credit.half_life)
+    assert utilities[1] > 0.5
+    assert math.isclose(utilities[1], memory.lesson_utility(lessons[1].lesson_id), rel_tol=1e-6)
