@@ -9,8 +9,9 @@ Three ways to build what an integration injects, on the same memory and queries:
 * **replay + strategy, one recall** (now): ``build_replay(memory, task,
   include_strategy=True)``.
 
-The memory is an on-disk ``ChromaEpisodeStore`` with the default
-``HashingEmbeddings`` (embedding cost included, as in real use). Figures are
+The memory is an on-disk ``ChromaEpisodeStore`` with the default embedder (embedding
+cost included, as in real use). Raw Chroma queries of 6 and of the strategy's 20
+candidates (the task embedded too) are the floors. Figures are
 medians over rotating rounds; the ratios to "replay alone" are what to read.
 
 Run: ``python benchmarks/replay.py [--episodes 10000] [--queries 200]``
@@ -32,6 +33,7 @@ from langchain_episodic import (
     build_replay,
     choose_strategy,
 )
+from langchain_episodic.pipeline import DEFAULT_EVIDENCE_K
 
 NOW = 1_780_000_000.0 + 60.0 * 20_000
 
@@ -62,7 +64,20 @@ def main() -> None:
         def one_recall(task: TaskDescription) -> object:
             return build_replay(memory, task, include_strategy=True).text
 
+        collection = store.collection(memory.namespace)
+
+        def raw(count: int) -> Callable[[TaskDescription], object]:
+            def query(task: TaskDescription) -> object:
+                vector = memory.embeddings.embed_query(task.description)
+                return collection.query(
+                    query_embeddings=[vector], n_results=count, include=["metadatas", "distances"]
+                )
+
+            return query
+
         contenders: dict[str, Callable[[TaskDescription], object]] = {
+            "raw query of 6 (embedding included)": raw(6),
+            f"raw query of {DEFAULT_EVIDENCE_K} (embedding included)": raw(DEFAULT_EVIDENCE_K),
             "replay alone": alone,
             "replay + strategy, two recalls (before)": two_recalls,
             "replay + strategy, one recall (now)": one_recall,
@@ -81,12 +96,23 @@ def main() -> None:
         store.close()
 
     base = median(times["replay alone"])
+    raw_evidence = median(times[f"raw query of {DEFAULT_EVIDENCE_K} (embedding included)"])
     rows = [
-        [name, f"{median(values) * 1000:.2f}", f"{median(values) / base:.2f}x"]
+        [
+            name,
+            f"{median(values) * 1000:.2f}",
+            f"{median(values) / base:.2f}x",
+            f"{median(values) / raw_evidence:.2f}x",
+        ]
         for name, values in times.items()
     ]
-    print(f"{args.episodes:,} episodes, {args.queries} queries, embedded Chroma, HashingEmbeddings")
-    print(table(["how", "median ms", "vs replay alone"], rows))
+    print(f"{args.episodes:,} episodes, {args.queries} queries, embedded Chroma, default model")
+    print(
+        table(
+            ["how", "median ms", "vs replay alone", f"vs raw query of {DEFAULT_EVIDENCE_K}"],
+            rows,
+        )
+    )
 
 
 if __name__ == "__main__":
