@@ -348,7 +348,9 @@ class EpisodeUtility:
     advantage_sum: float = 0.0
     updated_at: float | None = None
     half_life: float = UTILITY_HALF_LIFE
-    _history: list[float] = field(default_factory=list, repr=False)
+    # Credited runs in a row, latest first, that earned less than their baseline: all
+    # the history failing_streak needs (the row stays the same size however long it lives).
+    _streak: int = field(default=0, repr=False)
 
     def estimate(self, now: float) -> float:
         """The posterior mean at ``now``: 0.5 is "earns what runs without it earn".
@@ -384,12 +386,7 @@ class EpisodeUtility:
     @property
     def failing_streak(self) -> int:
         """How many of its latest credited runs in a row earned less than their baseline."""
-        streak = 0
-        for advantage in reversed(self._history):
-            if advantage >= 0:
-                break
-            streak += 1
-        return streak
+        return self._streak
 
     def upper_bound(self, now: float) -> float:
         """The one-sided 95% upper bound of its utility at ``now`` (normal approximation).
@@ -423,7 +420,7 @@ class EpisodeUtility:
         self.credited_runs += 1
         self.reward_sum += reward
         self.advantage_sum += advantage
-        self._history.append(advantage)
+        self._streak = self._streak + 1 if advantage < 0 else 0
 
 
 def lesson_evidence(
@@ -476,6 +473,7 @@ class UtilityBook:
         # (version, subject) of the latest credits: what changed since a version, for
         # whoever keeps something derived from a few rows (bounded: RAM stays flat).
         self._recent: deque[tuple[int, str]] = deque(maxlen=_RECENT_CHANGES)
+        self._forgotten_before = 0  # a book restored from a state knows no change before it
 
     def row(self, episode_id: str) -> EpisodeUtility:
         """The episode's row, created empty (the prior) when it has none yet."""
@@ -536,9 +534,73 @@ class UtilityBook:
         """
         if version >= self.version:
             return set()
+        if version < self._forgotten_before:
+            return None
         if len(self._recent) == self._recent.maxlen and self._recent[0][0] > version:
             return None
         return {subject for at, subject in self._recent if at > version}
+
+    def to_state(self) -> dict[str, Any]:
+        """Everything the book has counted, as JSON-ready data (see :meth:`from_state`).
+
+        Example:
+            >>> book = UtilityBook(3600.0)
+            >>> book.add_credit(CreditEvent("r1", 1.0, ("a",), "debugging", at=0.0))
+            >>> again = UtilityBook.from_state(book.to_state())
+            >>> again.rows == book.rows, again.version, again.half_life
+            (True, 1, 3600.0)
+        """
+        return {
+            "half_life": self.half_life,
+            "version": self.version,
+            "rows": [
+                [
+                    row.episode_id,
+                    row.helped,
+                    row.hurt,
+                    row.injections,
+                    row.credited_runs,
+                    row.reward_sum,
+                    row.advantage_sum,
+                    row.updated_at,
+                    row.failing_streak,
+                ]
+                for row in self.rows.values()
+            ],
+            "category": sorted([key, *total] for key, total in self._category.items()),
+            "holdout": sorted([key, *total] for key, total in self._holdout.items()),
+            "shown": sorted([*key, *total] for key, total in self._shown.items()),
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> UtilityBook:
+        """The book :meth:`to_state` described, ready to count on.
+
+        Raises:
+            KeyError, TypeError, ValueError: ``state`` is not what :meth:`to_state` wrote.
+        """
+        book = cls(float(state["half_life"]))
+        book.version = book._forgotten_before = int(state["version"])
+        for episode_id, helped, hurt, shown, runs, rewards, advantages, at, streak in state["rows"]:
+            book.rows[str(episode_id)] = EpisodeUtility(
+                str(episode_id),
+                float(helped),
+                float(hurt),
+                int(shown),
+                int(runs),
+                float(rewards),
+                float(advantages),
+                None if at is None else float(at),
+                book.half_life,
+                int(streak),
+            )
+        for category, total, count in state["category"]:
+            book._category[str(category)] = [float(total), float(count)]
+        for category, total, count in state["holdout"]:
+            book._holdout[str(category)] = [float(total), float(count)]
+        for episode_id, category, total, count in state["shown"]:
+            book._shown[(str(episode_id), str(category))] = [float(total), float(count)]
+        return book
 
 
 def utility_table(

@@ -147,7 +147,7 @@ class Runs:
         try:
             return self.credit(run_id, reward, by)
         except CreditError:
-            return self._log.outcomes.get(run_id)
+            return self._log.outcome(run_id)
         except Exception:  # credit must never break the run it observes
             _log.warning("could not credit run_id=%r", run_id, exc_info=True)
             return None

@@ -4,20 +4,22 @@
 from the store's journal (:meth:`~langchain_episodic.stores.EpisodeStore.read_journal`)
 and writes new entries through the store. The stored journal is the truth: an
 outcome is written once per run (the store keeps the first entry under an id), and
-every credit re-reads its run's entries, so memories in several processes never
-credit one run twice.
+every credit reads its run's outcome by id before and after writing it, so memories in
+several processes never credit one run twice. A run noted by another process is read
+from the journal when this memory closes it; a run noted here and also by another
+process counts the other's injections once this memory next reads the journal
+(:meth:`~langchain_episodic.EpisodicMemory.reload_credit`, or a checkpoint).
 """
 
 from __future__ import annotations
 
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from langchain_episodic.errors import CreditError, EpisodicValueError, MalformedRecordWarning
 from langchain_episodic.model.lesson import is_lesson_entry
 from langchain_episodic.scoring.credit import (
-    UTILITY_HALF_LIFE,
     CreditEvent,
     EpisodeUtility,
     Injection,
@@ -26,8 +28,10 @@ from langchain_episodic.scoring.credit import (
     decode_entry,
     encode_credit,
     encode_injection,
+    outcome_entry_id,
 )
-from langchain_episodic.stores.base import EpisodeStore, JournalEntry
+from langchain_episodic.service.checkpoint import Checkpoint, JournalPosition
+from langchain_episodic.stores.base import EpisodeStore, JournalEntry, OrderedJournal
 
 __all__ = ["CreditLog"]
 
@@ -49,76 +53,121 @@ def _decoded(entries: Iterable[JournalEntry]) -> tuple[list[Injection], list[Cre
 
 
 class CreditLog:
-    """A namespace's injections and outcomes, and the utility they give each episode.
+    """A namespace's open runs, and the utility its outcomes give each episode.
+
+    What it holds stays the same size however long the journal grows: the utility
+    book, the runs still open, and the key of the latest outcome. Outcomes are read
+    from the store when asked for (:meth:`credits`, :meth:`outcome`: a run's by its
+    id), never kept.
 
     Args:
         store: The namespace's store.
         namespace: Whose journal this is.
         half_life: How fast credit evidence is forgotten, in seconds.
-        entries: The journal, when the caller has just read it (else it is read).
+        position: How far the journal has been read (shared with the lesson log).
+        replay: Reads the whole journal again into every log (the journal's reload):
+            what an outcome older than the latest one needs, as the book folds
+            outcomes in time order.
     """
 
     def __init__(
         self,
         store: EpisodeStore,
         namespace: str,
-        half_life: float = UTILITY_HALF_LIFE,
-        entries: Sequence[JournalEntry] | None = None,
+        half_life: float,
+        position: JournalPosition,
+        replay: Callable[[], None],
     ) -> None:
         self._store = store
         self._namespace = namespace
+        self._position = position
+        self._replay = replay
         self.half_life = half_life
-        self.injections: dict[str, list[Injection]] = defaultdict(list)
-        self.outcomes: dict[str, CreditEvent] = {}
+        self.injections: dict[str, list[Injection]] = defaultdict(list)  # open runs only
         self.book = UtilityBook(half_life)
-        self.reload(entries)
+        self.latest: tuple[float, str] | None = None
+        self.closed = 0
 
-    def reload(self, entries: Sequence[JournalEntry] | None = None) -> None:
-        """Read the whole journal back from the store (or take ``entries``, just read)."""
-        if entries is None:
-            entries = self._store.read_journal(self._namespace)
+    def reload(self, entries: Sequence[JournalEntry]) -> None:
+        """Fold the whole journal (``entries``, just read) in from scratch."""
         injections, credits = _decoded(entries)
+        outcomes: dict[str, CreditEvent] = {}
+        for event in sorted(credits, key=lambda e: (e.at, e.run_id)):
+            outcomes.setdefault(event.run_id, event)
         self.injections = defaultdict(list)
         for injection in injections:
-            self.injections[injection.run_id].append(injection)
-        self.outcomes = {}
-        for event in sorted(credits, key=lambda e: (e.at, e.run_id)):
-            self.outcomes.setdefault(event.run_id, event)
-        self.book = book_from(self.outcomes.values(), injections, half_life=self.half_life)
+            if injection.run_id not in outcomes:
+                self.injections[injection.run_id].append(injection)
+        self.book = book_from(outcomes.values(), injections, half_life=self.half_life)
+        self.latest = max(((e.at, e.run_id) for e in outcomes.values()), default=None)
+        self.closed = len(outcomes)
 
-    def note(self, injection: Injection) -> None:
-        """Write an injection record and count it."""
-        self._store.append_journal(self._namespace, [JournalEntry(*encode_injection(injection))])
+    def restore(self, checkpoint: Checkpoint) -> None:
+        """Take the state a checkpoint saved (the journal up to its position)."""
+        self.book = UtilityBook.from_state(checkpoint.book)
+        self.injections = defaultdict(list)
+        for injection in checkpoint.open_runs:
+            self.injections[injection.run_id].append(injection)
+        self.latest, self.closed = checkpoint.latest, checkpoint.closed
+
+    def apply(self, entries: Sequence[JournalEntry]) -> bool:
+        """Fold in entries written since (by others); ``False`` when a replay is needed.
+
+        An outcome older than the latest folded in cannot be added one event at a
+        time (the book folds outcomes in time order): the caller then replays.
+        """
+        injections, credits = _decoded(entries)
+        for injection in injections:
+            self._add_injection(injection)
+        in_order = sorted(credits, key=lambda e: (e.at, e.run_id))
+        return all(self._fold(event) for event in in_order)  # stops at the first refused
+
+    def _add_injection(self, injection: Injection) -> None:
+        self.book.add_injection(injection)
         known = self.injections[injection.run_id]
         if injection not in known:
             known.append(injection)
-            self.book.add_injection(injection)
 
-    def _refresh_run(self, run_id: str) -> None:
-        # Another memory (or process) may have noted or credited this run.
-        injections, credits = _decoded(self._store.read_journal(self._namespace, run_id))
-        known = self.injections[run_id]
-        for injection in injections:
-            if injection not in known:
-                known.append(injection)
-                self.book.add_injection(injection)
-        for event in credits:
-            self._count(event)
-        if not known:
-            del self.injections[run_id]
-
-    def _count(self, event: CreditEvent) -> None:
-        if event.run_id in self.outcomes:
-            return
-        # The book's order is (time, run id), as book_from replays it: ties included.
+    def _fold(self, event: CreditEvent) -> bool:
         key = (event.at, event.run_id)
-        latest = max(((e.at, e.run_id) for e in self.outcomes.values()), default=key)
-        self.outcomes[event.run_id] = event
-        if key >= latest:
-            self.book.add_credit(event)
-        else:  # out of time order: replay everything so the table stays order-independent
-            injections = [i for runs in self.injections.values() for i in runs]
-            self.book = book_from(self.outcomes.values(), injections, half_life=self.half_life)
+        if self.latest is not None and key < self.latest:
+            return False
+        self.book.add_credit(event)
+        self.latest = key
+        self.closed += 1
+        self.injections.pop(event.run_id, None)
+        return True
+
+    def note(self, injection: Injection) -> None:
+        """Write an injection record and count it."""
+        if injection in self.injections.get(injection.run_id, ()):
+            return  # noted already: the store would keep the first entry anyway
+        entry = JournalEntry(*encode_injection(injection))
+        self._store.append_journal(self._namespace, [entry])
+        self._add_injection(injection)
+        self._position.wrote([entry.entry_id])
+
+    def outcome(self, run_id: str) -> CreditEvent | None:
+        """The run's outcome as stored, read by its id (``None``: still open, or unknown)."""
+        entry_id = outcome_entry_id(run_id)
+        if isinstance(self._store, OrderedJournal):
+            found = self._store.read_journal_ids(self._namespace, [entry_id])
+        else:
+            found = self._store.read_journal(self._namespace, run_id)
+        _, credits = _decoded(e for e in found if e.entry_id == entry_id)
+        return credits[0] if credits else None
+
+    def _shown(self, run_id: str) -> list[Injection]:
+        shown = self.injections.get(run_id)
+        if shown:
+            return shown
+        # Noted by another memory (or process) since this one last read the journal:
+        # read the run's entries (a filtered read, only for runs unknown here).
+        injections, _ = _decoded(self._store.read_journal(self._namespace, run_id))
+        for injection in injections:
+            self._add_injection(injection)
+            self._position.wrote([encode_injection(injection)[0]])
+        return self.injections.get(run_id) or []
 
     def close(self, run_id: str, reward: float | None, at: float, by: str | None) -> CreditEvent:
         """Write the run's outcome: its reward, or ``None`` to close it without credit.
@@ -127,46 +176,50 @@ class CreditLog:
             CreditError: No injection record names the run, or its outcome is
                 already written (by this memory or any other).
         """
-        self._refresh_run(run_id)
-        shown = self.injections.get(run_id)
-        if not shown:
-            raise CreditError(run_id, self._namespace, "has no injection record")
-        done = self.outcomes.get(run_id)
+        done = self.outcome(run_id)
         if done is not None:
+            self.injections.pop(run_id, None)
             raise CreditError(run_id, self._namespace, _describe_outcome(done))
+        shown = self._shown(run_id)
+        if not shown:
+            self.injections.pop(run_id, None)
+            raise CreditError(run_id, self._namespace, "has no injection record")
         episode_ids = tuple(dict.fromkeys(i for injection in shown for i in injection.episode_ids))
         # A holdout run is one every prompt of which was held out (a run shown
         # something by any of its prompts saw memory).
         holdout = all(injection.holdout for injection in shown)
         event = CreditEvent(run_id, reward, episode_ids, shown[0].category, at, by, holdout)
         self._store.append_journal(self._namespace, [JournalEntry(*encode_credit(event))])
-        self._refresh_run(run_id)
-        stored = self.outcomes.get(run_id)
+        stored = self.outcome(run_id)
         if stored != event:  # another writer's outcome reached the store first
+            self.injections.pop(run_id, None)  # folded in when the journal is next read
             raise CreditError(run_id, self._namespace, _describe_outcome(stored))
+        if self._fold(event):
+            self._position.wrote([outcome_entry_id(run_id)])
+        else:  # older than an outcome folded in already: fold everything in order
+            self._replay()
         return event
 
     def open_runs(self) -> list[tuple[str, list[Injection]]]:
         """Runs with an injection record and no outcome, oldest first."""
         return sorted(
-            ((run, shown) for run, shown in self.injections.items() if run not in self.outcomes),
+            ((run, shown) for run, shown in self.injections.items() if shown),
             key=lambda pair: (pair[1][0].at, pair[0]),
         )
 
     def credits(self) -> list[CreditEvent]:
-        """Every outcome, oldest first."""
-        return sorted(self.outcomes.values(), key=lambda e: (e.at, e.run_id))
+        """Every outcome, oldest first: read from the journal (a report's cost, not a run's)."""
+        _, credits = _decoded(self._store.read_journal(self._namespace))
+        outcomes: dict[str, CreditEvent] = {}
+        for event in sorted(credits, key=lambda e: (e.at, e.run_id)):
+            outcomes.setdefault(event.run_id, event)
+        return list(outcomes.values())
 
     def utility(self, episode_id: str) -> EpisodeUtility:
         """The episode's utility row (an empty one, the prior, when never shown)."""
         return self.book.rows.get(episode_id) or EpisodeUtility(
             episode_id, half_life=self.half_life
         )
-
-    def merge(self, entries: Sequence[JournalEntry]) -> None:
-        """Append another journal's entries (a migration); ids already held are kept."""
-        self._store.append_journal(self._namespace, list(entries))
-        self.reload()
 
 
 def _describe_outcome(event: CreditEvent | None) -> str:

@@ -1,25 +1,40 @@
-"""A namespace's journal, read once for credit and lessons, and copied whole by migrations.
+"""A namespace's journal: read once for credit and lessons, checkpointed, copied by migrations.
 
 The journal (:meth:`~langchain_episodic.stores.EpisodeStore.read_journal`) holds the
 credit loop's injections and outcomes (:mod:`~langchain_episodic.service.credit_log`)
-and the lessons (:mod:`~langchain_episodic.service.lesson_log`). Opening a memory reads
-it once and hands the same entries to both.
+and the lessons (:mod:`~langchain_episodic.service.lesson_log`). Opening a memory
+folds it into both logs. On a store that keeps its journal in order
+(:class:`~langchain_episodic.stores.base.OrderedJournal`) it starts from the last
+:class:`~langchain_episodic.service.checkpoint.Checkpoint` and reads only the entries
+written after it; elsewhere it reads every entry.
 """
 
 from __future__ import annotations
 
+import logging
+import weakref
 from collections.abc import Sequence
 
+from langchain_episodic.embeddings.fingerprint import RefusingEmbeddings
+from langchain_episodic.scoring.credit import UtilityBook
+from langchain_episodic.service.checkpoint import (
+    CHECKPOINT_EVERY,
+    Checkpoint,
+    JournalPosition,
+    decode_checkpoint,
+)
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.lesson_log import LessonLog
-from langchain_episodic.stores.base import JournalEntry
+from langchain_episodic.stores.base import EpisodeStore, JournalEntry, OrderedJournal
 
-__all__ = ["Journal"]
+__all__ = ["Journal", "replayed_checkpoint"]
+
+_log = logging.getLogger(__name__)
 
 
 class Journal:
-    """The credit log and the lesson log of one namespace, over one read of its journal.
+    """The credit log and the lesson log of one namespace, folded from its journal.
 
     Args:
         context: The namespace.
@@ -28,19 +43,64 @@ class Journal:
 
     def __init__(self, context: NamespaceContext, half_life: float) -> None:
         self._context = context
-        entries = self.entries()
-        self.credit = CreditLog(context.store, context.namespace, half_life, entries)
-        self.lessons = LessonLog(context.store, context.namespace, entries)
+        store = context.store
+        self._ordered: OrderedJournal | None = store if isinstance(store, OrderedJournal) else None
+        self.position = JournalPosition(ordered=self._ordered is not None)
+        # Called back by the logs through a weak reference: no cycle keeps the store
+        # (and an embedded store's folder lock) alive once the memory is dropped.
+        me = weakref.ref(self)
+
+        def due() -> None:
+            journal = me()
+            if journal is not None:
+                journal.checkpoint()
+
+        def replay() -> None:
+            journal = me()
+            if journal is not None:
+                journal.reload()
+
+        self.position.due = due
+        self.credit = CreditLog(store, context.namespace, half_life, self.position, replay)
+        self.lessons = LessonLog(store, context.namespace, self.position)
+        if not self._resume():
+            self.reload()
 
     def entries(self) -> list[JournalEntry]:
-        """Every entry as stored, any order."""
+        """Every entry as stored (in stored order where the store keeps one)."""
+        if self._ordered is not None:
+            return self._ordered.read_journal_from(self._context.namespace, 0)
         return self._context.store.read_journal(self._context.namespace)
 
     def reload(self, entries: Sequence[JournalEntry] | None = None) -> None:
-        """Read the journal afresh: other writers' injections, outcomes and lessons."""
-        fresh = self.entries() if entries is None else entries
+        """Fold the whole journal in afresh: other writers' injections, outcomes and lessons."""
+        fresh = self.entries() if entries is None else list(entries)
         self.credit.reload(fresh)
         self.lessons.reload(fresh)
+        self._moved_to(len(fresh), fresh[-1].entry_id if fresh else None)
+        self.position.pending = len(fresh)
+        if self.position.pending >= CHECKPOINT_EVERY and self._writable():
+            self._write_checkpoint()
+
+    def sync(self) -> None:
+        """Fold in what other writers added since this memory last read the journal.
+
+        Only the entries after the position are read (stores that keep the journal in
+        order); elsewhere the whole journal is read again.
+        """
+        if self._ordered is None:
+            self.reload()
+            return
+        tail = self._ordered.read_journal_from(self._context.namespace, self.position.position)
+        self._fold_tail(tail)
+
+    def checkpoint(self) -> None:
+        """Fold in other writers' entries, then save the checkpoint (ordered stores only)."""
+        if self._ordered is None or not self._writable():
+            return
+        with self._context.lock:
+            self.sync()
+            self._write_checkpoint()
 
     def merge(self, entries: Sequence[JournalEntry]) -> list[str]:
         """Append another namespace's entries; the ids held here under other entries.
@@ -57,6 +117,147 @@ class Journal:
             return []
         with self._context.lock:
             self._context.store.append_journal(self._context.namespace, list(entries))
-            stored = {entry.entry_id: entry for entry in self.entries()}
-            self.reload(list(stored.values()))
-        return sorted(entry.entry_id for entry in entries if stored.get(entry.entry_id) != entry)
+            stored = self.entries()
+            self.reload(stored)
+        held = {entry.entry_id: entry for entry in stored}
+        return sorted(entry.entry_id for entry in entries if held.get(entry.entry_id) != entry)
+
+    # ------------------------------------------------------------------ internals
+
+    def _resume(self) -> bool:
+        """Start from the stored checkpoint and the entries after it; ``False``: replay."""
+        if self._ordered is None:
+            return False
+        namespace = self._context.namespace
+        saved = decode_checkpoint(self._ordered.read_checkpoint(namespace))
+        if saved is None or saved.book.get("half_life") != self.credit.half_life:
+            return False
+        start = max(saved.position - 1, 0)
+        tail = self._ordered.read_journal_from(namespace, start)
+        if saved.position > 0:
+            if not tail or tail[0].entry_id != saved.last_id:
+                return False  # the journal is not the one the checkpoint summed up
+            tail = tail[1:]
+        lessons = self._ordered.read_journal_ids(namespace, saved.lesson_ids)
+        if len(lessons) != len(set(saved.lesson_ids)):
+            return False
+        order = {entry_id: i for i, entry_id in enumerate(saved.lesson_ids)}
+        self.credit.restore(saved)
+        self.lessons.reload(sorted(lessons, key=lambda entry: order[entry.entry_id]))
+        self._moved_to(saved.position, saved.last_id)
+        self._fold_tail(tail)
+        if self.position.pending >= CHECKPOINT_EVERY and self._writable():
+            self._write_checkpoint()
+        return True
+
+    def _fold_tail(self, tail: Sequence[JournalEntry]) -> None:
+        if not tail:
+            return
+        written = self.position.written
+        fresh = [entry for entry in tail if entry.entry_id not in written]
+        if not self.credit.apply(fresh):
+            self.reload()  # an outcome older than one folded in: fold all in time order
+            return
+        self.lessons.apply(fresh)
+        self.position.pending += len(fresh)
+        self._moved_to(self.position.position + len(tail), tail[-1].entry_id)
+
+    def _moved_to(self, position: int, last_id: str | None) -> None:
+        self.position.position, self.position.last_id = position, last_id
+        self.position.written = set()
+
+    def _writable(self) -> bool:
+        # A memory opened read-only (another embedding model) writes nothing.
+        return not isinstance(self._context.embeddings, RefusingEmbeddings)
+
+    def _write_checkpoint(self) -> None:
+        assert self._ordered is not None
+        try:
+            self._ordered.write_checkpoint(self._context.namespace, self._state().encode())
+        except Exception:  # a cache that could not be saved: the next open replays more
+            _log.warning("could not save the journal checkpoint", exc_info=True)
+            return
+        self.position.pending = 0
+
+    def _state(self) -> Checkpoint:
+        credit = self.credit
+        return Checkpoint(
+            position=self.position.position,
+            last_id=self.position.last_id,
+            book=credit.book.to_state(),
+            open_runs=tuple(i for _, shown in credit.open_runs() for i in shown),
+            latest=credit.latest,
+            closed=credit.closed,
+            lesson_ids=tuple(self.lessons.entry_ids),
+        )
+
+
+def replayed_checkpoint(store: EpisodeStore, namespace: str) -> list[str]:
+    """Where the stored checkpoint disagrees with a replay of the journal it covers.
+
+    Replays the first ``position`` entries (those the checkpoint claims to sum up)
+    and compares the utility book, the open runs, the latest outcome and the lessons.
+
+    Returns:
+        One line per disagreement; empty when there is no checkpoint or it agrees.
+    """
+    if not isinstance(store, OrderedJournal):
+        return []
+    raw = store.read_checkpoint(namespace)
+    saved = decode_checkpoint(raw)
+    if raw and saved is None:
+        return ["the journal checkpoint is unreadable (the next open replays the journal)"]
+    if saved is None:
+        return []
+    entries = store.read_journal_from(namespace, 0)[: saved.position]
+    if len(entries) < saved.position or (entries and entries[-1].entry_id != saved.last_id):
+        return [
+            f"the journal checkpoint covers {saved.position} entries ending at "
+            f"{saved.last_id!r}, which the journal does not hold (the next open replays it)"
+        ]
+    position = JournalPosition(ordered=False)
+    replayed = CreditLog(store, namespace, float(saved.book["half_life"]), position, lambda: None)
+    replayed.reload(entries)
+    lessons = LessonLog(store, namespace, position)
+    lessons.reload(entries)
+    problems = []
+    saved_book = UtilityBook.from_state(saved.book)
+    differing = [
+        subject
+        for subject in set(saved_book.rows) | set(replayed.book.rows)
+        if not _same_row(saved_book.rows.get(subject), replayed.book.rows.get(subject))
+    ]
+    if differing:
+        problems.append(
+            f"the journal checkpoint's utility differs from a replay for {len(differing)} "
+            f"subject(s), e.g. {sorted(differing)[:3]}"
+        )
+    saved_open = {i.run_id for i in saved.open_runs}
+    replayed_open = {run for run, _ in replayed.open_runs()}
+    if saved_open != replayed_open:
+        problems.append(
+            f"the journal checkpoint's open runs differ from a replay: "
+            f"{sorted(saved_open ^ replayed_open)[:3]}"
+        )
+    if saved.latest != replayed.latest or saved.closed != replayed.closed:
+        problems.append(
+            f"the journal checkpoint counts {saved.closed} outcomes up to {saved.latest}, "
+            f"a replay {replayed.closed} up to {replayed.latest}"
+        )
+    if set(saved.lesson_ids) != set(lessons.entry_ids):
+        problems.append(
+            f"the journal checkpoint holds {len(saved.lesson_ids)} lessons, "
+            f"a replay {len(lessons.entry_ids)}"
+        )
+    return problems
+
+
+def _same_row(left: object, right: object) -> bool:
+    if left is None or right is None:
+        return left is right
+    fields = ("helped", "hurt", "reward_sum", "advantage_sum")
+    exact = ("injections", "credited_runs", "updated_at", "failing_streak")
+    return all(
+        abs(getattr(left, name) - getattr(right, name)) <= 1e-9 * max(1.0, abs(getattr(left, name)))
+        for name in fields
+    ) and all(getattr(left, name) == getattr(right, name) for name in exact)

@@ -25,6 +25,7 @@ from langchain_episodic.model.lesson import (
     is_lesson_entry,
     lesson_model,
 )
+from langchain_episodic.service.checkpoint import JournalPosition
 from langchain_episodic.stores.base import EpisodeStore, JournalEntry
 
 __all__ = ["LessonLog"]
@@ -36,27 +37,30 @@ class LessonLog:
     Args:
         store: The namespace's store.
         namespace: Whose lessons these are.
-        entries: The journal, when the caller has just read it (else it is read).
+        position: How far the journal has been read (shared with the credit log).
     """
 
-    def __init__(
-        self, store: EpisodeStore, namespace: str, entries: Sequence[JournalEntry] | None = None
-    ) -> None:
+    def __init__(self, store: EpisodeStore, namespace: str, position: JournalPosition) -> None:
         self._store = store
         self._namespace = namespace
+        self.entry_ids: list[str] = []  # the journal ids of the lessons held: a checkpoint's
         self.book = LessonBook()
         # The embeddings model each stored vector was made with, when recorded.
         self.models: dict[str, str | None] = {}
         # Lessons stored with another model's vectors, embedded again here (by id).
         self._embedded_here: dict[str, NDArray[np.float32]] = {}
-        self.reload(entries)
+        self._position = position
 
     def reload(self, entries: Sequence[JournalEntry] | None = None) -> None:
         """Read every lesson back from the store's journal (or from ``entries``, just read)."""
         if entries is None:
             entries = self._store.read_journal(self._namespace)
-        book = LessonBook()
-        models: dict[str, str | None] = {}
+        self.book, self.models, self.entry_ids = LessonBook(), {}, []
+        self.apply(entries)
+
+    def apply(self, entries: Sequence[JournalEntry]) -> int:
+        """Add the lessons among ``entries`` (journal entries read since); how many were new."""
+        fresh: list[tuple[str, Lesson, NDArray[np.float32], str | None]] = []
         for entry in entries:
             if not is_lesson_entry(entry.entry_id):
                 continue
@@ -65,10 +69,20 @@ class LessonLog:
             except EpisodicValueError as error:
                 warnings.warn(MalformedRecordWarning(entry.entry_id, str(error)), stacklevel=3)
                 continue
-            book.add(lesson, vector)
-            models.setdefault(lesson.lesson_id, lesson_model(entry.payload))
-        self.book = book
-        self.models = models
+            if lesson.lesson_id not in self.book.lessons:
+                fresh.append((entry.entry_id, lesson, vector, lesson_model(entry.payload)))
+        if fresh:
+            # Copy on write: a reader in another thread (a recall while a background
+            # reflection stores lessons) keeps iterating the book it holds, unchanged.
+            book = LessonBook(dict(self.book.lessons), dict(self.book.vectors))
+            models = dict(self.models)
+            for entry_id, lesson, vector, model in fresh:
+                if lesson.lesson_id not in book.lessons:
+                    book.add(lesson, vector)
+                    models[lesson.lesson_id] = model
+                    self.entry_ids.append(entry_id)
+            self.models, self.book = models, book
+        return len(fresh)
 
     def write(
         self,
@@ -86,14 +100,8 @@ class LessonLog:
             return 0
         entries = [JournalEntry(*encode_lesson(lesson, vector, model)) for lesson, vector in fresh]
         self._store.append_journal(self._namespace, entries)
-        # Copy on write: a reader in another thread (a recall while a background
-        # reflection stores lessons) keeps iterating the book it holds, unchanged.
-        book = LessonBook(dict(self.book.lessons), dict(self.book.vectors))
-        for lesson, vector in fresh:
-            book.add(lesson, vector)
-        self.models = {**self.models, **{lesson.lesson_id: model for lesson, _ in fresh}}
-        self.book = book
-        return len(fresh)
+        self._position.wrote(entry.entry_id for entry in entries)
+        return self.apply(entries)
 
     def vectors_for(
         self,

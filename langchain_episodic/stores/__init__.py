@@ -4,7 +4,8 @@ This package is the only part of langchain-episodic that talks to a database.
 
 * :class:`EpisodeStore` (:mod:`~langchain_episodic.stores.base`): the interface the
   memory depends on, and what a store may assume; :class:`ListsCollections`, the
-  optional capability of a store that lists the other collections in its place.
+  optional capability of a store that lists the other collections in its place;
+  :class:`OrderedJournal`, that of a store whose journal is read in order and by id.
 * :class:`ChromaEpisodeStore` (:mod:`~langchain_episodic.stores.chroma`): the default;
   embedded on disk, in memory, or on a Chroma server.
 * :class:`InMemoryEpisodeStore` (:mod:`~langchain_episodic.stores.in_memory`): numpy
@@ -21,7 +22,12 @@ This package is the only part of langchain-episodic that talks to a database.
 
 from typing import TYPE_CHECKING, Any
 
-from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore, ListsCollections
+from langchain_episodic.stores.base import (
+    DEFAULT_NAMESPACE,
+    EpisodeStore,
+    ListsCollections,
+    OrderedJournal,
+)
 from langchain_episodic.stores.chroma import ChromaEpisodeStore
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 from langchain_episodic.stores.vectorstore import VectorStoreEpisodeStore
@@ -33,6 +39,7 @@ __all__ = [
     "InMemoryEpisodeStore",
     "LangGraphEpisodeStore",
     "ListsCollections",
+    "OrderedJournal",
     "VectorStoreEpisodeStore",
 ]
 

@@ -260,6 +260,40 @@ class EpisodeStore(Protocol):
 
 
 @runtime_checkable
+class OrderedJournal(Protocol):
+    """An optional capability: a journal read in the order it was written, and by id.
+
+    A memory over such a store opens in time independent of how long its journal
+    is: it keeps a checkpoint of what the journal adds up to (the utility book, the
+    open runs, the lessons' ids) beside the journal, and reads only the entries
+    written after it (:mod:`~langchain_episodic.service.checkpoint`). A run's outcome
+    is read by its id, not by a filtered scan. Stores without it read the whole
+    journal on open, as before. :class:`~langchain_episodic.stores.ChromaEpisodeStore`
+    and :class:`~langchain_episodic.stores.InMemoryEpisodeStore` implement it.
+    """
+
+    def read_journal_from(self, namespace: str, start: int) -> list[JournalEntry]:
+        """The entries from position ``start`` on, in the order they were first stored.
+
+        Positions count every entry ever stored in the namespace's journal, from 0;
+        an id written again does not move (the first entry is kept).
+        """
+        ...
+
+    def read_journal_ids(self, namespace: str, entry_ids: Sequence[str]) -> list[JournalEntry]:
+        """The stored entries under ``entry_ids`` (those that exist), any order."""
+        ...
+
+    def read_checkpoint(self, namespace: str) -> str | None:
+        """The journal checkpoint last written with :meth:`write_checkpoint`, or ``None``."""
+        ...
+
+    def write_checkpoint(self, namespace: str, value: str) -> None:
+        """Replace the journal checkpoint, atomically (a reader sees the old or the new)."""
+        ...
+
+
+@runtime_checkable
 class ListsCollections(Protocol):
     """An optional capability: a store that can list the other collections in its place.
 

@@ -69,6 +69,7 @@ _STATE_PREFIX = "langchain_episodic:"
 _EPISODE_KEY = "episode"
 _JOURNAL_OF_KEY = "langchain_episodic:journal_of"
 _JOURNAL_SUFFIX = "-journal"
+_CHECKPOINT_KEY = "langchain_episodic:checkpoint"
 _UNSAFE_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]+")
 # Chroma's own rule for collection names, checked here for a clearer message.
 _COLLECTION_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
@@ -597,12 +598,54 @@ class ChromaEpisodeStore:
         page = self.batch_size
         while True:
             got = journal.get(where=where, limit=page, offset=len(entries), include=["metadatas"])
-            ids = got["ids"]
-            for entry_id, metadata in zip(ids, got["metadatas"] or [], strict=True):
-                meta = metadata or {}
-                entries.append(JournalEntry(entry_id, str(meta.get("run")), str(meta.get("entry"))))
-            if len(ids) < page:
+            entries.extend(_journal_entries(got))
+            if len(got["ids"]) < page:
                 return entries
+
+    def read_journal_from(self, namespace: str, start: int) -> list[JournalEntry]:
+        """The entries from position ``start`` on, in the order Chroma first stored them.
+
+        Chroma pages an unfiltered ``get`` in insertion order, and keeps an id's first
+        record where it was: positions never move.
+        """
+        journal = self._journal(namespace, create=False)
+        if journal is None:
+            return []
+        entries: list[JournalEntry] = []
+        page, start = self.batch_size, max(start, 0)
+        while True:
+            got = journal.get(limit=page, offset=start + len(entries), include=["metadatas"])
+            entries.extend(_journal_entries(got))
+            if len(got["ids"]) < page:
+                return entries
+
+    def read_journal_ids(self, namespace: str, entry_ids: Sequence[str]) -> list[JournalEntry]:
+        """The stored entries under ``entry_ids`` (those that exist): a read by key."""
+        journal = self._journal(namespace, create=False)
+        wanted = list(dict.fromkeys(entry_ids))
+        if journal is None or not wanted:
+            return []
+        entries: list[JournalEntry] = []
+        for begin in range(0, len(wanted), self.batch_size):
+            got = journal.get(ids=wanted[begin : begin + self.batch_size], include=["metadatas"])
+            entries.extend(_journal_entries(got))
+        return entries
+
+    def read_checkpoint(self, namespace: str) -> str | None:
+        """The journal checkpoint, kept in the journal collection's metadata, read afresh."""
+        journal = self._journal(namespace, create=False)
+        if journal is None:
+            return None
+        fresh = self._client.get_collection(journal.name, embedding_function=None)
+        value = (fresh.metadata or {}).get(_CHECKPOINT_KEY)
+        return value if isinstance(value, str) else None
+
+    def write_checkpoint(self, namespace: str, value: str) -> None:
+        """Replace the checkpoint: one metadata update of the journal collection (atomic)."""
+        self.collection(namespace)
+        journal = self._journal(namespace, create=True)
+        assert journal is not None
+        journal.modify(metadata={_JOURNAL_OF_KEY: namespace, _CHECKPOINT_KEY: value})
 
     def verify(self, namespace: str, page_size: int = 1000) -> list[MalformedRecordWarning]:
         """Every record of ``namespace`` that readers skip or misorder, with the reason.
@@ -630,3 +673,11 @@ class ChromaEpisodeStore:
             metadatas = got["metadatas"] or [None] * len(ids)
             for record_id, metadata in zip(ids, metadatas, strict=True):
                 audit.feed(record_id, metadata, _EPISODE_KEY)
+
+
+def _journal_entries(got: Any) -> list[JournalEntry]:
+    metadatas = got["metadatas"] or [None] * len(got["ids"])
+    return [
+        JournalEntry(entry_id, str((meta or {}).get("run")), str((meta or {}).get("entry")))
+        for entry_id, meta in zip(got["ids"], metadatas, strict=True)
+    ]

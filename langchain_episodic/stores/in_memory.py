@@ -69,6 +69,8 @@ class _Namespace:
     state: dict[str, str] = field(default_factory=dict)
     journal: dict[str, JournalEntry] = field(default_factory=dict)
     journal_runs: dict[str, list[JournalEntry]] = field(default_factory=dict)
+    journal_order: list[JournalEntry] = field(default_factory=list)
+    checkpoint: str | None = None
 
     @property
     def size(self) -> int:
@@ -343,6 +345,7 @@ class InMemoryEpisodeStore:
                 if entry.entry_id not in space.journal:
                     space.journal[entry.entry_id] = entry
                     space.journal_runs.setdefault(entry.run_id, []).append(entry)
+                    space.journal_order.append(entry)
 
     def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
         """The namespace's journal entries, of one run when ``run_id`` is given."""
@@ -351,3 +354,24 @@ class InMemoryEpisodeStore:
             if run_id is None:
                 return list(space.journal.values())
             return list(space.journal_runs.get(run_id, ()))
+
+    def read_journal_from(self, namespace: str, start: int) -> list[JournalEntry]:
+        """The entries from position ``start`` on, in the order they were first stored."""
+        with self._lock:
+            return self._space(namespace).journal_order[max(start, 0) :]
+
+    def read_journal_ids(self, namespace: str, entry_ids: Sequence[str]) -> list[JournalEntry]:
+        """The stored entries under ``entry_ids`` (those that exist)."""
+        with self._lock:
+            journal = self._space(namespace).journal
+            return [journal[i] for i in dict.fromkeys(entry_ids) if i in journal]
+
+    def read_checkpoint(self, namespace: str) -> str | None:
+        """The journal checkpoint last written, or ``None``."""
+        with self._lock:
+            return self._space(namespace).checkpoint
+
+    def write_checkpoint(self, namespace: str, value: str) -> None:
+        """Replace the journal checkpoint."""
+        with self._lock:
+            self._space(namespace).checkpoint = value
