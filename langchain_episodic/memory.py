@@ -513,13 +513,36 @@ class EpisodicMemory:
         return self._s.runs.expire(older_than)
 
     def reload_credit(self) -> None:
-        """Read the journal afresh: other processes' injections, credits and lessons."""
+        """Read what other processes added to the journal: injections, credits and lessons.
+
+        On a store that keeps its journal in order (Chroma, in-memory) only the
+        entries written since this memory last read it are read.
+        """
         with self._s.context.lock:
-            self._s.journal.reload()
+            self._s.journal.sync()
+
+    def checkpoint_journal(self) -> None:
+        """Save the journal checkpoint now: the next open reads only what is written after it.
+
+        The memory saves one by itself every
+        :data:`~langchain_episodic.service.checkpoint.CHECKPOINT_EVERY` journal entries;
+        call this before a planned shutdown to make the next open read nothing more.
+        Stores that do not keep their journal in order (see
+        :class:`~langchain_episodic.stores.OrderedJournal`) have no checkpoint: a no-op.
+
+        Example:
+            >>> memory = EpisodicMemory()
+            >>> _ = memory.note_injection("run-1", ["ep-1"], "Implement login form")
+            >>> memory.checkpoint_journal()
+            >>> EpisodicMemory(store=memory.store).open_runs().keys()
+            dict_keys(['run-1'])
+        """
+        self._s.journal.checkpoint()
 
     anote_injection, acredit = async_twin(note_injection), async_twin(credit)
     aclose_run, aexpire_open_runs = async_twin(close_run), async_twin(expire_open_runs)
     areload_credit = async_twin(reload_credit)
+    acheckpoint_journal = async_twin(checkpoint_journal)
 
     def open_runs(self) -> dict[str, tuple[Injection, ...]]:
         """Runs shown something whose outcome is not in yet, with their injections."""

@@ -55,6 +55,8 @@ from langchain_episodic.scoring.skills import (
     compute_learning_curve,
     identify_weak_skills,
 )
+from langchain_episodic.service.journal import replayed_checkpoint
+from langchain_episodic.stores.base import OrderedJournal
 
 # --------------------------------------------------------------------------- stats
 
@@ -786,4 +788,13 @@ def _run_verify(args: argparse.Namespace) -> int:
     )
     for record_id, why in reasons.items():
         print(f"id={record_id!r}: {_one_line('; '.join(why), 10_000)}")
-    return 1 if reasons else 0
+    problems = replayed_checkpoint(store, target.namespace)
+    for problem in problems:
+        print(problem)
+    if (
+        not problems
+        and isinstance(store, OrderedJournal)
+        and store.read_checkpoint(target.namespace)
+    ):
+        print("the journal checkpoint agrees with a replay of the journal it covers")
+    return 1 if reasons or problems else 0

@@ -67,8 +67,12 @@ class JournalPosition:
         fresh = [i for i in entry_ids if i not in self.written]
         self.written.update(fresh)
         self.pending += len(fresh)
-        if self.ordered and self.pending >= CHECKPOINT_EVERY:
+        if self.is_due():
             self.due()
+
+    def is_due(self) -> bool:
+        """Whether enough entries were folded in since the last checkpoint to save one."""
+        return self.ordered and self.pending >= CHECKPOINT_EVERY
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,10 @@ class Runs:
         if noted:
             return all(injection.holdout for injection in noted)
         if self.holdout == 0.0:
-            return False
+            return False  # this memory holds nothing back (a closed run's prompt is moot)
+        closed = self._log.outcome(run_id)  # one read by id: runs closed are not kept
+        if closed is not None:
+            return closed.holdout
         with self._context.lock:
             if run_id not in self._drawn:
                 self._drawn[run_id] = bool(self.rng.random() < self.holdout)

@@ -65,9 +65,10 @@ class CreditLog:
         namespace: Whose journal this is.
         half_life: How fast credit evidence is forgotten, in seconds.
         position: How far the journal has been read (shared with the lesson log).
-        replay: Reads the whole journal again into every log (the journal's reload):
-            what an outcome older than the latest one needs, as the book folds
-            outcomes in time order.
+        sync: Folds into every log what the journal holds beyond ``position`` (the
+            journal's :meth:`~langchain_episodic.service.journal.Journal.sync`): called
+            when another writer's outcome is found, and for an outcome older than the
+            latest folded in (the book folds outcomes in time order: a replay).
     """
 
     def __init__(
@@ -76,12 +77,12 @@ class CreditLog:
         namespace: str,
         half_life: float,
         position: JournalPosition,
-        replay: Callable[[], None],
+        sync: Callable[[], None],
     ) -> None:
         self._store = store
         self._namespace = namespace
         self._position = position
-        self._replay = replay
+        self._sync = sync
         self.half_life = half_life
         self.injections: dict[str, list[Injection]] = defaultdict(list)  # open runs only
         self.book = UtilityBook(half_life)
@@ -178,6 +179,7 @@ class CreditLog:
         """
         done = self.outcome(run_id)
         if done is not None:
+            self._sync()  # another writer's outcome: fold it in (and what came with it)
             self.injections.pop(run_id, None)
             raise CreditError(run_id, self._namespace, _describe_outcome(done))
         shown = self._shown(run_id)
@@ -192,12 +194,13 @@ class CreditLog:
         self._store.append_journal(self._namespace, [JournalEntry(*encode_credit(event))])
         stored = self.outcome(run_id)
         if stored != event:  # another writer's outcome reached the store first
-            self.injections.pop(run_id, None)  # folded in when the journal is next read
+            self._sync()
+            self.injections.pop(run_id, None)
             raise CreditError(run_id, self._namespace, _describe_outcome(stored))
         if self._fold(event):
             self._position.wrote([outcome_entry_id(run_id)])
-        else:  # older than an outcome folded in already: fold everything in order
-            self._replay()
+        else:  # older than an outcome folded in already: read on, which replays in order
+            self._sync()
         return event
 
     def open_runs(self) -> list[tuple[str, list[Injection]]]:

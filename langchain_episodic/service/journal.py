@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from langchain_episodic.embeddings.fingerprint import RefusingEmbeddings
 from langchain_episodic.scoring.credit import UtilityBook
 from langchain_episodic.service.checkpoint import (
-    CHECKPOINT_EVERY,
     Checkpoint,
     JournalPosition,
     decode_checkpoint,
@@ -55,13 +54,13 @@ class Journal:
             if journal is not None:
                 journal.checkpoint()
 
-        def replay() -> None:
+        def sync() -> None:
             journal = me()
             if journal is not None:
-                journal.reload()
+                journal.sync()
 
         self.position.due = due
-        self.credit = CreditLog(store, context.namespace, half_life, self.position, replay)
+        self.credit = CreditLog(store, context.namespace, half_life, self.position, sync)
         self.lessons = LessonLog(store, context.namespace, self.position)
         if not self._resume():
             self.reload()
@@ -79,7 +78,7 @@ class Journal:
         self.lessons.reload(fresh)
         self._moved_to(len(fresh), fresh[-1].entry_id if fresh else None)
         self.position.pending = len(fresh)
-        if self.position.pending >= CHECKPOINT_EVERY and self._writable():
+        if self.position.is_due() and self._writable():
             self._write_checkpoint()
 
     def sync(self) -> None:
@@ -146,7 +145,7 @@ class Journal:
         self.lessons.reload(sorted(lessons, key=lambda entry: order[entry.entry_id]))
         self._moved_to(saved.position, saved.last_id)
         self._fold_tail(tail)
-        if self.position.pending >= CHECKPOINT_EVERY and self._writable():
+        if self.position.is_due() and self._writable():
             self._write_checkpoint()
         return True
 

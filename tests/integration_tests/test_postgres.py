@@ -94,6 +94,8 @@ def test_two_writer_processes_on_one_namespace_lose_and_duplicate_nothing(
     postgres_uri: str,
 ) -> None:
     uri = fresh_database(postgres_uri)
+    with open_memory(uri):
+        pass  # the store's tables made once: two first setups at once race in LangGraph
     writers_count, per_writer = 2, 120
     total = writers_count * per_writer
     writers = [start_writer(uri, i, per_writer, total) for i in range(writers_count)]
