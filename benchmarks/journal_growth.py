@@ -80,6 +80,7 @@ def build(path: Path, entries: int) -> None:
             store.append_journal(memory.namespace, batch)
             batch = []
     store.append_journal(memory.namespace, batch)
+    memory.reload_credit()  # folded in, as the agent that wrote them would have
     memory.flush()
     store.close()
 

@@ -93,9 +93,14 @@ class Journal:
         tail = self._ordered.read_journal_from(self._context.namespace, self.position.position)
         self._fold_tail(tail)
 
-    def checkpoint(self) -> None:
-        """Fold in other writers' entries, then save the checkpoint (ordered stores only)."""
+    def checkpoint(self, *, only_if_behind: bool = False) -> None:
+        """Fold in other writers' entries, then save the checkpoint (ordered stores only).
+
+        ``only_if_behind``: only when entries were folded in since the last one.
+        """
         if self._ordered is None or not self._writable():
+            return
+        if only_if_behind and not self.position.pending:
             return
         with self._context.lock:
             self.sync()
@@ -131,12 +136,20 @@ class Journal:
         saved = decode_checkpoint(self._ordered.read_checkpoint(namespace))
         if saved is None or saved.book.get("half_life") != self.credit.half_life:
             return False
-        start = max(saved.position - 1, 0)
-        tail = self._ordered.read_journal_from(namespace, start)
-        if saved.position > 0:
-            if not tail or tail[0].entry_id != saved.last_id:
-                return False  # the journal is not the one the checkpoint summed up
-            tail = tail[1:]
+        if self._ordered.journal_size(namespace) == saved.position:
+            # Nothing written since: the journal only grows, so its last covered entry
+            # being there is enough (a count and a read by id, whatever its length).
+            last = [saved.last_id] if saved.last_id is not None else []
+            if len(self._ordered.read_journal_ids(namespace, last)) != len(last):
+                return False
+            tail: list[JournalEntry] = []
+        else:
+            start = max(saved.position - 1, 0)
+            tail = self._ordered.read_journal_from(namespace, start)
+            if saved.position > 0:
+                if not tail or tail[0].entry_id != saved.last_id:
+                    return False  # the journal is not the one the checkpoint summed up
+                tail = tail[1:]
         lessons = self._ordered.read_journal_ids(namespace, saved.lesson_ids)
         if len(lessons) != len(set(saved.lesson_ids)):
             return False

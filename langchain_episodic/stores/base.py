@@ -284,6 +284,10 @@ class OrderedJournal(Protocol):
         """The stored entries under ``entry_ids`` (those that exist), any order."""
         ...
 
+    def journal_size(self, namespace: str) -> int:
+        """How many entries the namespace's journal holds (the next entry's position)."""
+        ...
+
     def read_checkpoint(self, namespace: str) -> str | None:
         """The journal checkpoint last written with :meth:`write_checkpoint`, or ``None``."""
         ...

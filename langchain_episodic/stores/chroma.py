@@ -631,6 +631,11 @@ class ChromaEpisodeStore:
             entries.extend(_journal_entries(got))
         return entries
 
+    def journal_size(self, namespace: str) -> int:
+        """How many entries the namespace's journal holds (a count, not a read)."""
+        journal = self._journal(namespace, create=False)
+        return 0 if journal is None else journal.count()
+
     def read_checkpoint(self, namespace: str) -> str | None:
         """The journal checkpoint, kept in the journal collection's metadata, read afresh."""
         journal = self._journal(namespace, create=False)

@@ -366,6 +366,11 @@ class InMemoryEpisodeStore:
             journal = self._space(namespace).journal
             return [journal[i] for i in dict.fromkeys(entry_ids) if i in journal]
 
+    def journal_size(self, namespace: str) -> int:
+        """How many entries the namespace's journal holds."""
+        with self._lock:
+            return len(self._space(namespace).journal_order)
+
     def read_checkpoint(self, namespace: str) -> str | None:
         """The journal checkpoint last written, or ``None``."""
         with self._lock:
