@@ -100,8 +100,10 @@ class LessonLog:
             return 0
         entries = [JournalEntry(*encode_lesson(lesson, vector, model)) for lesson, vector in fresh]
         self._store.append_journal(self._namespace, entries)
+        added = self.apply(entries)
+        # Folded in first: noting them may save a checkpoint, which must hold them.
         self._position.wrote(entry.entry_id for entry in entries)
-        return self.apply(entries)
+        return added
 
     def vectors_for(
         self,

@@ -319,3 +319,25 @@ def test_chroma_reads_its_journal_in_order_and_by_id(tmp_path: Path) -> None:
     store.write_checkpoint(NAMESPACE, "saved")
     assert store.read_checkpoint(NAMESPACE) == "saved"
     assert store.read_journal_from(NAMESPACE, 0)[0] == entries[0]  # the journal is intact
+
+
+def test_a_checkpoint_saved_by_the_write_of_a_lesson_holds_that_lesson(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(checkpoint_module, "CHECKPOINT_EVERY", 1)  # every write saves one
+    store = InMemoryEpisodeStore()
+    memory = open_memory(store)
+    memory.record(make_episode(episode_id="login-1", description="Implement login form"))
+    lesson = Lesson.create(
+        title="Trim the address first",
+        applies_when="Implement a form with email validation",
+        do="call .strip() on the address",
+        sources=(LessonSource("login-1"),),
+        created_at=NOW,
+    )
+    memory.add_lessons([lesson])  # the last write: the checkpoint it saved is the last
+
+    reopened = open_memory(store)
+
+    assert [one.lesson_id for one in reopened.lessons()] == [lesson.lesson_id]
+    assert replayed_checkpoint(store, NAMESPACE) == []
