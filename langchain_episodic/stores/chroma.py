@@ -70,6 +70,7 @@ _EPISODE_KEY = "episode"
 _JOURNAL_OF_KEY = "langchain_episodic:journal_of"
 _JOURNAL_SUFFIX = "-journal"
 _CHECKPOINT_KEY = "langchain_episodic:checkpoint"
+_READ_WHOLE_BELOW = 1_000  # records: below, the short-term window reads the collection whole
 _UNSAFE_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]+")
 # Chroma's own rule for collection names, checked here for a clearer message.
 _COLLECTION_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
@@ -490,30 +491,35 @@ class ChromaEpisodeStore:
         return list(decode_hits(rows))
 
     def _get_seq_range(self, namespace: str, start: int, stop: int) -> list[tuple[int, Episode]]:
-        records = _by_id(
-            self.collection(namespace).get(
-                where={"$and": [{"seq": {"$gte": start}}, {"seq": {"$lt": stop}}]},
-                include=["metadatas"],
-            )
+        got = self.collection(namespace).get(
+            where={"$and": [{"seq": {"$gte": start}}, {"seq": {"$lt": stop}}]},
+            include=["metadatas"],
         )
-        # Every record found has a seq: the where clause matched it.
-        rows = [
-            (int(records[record_id]["seq"]), episode)
-            for record_id, episode in decode_episodes(_episode_rows(records))
-        ]
-        # Several writer processes may repeat a seq (each numbers from its own count).
-        rows.sort(key=lambda row: (row[0], row[1].timestamp, row[1].episode_id))
-        return rows
+        return _seq_rows(_by_id(got), start, stop)
 
     def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
         """The last ``n`` recorded episodes of ``total``, oldest first."""
         if n <= 0 or total <= 0:
             return []
+        fetch: Callable[[int, int], list[tuple[int, Episode]]]
+        if total <= _READ_WHOLE_BELOW:
+            # Chroma answers a filter on seq from the metadata of every collection in
+            # the folder: with thousands of namespaces (one per user) that is most of
+            # an open. A small collection is read whole once instead, and filtered here.
+            records = _by_id(self.collection(namespace).get(include=["metadatas"]))
+
+            def fetch(start: int, stop: int) -> list[tuple[int, Episode]]:
+                return _seq_rows(records, start, stop)
+        else:
+
+            def fetch(start: int, stop: int) -> list[tuple[int, Episode]]:
+                return self._get_seq_range(namespace, start, stop)
+
         # With one writer the last n seq values hold the last n records. Several writer
         # processes repeat seq values and leave the top ones empty: widen until found.
         window = n
         while True:
-            rows = self._get_seq_range(namespace, max(0, total - window), total)
+            rows = fetch(max(0, total - window), total)
             if len(rows) >= n or window >= total:
                 return [episode for _, episode in rows[-n:]]
             window *= 2
@@ -686,3 +692,26 @@ def _journal_entries(got: Any) -> list[JournalEntry]:
         JournalEntry(entry_id, str((meta or {}).get("run")), str((meta or {}).get("entry")))
         for entry_id, meta in zip(got["ids"], metadatas, strict=True)
     ]
+
+
+def _seq_rows(records: Mapping[str, Any], start: int, stop: int) -> list[tuple[int, Episode]]:
+    """``(seq, episode)`` of the readable records whose seq is in ``[start, stop)``, in order.
+
+    What the where clause ``start <= seq < stop`` keeps, also for records read unfiltered.
+    """
+    in_range = {
+        record_id: metadata
+        for record_id, metadata in records.items()
+        if _seq_in(metadata.get("seq"), start, stop)
+    }
+    rows = [
+        (int(in_range[record_id]["seq"]), episode)
+        for record_id, episode in decode_episodes(_episode_rows(in_range))
+    ]
+    # Several writer processes may repeat a seq (each numbers from its own count).
+    rows.sort(key=lambda row: (row[0], row[1].timestamp, row[1].episode_id))
+    return rows
+
+
+def _seq_in(seq: object, start: int, stop: int) -> bool:
+    return isinstance(seq, (int, float)) and not isinstance(seq, bool) and start <= seq < stop

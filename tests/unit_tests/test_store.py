@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -316,3 +317,44 @@ def test_a_malformed_record_does_not_make_every_open_rescan(tmp_path: Path) -> N
     assert CountingStore.scanned == 0
     assert len(again) == 21
     assert again.skill_profiles() == compute_skill_profiles(corpus(20))
+
+
+@pytest.mark.parametrize("n", [1, 4, 9, 40])
+def test_a_small_collection_read_whole_keeps_the_window_a_seq_filter_keeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int
+) -> None:
+    import langchain_episodic.stores.chroma as chroma_module  # noqa: PLC0415
+
+    store = ChromaEpisodeStore(path=tmp_path / "m")
+    EpisodicMemory(store=store).record_many(corpus(8))
+    vector = [
+        [0.1]
+        * store.collection("default").get(limit=1, include=["embeddings"])["embeddings"][0].shape[0]
+    ]
+    foreign = {  # what several writers and other tools leave: repeated, missing, odd seqs
+        "twin": {"episode": json.dumps(make_episode(episode_id="twin").to_dict()), "seq": 7},
+        "no-seq": {"episode": json.dumps(make_episode(episode_id="no-seq").to_dict())},
+        "bool-seq": {
+            "episode": json.dumps(make_episode(episode_id="bool-seq").to_dict()),
+            "seq": True,
+        },
+        "beyond": {"episode": json.dumps(make_episode(episode_id="beyond").to_dict()), "seq": 99},
+        "broken": {"episode": "{oops", "seq": 6},
+    }
+    for record_id, metadata in foreign.items():
+        store.collection("default").add(ids=[record_id], embeddings=vector, metadatas=[metadata])
+    total = 9
+
+    with warnings.catch_warnings(record=True) as whole_warned:
+        warnings.simplefilter("always")
+        whole = [e.episode_id for e in store.latest("default", n, total)]
+    monkeypatch.setattr(chroma_module, "_READ_WHOLE_BELOW", 0)  # the seq filter, widening
+    with warnings.catch_warnings(record=True) as filtered_warned:
+        warnings.simplefilter("always")
+        filtered = [e.episode_id for e in store.latest("default", n, total)]
+
+    assert whole == filtered
+    assert [str(w.message) for w in whole_warned] == [str(w.message) for w in filtered_warned]
+    assert len(whole) == min(n, 9)  # ep-0..ep-7 and the twin; never the broken one
+    assert not {"no-seq", "bool-seq", "beyond", "broken"} & set(whole)
+    assert whole[-2:] == ["ep-7", "twin"] or whole[-2:] == ["twin", "ep-7"] or n == 1
