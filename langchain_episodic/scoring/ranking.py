@@ -226,17 +226,20 @@ def top_lessons(
     similar = np.asarray(similarities, dtype=np.float64)
     if k <= 0 or not len(similar):
         return []
-    # utility_factor, for many at once; -inf marks a lesson below the floor.
-    factors = (2.0 * np.clip(np.asarray(utilities, dtype=np.float64), 0.0, 1.0)) ** UTILITY_POWER
-    scores = np.where(similar >= floor, similar * factors, -np.inf)
+    # Only the lessons that reach the floor are scored: usually a few of thousands.
+    rows = np.flatnonzero(similar >= floor)
+    if not len(rows):
+        return []
+    # utility_factor, for many at once.
+    useful = np.clip(np.asarray(utilities, dtype=np.float64)[rows], 0.0, 1.0)
+    scores = similar[rows] * (2.0 * useful) ** UTILITY_POWER
     if k < len(scores):  # only the k best (and whatever ties the k-th) need sorting
-        kth = scores[np.argpartition(scores, len(scores) - k)[len(scores) - k :]].min()
-        candidates = np.flatnonzero(scores >= kth) if kth > -np.inf else np.arange(len(scores))
-    else:
-        candidates = np.arange(len(scores))
-    candidates = candidates[scores[candidates] > -np.inf]
-    order = sorted(candidates.tolist(), key=lambda i: (-scores[i], ids[i]))
-    return order[:k]
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = scores >= kth
+        rows, scores = rows[keep], scores[keep]
+    found = rows.tolist()
+    order = sorted(range(len(found)), key=lambda j: (-scores[j], ids[found[j]]))
+    return [found[j] for j in order[:k]]
 
 
 def rank_lessons(

@@ -275,3 +275,34 @@ def test_recall_equals_the_brute_force_reference_when_the_store_fits_in_fetch_k(
     cutoff = expected[-1][1] if expected else math.inf
     clear = {episode_id for episode_id, p in expected if p > cutoff + 1e-5}
     assert clear <= {r.episode.episode_id for r in got}
+
+
+@fuzz_settings(300)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from([-0.2, 0.1, 0.3, 0.3, 0.45, 0.6, 0.6, 0.9]),
+            st.sampled_from([0.0, 0.2, 0.5, 0.5, 0.8, 1.0]),
+        ),
+        max_size=40,
+    ),
+    floor=st.sampled_from([0.0, 0.3, 0.5]),
+    k=st.integers(0, 5),
+)
+def test_top_lessons_is_the_brute_force_order(
+    rows: list[tuple[float, float]], floor: float, k: int
+) -> None:
+    import numpy as np  # noqa: PLC0415
+
+    from langchain_episodic.scoring.credit import utility_factor  # noqa: PLC0415
+    from langchain_episodic.scoring.ranking import top_lessons  # noqa: PLC0415
+
+    ids = [f"lesson-{i:03d}" for i in range(len(rows))]
+    similarities = np.array([s for s, _ in rows], dtype=np.float32)
+    utilities = np.array([u for _, u in rows])
+    expected = sorted(
+        (i for i, (s, _) in enumerate(rows) if similarities[i] >= floor),
+        key=lambda i: (-(float(similarities[i]) * utility_factor(rows[i][1])), ids[i]),
+    )[:k]
+
+    assert top_lessons(similarities, utilities, ids, floor, k) == expected
