@@ -92,9 +92,7 @@ class CreditLog:
     def reload(self, entries: Sequence[JournalEntry]) -> None:
         """Fold the whole journal (``entries``, just read) in from scratch."""
         injections, credits = _decoded(entries)
-        outcomes: dict[str, CreditEvent] = {}
-        for event in sorted(credits, key=lambda e: (e.at, e.run_id)):
-            outcomes.setdefault(event.run_id, event)
+        outcomes = _first_outcomes(credits)
         self.injections = defaultdict(list)
         for injection in injections:
             if injection.run_id not in outcomes:
@@ -213,16 +211,21 @@ class CreditLog:
     def credits(self) -> list[CreditEvent]:
         """Every outcome, oldest first: read from the journal (a report's cost, not a run's)."""
         _, credits = _decoded(self._store.read_journal(self._namespace))
-        outcomes: dict[str, CreditEvent] = {}
-        for event in sorted(credits, key=lambda e: (e.at, e.run_id)):
-            outcomes.setdefault(event.run_id, event)
-        return list(outcomes.values())
+        return list(_first_outcomes(credits).values())
 
     def utility(self, episode_id: str) -> EpisodeUtility:
         """The episode's utility row (an empty one, the prior, when never shown)."""
         return self.book.rows.get(episode_id) or EpisodeUtility(
             episode_id, half_life=self.half_life
         )
+
+
+def _first_outcomes(credits: Iterable[CreditEvent]) -> dict[str, CreditEvent]:
+    """Each run's outcome (the earliest, should a journal hold two), in time order."""
+    outcomes: dict[str, CreditEvent] = {}
+    for event in sorted(credits, key=lambda e: (e.at, e.run_id)):
+        outcomes.setdefault(event.run_id, event)
+    return outcomes
 
 
 def _describe_outcome(event: CreditEvent | None) -> str:

@@ -78,8 +78,7 @@ class Journal:
         self.lessons.reload(fresh)
         self._moved_to(len(fresh), fresh[-1].entry_id if fresh else None)
         self.position.pending = len(fresh)
-        if self.position.is_due() and self._writable():
-            self._write_checkpoint()
+        self._checkpoint_if_due()
 
     def sync(self) -> None:
         """Fold in what other writers added since this memory last read the journal.
@@ -154,12 +153,14 @@ class Journal:
         if len(lessons) != len(set(saved.lesson_ids)):
             return False
         order = {entry_id: i for i, entry_id in enumerate(saved.lesson_ids)}
-        self.credit.restore(saved)
+        try:
+            self.credit.restore(saved)  # the book is read here, once
+        except (KeyError, TypeError, ValueError):
+            return False
         self.lessons.reload(sorted(lessons, key=lambda entry: order[entry.entry_id]))
         self._moved_to(saved.position, saved.last_id)
         self._fold_tail(tail)
-        if self.position.is_due() and self._writable():
-            self._write_checkpoint()
+        self._checkpoint_if_due()
         return True
 
     def _fold_tail(self, tail: Sequence[JournalEntry]) -> None:
@@ -177,6 +178,10 @@ class Journal:
     def _moved_to(self, position: int, last_id: str | None) -> None:
         self.position.position, self.position.last_id = position, last_id
         self.position.written = set()
+
+    def _checkpoint_if_due(self) -> None:
+        if self.position.is_due() and self._writable():
+            self._write_checkpoint()
 
     def _writable(self) -> bool:
         # A memory opened read-only (another embedding model) writes nothing.
@@ -233,7 +238,10 @@ def replayed_checkpoint(store: EpisodeStore, namespace: str) -> list[str]:
     lessons = LessonLog(store, namespace, position)
     lessons.reload(entries)
     problems = []
-    saved_book = UtilityBook.from_state(saved.book)
+    try:
+        saved_book = UtilityBook.from_state(saved.book)
+    except (KeyError, TypeError, ValueError):
+        return ["the journal checkpoint is unreadable (the next open replays the journal)"]
     differing = [
         subject
         for subject in set(saved_book.rows) | set(replayed.book.rows)

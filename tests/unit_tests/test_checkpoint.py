@@ -83,6 +83,18 @@ def open_memory(store: InMemoryEpisodeStore | ChromaEpisodeStore) -> EpisodicMem
     return EpisodicMemory(store=store, clock=lambda: NOW, open_run_ttl=None)
 
 
+def login_lesson() -> Lesson:
+    """A lesson drawn from the episode ``login-1``."""
+    return Lesson.create(
+        title="Strip e-mail addresses before validating them",
+        applies_when="Implement a form with email validation",
+        do="call .strip() on the address first",
+        avoid="validating the raw input",
+        sources=(LessonSource("login-1"),),
+        created_at=NOW,
+    )
+
+
 @pytest.fixture
 def small_checkpoints(monkeypatch: pytest.MonkeyPatch) -> int:
     monkeypatch.setattr(checkpoint_module, "CHECKPOINT_EVERY", 20)
@@ -259,14 +271,7 @@ def test_lessons_survive_an_open_from_the_checkpoint(small_checkpoints: int) -> 
     store = InMemoryEpisodeStore()
     memory = open_memory(store)
     memory.record(make_episode(episode_id="login-1", description="Implement login form"))
-    lesson = Lesson.create(
-        title="Strip e-mail addresses before validating them",
-        applies_when="Implement a form with email validation",
-        do="call .strip() on the address first",
-        avoid="validating the raw input",
-        sources=(LessonSource("login-1"),),
-        created_at=NOW,
-    )
+    lesson = login_lesson()
     assert memory.add_lessons([lesson]) == 1
     store.append_journal(NAMESPACE, journal_of(30))
     memory.checkpoint_journal()
@@ -328,13 +333,7 @@ def test_a_checkpoint_saved_by_the_write_of_a_lesson_holds_that_lesson(
     store = InMemoryEpisodeStore()
     memory = open_memory(store)
     memory.record(make_episode(episode_id="login-1", description="Implement login form"))
-    lesson = Lesson.create(
-        title="Trim the address first",
-        applies_when="Implement a form with email validation",
-        do="call .strip() on the address",
-        sources=(LessonSource("login-1"),),
-        created_at=NOW,
-    )
+    lesson = login_lesson()
     memory.add_lessons([lesson])  # the last write: the checkpoint it saved is the last
 
     reopened = open_memory(store)
