@@ -8,6 +8,7 @@ keeps working for bad input::
      ├── EpisodicValueError (ValueError)   bad input: names the field and the value
      │    ├── EpisodeValidationError       an Episode (or part of one) breaks a rule
      │    ├── EpisodeConflictError         another episode already holds that episode_id
+     │    ├── EpisodeForgottenError        an erased episode_id, given to be stored again
      │    └── NamespaceNotFoundError       a namespace that must exist does not
      ├── StoreConfigurationError (RuntimeError)  a store cannot hold episodes as configured
      │    └── EmbeddingMismatchError       the namespace was built with another embedding model
@@ -25,11 +26,13 @@ memory, a callable) and is something else raises the built-in ``TypeError``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 
 __all__ = [
     "CreditError",
     "EmbeddingMismatchError",
     "EpisodeConflictError",
+    "EpisodeForgottenError",
     "EpisodeValidationError",
     "EpisodicError",
     "EpisodicValueError",
@@ -164,6 +167,40 @@ class CreditError(EpisodicValueError):
         super().__init__(
             f"run_id={run_id!r} in namespace={namespace!r} {reason}; nothing was credited"
         )
+
+
+class EpisodeForgottenError(EpisodicValueError):
+    """An episode id that an erasure removed was given to be stored again.
+
+    An erased episode leaves a tombstone (:mod:`langchain_episodic.model.erasure`):
+    storing its id again would bring back what was erased, so it is refused.
+
+    Attributes:
+        namespace: The namespace.
+        forgotten: Each refused id with ``(erasure_id, at)`` of the erasure that removed it.
+    """
+
+    def __init__(self, namespace: str, forgotten: Mapping[str, tuple[str, float]]) -> None:
+        self.namespace = namespace
+        self.forgotten = dict(forgotten)
+        shown = ", ".join(
+            f"{episode_id!r} (erasure {erasure}, {_when(at)})"
+            for episode_id, (erasure, at) in list(self.forgotten.items())[:5]
+        )
+        more = f" and {len(self.forgotten) - 5} more" if len(self.forgotten) > 5 else ""
+        super().__init__(
+            f"episode_ids {shown}{more} were erased from namespace={namespace!r} and are "
+            "not stored again (their tombstones keep them out); nothing was written. "
+            "Use new episode_ids for new episodes"
+        )
+
+
+def _when(at: float) -> str:
+    try:
+        moment = datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        moment = "an unknown date"
+    return f"at {at:.0f}, {moment}"
 
 
 class StoreConfigurationError(EpisodicError, RuntimeError):

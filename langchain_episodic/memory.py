@@ -22,6 +22,7 @@ from langchain_episodic.embeddings.background import default_background_texts
 from langchain_episodic.embeddings.builtin import default_embeddings
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import Episode, TaskDescription, as_task
+from langchain_episodic.model.erasure import ForgetReceipt
 from langchain_episodic.model.lesson import MERGE_SIMILARITY, Lesson, LessonStatus
 from langchain_episodic.model.quarantine import QuarantineAction, QuarantineEvent
 from langchain_episodic.scoring.credit import (
@@ -41,6 +42,7 @@ from langchain_episodic.scoring.options import RecallKeywords, RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
 from langchain_episodic.scoring.ranking import RecallReport
 from langchain_episodic.scoring.relevance import Calibration, calibration_for
+from langchain_episodic.scoring.retention import PrunePlan, Retention
 from langchain_episodic.scoring.skills import SkillProfile, profiles_from_tallies
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.opening import (
@@ -151,6 +153,10 @@ class EpisodicMemory:
             packaged everyday requests, right for agents that do technical work;
             ``()``: no background test (the similarity floor only). An agent whose
             own tasks are everyday ones passes texts of what it does not do.
+        retention: How much the namespace keeps
+            (:class:`~langchain_episodic.scoring.retention.Retention`: a maximum age
+            and/or number of episodes), applied by :meth:`prune` and, with
+            ``on_write=True``, after writes. ``None`` (default): everything is kept.
 
     The embedding model is part of the namespace: opening embeds one probe text and
     compares the model's fingerprint with the one recorded when the namespace was
@@ -184,7 +190,11 @@ class EpisodicMemory:
         holdout: float = 0.0,
         rng: np.random.Generator | None = None,
         background: Sequence[str] | None = None,
+        retention: Retention | None = None,
     ) -> None:
+        if retention is not None and not isinstance(retention, Retention):
+            msg = f"retention={retention!r} is invalid: must be a Retention or None"
+            raise TypeError(msg)
         half_life = check_settings(
             store, embeddings, short_term_limit, namespace, on_embedding_mismatch,
             open_run_ttl, utility_half_life, create_namespace,
@@ -213,6 +223,7 @@ class EpisodicMemory:
             owner=self,
             holdout=holdout,
             rng=rng,
+            retention=retention,
         )
 
     def __repr__(self) -> str:
@@ -679,6 +690,109 @@ class EpisodicMemory:
     aconsolidate_lessons = async_twin(consolidate_lessons)
     arecall_lessons = async_twin(recall_lessons)
 
+    # ------------------------------------------------------------------ forgetting
+
+    @property
+    def retention(self) -> Retention | None:
+        """The retention policy :meth:`prune` applies (``None``: everything is kept)."""
+        return self._s.eraser.retention
+
+    def forget(
+        self,
+        episode_ids: str | Iterable[str],
+        *,
+        reason: str,
+        by: str | None = None,
+        dry_run: bool = False,
+    ) -> ForgetReceipt:
+        """Erase episodes and everything derived from them; a receipt of what went.
+
+        Follows lineage (:mod:`~langchain_episodic.service.erasure`): the records and
+        their vectors; the lessons derived from them (removed, not re-derived); the
+        injection records and run outcomes naming them, rewritten without them (an
+        injection also loses its task text); the quarantine- and pin-log events
+        naming them; the summary and the short-term window. Each erased id leaves a
+        tombstone (a digest, not the id), so it is never stored again. An embedded
+        Chroma store then purges its files (see ``receipt.storage``). A lesson id
+        may be given too: it goes with the lessons revising or merging it.
+
+        Example:
+            >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
+            >>> memory = EpisodicMemory()
+            >>> _ = memory.record(Episode(
+            ...     episode_id="e1", task=TaskDescription("Fix the login bug"),
+            ...     solution="...", feedback=Feedback(reward=1.0),
+            ...     outcome=OutcomeStatus.SUCCESS, timestamp=1.0))
+            >>> receipt = memory.forget(["e1"], reason="user asked", by="support")
+            >>> receipt.episodes, len(memory), memory.forget("e1", reason="again").already_forgotten
+            (1, 0, 1)
+
+        Args:
+            episode_ids: One id or several.
+            reason: Why (required; kept in the receipt).
+            by: Who asked, when known.
+            dry_run: Remove nothing; the receipt says what would go.
+
+        Raises:
+            EpisodicValueError: ``reason`` is empty, or an id was never stored here
+                (named; nothing is removed). An id already forgotten is a no-op,
+                counted in ``receipt.already_forgotten``.
+            StoreConfigurationError: The store cannot delete.
+        """
+        return self._s.eraser.forget(_ids(episode_ids), reason, by, dry_run=dry_run)
+
+    def forget_all(
+        self, *, reason: str, by: str | None = None, dry_run: bool = False
+    ) -> ForgetReceipt:
+        """Erase this whole namespace (one user's memory); a receipt of what went.
+
+        Every episode, lesson, injection, outcome, quarantine and pin event goes; the
+        tombstones, the receipts and the embedding model's fingerprint stay, and the
+        memory stays usable. Other namespaces are untouched.
+
+        Raises:
+            EpisodicValueError: ``reason`` is empty.
+            StoreConfigurationError: The store cannot delete.
+        """
+        return self._s.eraser.forget_all(reason, by, dry_run=dry_run)
+
+    def prune(
+        self,
+        retention: Retention | None = None,
+        *,
+        current_time: float | None = None,
+        by: str | None = None,
+        dry_run: bool = False,
+    ) -> tuple[PrunePlan, ForgetReceipt | None]:
+        """Apply a retention policy (the memory's when ``None``): the plan and its receipt.
+
+        Expired episodes go, then, beyond ``max_episodes``, the least valuable ones
+        (never helpful, then low utility, then old); pinned and quarantined ones stay
+        (listed in ``plan.protected``). The receipt is ``None`` when nothing goes.
+
+        Example:
+            >>> from langchain_episodic.scoring.retention import Retention
+            >>> memory = EpisodicMemory()
+            >>> plan, receipt = memory.prune(Retention(max_episodes=100), dry_run=True)
+            >>> plan.episode_ids, receipt
+            ((), None)
+
+        Raises:
+            EpisodicValueError: No policy is given or set.
+        """
+        return self._s.eraser.prune(retention, now=current_time, by=by, dry_run=dry_run)
+
+    def erasures(self) -> tuple[ForgetReceipt, ...]:
+        """The receipt of every finished erasure in this namespace, oldest first."""
+        return self._s.eraser.receipts()
+
+    def unfinished_erasures(self) -> list[str]:
+        """Erasures begun and never finished (a killed process): run ``forget`` again."""
+        return self._s.eraser.unfinished()
+
+    aforget, aforget_all, aprune = async_twin(forget), async_twin(forget_all), async_twin(prune)
+    aerasures = async_twin(erasures)
+
     # ------------------------------------------------------------ namespaces
 
     def for_namespace(self, namespace: str) -> EpisodicMemory:
@@ -702,6 +816,7 @@ class EpisodicMemory:
                     holdout=self.holdout,
                     rng=self._s.runs.rng,
                     background=self.background,
+                    retention=self.retention,
                 )
             return self._scoped[namespace]
 

@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
 from langchain_episodic.errors import CreditError, EpisodicValueError, MalformedRecordWarning
+from langchain_episodic.model.erasure import is_erasure_entry
 from langchain_episodic.model.lesson import is_lesson_entry
 from langchain_episodic.scoring.credit import (
     CreditEvent,
@@ -40,8 +41,8 @@ def _decoded(entries: Iterable[JournalEntry]) -> tuple[list[Injection], list[Cre
     injections: list[Injection] = []
     credits: list[CreditEvent] = []
     for entry in entries:
-        if is_lesson_entry(entry.entry_id):
-            continue  # the lesson log's (langchain_episodic.service.lesson_log)
+        if is_lesson_entry(entry.entry_id) or is_erasure_entry(entry.entry_id):
+            continue  # the lesson log's, or an erasure's (tombstones, receipts)
         try:
             item = decode_entry(entry.entry_id, entry.run_id, entry.payload)
         except EpisodicValueError as error:

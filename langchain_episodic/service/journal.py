@@ -89,7 +89,15 @@ class Journal:
         if self._ordered is None:
             self.reload()
             return
-        tail = self._ordered.read_journal_from(self._context.namespace, self.position.position)
+        position, last_id = self.position.position, self.position.last_id
+        tail = self._ordered.read_journal_from(self._context.namespace, max(position - 1, 0))
+        if position > 0:
+            if not tail or tail[0].entry_id != last_id:
+                # Entries were removed before the position (an erasure, here or in
+                # another process): positions moved, so fold the whole journal again.
+                self.reload()
+                return
+            tail = tail[1:]
         self._fold_tail(tail)
 
     def checkpoint(self, *, only_if_behind: bool = False) -> None:

@@ -36,8 +36,10 @@ from langchain_episodic.errors import (
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.quarantine import PIN_STATE_KEY, QuarantineEvent
 from langchain_episodic.scoring.relevance import Calibration
+from langchain_episodic.scoring.retention import Retention
 from langchain_episodic.service.context import NamespaceContext, check_vectors
 from langchain_episodic.service.credit import Runs
+from langchain_episodic.service.erasure import Eraser
 from langchain_episodic.service.journal import Journal
 from langchain_episodic.service.lessons import Lessons
 from langchain_episodic.service.quarantine import QuarantineLog
@@ -282,6 +284,7 @@ class Services:
         summary: The per-category summary.
         window: The short-term window.
         writer: The write path.
+        eraser: Erasure and retention.
     """
 
     context: NamespaceContext
@@ -294,6 +297,7 @@ class Services:
     summary: Summary
     window: deque[Episode]
     writer: EpisodeWriter
+    eraser: Eraser
 
 
 def open_services(
@@ -308,6 +312,7 @@ def open_services(
     owner: object,
     holdout: float = 0.0,
     rng: np.random.Generator | None = None,
+    retention: Retention | None = None,
 ) -> Services:
     """Open every service of ``context``'s namespace: logs read once, stale runs closed.
 
@@ -322,6 +327,7 @@ def open_services(
         owner: The object whose garbage collection saves the summary.
         holdout: The fraction of runs shown no memory, by chance.
         rng: Draws the holdout runs; a fresh unseeded generator when ``None``.
+        retention: The retention policy, or ``None``.
     """
     store, namespace = context.store, context.namespace
     quarantine = QuarantineLog(store, namespace)
@@ -353,9 +359,10 @@ def open_services(
     summary = Summary.open(store, namespace)
     weakref.finalize(owner, summary.save_quietly)
     window = deque(
-        store.latest(namespace, short_term_limit, summary.count), maxlen=short_term_limit
+        store.latest(namespace, short_term_limit, summary.next_seq), maxlen=short_term_limit
     )
-    writer = EpisodeWriter(context, summary, window, runs)
+    eraser = Eraser(context, journal, quarantine, pins, summary, window, retention)
+    writer = EpisodeWriter(context, summary, window, runs, eraser)
     return Services(
-        context, quarantine, pins, journal, runs, lessons, recall, summary, window, writer
+        context, quarantine, pins, journal, runs, lessons, recall, summary, window, writer, eraser
     )

@@ -6,7 +6,7 @@ The events and their rules are :mod:`langchain_episodic.model.quarantine`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Sequence, Set
 
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.quarantine import (
@@ -124,3 +124,21 @@ class QuarantineLog:
         if extra:
             self._save((*self.events, *extra))
         return len(extra)
+
+    def events_naming(self, ids: Set[str], *, everything: bool = False) -> int:
+        """How many stored events name one of ``ids`` (``everything``: how many there are)."""
+        self.reload()
+        return sum(1 for event in self.events if everything or event.episode_id in ids)
+
+    def remove_naming(self, ids: Set[str], *, everything: bool = False) -> int:
+        """Remove the events naming one of ``ids`` (their reasons go with them); how many.
+
+        An erasure's job, the one change that rewrites the log: the rest of it stays
+        as it was, in order. ``everything``: empty the log.
+        """
+        self.reload()
+        kept = () if everything else tuple(e for e in self.events if e.episode_id not in ids)
+        removed = len(self.events) - len(kept)
+        if removed:
+            self._save(kept)
+        return removed

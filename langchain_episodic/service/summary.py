@@ -16,13 +16,14 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from langchain_episodic.model.episode import Episode, TaskCategory
+from langchain_episodic.model.episode import Episode, OutcomeStatus, TaskCategory
 from langchain_episodic.scoring.skills import SkillTally, tally_episodes
 from langchain_episodic.stores.base import EpisodeStore
 
 __all__ = ["SUMMARY_INTERVAL_EPISODES", "SUMMARY_INTERVAL_SECONDS", "Summary"]
 
 _COUNT_KEY = "count"
+_NEXT_KEY = "next"
 _SKIPPED_KEY = "skipped"
 _SUMMARY_STATE = "summary"
 SUMMARY_INTERVAL_EPISODES = 1000
@@ -32,11 +33,15 @@ SUMMARY_INTERVAL_SECONDS = 5.0
 _TALLY_FIELDS = ("total", "successes", "reward_sum", "iterations_sum")
 
 
-def _summary_from_tallies(count: int, tallies: Mapping[TaskCategory, SkillTally]) -> dict[str, Any]:
+def _summary_from_tallies(
+    count: int, tallies: Mapping[TaskCategory, SkillTally], next_seq: int
+) -> dict[str, Any]:
     # Records that are not readable episodes count but are not tallied; saying how many
     # keeps the summary consistent, so the next open does not recount.
     skipped = count - sum(tally.total for tally in tallies.values())
     summary: dict[str, Any] = {_COUNT_KEY: count, _SKIPPED_KEY: skipped}
+    if next_seq != count:  # written only once deletion left gaps in the numbers
+        summary[_NEXT_KEY] = next_seq
     for category, tally in tallies.items():
         for field in _TALLY_FIELDS:
             summary[f"{category.value}.{field}"] = getattr(tally, field)
@@ -74,44 +79,55 @@ def _read_summary(store: EpisodeStore, namespace: str) -> dict[str, int | float]
 
 
 def _write_summary(
-    store: EpisodeStore, namespace: str, count: int, tallies: Mapping[TaskCategory, SkillTally]
+    store: EpisodeStore,
+    namespace: str,
+    count: int,
+    tallies: Mapping[TaskCategory, SkillTally],
+    next_seq: int,
 ) -> None:
-    packed = json.dumps(_summary_from_tallies(count, tallies), separators=(",", ":"))
+    packed = json.dumps(_summary_from_tallies(count, tallies, next_seq), separators=(",", ":"))
     store.write_state(namespace, _SUMMARY_STATE, packed)
 
 
-def _write_stale(store: EpisodeStore, namespace: str, count: int) -> None:
-    packed = json.dumps({_COUNT_KEY: count, _SKIPPED_KEY: -1}, separators=(",", ":"))
-    store.write_state(namespace, _SUMMARY_STATE, packed)
+def _write_stale(store: EpisodeStore, namespace: str, count: int, next_seq: int) -> None:
+    stale: dict[str, int] = {_COUNT_KEY: count, _SKIPPED_KEY: -1}
+    if next_seq != count:
+        stale[_NEXT_KEY] = next_seq
+    store.write_state(namespace, _SUMMARY_STATE, json.dumps(stale, separators=(",", ":")))
 
 
-def _load(store: EpisodeStore, namespace: str) -> tuple[int, dict[TaskCategory, SkillTally]]:
+def _load(store: EpisodeStore, namespace: str) -> tuple[int, dict[TaskCategory, SkillTally], int]:
     stored = _read_summary(store, namespace)
     actual = store.count(namespace)
     counted = stored.get(_COUNT_KEY)
     skipped = stored.get(_SKIPPED_KEY, 0)
+    saved_next = stored.get(_NEXT_KEY, counted)
     tallies = _tallies_from_summary(stored)
     consistent = (
         isinstance(counted, int)
         and isinstance(skipped, int)
-        and 0 <= skipped <= counted
+        and isinstance(saved_next, int)
+        and 0 <= skipped <= counted <= saved_next
         and counted == skipped + sum(t.total for t in tallies.values())
     )
+    # The next record number: the count, unless deletion left gaps (then saved).
+    next_seq = max(saved_next, actual) if isinstance(saved_next, int) else actual
     if consistent and counted == actual:
-        return actual, tallies
+        return actual, tallies, next_seq
     caught_up = None
-    if consistent and isinstance(counted, int) and counted < actual:
+    if consistent and isinstance(counted, int) and isinstance(saved_next, int) and counted < actual:
         # The summary is written lazily: count only what was recorded after it.
-        newer = _Counted(store.iter_episodes(namespace, start=counted))
+        newer = _Counted(store.iter_episodes(namespace, start=saved_next))
         caught_up = tally_episodes(newer, tallies)
         if counted + newer.count != actual:
             caught_up = None  # several writer processes numbered records alike
+        next_seq = max(saved_next + newer.count, actual)
     # Otherwise missing, corrupt, ahead of the store, or written by several processes
     # (whose record numbers overlap): recount once, streaming.
     tallies = caught_up if caught_up is not None else tally_episodes(store.iter_episodes(namespace))
     if actual:
-        _write_summary(store, namespace, actual, tallies)
-    return actual, tallies
+        _write_summary(store, namespace, actual, tallies, next_seq)
+    return actual, tallies, next_seq
 
 
 class _Counted(Iterator[Episode]):
@@ -140,11 +156,14 @@ class Summary:
         namespace: str,
         count: int,
         tallies: dict[TaskCategory, SkillTally],
+        next_seq: int | None = None,
     ) -> None:
         self.store = store
         self.namespace = namespace
         self.count = count
         self.tallies = tallies
+        # The number the next record gets: the count, until deletion leaves gaps.
+        self.next_seq = count if next_seq is None else next_seq
         self._saved_count = count
         self._saved_at = time.monotonic()
 
@@ -156,8 +175,30 @@ class Summary:
     def add(self, episodes: Sequence[Episode]) -> None:
         """Count newly recorded episodes, and save if due."""
         self.count += len(episodes)
+        self.next_seq += len(episodes)
         self.tallies = tally_episodes(episodes, self.tallies)
         self.save()
+
+    def remove(self, episodes: Sequence[Episode]) -> None:
+        """Uncount erased episodes (their numbers are not given again), and save now."""
+        if not episodes:
+            return
+        self.count -= len(episodes)
+        tallies = dict(self.tallies)
+        for episode in episodes:
+            category = episode.task.category
+            tally = tallies.get(category, SkillTally())
+            tallies[category] = SkillTally(
+                total=tally.total - 1,
+                successes=tally.successes - (episode.outcome is OutcomeStatus.SUCCESS),
+                reward_sum=tally.reward_sum - episode.feedback.reward,
+                iterations_sum=tally.iterations_sum - episode.iterations,
+            )
+            if tallies[category].total <= 0:
+                del tallies[category]
+        self.tallies = tallies
+        self._saved_count = -1  # whatever was saved counted them: save now
+        self.save(force=True)
 
     def save(self, *, force: bool = False) -> None:
         """Write the summary if it is due (or ``force``) and anything is unsaved."""
@@ -166,12 +207,12 @@ class Summary:
         if pending and (force or due or pending >= SUMMARY_INTERVAL_EPISODES):
             actual = self.store.count(self.namespace)
             if actual == self.count:
-                _write_summary(self.store, self.namespace, self.count, self.tallies)
+                _write_summary(self.store, self.namespace, self.count, self.tallies, self.next_seq)
             else:
                 # Another writer (a second memory on this namespace) recorded too: these
                 # tallies miss its episodes. Leave a summary that does not add up, so the
                 # next open recounts instead of trusting either writer's tallies.
-                _write_stale(self.store, self.namespace, actual)
+                _write_stale(self.store, self.namespace, actual, max(self.next_seq, actual))
             self._saved_count = self.count
             self._saved_at = time.monotonic()
 

@@ -11,11 +11,17 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 
-from langchain_episodic.errors import EpisodeConflictError, EpisodicValueError
+from langchain_episodic.errors import (
+    EpisodeConflictError,
+    EpisodeForgottenError,
+    EpisodicValueError,
+)
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit import Runs
+from langchain_episodic.service.erasure import Eraser
 from langchain_episodic.service.summary import Summary
+from langchain_episodic.stores.base import ForgetsRecords
 from langchain_episodic.stores.codec import collect_malformed
 
 __all__ = ["EpisodeWriter"]
@@ -29,6 +35,8 @@ class EpisodeWriter:
         summary: Its per-category summary (gives the running count).
         window: The short-term window.
         runs: Its credit loop, to close the runs new episodes name.
+        eraser: Its erasures: an erased id is not stored again, and the retention
+            policy may prune after a write.
     """
 
     def __init__(
@@ -37,11 +45,13 @@ class EpisodeWriter:
         summary: Summary,
         window: deque[Episode],
         runs: Runs,
+        eraser: Eraser,
     ) -> None:
         self._context = context
         self._summary = summary
         self._window = window
         self._runs = runs
+        self._eraser = eraser
 
     def write(self, batch: Sequence[Episode], *, in_time_order: bool) -> int:
         """Store the new episodes of ``batch``; how many were new.
@@ -52,22 +62,35 @@ class EpisodeWriter:
                 the batch or against the store. Nothing is written.
             EpisodicValueError: A stored record that is no episode holds an id, or
                 the embeddings model returned unusable vectors. Nothing is written.
+            EpisodeForgottenError: An erasure removed an episode under one of the
+                ids. Nothing is written (checked again after writing: an erasure by
+                another process in between removes what was written, then raises).
         """
         context = self._context
         with context.lock:
             new = self._new(batch, in_time_order=in_time_order)
             if not new:
                 return 0
+            ids = [episode.episode_id for episode in new]
+            self._eraser.refuse_forgotten(ids)
             vectors = context.embed_documents(
                 [episode.task.description for episode in new],
                 [f"episode_id={e.episode_id!r}" for e in new],
             )
-            context.store.add(context.namespace, new, vectors, first_seq=self._summary.count)
+            context.store.add(context.namespace, new, vectors, first_seq=self._summary.next_seq)
+            late = self._eraser.forgotten(ids)
+            if late and isinstance(context.store, ForgetsRecords):
+                context.store.delete(context.namespace, list(late))
+                new = [episode for episode in new if episode.episode_id not in late]
             self._summary.add(new)
             self._window.extend(new)
             for episode in new:
                 if episode.source is not None and episode.source.run_id is not None:
                     self._runs.close(episode.source.run_id, episode.feedback.reward)
+            if late:
+                raise EpisodeForgottenError(context.namespace, late)
+            if self._eraser.noted_write(len(new)):
+                self._eraser.prune()
             return len(new)
 
     def _new(self, batch: Sequence[Episode], *, in_time_order: bool) -> list[Episode]:

@@ -5,7 +5,8 @@ This package is the only part of langchain-episodic that talks to a database.
 * :class:`EpisodeStore` (:mod:`~langchain_episodic.stores.base`): the interface the
   memory depends on, and what a store may assume; :class:`ListsCollections`, the
   optional capability of a store that lists the other collections in its place;
-  :class:`OrderedJournal`, that of a store whose journal is read in order and by id.
+  :class:`OrderedJournal`, that of a store whose journal is read in order and by id;
+  :class:`ForgetsRecords`, that of a store that deletes (every store here has it).
 * :class:`ChromaEpisodeStore` (:mod:`~langchain_episodic.stores.chroma`): the default;
   embedded on disk, in memory, or on a Chroma server.
 * :class:`InMemoryEpisodeStore` (:mod:`~langchain_episodic.stores.in_memory`): numpy
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_episodic.stores.base import (
     DEFAULT_NAMESPACE,
     EpisodeStore,
+    ForgetsRecords,
     ListsCollections,
     OrderedJournal,
 )
@@ -36,6 +38,7 @@ __all__ = [
     "DEFAULT_NAMESPACE",
     "ChromaEpisodeStore",
     "EpisodeStore",
+    "ForgetsRecords",
     "InMemoryEpisodeStore",
     "LangGraphEpisodeStore",
     "ListsCollections",

@@ -79,10 +79,10 @@ class LedgeredStore:
             return tuple(sorted(self._ledger.namespaces()))
 
     def count(self, namespace: str) -> int:
-        """Number of episodes the ledger has committed in ``namespace``."""
+        """Number of episodes the ledger has committed in ``namespace``, less those deleted."""
         with self._lock:
             self._open(namespace)
-            return self._ledger.count(namespace)
+            return self._ledger.count(namespace) - self._ledger.deleted(namespace)
 
     def get(self, namespace: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
         """The stored episodes among ``episode_ids``, by id; missing ids are left out."""
@@ -120,7 +120,13 @@ class LedgeredStore:
         with self._lock:
             self._open(namespace)
             stop = min(total, self._ledger.count(namespace))
-        return list(self._read_range(namespace, max(0, stop - n), stop))
+        # Deleted records leave blanks in the ledger: widen until n are found.
+        window = n
+        while True:
+            found = list(self._read_range(namespace, max(0, stop - window), stop))
+            if len(found) >= n or window >= stop:
+                return found[-n:]
+            window *= 2
 
     def iter_episodes(
         self, namespace: str, page_size: int = 1000, start: int = 0
@@ -135,7 +141,7 @@ class LedgeredStore:
 
     def _read_range(self, namespace: str, start: int, stop: int) -> Iterator[Episode]:
         with self._lock:
-            ids = self._ledger.ids(namespace, start, stop)
+            ids = [rid for rid in self._ledger.ids(namespace, start, stop) if rid]  # "": deleted
             records = self._records(namespace, ids)
         for _, episode in decode_episodes(self._listed(ids, records)):
             yield episode
@@ -183,3 +189,36 @@ class LedgeredStore:
         with self._lock:
             self._open(namespace)
             return self._ledger.read_journal(namespace, run_id)
+
+    def delete(self, namespace: str, episode_ids: Sequence[str]) -> int:
+        """Remove the records under ``episode_ids``; how many were there.
+
+        The ledger marks them deleted first (readers stop listing them), then the
+        backend deletes them (:meth:`_delete_records`): a writer killed in between
+        leaves records no reader lists, which deleting again removes.
+        """
+        wanted = [record_id(namespace, episode_id) for episode_id in dict.fromkeys(episode_ids)]
+        with self._exclusive():
+            self._open(namespace)
+            records = self._records(namespace, wanted)
+            seqs = [
+                seq
+                for seq in (fields.get("seq") for fields in records.values())
+                if isinstance(seq, int) and not isinstance(seq, bool)
+            ]
+            placed = self._ledger.ids_at(namespace, seqs)
+            listed = [seq for seq in seqs if placed.get(seq) in records]
+            self._ledger.blank(namespace, listed)
+            if records:
+                self._delete_records(namespace, list(records))
+        return len(records)
+
+    def _delete_records(self, namespace: str, ids: Sequence[str]) -> None:
+        """Delete the backend's records under record ``ids``."""
+        raise NotImplementedError
+
+    def delete_journal(self, namespace: str, entry_ids: Sequence[str]) -> int:
+        """Remove the journal entries under ``entry_ids`` from the ledger; how many were there."""
+        with self._exclusive():
+            self._open(namespace)
+            return self._ledger.delete_journal(namespace, entry_ids)

@@ -14,7 +14,8 @@ neighbours. Four ship with the package (in :mod:`langchain_episodic.stores`):
 
 A store may also have optional capabilities, each declared here and listed in
 :class:`EpisodeStore`'s docstring with what the memory does with it; the only one
-today is :class:`ListsCollections`.
+ones are :class:`ListsCollections`, :class:`OrderedJournal` and :class:`ForgetsRecords`
+(deletion: every store of the package has it).
 
 Records are encoded and decoded by :mod:`langchain_episodic.stores.codec`.
 """
@@ -34,6 +35,7 @@ from langchain_episodic.model.filters import EpisodeFilter
 __all__ = [
     "DEFAULT_NAMESPACE",
     "EpisodeStore",
+    "ForgetsRecords",
     "JournalEntry",
     "ListsCollections",
     "StoredHit",
@@ -294,6 +296,48 @@ class OrderedJournal(Protocol):
 
     def write_checkpoint(self, namespace: str, value: str) -> None:
         """Replace the journal checkpoint, atomically (a reader sees the old or the new)."""
+        ...
+
+
+@runtime_checkable
+class ForgetsRecords(Protocol):
+    """An optional capability: a store that can delete records and journal entries.
+
+    What :meth:`~langchain_episodic.EpisodicMemory.forget`,
+    :meth:`~langchain_episodic.EpisodicMemory.forget_all` and
+    :meth:`~langchain_episodic.EpisodicMemory.prune` need; every store of the package
+    has it. A store without it can still be used: those methods then raise
+    :class:`~langchain_episodic.errors.StoreConfigurationError` naming it.
+
+    A store must, besides:
+
+    * Yield every remaining record from :meth:`EpisodeStore.iter_episodes` and the
+      last ones from :meth:`EpisodeStore.latest` although deletion leaves gaps in the
+      record numbers (``total`` there is then the memory's high-water mark, not the
+      count); :meth:`EpisodeStore.count` counts the records left.
+    * Keep the first entry under an id only while it is stored: an entry id deleted
+      with :meth:`delete_journal` may be written again (a redacted entry replaces
+      the original under its id). On an :class:`OrderedJournal` the entries after a
+      deleted one move up a position; the memory drops its checkpoint first.
+    """
+
+    def delete(self, namespace: str, episode_ids: Sequence[str]) -> int:
+        """Remove the records (and their vectors) under ``episode_ids``; how many were there.
+
+        Ids not stored are skipped. Durable, as far as the backend allows, on return.
+        """
+        ...
+
+    def delete_journal(self, namespace: str, entry_ids: Sequence[str]) -> int:
+        """Remove the journal entries under ``entry_ids``; how many were there."""
+        ...
+
+    def purge_deleted(self) -> str:
+        """Make what was deleted unrecoverable from the store's own files, as far as it can.
+
+        Called once after an erasure. Returns one sentence for the erasure's receipt:
+        what the backend guarantees and what it cannot (e.g. a server's own logs).
+        """
         ...
 
 

@@ -25,9 +25,12 @@ Layout in Chroma:
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import re
+import sqlite3
+import struct
 import threading
 import uuid
 import weakref
@@ -175,13 +178,17 @@ def _lock_folder(folder: str, timeout: float) -> PathLock:
         raise StoreConfigurationError(msg) from exc
 
 
-def _close_embedded(client: ClientAPI, release_lock: Callable[[], None]) -> None:
+def _close_embedded(
+    client: ClientAPI, release_lock: Callable[[], None], erased_in: list[str]
+) -> None:
     # Chroma keeps one system per path in a process; closing its last client drops it,
     # so a store reopened here after another process wrote does not search a stale index.
     try:
         close = getattr(client, "close", None)  # not declared by ClientAPI
         if callable(close):
             close()
+        for folder in erased_in:  # Chroma may have saved its index again: scrub it last
+            _scrub_hnsw(folder)
     finally:
         release_lock()
 
@@ -283,8 +290,12 @@ class ChromaEpisodeStore:
             if lock is not None:  # Chroma could not open the folder: do not keep it locked
                 lock.release()
             raise
+        # Folders this store erased from: their index files are scrubbed again on close.
+        self._erased_in: list[str] = []
         self._release_lock = (
-            None if lock is None else weakref.finalize(self, _close_embedded, client, lock.release)
+            None
+            if lock is None
+            else weakref.finalize(self, _close_embedded, client, lock.release, self._erased_in)
         )
         self._client = client
         self._path = folder
@@ -529,14 +540,20 @@ class ChromaEpisodeStore:
     ) -> Iterator[Episode]:
         """Episodes of ``namespace`` in recording order from the ``start``-th on, in pages."""
         check_int("page_size", page_size, 1)
-        total = self.count(namespace)
         while True:
             rows = self._get_seq_range(namespace, start, start + page_size)
-            if not rows and start >= total:
-                return
             for _, episode in rows:
                 yield episode
             start += page_size
+            # Deletion and several writers leave gaps in the numbers: an empty page ends
+            # the records only when none is numbered beyond it (one probe, at empty pages).
+            if not rows and not self._numbered_from(namespace, start):
+                return
+
+    def _numbered_from(self, namespace: str, start: int) -> bool:
+        """Whether any record of ``namespace`` has a ``seq`` of ``start`` or more."""
+        got = self.collection(namespace).get(where={"seq": {"$gte": start}}, limit=1, include=[])
+        return bool(got["ids"])
 
     def read_state(self, namespace: str, key: str) -> str | None:
         """A string the memory saved with :meth:`write_state`, read afresh from Chroma."""
@@ -658,6 +675,70 @@ class ChromaEpisodeStore:
         assert journal is not None
         journal.modify(metadata={_JOURNAL_OF_KEY: namespace, _CHECKPOINT_KEY: value})
 
+    def delete(self, namespace: str, episode_ids: Sequence[str]) -> int:
+        """Remove the records under ``episode_ids``, with their vectors; how many were there.
+
+        Chroma marks them deleted in its index and removes their rows; the bytes stay
+        in its files until :meth:`purge_deleted`.
+        """
+        return _delete_ids(self.collection(namespace), episode_ids, self.batch_size)
+
+    def delete_journal(self, namespace: str, entry_ids: Sequence[str]) -> int:
+        """Remove the journal entries under ``entry_ids``; how many were there."""
+        journal = self._journal(namespace, create=False)
+        return 0 if journal is None else _delete_ids(journal, entry_ids, self.batch_size)
+
+    def purge_deleted(self) -> str:
+        """Scrub what deletion left in an embedded store's files; say what is guaranteed.
+
+        On a folder (``path=``, or a ``PersistentClient``), in ``chroma.sqlite3``:
+        Chroma's write-ahead log (the ``embeddings_queue`` table) keeps every
+        record's metadata and document until its vector index is saved, and sqlite
+        keeps deleted rows on free pages, as does the full-text index in its
+        segments. The log rows of every deleted record are removed, the full-text
+        index merged (``optimize``), and the file vacuumed. A server's files are out
+        of reach: the sentence says so.
+        """
+        database = self._sqlite_file()
+        if database is None:
+            if self._path is None and _is_ephemeral(self._client):
+                return (
+                    "Chroma in process memory: the records were deleted "
+                    "(nothing was written to disk)"
+                )
+            return (
+                "Chroma server: the records and journal entries were deleted through its "
+                "API; its own files (sqlite free pages, its write-ahead log) keep the bytes "
+                "until its operator vacuums the server's database"
+            )
+        folder = os.path.dirname(database)
+        _scrub_sqlite(database)
+        _scrub_hnsw(folder)
+        if folder not in self._erased_in:
+            self._erased_in.append(folder)
+        return (
+            f"embedded Chroma at {folder!r}: deleted rows purged from its write-ahead log "
+            "and full-text index, chroma.sqlite3 vacuumed (no free page keeps them), and "
+            "the unused slots of its vector index files zeroed (again on close); the "
+            "index keeps the erased vectors (numbers, not text) until Chroma reuses their "
+            "slots"
+        )
+
+    def _sqlite_file(self) -> str | None:
+        folder = self._path
+        if folder is None:
+            try:
+                settings = self._client.get_settings()
+            except Exception:  # a client that cannot say: treat it as out of reach
+                return None
+            if not getattr(settings, "is_persistent", False):
+                return None
+            folder = getattr(settings, "persist_directory", None)
+        if not folder:
+            return None
+        database = os.path.join(folder, "chroma.sqlite3")
+        return database if os.path.isfile(database) else None
+
     def verify(self, namespace: str, page_size: int = 1000) -> list[MalformedRecordWarning]:
         """Every record of ``namespace`` that readers skip or misorder, with the reason.
 
@@ -684,6 +765,108 @@ class ChromaEpisodeStore:
             metadatas = got["metadatas"] or [None] * len(ids)
             for record_id, metadata in zip(ids, metadatas, strict=True):
                 audit.feed(record_id, metadata, _EPISODE_KEY)
+
+
+_DELETE_OPERATION = 3  # chromadb's Operation.DELETE in its embeddings_queue table
+
+
+def _delete_ids(collection: Collection, ids: Sequence[str], batch_size: int) -> int:
+    wanted = list(dict.fromkeys(ids))
+    deleted = 0
+    for part in _chunks(batch_size, len(wanted)):
+        found = collection.get(ids=wanted[part], include=[])["ids"]
+        if found:
+            collection.delete(ids=list(found))
+            deleted += len(found)
+    return deleted
+
+
+def _is_ephemeral(client: ClientAPI) -> bool:
+    try:
+        settings = client.get_settings()
+    except Exception:
+        return False
+    api = str(getattr(settings, "chroma_api_impl", ""))
+    return not getattr(settings, "is_persistent", False) and "fastapi" not in api.lower()
+
+
+def _scrub_sqlite(database: str) -> None:
+    """Remove deleted records' bytes from an embedded Chroma's sqlite file.
+
+    Every write of a record that a later delete of the same id (in the same
+    collection) follows goes from the log: the delete stays, so a vector index that
+    saved the record before still drops it when the log is replayed. Then the
+    full-text index is merged, which drops its deleted entries, and the file is
+    vacuumed.
+    """
+    connection = sqlite3.connect(database, timeout=60.0, isolation_level=None)
+    try:
+        connection.execute("PRAGMA secure_delete = ON")
+        deletes = connection.execute(
+            "SELECT topic, id, MAX(seq_id) FROM embeddings_queue WHERE operation = ? "
+            "GROUP BY topic, id",
+            (_DELETE_OPERATION,),
+        ).fetchall()
+        connection.execute("BEGIN IMMEDIATE")
+        connection.executemany(
+            "DELETE FROM embeddings_queue WHERE topic = ? AND id = ? AND seq_id < ? "
+            "AND operation != ?",
+            [(topic, record_id, seq, _DELETE_OPERATION) for topic, record_id, seq in deletes],
+        )
+        connection.execute(
+            "INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES('optimize')"
+        )
+        connection.execute("COMMIT")
+        connection.execute("VACUUM")
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        connection.close()
+
+
+# hnswlib's header.bin as chroma-hnswlib writes it (format 1): version, offsetLevel0,
+# max_elements, cur_element_count, size_data_per_element, label_offset, offsetData,
+# maxlevel, enterpoint_node, maxM, maxM0, M, mult, ef_construction.
+_HNSW_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")
+
+
+def _scrub_hnsw(folder: str) -> int:
+    """Zero the unused slots of every vector index under ``folder``; how many files changed.
+
+    Chroma saves an index with room for more elements than it holds, and writes that
+    room from memory it never cleared: bytes of whatever the process held before
+    (seen: an erased episode's JSON in ``length.bin``). Only the slots past the
+    header's element count are zeroed, which an index never reads. An index whose
+    header is not the known format is left alone.
+    """
+    changed = 0
+    for header_path in glob.glob(os.path.join(glob.escape(folder), "*", "header.bin")):
+        segment = os.path.dirname(header_path)
+        try:
+            with open(header_path, "rb") as handle:
+                header = handle.read()
+            if len(header) != _HNSW_HEADER.size:
+                continue
+            fields = _HNSW_HEADER.unpack(header)
+            version, count, per_element = fields[0], fields[3], fields[4]
+            if version != 1:
+                continue
+            for name, used in (("data_level0.bin", count * per_element), ("length.bin", count * 4)):
+                changed += _zero_from(os.path.join(segment, name), used)
+        except OSError:
+            continue  # a segment Chroma is replacing: the next scrub sees the new one
+    return changed
+
+
+def _zero_from(path: str, offset: int) -> int:
+    if not os.path.isfile(path) or os.path.getsize(path) <= offset:
+        return 0
+    size = os.path.getsize(path)
+    with open(path, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(bytes(size - offset))
+        handle.flush()
+        os.fsync(handle.fileno())
+    return 1
 
 
 def _journal_entries(got: Any) -> list[JournalEntry]:

@@ -380,3 +380,45 @@ class InMemoryEpisodeStore:
         """Replace the journal checkpoint."""
         with self._lock:
             self._space(namespace).checkpoint = value
+
+    def delete(self, namespace: str, episode_ids: Sequence[str]) -> int:
+        """Remove the records under ``episode_ids``; how many were there.
+
+        The rows after them move up, so recording order stays without gaps. New
+        arrays and lists, never a change in place: a search in another thread keeps
+        the ones it holds.
+        """
+        with self._lock:
+            space = self._space(namespace)
+            gone = {space.rows[i] for i in dict.fromkeys(episode_ids) if i in space.rows}
+            if not gone:
+                return 0
+            keep = np.asarray([row for row in range(space.size) if row not in gone], np.intp)
+            space.vectors = space.vectors[keep].copy()
+            space.categories = space.categories[keep].copy()
+            space.outcomes = space.outcomes[keep].copy()
+            space.strategies = space.strategies[keep].copy()
+            space.ids = [space.ids[row] for row in keep]
+            space.records = [space.records[row] for row in keep]
+            space.rows = {episode_id: row for row, episode_id in enumerate(space.ids)}
+            return len(gone)
+
+    def delete_journal(self, namespace: str, entry_ids: Sequence[str]) -> int:
+        """Remove the journal entries under ``entry_ids``; how many were there."""
+        with self._lock:
+            space = self._space(namespace)
+            gone = [space.journal.pop(i) for i in dict.fromkeys(entry_ids) if i in space.journal]
+            if gone:
+                ids = {entry.entry_id for entry in gone}
+                space.journal_order = [e for e in space.journal_order if e.entry_id not in ids]
+                for entry in gone:
+                    run = [e for e in space.journal_runs.get(entry.run_id, ()) if e is not entry]
+                    space.journal_runs[entry.run_id] = run
+            return len(gone)
+
+    def purge_deleted(self) -> str:
+        """Nothing to purge: the records lived in this process's memory only."""
+        return (
+            "in-memory store: the records were dropped from this process's memory "
+            "(nothing was written to disk; Python does not zero freed memory)"
+        )

@@ -500,6 +500,27 @@ class LangGraphEpisodeStore(LedgeredStore):
             self._ledger.append(namespace, start, [ids[i] for i in new])
             self._ledger.set_count(namespace, start + len(new))
 
+    def _delete_records(self, namespace: str, ids: Sequence[str]) -> None:
+        space = self._space(namespace)
+        for start in range(0, len(ids), self._batch_size):
+            part = ids[start : start + self._batch_size]
+            self._store.batch([PutOp(space, rid, None) for rid in part])
+
+    def purge_deleted(self) -> str:
+        """Say what the backend keeps of deleted items (nothing it can purge from here)."""
+        name = type(self._store).__name__
+        if isinstance(self._store, InMemoryStore):
+            return (
+                f"LangGraph {name}: the items were dropped from this process's memory "
+                "(nothing was written to disk)"
+            )
+        return (
+            f"LangGraph {name}: the items were deleted through the store; the database "
+            "may keep their bytes (PostgreSQL: dead rows until VACUUM, and its write-ahead "
+            "log until recycled; SQLite: free pages until VACUUM) until its operator "
+            "vacuums it"
+        )
+
     @staticmethod
     def _value(
         namespace: str, episode: Episode, vector: NDArray[np.float32], seq: int

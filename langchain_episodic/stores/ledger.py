@@ -4,10 +4,11 @@ What a generic vector store cannot say, kept in a LangChain key-value store (a
 ``ByteStore``), under keys that start with ``langchain_episodic/``:
 
 * ``namespaces``: the sorted JSON list of namespaces opened;
-* per namespace (``ns/<sha256 prefix of the name>``): ``count``, the number of records
-  committed; ``seq/<block>``, the record ids in recording order, :data:`LEDGER_BLOCK`
-  to a JSON list; ``state/<hex of the key>``, the memory's state strings;
-  ``journal/<run digest>/<entry digest>``, one journal entry each (JSON).
+* per namespace (``ns/<sha256 prefix of the name>``): ``count``, the number of record
+  numbers given (committed records, deleted ones included); ``deleted``, how many of
+  them were deleted since; ``seq/<block>``, the record ids in recording order,
+  :data:`LEDGER_BLOCK` to a JSON list, a deleted record's id replaced by ``""``;
+  ``state/<hex of the key>``, the memory's state strings; ``journal/<run digest>/<entry digest>``, one journal entry each (JSON).
 
 The store writes the ids first and the count last: the count is the commit point.
 One writer at a time.
@@ -70,6 +71,42 @@ class Ledger:
     def set_count(self, namespace: str, count: int) -> None:
         """Commit ``count`` records in ``namespace``."""
         self.store.mset([(f"{self._prefix(namespace)}/count", str(count).encode("ascii"))])
+
+    def deleted(self, namespace: str) -> int:
+        """How many of the record numbers given in ``namespace`` were deleted since."""
+        raw = self._get(f"{self._prefix(namespace)}/deleted")
+        return int(raw) if raw else 0
+
+    def blank(self, namespace: str, seqs: Sequence[int]) -> int:
+        """Mark the records numbered ``seqs`` deleted (their ids become ``""``); how many.
+
+        The blocks and the deleted count are written in one ``mset``.
+        """
+        blocks = sorted({seq // LEDGER_BLOCK for seq in seqs if seq >= 0})
+        raw = self.store.mget([self._block_key(namespace, block) for block in blocks])
+        listed = {
+            block: json.loads(value) if value else []
+            for block, value in zip(blocks, raw, strict=True)
+        }
+        blanked = 0
+        for seq in seqs:
+            ids = listed.get(seq // LEDGER_BLOCK, [])
+            offset = seq % LEDGER_BLOCK
+            if seq >= 0 and offset < len(ids) and ids[offset]:
+                ids[offset] = ""
+                blanked += 1
+        if blanked:
+            count = str(self.deleted(namespace) + blanked).encode("ascii")
+            self.store.mset(
+                [
+                    *(
+                        (self._block_key(namespace, block), json.dumps(ids).encode("ascii"))
+                        for block, ids in listed.items()
+                    ),
+                    (f"{self._prefix(namespace)}/deleted", count),
+                ]
+            )
+        return blanked
 
     def _block_key(self, namespace: str, block: int) -> str:
         return f"{self._prefix(namespace)}/seq/{block}"
@@ -151,6 +188,19 @@ class Ledger:
                 entry_id, entry_run, payload = json.loads(raw)
                 entries.append(JournalEntry(entry_id, entry_run, payload))
         return entries
+
+    def delete_journal(self, namespace: str, entry_ids: Sequence[str]) -> int:
+        """Remove the journal entries under ``entry_ids``; how many were there."""
+        wanted = set(entry_ids)
+        keys = list(self.store.yield_keys(prefix=self._journal_prefix(namespace)))
+        gone = [
+            key
+            for key, raw in zip(keys, self.store.mget(keys), strict=True)
+            if raw is not None and json.loads(raw)[0] in wanted
+        ]
+        if gone:
+            self.store.mdelete(gone)
+        return len(gone)
 
     def _state_key(self, namespace: str, key: str) -> str:
         return f"{self._prefix(namespace)}/state/{key.encode('utf-8').hex()}"

@@ -319,6 +319,37 @@ class VectorStoreEpisodeStore(LedgeredStore):
             self._ledger.append(namespace, start, [ids[i] for i in new])
             self._ledger.set_count(namespace, start + len(new))
 
+    def delete(self, namespace: str, episode_ids: Sequence[str]) -> int:
+        """Remove the records under ``episode_ids`` from the vector store; how many were there.
+
+        Raises:
+            StoreConfigurationError: The vector store cannot delete by id. Nothing is
+                changed.
+        """
+        if type(self._vectorstore).delete is VectorStore.delete:
+            msg = (
+                f"vectorstore={type(self._vectorstore).__name__} does not implement "
+                "delete, which forgetting episodes needs; nothing was deleted"
+            )
+            raise StoreConfigurationError(msg)
+        return super().delete(namespace, episode_ids)
+
+    def _delete_records(self, namespace: str, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), self._batch_size):
+            self._vectorstore.delete(ids=list(ids[start : start + self._batch_size]))
+        if self._persist is not None:
+            self._persist(self._vectorstore)
+
+    def purge_deleted(self) -> str:
+        """Say what the backend keeps of deleted documents (out of this package's reach)."""
+        name = type(self._vectorstore).__name__
+        return (
+            f"LangChain vector store {name}: the documents were deleted through its "
+            "delete(); whether its own files or server keep their bytes is up to the "
+            "backend (an in-process store keeps nothing on disk; a saved index keeps the "
+            "old bytes until saved again with persist=)"
+        )
+
     def _write(
         self,
         namespace: str,

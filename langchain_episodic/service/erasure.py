@@ -1,0 +1,510 @@
+"""Erasure: removing episodes and everything derived from them, with a receipt.
+
+:meth:`Eraser.forget` follows lineage. For the erased episodes (and any lesson ids
+asked for) it removes:
+
+* the episode records with their vectors (:meth:`~langchain_episodic.stores.ForgetsRecords.delete`);
+* the lessons derived from them (a lesson may repeat its sources' content, so it is
+  removed, not re-derived from what remains: re-deriving needs a model, and a lesson
+  that is gone can be distilled again), and, transitively, the lessons revising or
+  merging a removed one;
+* in the journal, the injection records and run outcomes that name an erased episode
+  or a removed lesson: each is rewritten without the erased ids, and an injection
+  without its task text (:data:`~langchain_episodic.model.erasure.ERASED_TASK`), so
+  the rest of the run's credit stands; the utility book is then rebuilt from the
+  journal, so no row of an erased id remains;
+* the quarantine- and pin-log events naming an erased id;
+* the episodes from the per-category summary and the short-term window.
+
+Order, so that a process killed at any point leaves either the episode or its
+tombstone, and running ``forget`` again finishes the job: the erasure record (what
+the journal will lose and gain) first, then the tombstones, then the removals, then the
+receipt. ``langchain-episodic verify`` reports an erasure record without a receipt.
+Last, the store purges what deletion left in its files
+(:meth:`~langchain_episodic.stores.ForgetsRecords.purge_deleted`) and says what it
+guarantees; the receipt carries that sentence.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import deque
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import replace
+
+from langchain_episodic.errors import (
+    EpisodeForgottenError,
+    EpisodicValueError,
+    StoreConfigurationError,
+)
+from langchain_episodic.model.episode import Episode
+from langchain_episodic.model.erasure import (
+    ERASED_TASK,
+    ERASURE_RUN,
+    TOMBSTONE_RUN,
+    ErasurePlan,
+    ForgetReceipt,
+    check_reason,
+    decode_erasure,
+    decode_receipt,
+    encode_erasure,
+    encode_receipt,
+    encode_tombstone,
+    is_erasure_entry,
+    receipt_entry_id,
+    redact_ids,
+    tombstone_entry_id,
+    tombstone_erasure,
+)
+from langchain_episodic.model.lesson import Lesson, is_lesson_entry
+from langchain_episodic.scoring.credit import (
+    CreditEvent,
+    Injection,
+    decode_entry,
+    encode_credit,
+    encode_injection,
+)
+from langchain_episodic.scoring.retention import PrunePlan, Retention, plan_prune
+from langchain_episodic.service.context import NamespaceContext
+from langchain_episodic.service.journal import Journal
+from langchain_episodic.service.quarantine import QuarantineLog
+from langchain_episodic.service.summary import Summary
+from langchain_episodic.stores.base import ForgetsRecords, JournalEntry, OrderedJournal
+
+__all__ = ["Eraser"]
+
+
+class Eraser:
+    """Erases episodes of one namespace, following lineage; applies a retention policy.
+
+    Args:
+        context: The namespace.
+        journal: Its journal (credit and lessons).
+        quarantine: Its quarantine log.
+        pins: Its pin log.
+        summary: Its per-category summary.
+        window: Its short-term window.
+        retention: The retention policy, or ``None``.
+    """
+
+    def __init__(
+        self,
+        context: NamespaceContext,
+        journal: Journal,
+        quarantine: QuarantineLog,
+        pins: QuarantineLog,
+        summary: Summary,
+        window: deque[Episode],
+        retention: Retention | None = None,
+    ) -> None:
+        self._context = context
+        self._journal = journal
+        self._quarantine = quarantine
+        self._pins = pins
+        self._summary = summary
+        self._window = window
+        self.retention = retention
+        self._written_since_prune = 0
+
+    # ------------------------------------------------------------------ tombstones
+
+    def forgotten(self, episode_ids: Iterable[str]) -> dict[str, tuple[str, float]]:
+        """The ids among ``episode_ids`` an erasure removed: ``(erasure_id, at)`` each."""
+        wanted = {tombstone_entry_id(i): i for i in dict.fromkeys(episode_ids)}
+        if not wanted:
+            return {}
+        store, namespace = self._context.store, self._context.namespace
+        if isinstance(store, OrderedJournal):
+            found = store.read_journal_ids(namespace, list(wanted))
+        else:
+            found = [
+                e for e in store.read_journal(namespace, TOMBSTONE_RUN) if e.entry_id in wanted
+            ]
+        stones: dict[str, tuple[str, float]] = {}
+        for entry in found:
+            told = tombstone_erasure(entry.payload)
+            if entry.entry_id in wanted and told is not None:
+                stones[wanted[entry.entry_id]] = told
+        return stones
+
+    def refuse_forgotten(self, episode_ids: Sequence[str]) -> None:
+        """Raise if an erasure removed any of ``episode_ids`` (the writer's guard).
+
+        Raises:
+            EpisodeForgottenError: Naming the ids, and when and by which erasure.
+        """
+        stones = self.forgotten(episode_ids)
+        if stones:
+            raise EpisodeForgottenError(self._context.namespace, stones)
+
+    def noted_write(self, count: int) -> bool:
+        """Count ``count`` episodes written; whether the retention policy is due to prune."""
+        self._written_since_prune += count
+        policy = self.retention
+        return policy is not None and policy.due(self._summary.count, self._written_since_prune)
+
+    # ------------------------------------------------------------------ erasure
+
+    def forget(
+        self,
+        episode_ids: Sequence[str],
+        reason: str,
+        by: str | None,
+        *,
+        dry_run: bool = False,
+    ) -> ForgetReceipt:
+        """Erase ``episode_ids`` (episodes, or lesson ids) and what derives from them.
+
+        Raises:
+            EpisodicValueError: ``reason`` is empty, an id is not a non-empty string,
+                or an id was never stored here (named; nothing is removed).
+            StoreConfigurationError: The store cannot delete.
+        """
+        check_reason(reason)
+        _check_by(by)
+        ids = _checked_ids(episode_ids)
+        store = self._deleting_store()
+        context = self._context
+        with context.lock:
+            self._finish_pending()
+            lessons = self._journal.lessons.book.lessons
+            asked_lessons = [i for i in ids if i in lessons]
+            asked_episodes = [i for i in ids if i not in lessons]
+            stored = context.store.get(context.namespace, asked_episodes)
+            stones = self.forgotten(i for i in asked_episodes if i not in stored)
+            unknown = [i for i in asked_episodes if i not in stored and i not in stones]
+            if unknown:
+                msg = (
+                    f"episode_ids={unknown!r} were never stored in namespace="
+                    f"{context.namespace!r} (nor forgotten: no tombstone names them); "
+                    "nothing was removed"
+                )
+                raise EpisodicValueError(msg)
+            return self._erase(
+                store,
+                stored,
+                erased_ids=[*stored, *stones],
+                asked_lessons=asked_lessons,
+                already=len(stones),
+                reason=reason,
+                by=by,
+                everything=False,
+                dry_run=dry_run,
+            )
+
+    def forget_all(self, reason: str, by: str | None, *, dry_run: bool = False) -> ForgetReceipt:
+        """Erase the whole namespace: every episode, lesson, journal entry and log event.
+
+        The tombstones, the erasure records and the embedder fingerprint stay.
+
+        Raises:
+            EpisodicValueError: ``reason`` is empty.
+            StoreConfigurationError: The store cannot delete.
+        """
+        check_reason(reason)
+        _check_by(by)
+        store = self._deleting_store()
+        context = self._context
+        with context.lock:
+            self._finish_pending()
+            stored = {e.episode_id: e for e in context.store.iter_episodes(context.namespace)}
+            return self._erase(
+                store,
+                stored,
+                erased_ids=list(stored),
+                asked_lessons=list(self._journal.lessons.book.lessons),
+                already=0,
+                reason=reason,
+                by=by,
+                everything=True,
+                dry_run=dry_run,
+            )
+
+    def plan_prune(self, retention: Retention | None = None, now: float | None = None) -> PrunePlan:
+        """What ``retention`` (the memory's policy when ``None``) removes now."""
+        policy = retention if retention is not None else self.retention
+        if policy is None:
+            msg = (
+                "no retention policy: pass retention=Retention(max_age=..., max_episodes=...) "
+                "to EpisodicMemory or to prune()"
+            )
+            raise EpisodicValueError(msg)
+        context = self._context
+        at = context.now() if now is None else now
+        episodes = [
+            (e.episode_id, e.timestamp) for e in context.store.iter_episodes(context.namespace)
+        ]
+        protected = set(self._pins.active) | set(self._quarantine.active)
+        return plan_prune(episodes, self._journal.credit.book.rows, protected, policy, at)
+
+    def prune(
+        self,
+        retention: Retention | None = None,
+        *,
+        now: float | None = None,
+        by: str | None = None,
+        dry_run: bool = False,
+    ) -> tuple[PrunePlan, ForgetReceipt | None]:
+        """Apply the retention policy: the plan, and the erasure's receipt (``None``: nothing)."""
+        with self._context.lock:
+            plan = self.plan_prune(retention, now)
+            self._written_since_prune = 0
+            if not plan.episode_ids:
+                return plan, None
+            policy = retention if retention is not None else self.retention
+            receipt = self.forget(
+                plan.episode_ids, _prune_reason(policy, plan), by or "retention", dry_run=dry_run
+            )
+            return plan, receipt
+
+    def receipts(self) -> tuple[ForgetReceipt, ...]:
+        """Every finished erasure's receipt, oldest first."""
+        found = [
+            decode_receipt(entry.entry_id, entry.payload)
+            for entry in self._context.store.read_journal(self._context.namespace, ERASURE_RUN)
+        ]
+        return tuple(
+            sorted((r for r in found if r is not None), key=lambda r: (r.at, r.erasure_id))
+        )
+
+    def unfinished(self) -> list[str]:
+        """The ids of erasures begun and never finished (a killed process)."""
+        return [plan.erasure_id for plan in self._pending()]
+
+    # ------------------------------------------------------------------ internals
+
+    def _deleting_store(self) -> ForgetsRecords:
+        store = self._context.store
+        if not isinstance(store, ForgetsRecords):
+            msg = (
+                f"store={store!r} cannot delete (it does not implement ForgetsRecords: "
+                "delete, delete_journal, purge_deleted); nothing was removed"
+            )
+            raise StoreConfigurationError(msg)
+        return store
+
+    def _pending(self) -> list[ErasurePlan]:
+        entries = self._context.store.read_journal(self._context.namespace, ERASURE_RUN)
+        done = {entry.entry_id for entry in entries}
+        plans = (decode_erasure(entry.entry_id, entry.payload) for entry in entries)
+        return [p for p in plans if p is not None and receipt_entry_id(p.erasure_id) not in done]
+
+    def _finish_pending(self) -> None:
+        """Finish the journal part of erasures a killed process left half done."""
+        store = self._deleting_store()
+        namespace = self._context.namespace
+        for plan in self._pending():
+            self._apply(store, plan)
+            stub = ForgetReceipt(plan.erasure_id, namespace, "finished after an interruption", 0.0)
+            self._context.store.append_journal(namespace, [JournalEntry(*encode_receipt(stub))])
+            self._journal.reload()
+
+    def _apply(self, store: ForgetsRecords, plan: ErasurePlan) -> int:
+        """Remove the plan's entries and write its redacted ones; how many were removed.
+
+        Idempotent: an entry already rewritten (its stored payload is the redacted one)
+        is left alone, and the store keeps the first entry under an id.
+        """
+        self._drop_checkpoint()
+        context = self._context
+        rewrite = {entry[0]: entry for entry in plan.rewrite}
+        current = {entry.entry_id: entry for entry in self._read_entries(plan.remove)}
+        stale = [
+            entry_id
+            for entry_id in plan.remove
+            if entry_id in current
+            and (entry_id not in rewrite or current[entry_id].payload != rewrite[entry_id][2])
+        ]
+        store.delete_journal(context.namespace, stale)
+        context.store.append_journal(context.namespace, [JournalEntry(*e) for e in plan.rewrite])
+        return len([entry_id for entry_id in stale if entry_id not in rewrite])
+
+    def _read_entries(self, entry_ids: Sequence[str]) -> list[JournalEntry]:
+        store, namespace = self._context.store, self._context.namespace
+        if isinstance(store, OrderedJournal):
+            return store.read_journal_ids(namespace, entry_ids)
+        wanted = set(entry_ids)
+        return [entry for entry in store.read_journal(namespace) if entry.entry_id in wanted]
+
+    def _erase(
+        self,
+        store: ForgetsRecords,
+        stored: dict[str, Episode],
+        *,
+        erased_ids: Sequence[str],
+        asked_lessons: Sequence[str],
+        already: int,
+        reason: str,
+        by: str | None,
+        everything: bool,
+        dry_run: bool,
+    ) -> ForgetReceipt:
+        context = self._context
+        namespace, at = context.namespace, context.now()
+        erasure_id = uuid.uuid4().hex[:16]
+        removed_lessons = _lineage(self._journal.lessons.book.lessons, erased_ids, asked_lessons)
+        subjects = frozenset(erased_ids) | frozenset(removed_lessons)
+        entries = self._journal.entries()
+        plan, injections, outcomes = _plan(
+            erasure_id, entries, subjects, removed_lessons, everything
+        )
+        quarantine = self._quarantine.events_naming(subjects, everything=everything)
+        pins = self._pins.events_naming(subjects, everything=everything)
+        receipt = ForgetReceipt(
+            erasure_id,
+            namespace,
+            reason,
+            at,
+            by,
+            episodes=len(stored),
+            already_forgotten=already,
+            injections_redacted=injections,
+            outcomes_redacted=outcomes,
+            journal_entries_removed=len(set(plan.remove) - _ids(plan.rewrite)),
+            lessons_removed=tuple(sorted(removed_lessons)),
+            quarantine_entries=quarantine,
+            pin_entries=pins,
+            dry_run=dry_run,
+            episode_ids=tuple(erased_ids),
+        )
+        nothing = not (stored or plan.remove or removed_lessons or quarantine or pins)
+        if dry_run or nothing:
+            return receipt  # an id forgotten before is a no-op its tombstone explains
+        # Intent first, then tombstones, then removals: see the module docstring.
+        context.store.append_journal(namespace, [JournalEntry(*encode_erasure(plan, at))])
+        stones = self.forgotten(erased_ids)
+        context.store.append_journal(
+            namespace,
+            [
+                JournalEntry(*encode_tombstone(i, erasure_id, at))
+                for i in erased_ids
+                if i not in stones
+            ],
+        )
+        self._drop_checkpoint()
+        store.delete(namespace, list(stored))
+        removed = self._apply(store, plan)
+        receipt = replace(receipt, journal_entries_removed=removed)
+        self._quarantine.remove_naming(subjects, everything=everything)
+        self._pins.remove_naming(subjects, everything=everything)
+        self._summary.remove(list(stored.values()))
+        self._refill_window(set(erased_ids))
+        self._journal.reload()
+        self._journal.checkpoint()
+        receipt = replace(receipt, storage=store.purge_deleted())
+        context.store.append_journal(namespace, [JournalEntry(*encode_receipt(receipt))])
+        return receipt
+
+    def _drop_checkpoint(self) -> None:
+        # Positions count stored entries: once one is removed, a checkpoint's position
+        # means another entry (and its book holds the erased ids' rows).
+        store = self._context.store
+        if isinstance(store, OrderedJournal) and store.read_checkpoint(self._context.namespace):
+            store.write_checkpoint(self._context.namespace, "")
+
+    def _refill_window(self, erased: Collection[str]) -> None:
+        window = self._window
+        if not any(e.episode_id in erased for e in window):
+            return
+        context = self._context
+        fresh = context.store.latest(
+            context.namespace, window.maxlen or 0, max(self._summary.next_seq, 1)
+        )
+        window.clear()
+        window.extend(fresh)
+
+
+def _ids(entries: Iterable[tuple[str, str, str]]) -> set[str]:
+    return {entry[0] for entry in entries}
+
+
+def _check_by(by: object) -> None:
+    if by is not None and (not isinstance(by, str) or not by.strip()):
+        msg = f"by={by!r} is invalid: must be a non-empty string or None"
+        raise EpisodicValueError(msg)
+
+
+def _checked_ids(episode_ids: Sequence[str]) -> list[str]:
+    ids = list(episode_ids)
+    if not ids:
+        msg = "episode_ids=[] is invalid: name at least one episode (forget_all erases all)"
+        raise EpisodicValueError(msg)
+    for index, episode_id in enumerate(ids):
+        if not isinstance(episode_id, str) or not episode_id:
+            msg = f"episode_ids[{index}]={episode_id!r} is invalid: must be a non-empty string"
+            raise EpisodicValueError(msg)
+    return list(dict.fromkeys(ids))
+
+
+def _lineage(lessons: dict[str, Lesson], erased: Sequence[str], asked: Sequence[str]) -> set[str]:
+    """The lessons to remove: asked for, derived from an erased episode, and their heirs."""
+    erased_set = set(erased)
+    removed = set(asked) | {
+        lesson_id
+        for lesson_id, lesson in lessons.items()
+        if any(source.episode_id in erased_set for source in lesson.sources)
+    }
+    grew = True
+    while grew:  # a revision or merge of a removed lesson may repeat its text
+        heirs = {
+            lesson_id
+            for lesson_id, lesson in lessons.items()
+            if lesson_id not in removed and removed.intersection(lesson.supersedes)
+        }
+        removed |= heirs
+        grew = bool(heirs)
+    return removed
+
+
+def _plan(
+    erasure_id: str,
+    entries: Sequence[JournalEntry],
+    subjects: frozenset[str],
+    lessons: Collection[str],
+    everything: bool,
+) -> tuple[ErasurePlan, int, int]:
+    """The journal part of an erasure: entries to remove, redacted ones to write; counts."""
+    remove: list[str] = []
+    rewrite: list[tuple[str, str, str]] = []
+    injections = outcomes = 0
+    lesson_entries = {f"lesson:{lesson_id}" for lesson_id in lessons}
+    for entry in entries:
+        if is_erasure_entry(entry.entry_id):
+            continue
+        if is_lesson_entry(entry.entry_id):
+            if everything or entry.entry_id in lesson_entries:
+                remove.append(entry.entry_id)
+            continue
+        if everything:
+            remove.append(entry.entry_id)
+            continue
+        try:
+            item = decode_entry(entry.entry_id, entry.run_id, entry.payload)
+        except EpisodicValueError:
+            continue  # not the package's entry: nothing of an episode to find in it
+        if not subjects.intersection(item.episode_ids):
+            continue
+        remove.append(entry.entry_id)
+        kept = redact_ids(item.episode_ids, subjects)
+        if isinstance(item, Injection):
+            injections += 1
+            shown = Injection(
+                item.run_id, kept, ERASED_TASK, item.category, item.at, item.thread_id, item.holdout
+            )
+            rewrite.append(encode_injection(shown))
+        else:
+            outcomes += 1
+            event = CreditEvent(
+                item.run_id, item.reward, kept, item.category, item.at, item.by, item.holdout
+            )
+            rewrite.append(encode_credit(event))
+    return ErasurePlan(erasure_id, tuple(remove), tuple(rewrite)), injections, outcomes
+
+
+def _prune_reason(policy: Retention | None, plan: PrunePlan) -> str:
+    parts = []
+    if policy is not None and policy.max_age is not None:
+        parts.append(f"{len(plan.expired)} older than max_age={policy.max_age:g}s")
+    if policy is not None and policy.max_episodes is not None:
+        parts.append(f"{len(plan.over_cap)} beyond max_episodes={policy.max_episodes}")
+    return "retention policy: " + ", ".join(parts)
