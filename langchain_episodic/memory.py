@@ -623,8 +623,12 @@ class EpisodicMemory:
         return self._s.journal.entries()
 
     def merge_journal(self, entries: Sequence[JournalEntry]) -> list[str]:
-        """Append another namespace's journal entries; the ids held here under others."""
-        return self._s.journal.merge(entries)
+        """Append another namespace's journal entries; the ids held here under others.
+
+        What names an episode erased here is redacted first, as the erasure did here.
+        """
+        with self._s.context.lock:
+            return self._s.journal.merge(self._s.eraser.redact_incoming(entries))
 
     # ------------------------------------------------------------------ lessons
 
@@ -785,6 +789,10 @@ class EpisodicMemory:
     def erasures(self) -> tuple[ForgetReceipt, ...]:
         """The receipt of every finished erasure in this namespace, oldest first."""
         return self._s.eraser.receipts()
+
+    def forgotten(self, episode_ids: str | Iterable[str]) -> dict[str, tuple[str, float]]:
+        """The ids among ``episode_ids`` an erasure removed, each with ``(erasure_id, at)``."""
+        return self._s.eraser.forgotten(_ids(episode_ids))
 
     def unfinished_erasures(self) -> list[str]:
         """Erasures begun and never finished (a killed process): run ``forget`` again."""

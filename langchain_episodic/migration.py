@@ -84,6 +84,18 @@ def _copy_journal(source: EpisodicMemory, target: EpisodicMemory) -> None:
         raise MigrationError(msg)
 
 
+def _carry_tombstones(source: EpisodicMemory, target: EpisodicMemory, batch_size: int) -> None:
+    """Erase from the target what the source erased (a copy made before the erasure)."""
+    held = [episode.episode_id for episode in target.episodes(page_size=batch_size)]
+    erased = source.forgotten(held)
+    if erased:
+        target.forget(
+            sorted(erased),
+            reason=f"erased in the source namespace={source.namespace!r} (migrated tombstone)",
+            by="migration",
+        )
+
+
 def migrate_namespace(
     source: EpisodicMemory,
     target: EpisodicMemory,
@@ -100,6 +112,11 @@ def migrate_namespace(
     quarantine log is appended to the target's (events the target already has are
     not repeated), and so is its credit journal (entries the target already holds,
     by id, are not written again), after which the target re-reads its credit.
+
+    Erasures travel, content does not: an episode the target erased is not copied
+    (its tombstone wins), journal entries naming one are redacted as the erasure
+    redacted them, and an episode the source erased is erased from the target too
+    (a copy made before the erasure) before the source's tombstones are copied.
 
     Args:
         source: The memory to copy from (its store and namespace).
@@ -128,14 +145,19 @@ def migrate_namespace(
         msg = f"source and target are the same namespace={source.namespace!r} of one store"
         raise EpisodicValueError(msg)
     total = len(source)
-    copied = 0
+    copied = erased_in_target = 0
     with tqdm(total=total, desc="migrating", unit="ep", disable=not progress, leave=False) as bar:
         read = 0
         for batch in _batches(source.episodes(page_size=batch_size), batch_size):
-            copied += target.record_many(batch, in_time_order=False)
-            _verify(source, target, batch)
+            # An episode the target erased stays erased: its tombstone there wins.
+            gone = target.forgotten([episode.episode_id for episode in batch])
+            wanted = [episode for episode in batch if episode.episode_id not in gone]
+            copied += target.record_many(wanted, in_time_order=False)
+            _verify(source, target, wanted)
             read += len(batch)
+            erased_in_target += len(gone)
             bar.update(len(batch))
+    _carry_tombstones(source, target, batch_size)
     target.merge_quarantine_log(source.quarantine_log())
     _copy_journal(source, target)
     if read < total:
@@ -146,7 +168,7 @@ def migrate_namespace(
         )
         raise MigrationError(msg)
     target_count = len(target)
-    if target_count < total:
+    if target_count < total - erased_in_target:
         msg = f"the target holds {target_count} episodes after copying {total}"
         raise MigrationError(msg)
-    return MigrationReport(total, copied, read - copied, target_count)
+    return MigrationReport(total, copied, read - copied - erased_in_target, target_count)

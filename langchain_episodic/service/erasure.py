@@ -56,7 +56,7 @@ from langchain_episodic.model.erasure import (
     tombstone_entry_id,
     tombstone_erasure,
 )
-from langchain_episodic.model.lesson import Lesson, is_lesson_entry
+from langchain_episodic.model.lesson import Lesson, decode_lesson, is_lesson_entry
 from langchain_episodic.scoring.credit import (
     CreditEvent,
     Injection,
@@ -136,6 +136,40 @@ class Eraser:
         stones = self.forgotten(episode_ids)
         if stones:
             raise EpisodeForgottenError(self._context.namespace, stones)
+
+    def redact_incoming(self, entries: Sequence[JournalEntry]) -> list[JournalEntry]:
+        """``entries`` (another namespace's journal) without what this one erased.
+
+        An injection or outcome naming an episode tombstoned here is redacted as an
+        erasure here would have (a lesson derived from one is dropped), so merging a
+        journal never brings erased content back.
+        """
+        named: set[str] = set()
+        lessons: dict[str, Lesson] = {}
+        for entry in entries:
+            if is_lesson_entry(entry.entry_id):
+                try:
+                    lesson, _ = decode_lesson(entry.entry_id, entry.run_id, entry.payload)
+                except EpisodicValueError:
+                    continue
+                lessons[lesson.lesson_id] = lesson
+                named.update(source.episode_id for source in lesson.sources)
+            elif not is_erasure_entry(entry.entry_id):
+                try:
+                    named.update(
+                        decode_entry(entry.entry_id, entry.run_id, entry.payload).episode_ids
+                    )
+                except EpisodicValueError:
+                    continue
+        erased = list(self.forgotten(named))
+        if not erased:
+            return list(entries)
+        removed = _lineage(lessons, erased, ())
+        subjects = frozenset(erased) | frozenset(removed)
+        plan, _, _ = _plan("incoming", entries, subjects, removed, everything=False)
+        dropped = set(plan.remove)
+        kept = [entry for entry in entries if entry.entry_id not in dropped]
+        return kept + [JournalEntry(*entry) for entry in plan.rewrite]
 
     def noted_write(self, count: int) -> bool:
         """Count ``count`` episodes written; whether the retention policy is due to prune."""

@@ -16,6 +16,7 @@ import weakref
 from collections.abc import Sequence
 
 from langchain_episodic.embeddings.fingerprint import RefusingEmbeddings
+from langchain_episodic.model.erasure import is_erasure_entry
 from langchain_episodic.scoring.credit import UtilityBook
 from langchain_episodic.service.checkpoint import (
     Checkpoint,
@@ -131,7 +132,12 @@ class Journal:
             stored = self.entries()
             self.reload(stored)
         held = {entry.entry_id: entry for entry in stored}
-        return sorted(entry.entry_id for entry in entries if held.get(entry.entry_id) != entry)
+        # Two namespaces that each erased an id hold a tombstone each: both say "erased".
+        return sorted(
+            entry.entry_id
+            for entry in entries
+            if held.get(entry.entry_id) != entry and not is_erasure_entry(entry.entry_id)
+        )
 
     # ------------------------------------------------------------------ internals
 

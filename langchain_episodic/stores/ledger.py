@@ -8,7 +8,8 @@ What a generic vector store cannot say, kept in a LangChain key-value store (a
   numbers given (committed records, deleted ones included); ``deleted``, how many of
   them were deleted since; ``seq/<block>``, the record ids in recording order,
   :data:`LEDGER_BLOCK` to a JSON list, a deleted record's id replaced by ``""``;
-  ``state/<hex of the key>``, the memory's state strings; ``journal/<run digest>/<entry digest>``, one journal entry each (JSON).
+  ``state/<hex of the key>``, the memory's state strings;
+  ``journal/<run digest>/<entry digest>``, one journal entry each (JSON).
 
 The store writes the ids first and the count last: the count is the commit point.
 One writer at a time.
