@@ -72,7 +72,9 @@ def test_forgetting_removes_episodes_and_redacts_the_journal(
     receipt = filled.forget(["ep-1", "ep-5"], reason="user asked", by="support")
     assert (receipt.episodes, receipt.vectors, receipt.already_forgotten) == (2, 2, 0)
     assert (receipt.injections_redacted, receipt.outcomes_redacted) == (1, 1)
-    assert receipt.reason == "user asked" and receipt.by == "support" and receipt.at == NOW
+    assert receipt.reason == "user asked"
+    assert receipt.by == "support"
+    assert receipt.at == NOW
     assert SECRET not in repr(receipt.to_dict())
     for memory in (filled, memory_on(harness)):  # and as a fresh process sees it
         assert len(memory) == 6
@@ -82,10 +84,12 @@ def test_forgetting_removes_episodes_and_redacts_the_journal(
         for query in QUERIES:
             shown = {hit.episode.episode_id for hit in memory.recall(query, top_k=8)}
             assert not shown & {"ep-1", "ep-5"}
-        assert "ep-1" not in memory.utilities() and "ep-2" in memory.utilities()
+        assert "ep-1" not in memory.utilities()
+        assert "ep-2" in memory.utilities()
         assert memory.utility("ep-3") == before_e3
         (outcome,) = memory.credit_log()
-        assert outcome.episode_ids == ("ep-2",) and outcome.reward == 0.9
+        assert outcome.episode_ids == ("ep-2",)
+        assert outcome.reward == 0.9
         assert memory.open_runs().keys() == {"r2"}
         payloads = [e.payload for e in memory.journal_entries()]
         assert not any(SECRET in p for p in payloads)
@@ -120,7 +124,8 @@ def test_tombstones_keep_ids_out_and_unknown_ids_are_refused(
     assert (repeat.already_forgotten, repeat.episodes) == (1, 0)
     with pytest.raises(EpisodicValueError, match=r"\['never-stored'\].*nothing was removed"):
         again.forget(["ep-2", "never-stored"], reason="x")
-    assert len(again) == 7 and "ep-2" in again.get_episodes("ep-2")
+    assert len(again) == 7
+    assert "ep-2" in again.get_episodes("ep-2")
     with pytest.raises(EpisodicValueError, match="reason"):
         again.forget(["ep-2"], reason="  ")
     assert len(again) == 7
@@ -165,12 +170,17 @@ def test_forget_all_empties_one_namespace_and_no_other(
     )
     filled.add_lessons([lesson("ep-1", title="alice's lesson")])
     receipt = filled.forget_all(reason="account deleted", by="gdpr-bot")
-    assert receipt.episodes == 8 and len(receipt.lessons_removed) == 1
+    assert receipt.episodes == 8
+    assert len(receipt.lessons_removed) == 1
     for store in (filled.store, harness.open()):
         alice, bob_again = memory_on(harness, store=store), memory_on(harness, "bob", store)
-        assert len(alice) == 0 and alice.lessons(None) == () and alice.utilities() == {}
-        assert alice.open_runs() == {} and alice.credit_log() == ()
-        assert not alice.recall(QUERIES[0]) and alice.skill_profiles() == ()
+        assert len(alice) == 0
+        assert alice.lessons(None) == ()
+        assert alice.utilities() == {}
+        assert alice.open_runs() == {}
+        assert alice.credit_log() == ()
+        assert not alice.recall(QUERIES[0])
+        assert alice.skill_profiles() == ()
         assert [e for e in alice.journal_entries() if "task" in e.payload] == []
         bob_now = (
             [h.episode.episode_id for h in bob_again.recall(QUERIES[0], top_k=5)],
@@ -194,14 +204,20 @@ def test_retention_prunes_the_least_valuable_and_never_a_pinned_episode(
     memory.credit("r1", 1.0)
     memory.pin(["ep-1"], reason="reference solution")
     plan, preview = memory.prune(dry_run=True)
-    assert preview is not None and preview.dry_run and len(memory) == 8
-    assert len(plan.episode_ids) == 3 and not {"ep-0", "ep-1"} & set(plan.episode_ids)
+    assert preview is not None
+    assert preview.dry_run
+    assert len(memory) == 8
+    assert len(plan.episode_ids) == 3
+    assert not {"ep-0", "ep-1"} & set(plan.episode_ids)
     assert plan.episode_ids == ("ep-2", "ep-3", "ep-4")  # never helpful, then oldest
     plan, receipt = memory.prune()
-    assert receipt is not None and receipt.episodes == 3 and "retention" in receipt.reason
+    assert receipt is not None
+    assert receipt.episodes == 3
+    assert "retention" in receipt.reason
     assert len(memory_on(harness)) == 5
     old = memory.prune(Retention(max_age=NOW - 5 * 3_600 + 1))[0]
-    assert "ep-1" in old.protected and "ep-1" in memory.get_episodes("ep-1")
+    assert "ep-1" in old.protected
+    assert "ep-1" in memory.get_episodes("ep-1")
 
 
 def test_retention_on_write_keeps_a_namespace_near_its_cap(harness: StoreHarness) -> None:
@@ -220,7 +236,8 @@ def test_a_migration_after_an_erasure_carries_tombstones_not_content(
     filled.forget(["ep-1"], reason="user asked")
     target = EpisodicMemory(store=InMemoryEpisodeStore(), namespace="alice", clock=lambda: NOW)
     report = migrate_namespace(filled, target)
-    assert report.target_count == 7 and "ep-1" not in target.get_episodes("ep-1")
+    assert report.target_count == 7
+    assert "ep-1" not in target.get_episodes("ep-1")
     assert not any(SECRET in e.payload for e in target.journal_entries())
     with pytest.raises(EpisodeForgottenError):
         target.record(kept_copy.get_episodes("ep-1")["ep-1"])
