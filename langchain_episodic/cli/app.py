@@ -19,6 +19,12 @@ from langchain_episodic.cli._shared import (
     _one_line,
 )
 from langchain_episodic.cli.demo_command import _configure_demo, _run_demo
+from langchain_episodic.cli.forget_commands import (
+    _configure_forget,
+    _configure_prune,
+    _run_forget,
+    _run_prune,
+)
 from langchain_episodic.cli.inspect_commands import (
     _configure_curve,
     _configure_harmful,
@@ -113,6 +119,18 @@ COMMANDS: tuple[Command, ...] = (
         _run_migrate,
     ),
     Command(
+        "forget",
+        "erase episodes (or --all of a namespace) and what derives from them, with a receipt",
+        _configure_forget,
+        _run_forget,
+    ),
+    Command(
+        "prune",
+        "apply a retention policy (--max-age, --max-episodes); --dry-run lists what would go",
+        _configure_prune,
+        _run_prune,
+    ),
+    Command(
         "verify",
         "find stored records that recall would skip (malformed, foreign, misnumbered)",
         _configure_verify,
@@ -132,7 +150,7 @@ Store options may also follow the command: langchain-episodic stats --path PATH
 exit codes:
   0    success
   1    import rejected some lines (every good line was imported);
-       verify found malformed records
+       verify found malformed records or a half-finished erasure
   2    error: bad arguments, missing file, invalid value, unknown namespace,
        --path held by another process (wait with --lock-timeout SECONDS)
   130  interrupted

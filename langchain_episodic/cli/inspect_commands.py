@@ -55,6 +55,7 @@ from langchain_episodic.scoring.skills import (
     compute_learning_curve,
     identify_weak_skills,
 )
+from langchain_episodic.service.erasure import erased_but_stored, unfinished_erasures
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores.base import OrderedJournal
 
@@ -770,6 +771,7 @@ def _configure_verify(parser: argparse.ArgumentParser) -> None:
         default=1000,
         help="records read per Chroma call (default: 1000)",
     )
+    parser.add_argument("--json", action="store_true", help="print the findings as JSON")
 
 
 def _run_verify(args: argparse.Namespace) -> int:
@@ -782,19 +784,48 @@ def _run_verify(args: argparse.Namespace) -> int:
     for finding in findings:
         reasons.setdefault(finding.record_id, []).append(finding.reason)
     total = store.count(target.namespace)
-    print(
-        f"verified {total} records of namespace {target.namespace!r} at {target.describe()}: "
-        + (f"{len(reasons)} malformed" if reasons else "all readable")
-    )
-    for record_id, why in reasons.items():
-        print(f"id={record_id!r}: {_one_line('; '.join(why), 10_000)}")
     problems = replayed_checkpoint(store, target.namespace)
-    for problem in problems:
-        print(problem)
-    if (
+    unfinished = unfinished_erasures(store, target.namespace)
+    still_stored = erased_but_stored(store, target.namespace)
+    checkpoint_agrees = (
         not problems
         and isinstance(store, OrderedJournal)
-        and store.read_checkpoint(target.namespace)
-    ):
-        print("the journal checkpoint agrees with a replay of the journal it covers")
-    return 1 if reasons or problems else 0
+        and bool(store.read_checkpoint(target.namespace))
+    )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "namespace": target.namespace,
+                    "records": total,
+                    "malformed": reasons,
+                    "checkpoint_problems": problems,
+                    "unfinished_erasures": unfinished,
+                    "erased_but_stored": still_stored,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+    else:
+        print(
+            f"verified {total} records of namespace {target.namespace!r} at "
+            f"{target.describe()}: " + (f"{len(reasons)} malformed" if reasons else "all readable")
+        )
+        for record_id, why in reasons.items():
+            print(f"id={record_id!r}: {_one_line('; '.join(why), 10_000)}")
+        for problem in problems:
+            print(problem)
+        if checkpoint_agrees:
+            print("the journal checkpoint agrees with a replay of the journal it covers")
+        for erasure_id in unfinished:
+            print(
+                f"erasure {erasure_id} was begun and never finished (a process was stopped): "
+                "run 'langchain-episodic forget' again with the same ids (or --all)"
+            )
+        if still_stored:
+            print(
+                f"{len(still_stored)} erased episode(s) are still stored (half-finished "
+                f"erasure), e.g. {still_stored[:3]}: run 'langchain-episodic forget' on them"
+            )
+    return 1 if reasons or problems or unfinished or still_stored else 0

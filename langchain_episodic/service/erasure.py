@@ -69,9 +69,14 @@ from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.journal import Journal
 from langchain_episodic.service.quarantine import QuarantineLog
 from langchain_episodic.service.summary import Summary
-from langchain_episodic.stores.base import ForgetsRecords, JournalEntry, OrderedJournal
+from langchain_episodic.stores.base import (
+    EpisodeStore,
+    ForgetsRecords,
+    JournalEntry,
+    OrderedJournal,
+)
 
-__all__ = ["Eraser"]
+__all__ = ["Eraser", "erased_but_stored", "unfinished_erasures"]
 
 
 class Eraser:
@@ -318,10 +323,7 @@ class Eraser:
         return store
 
     def _pending(self) -> list[ErasurePlan]:
-        entries = self._context.store.read_journal(self._context.namespace, ERASURE_RUN)
-        done = {entry.entry_id for entry in entries}
-        plans = (decode_erasure(entry.entry_id, entry.payload) for entry in entries)
-        return [p for p in plans if p is not None and receipt_entry_id(p.erasure_id) not in done]
+        return _pending(self._context.store, self._context.namespace)
 
     def _finish_pending(self) -> None:
         """Finish the journal part of erasures a killed process left half done."""
@@ -542,3 +544,45 @@ def _prune_reason(policy: Retention | None, plan: PrunePlan) -> str:
     if policy is not None and policy.max_episodes is not None:
         parts.append(f"{len(plan.over_cap)} beyond max_episodes={policy.max_episodes}")
     return "retention policy: " + ", ".join(parts)
+
+
+def _pending(store: EpisodeStore, namespace: str) -> list[ErasurePlan]:
+    """The erasures of ``namespace`` whose record is written and whose receipt is not."""
+    entries = store.read_journal(namespace, ERASURE_RUN)
+    done = {entry.entry_id for entry in entries}
+    plans = (decode_erasure(entry.entry_id, entry.payload) for entry in entries)
+    found = [p for p in plans if p is not None and receipt_entry_id(p.erasure_id) not in done]
+    return sorted(found, key=lambda plan: plan.erasure_id)
+
+
+def unfinished_erasures(store: EpisodeStore, namespace: str) -> list[str]:
+    """The ids of the erasures begun in ``namespace`` and never finished (for ``verify``)."""
+    return [plan.erasure_id for plan in _pending(store, namespace)]
+
+
+def erased_but_stored(store: EpisodeStore, namespace: str, page_size: int = 1000) -> list[str]:
+    """Stored episodes whose id has a tombstone: an erasure stopped before removing them.
+
+    Reads every episode id once, and the tombstones of a page of them at a time.
+    """
+    found: list[str] = []
+    page: list[str] = []
+
+    def check() -> None:
+        wanted = {tombstone_entry_id(i): i for i in page}
+        if isinstance(store, OrderedJournal):
+            stones = store.read_journal_ids(namespace, list(wanted))
+        else:
+            stones = [
+                e for e in store.read_journal(namespace, TOMBSTONE_RUN) if e.entry_id in wanted
+            ]
+        found.extend(sorted(wanted[entry.entry_id] for entry in stones))
+        page.clear()
+
+    for episode in store.iter_episodes(namespace, page_size):
+        page.append(episode.episode_id)
+        if len(page) >= page_size:
+            check()
+    if page:
+        check()
+    return found

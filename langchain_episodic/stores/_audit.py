@@ -33,11 +33,14 @@ class RecordAudit:
     """Findings over the records of one namespace, fed page by page.
 
     Attributes:
+        deleted: Records erased from the namespace (their numbers stay given): a
+            ``seq`` may reach ``checked + deleted - 1``.
         checked: Records seen so far.
         findings: One :class:`MalformedRecordWarning` (record id and reason) per
             problem, in the order the records were fed.
     """
 
+    deleted: int = 0
     checked: int = 0
     findings: list[MalformedRecordWarning] = field(default_factory=list)
     _seq_owner: dict[int, str] = field(default_factory=dict)
@@ -68,13 +71,14 @@ class RecordAudit:
             self._seq_owner[seq] = record_id
 
     def finish(self) -> list[MalformedRecordWarning]:
-        """All findings, including a ``seq`` outside ``0 .. checked - 1`` (known only now)."""
+        """All findings, including a ``seq`` outside ``0 .. checked + deleted - 1`` (known now)."""
+        limit = self.checked + self.deleted
         for seq, record_id in sorted(self._seq_owner.items()):
-            if not 0 <= seq < self.checked:
+            if not 0 <= seq < limit:
                 self.findings.append(
                     MalformedRecordWarning(
                         record_id,
-                        f"seq={seq} is outside 0..{self.checked - 1}: "
+                        f"seq={seq} is outside 0..{limit - 1}: "
                         "ordered reads of the latest episodes may miss it",
                     )
                 )

@@ -48,6 +48,7 @@ from langchain_episodic.errors import (
     StoreConfigurationError,
 )
 from langchain_episodic.model.episode import Episode
+from langchain_episodic.model.erasure import TOMBSTONE_RUN
 from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores._audit import RecordAudit
 from langchain_episodic.stores._path_lock import FolderShare, PathLock, acquire_path_lock
@@ -756,7 +757,8 @@ class ChromaEpisodeStore:
         """
         check_int("page_size", page_size, 1)
         collection = self.collection(namespace)
-        audit = RecordAudit()
+        # Erased records leave their numbers given: each left a tombstone.
+        audit = RecordAudit(deleted=len(self.read_journal(namespace, TOMBSTONE_RUN)))
         while True:
             got = collection.get(limit=page_size, offset=audit.checked, include=["metadatas"])
             ids = got["ids"]

@@ -1,0 +1,201 @@
+"""Erasure verified on disk: no byte of the erased text in any file of the folder.
+
+One user's memory (episodes, lessons, injections, credits, quarantine reasons, all
+holding a unique secret) beside another's in one embedded Chroma folder; the first is
+erased, the store closed, and every file under the folder is searched for the secret
+(the sqlite file, its journal, the vector index files), while the second user's
+recall, lessons and utilities are unchanged. Then: a process killed with SIGKILL
+during ``forget`` leaves each episode either stored or tombstoned, ``verify`` reports
+the half-finished erasure, and running ``forget`` again finishes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+from langchain_episodic.model.lesson import Lesson, LessonSource
+from tests.helpers.cli import run as run_cli
+from tests.helpers.episodes import QUERIES, diverse_corpus
+from tests.unit_tests.factories import make_episode
+
+REPO = Path(__file__).resolve().parents[2]
+NOW = 2_000_000.0
+SECRET = "Zx9-secret-4417-qv"
+
+
+def files_holding(folder: Path, needle: str) -> list[str]:
+    """Every file under ``folder`` whose bytes hold ``needle`` (UTF-8), as relative paths."""
+    wanted = needle.encode("utf-8")
+    found = []
+    for path in folder.rglob("*"):
+        if path.is_file() and wanted in path.read_bytes():
+            found.append(str(path.relative_to(folder)))
+    return found
+
+
+def fill(memory: EpisodicMemory, prefix: str, secret: str, count: int = 60) -> None:
+    episodes = [
+        make_episode(
+            episode_id=f"{prefix}-{i}",
+            description=f"{episode.task.description} for {secret}",
+            category=episode.task.category,
+            solution=f"def solve(): return '{secret}'",
+            message=f"tests of {secret} passed",
+            timestamp=NOW - 1_000 + i,
+        )
+        for i, episode in enumerate(diverse_corpus(count))
+    ]
+    memory.record_many(episodes)
+    memory.add_lessons(
+        [
+            Lesson.create(
+                title=f"Lesson about {secret}",
+                applies_when=f"working for {secret}",
+                do=f"remember {secret}",
+                sources=[LessonSource(f"{prefix}-1")],
+                created_at=NOW,
+            )
+        ]
+    )
+    for run in range(5):
+        memory.note_injection(f"{prefix}-run-{run}", [f"{prefix}-{run}"], f"task of {secret}")
+        memory.credit(f"{prefix}-run-{run}", 0.8)
+    memory.note_injection(f"{prefix}-open", [f"{prefix}-9"], f"open task of {secret}")
+    memory.quarantine([f"{prefix}-3"], reason=f"bad output about {secret}")
+
+
+def bob_view(memory: EpisodicMemory) -> tuple[object, ...]:
+    return (
+        [[hit.episode.episode_id for hit in memory.recall(q, top_k=5)] for q in QUERIES],
+        memory.lessons(None),
+        memory.utilities(),
+        memory.quarantined().keys(),
+        len(memory),
+    )
+
+
+def test_an_erased_user_leaves_no_byte_in_the_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    store = ChromaEpisodeStore(path=folder)
+    alice = EpisodicMemory(store=store, namespace="alice", clock=lambda: NOW)
+    bob = EpisodicMemory(store=store, namespace="bob", clock=lambda: NOW)
+    fill(alice, "a", SECRET)
+    fill(bob, "b", "bob-public-text")
+    alice.flush()
+    bob.flush()
+    before = bob_view(bob)
+    assert files_holding(folder, SECRET)  # the search finds what is there
+
+    receipt = alice.forget_all(reason="account deleted", by="gdpr")
+    assert receipt.episodes == 60
+    assert "vacuumed" in receipt.storage
+    assert bob_view(bob) == before
+    store.close()
+
+    assert files_holding(folder, SECRET) == []
+    assert files_holding(folder, "bob-public-text")  # bob's data is still there
+    again = ChromaEpisodeStore(path=folder)
+    reopened = EpisodicMemory(store=again, namespace="bob", clock=lambda: NOW)
+    assert bob_view(reopened) == before
+    assert len(EpisodicMemory(store=again, namespace="alice", clock=lambda: NOW)) == 0
+    again.close()
+
+
+def test_forgetting_some_episodes_leaves_no_byte_of_theirs(tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, namespace="alice", clock=lambda: NOW)
+    fill(memory, "a", "common-text")
+    secret_one = make_episode(
+        episode_id="private-1", description=f"Handle {SECRET} medical record", timestamp=NOW
+    )
+    memory.record(secret_one)
+    memory.note_injection("private-run", ["private-1", "a-2"], f"a task naming {SECRET}")
+    memory.credit("private-run", 0.9)
+    memory.forget(["private-1"], reason="user asked")
+    store.close()
+    assert files_holding(folder, SECRET) == []
+    assert files_holding(folder, "common-text")
+
+
+# Records episodes holding a secret, prints "forgetting", forgets them all; the parent
+# kills it with SIGKILL while it runs.
+FORGETTER = textwrap.dedent(
+    """
+    import sys
+    from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+    from tests.unit_tests.factories import make_episode
+
+    path, secret = sys.argv[1], sys.argv[2]
+    memory = EpisodicMemory(store=ChromaEpisodeStore(path=path), clock=lambda: 2_000_000.0)
+    ids = [f"s-{i}" for i in range(120)]
+    memory.record_many([
+        make_episode(episode_id=i, description=f"Task {i} for {secret}", timestamp=float(n))
+        for n, i in enumerate(ids)
+    ])
+    for n in range(0, 120, 2):
+        memory.note_injection(f"run-{n}", ids[n : n + 2], f"run task of {secret}")
+        memory.credit(f"run-{n}", 0.5)
+    print("forgetting", flush=True)
+    memory.forget(ids[:100], reason="user asked")
+    print("done", flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.2, 0.5, 1.0])
+def test_sigkill_during_forget_leaves_episode_or_tombstone_and_forget_finishes(
+    tmp_path: Path, delay: float, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "memory"
+    child = subprocess.Popen(
+        [sys.executable, "-c", FORGETTER, str(folder), SECRET],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "forgetting"
+    time.sleep(delay)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=60)
+    child.stdout.close()
+
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, clock=lambda: NOW)
+    ids = [f"s-{i}" for i in range(100)]
+    stored, forgotten = memory.get_episodes(ids), memory.forgotten(ids)
+    assert all(i in stored or i in forgotten for i in ids)
+    assert len(memory) == 120 - len(set(forgotten) - set(stored))
+    half_done = memory.unfinished_erasures()
+    store.close()
+    code, out, _ = run_cli(capsys, "verify", "--path", str(folder))
+    if half_done:
+        assert code != 0
+        assert "erasure" in out
+        assert half_done[0] in out
+
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, clock=lambda: NOW)
+    memory.forget(ids, reason="finish the job")
+    assert memory.get_episodes(ids) == {}
+    assert memory.unfinished_erasures() == []
+    assert len(memory) == 20
+    kept_runs = {f"run-{n}" for n in range(100, 120, 2)}  # they showed only kept episodes
+    naming = {entry.run_id for entry in memory.journal_entries() if SECRET in entry.payload}
+    assert naming == kept_runs
+    store.close()
+    code, out, _ = run_cli(capsys, "verify", "--path", str(folder), "--json")
+    assert code == 0, out
+    assert json.loads(out)["unfinished_erasures"] == []
