@@ -207,6 +207,7 @@ class Eraser:
         store = self._deleting_store()
         context = self._context
         with context.lock:
+            self._journal.sync()  # lessons and runs other writers added since
             self._finish_pending()
             lessons = self._journal.lessons.book.lessons
             asked_lessons = [i for i in ids if i in lessons]
@@ -247,8 +248,15 @@ class Eraser:
         store = self._deleting_store()
         context = self._context
         with context.lock:
+            self._journal.sync()
             self._finish_pending()
             stored = {e.episode_id: e for e in context.store.iter_episodes(context.namespace)}
+            if not stored and not self._journal.entries() and not self._quarantine.events:
+                msg = (
+                    f"namespace={context.namespace!r} holds nothing to erase: no episode, "
+                    "lesson, journal entry or log event (a mistyped namespace?)"
+                )
+                raise EpisodicValueError(msg)
             return self._erase(
                 store,
                 stored,

@@ -77,11 +77,14 @@ class FolderShare:
             Chroma the same string, as Chroma keys its per-process system on it.
         add_lock: Held while a store numbers and writes records.
         next_seq: The next record number per Chroma collection name.
+        erased_in: The folder once an erasure purged it: every store closing on it
+            scrubs the index files again (Chroma may save them after the purge).
     """
 
     chroma_path: str
     add_lock: threading.Lock = field(default_factory=threading.Lock)
     next_seq: dict[str, int] = field(default_factory=dict)
+    erased_in: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -291,8 +291,8 @@ class ChromaEpisodeStore:
             if lock is not None:  # Chroma could not open the folder: do not keep it locked
                 lock.release()
             raise
-        # Folders this store erased from: their index files are scrubbed again on close.
-        self._erased_in: list[str] = []
+        # Folders erased from (shared by the stores on one folder): scrubbed again on close.
+        self._erased_in: list[str] = lock.share.erased_in if lock is not None else []
         self._release_lock = (
             None
             if lock is None

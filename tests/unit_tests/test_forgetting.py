@@ -244,3 +244,13 @@ def test_cli_prune_lists_what_would_go(tmp_path: Path, capsys: pytest.CaptureFix
     code, _, err = run(capsys, "prune", "--path", str(path))
     assert code == 2
     assert "--max-age" in err
+
+
+def test_forget_all_on_a_namespace_that_holds_nothing_is_refused() -> None:
+    memory = memory_with()
+    with pytest.raises(EpisodicValueError, match="holds nothing to erase"):
+        memory.for_namespace("typo").forget_all(reason="x")
+    assert len(memory) == 6
+    memory.forget_all(reason="user left")
+    again = memory.forget_all(reason="asked twice")  # tombstones remain: a no-op
+    assert again.episodes == 0
