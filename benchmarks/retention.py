@@ -8,11 +8,13 @@ Before each recurring task the agent recalls with one of its paraphrases, shows 
 top 3 and credits the run: reward 1.0 when an episode of the same task was shown (it
 helped), 0.4 otherwise. Three memories see the same stream, side by side:
 
-* **uncapped**: keeps everything (the baseline);
+* **uncapped**: keeps everything, credit as above (the baseline);
 * **capped**: ``Retention(max_episodes=N, on_write=True)``, the default value order
   (never helpful first, then low utility, then old), credit as above;
-* **capped, oldest first**: the same cap, with no credit loop, so every episode is
-  "never helpful" and the oldest go first (what a plain sliding window keeps).
+* **uncapped, no credit** and **capped, no credit**: the same without the credit
+  loop, so every episode is "never helpful" and the cap removes the oldest first
+  (what a plain sliding window keeps). Credit changes the ranking too, so compare
+  capped with uncapped within each pair.
 
 Reported at each tenth of the stream: episodes held, hit@1 / hit@3 of the 128
 paraphrase queries (the right task's episode first / in the top 3), and the median
@@ -161,8 +163,9 @@ def run(cap: int, seed: int) -> list[list[object]]:
     agents = [
         Agent("uncapped", EpisodicMemory(), credit=True),
         Agent("capped", EpisodicMemory(retention=Retention(max_episodes=cap, on_write=True)), True),
+        Agent("uncapped, no credit", EpisodicMemory(), credit=False),
         Agent(
-            "capped, oldest first",
+            "capped, no credit",
             EpisodicMemory(retention=Retention(max_episodes=cap, on_write=True)),
             credit=False,
         ),

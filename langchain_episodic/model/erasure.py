@@ -107,11 +107,14 @@ class ErasurePlan:
         rewrite: The redacted entries written in place of some of them, as
             ``(entry_id, run_id, payload)``: the erased ids left out, an injection's
             task replaced by :data:`ERASED_TASK`.
+        everything: Remove every entry but the erasures' own (``forget_all``): the
+            record then lists no entry id (a run id may say who the user was).
     """
 
     erasure_id: str
     remove: tuple[str, ...] = ()
     rewrite: tuple[tuple[str, str, str], ...] = ()
+    everything: bool = False
 
 
 def encode_erasure(plan: ErasurePlan, at: float) -> tuple[str, str, str]:
@@ -120,7 +123,8 @@ def encode_erasure(plan: ErasurePlan, at: float) -> tuple[str, str, str]:
         {
             "kind": "erasure",
             "at": at,
-            "remove": list(plan.remove),
+            "everything": plan.everything,
+            "remove": [] if plan.everything else list(plan.remove),
             "rewrite": [list(entry) for entry in plan.rewrite],
         },
         ensure_ascii=False,
@@ -139,9 +143,10 @@ def decode_erasure(entry_id: str, payload: str) -> ErasurePlan | None:
             return None
         rewrite = tuple((str(a), str(b), str(c)) for a, b, c in data["rewrite"])
         remove = tuple(str(i) for i in data["remove"])
+        everything = data.get("everything") is True
     except (TypeError, ValueError, KeyError, AttributeError):
         return None
-    return ErasurePlan(entry_id[len(_ERASURE_PREFIX) :], remove, rewrite)
+    return ErasurePlan(entry_id[len(_ERASURE_PREFIX) :], remove, rewrite, everything)
 
 
 def receipt_entry_id(erasure_id: str) -> str:

@@ -133,7 +133,7 @@ def plan_prune(
         >>> plan.expired, plan.kept
         (('a',), 2)
         >>> plan_prune([("a", 0.0), ("b", 50.0), ("c", 90.0)], {}, {"a"},
-        ...            Retention(max_episodes=1), now=100.0).episode_ids
+        ...            Retention(max_episodes=2), now=100.0).episode_ids
         ('b',)
     """
     shielded: list[str] = []

@@ -353,6 +353,12 @@ class Eraser:
         """
         self._drop_checkpoint()
         context = self._context
+        if plan.everything:  # the record lists no ids: every entry but the erasures' goes
+            current_all = self._journal.entries()
+            plan = replace(
+                plan,
+                remove=tuple(e.entry_id for e in current_all if not is_erasure_entry(e.entry_id)),
+            )
         rewrite = {entry[0]: entry for entry in plan.rewrite}
         current = {entry.entry_id: entry for entry in self._read_entries(plan.remove)}
         stale = [
@@ -544,7 +550,8 @@ def _plan(
                 item.run_id, item.reward, kept, item.category, item.at, item.by, item.holdout
             )
             rewrite.append(encode_credit(event))
-    return ErasurePlan(erasure_id, tuple(remove), tuple(rewrite)), injections, outcomes
+    plan = ErasurePlan(erasure_id, tuple(remove), tuple(rewrite), everything)
+    return plan, injections, outcomes
 
 
 def _prune_reason(policy: Retention | None, plan: PrunePlan) -> str:

@@ -254,3 +254,13 @@ def test_forget_all_on_a_namespace_that_holds_nothing_is_refused() -> None:
     memory.forget_all(reason="user left")
     again = memory.forget_all(reason="asked twice")  # tombstones remain: a no-op
     assert again.episodes == 0
+
+
+def test_forget_all_keeps_no_run_id_in_its_records() -> None:
+    memory = memory_with()
+    memory.note_injection("run-of-alice-smith", ["ep-1"], "a task")
+    memory.credit("run-of-alice-smith", 0.8, by="alice-smith-reviewer")
+    memory.forget_all(reason="account closed")
+    stored = memory.store.read_journal(memory.namespace)
+    assert stored  # the tombstones, the erasure record and the receipt
+    assert not any("alice-smith" in entry.entry_id + entry.payload for entry in stored)
