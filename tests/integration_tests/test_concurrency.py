@@ -516,3 +516,21 @@ def test_the_cli_waits_with_lock_timeout_for_a_store_another_process_holds(
     assert time.monotonic() - started >= 0.9
     assert "episodes    3\n" in capsys.readouterr().out
     assert probe.ask(None) == {"closed": True}
+
+
+def test_forgetting_in_a_folder_another_process_holds_fails_clearly_and_removes_nothing(
+    tmp_path: Path, probe: Probe, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from langchain_episodic.cli import main  # noqa: PLC0415
+
+    assert probe.ask("open 0") == {"opened": 0}
+    code = main(["--path", str(tmp_path / "store"), "forget", "--all", "--reason", "x", "--yes"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"(pid {probe.process.pid})" in err
+    probe.stop()
+    with ChromaEpisodeStore(path=tmp_path / "store") as store:
+        memory = EpisodicMemory(store=store)
+        assert len(memory) == 3  # what the other process recorded, all of it
+        assert memory.unfinished_erasures() == []
+        assert store.read_journal("default") == []
