@@ -8,6 +8,7 @@ SIGKILL at random moments.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import signal
@@ -175,3 +176,42 @@ def test_acknowledged_writes_survive_sigkill(postgres_uri: str, tmp_path: Path) 
         assert [e.episode_id for e in memory.episodes(page_size=100)] == [
             e.episode_id for e in diverse_corpus(total)
         ]
+
+
+def test_an_erased_user_has_no_row_left_in_postgres(postgres_uri: str) -> None:
+    uri = fresh_database(postgres_uri)
+    secret = "pg-erasure-secret-5150"
+    graph_store, connection = postgres_graph_store(uri)
+    try:
+        store = LangGraphEpisodeStore(graph_store)
+        alice = EpisodicMemory(store=store, namespace="alice")
+        bob = EpisodicMemory(store=store, namespace="bob")
+        for memory, text in ((alice, secret), (bob, "bob-text")):
+            memory.record_many(
+                [
+                    dataclasses.replace(
+                        e,
+                        task=dataclasses.replace(
+                            e.task, description=f"{e.task.description} {text}"
+                        ),
+                    )
+                    for e in diverse_corpus(20)
+                ]
+            )
+            memory.note_injection("run-1", ["ep-1"], f"task {text}")
+            memory.credit("run-1", 0.8)
+        receipt = alice.forget_all(reason="account closed")
+        assert "VACUUM" in receipt.storage
+        rows = connection.execute(
+            "SELECT count(*) AS n FROM store WHERE value::text LIKE %s", (f"%{secret}%",)
+        ).fetchone()
+        assert rows is not None
+        assert rows["n"] == 0
+        kept = connection.execute(
+            "SELECT count(*) AS n FROM store WHERE value::text LIKE '%bob-text%'"
+        ).fetchone()
+        assert kept is not None
+        assert kept["n"] > 0
+        assert len(bob) == 20
+    finally:
+        connection.close()
