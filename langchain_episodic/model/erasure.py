@@ -20,6 +20,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from langchain_episodic.errors import EpisodicValueError
@@ -213,11 +214,12 @@ class ForgetReceipt:
 
     def summary(self) -> str:
         """One line per kind, for a person."""
-        verb = "would remove" if self.dry_run else "removed"
+        when = _utc(self.at)
         lines = [
-            f"erasure {self.erasure_id} in namespace={self.namespace!r} at {self.at:.0f}"
-            f"{f' by {self.by}' if self.by else ''}: {self.reason}",
-            f"  episodes {verb}: {self.episodes} (and their vectors)",
+            f"erasure {self.erasure_id} in namespace={self.namespace!r} at {self.at:.0f} "
+            f"({when}){f' by {self.by}' if self.by else ''}: {self.reason}",
+            f"  episodes {'to remove (dry run)' if self.dry_run else 'removed'}: "
+            f"{self.episodes} (and their vectors)",
         ]
         if self.already_forgotten:
             lines.append(f"  already forgotten before: {self.already_forgotten}")
@@ -233,6 +235,13 @@ class ForgetReceipt:
         if self.storage:
             lines.append(f"  on disk: {self.storage}")
         return "\n".join(lines)
+
+
+def _utc(at: float) -> str:
+    try:
+        return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        return "an unknown date"
 
 
 def encode_receipt(receipt: ForgetReceipt) -> tuple[str, str, str]:

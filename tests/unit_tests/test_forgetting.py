@@ -189,7 +189,7 @@ def test_cli_forget_prints_a_receipt_and_refuses_unknown_ids(
     assert "nothing was removed" in err
     code, out, _ = run(capsys, "forget", "ep-1", "--reason", "x", "--dry-run", "--path", str(path))
     assert code == 0
-    assert "would remove: 1" in out
+    assert "to remove (dry run): 1" in out
     code, out, _ = run(
         capsys, "forget", "ep-1", "--reason", "asked", "--by", "me", "--json", "--path", str(path)
     )
