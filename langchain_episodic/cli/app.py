@@ -18,6 +18,7 @@ from langchain_episodic.cli._shared import (
     _add_store_options,
     _one_line,
 )
+from langchain_episodic.cli._terminal import SafeStream, terminal_safe
 from langchain_episodic.cli.demo_command import _configure_demo, _run_demo
 from langchain_episodic.cli.forget_commands import (
     _configure_forget,
@@ -187,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _error(message: object) -> None:
-    print(f"error: {_one_line(str(message), 10_000)}", file=sys.stderr)
+    print(f"error: {terminal_safe(_one_line(str(message), 10_000))}", file=sys.stderr)
 
 
 def _mismatch_message(exc: EmbeddingMismatchError) -> str:
@@ -229,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     run: Callable[[argparse.Namespace], int] = args.run
+    stdout = sys.stdout
+    sys.stdout = SafeStream(stdout)
     try:
         return run(args)
     except EmbeddingMismatchError as exc:
@@ -262,3 +265,5 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _error("interrupted")
         return 130
+    finally:
+        sys.stdout = stdout
