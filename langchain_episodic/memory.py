@@ -549,7 +549,12 @@ class EpisodicMemory:
         :class:`~langchain_episodic.stores.OrderedJournal`) have no checkpoint: a no-op.
 
         Example:
+            >>> from langchain_episodic import Episode, Feedback, OutcomeStatus
             >>> memory = EpisodicMemory()
+            >>> _ = memory.record(Episode(
+            ...     episode_id="ep-1", task=TaskDescription("Implement login form"),
+            ...     solution="...", feedback=Feedback(reward=1.0),
+            ...     outcome=OutcomeStatus.SUCCESS, timestamp=1.0))
             >>> _ = memory.note_injection("run-1", ["ep-1"], "Implement login form")
             >>> memory.checkpoint_journal()
             >>> EpisodicMemory(store=memory.store).open_runs().keys()
@@ -571,7 +576,19 @@ class EpisodicMemory:
         return self._s.runs.outcomes()
 
     def utility(self, episode_id: str) -> EpisodeUtility:
-        """What credit says of an episode or lesson (never shown: the prior, 0.5)."""
+        """What credit says of an episode or lesson (never shown: the prior, 0.5).
+
+        Raises:
+            EpisodicValueError: ``episode_id`` names no stored episode or lesson, and
+                no credit names it.
+        """
+        known = self._s.runs.has_row(episode_id) or episode_id in self._s.lessons.ids()
+        if not known and episode_id not in self.store.get(self.namespace, [episode_id]):
+            msg = (
+                f"episode_id={episode_id!r} is not stored in namespace={self.namespace!r} "
+                "(no episode, lesson or credit names it)"
+            )
+            raise EpisodicValueError(msg)
         return self._s.runs.utility(episode_id)
 
     def utilities(self, kind: SubjectKind | None = None) -> dict[str, EpisodeUtility]:

@@ -32,6 +32,7 @@ from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
     approximate_token_count,
     build_replay_context,
+    checked_token_counter,
     format_replay_prompt,
 )
 from langchain_episodic.prompting.lessons import render_lessons
@@ -178,6 +179,7 @@ def build_replay(
         evidence_k=_evidence_k(options) if include_strategy else 0,
         lesson_k=lesson_k,
     )
+    token_counter = checked_token_counter(token_counter)
     lessons, section = _fit_lessons(report.lessons, max_tokens, token_counter)
     budget = max_tokens
     if section and max_tokens is not None:

@@ -38,7 +38,8 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from langchain_episodic._validation import check_int
+from langchain_episodic._validation import check_int, finite_float
+from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import Episode, OutcomeStatus, TaskDescription
 from langchain_episodic.prompting.sanitize import SafeText, multi_line, one_line, open_fence
 from langchain_episodic.scoring.priority import PrioritizedResult
@@ -157,6 +158,45 @@ def build_replay_context(results: Iterable[PrioritizedResult]) -> ReplayContext:
 def approximate_token_count(text: str) -> int:
     """A model-free token estimate: one token per four characters, rounded up."""
     return math.ceil(len(text) / 4)
+
+
+def checked_token_counter(token_counter: object) -> Callable[[str], int]:
+    """``token_counter``, checked on every call: a count must be a finite number >= 0.
+
+    A counter that returns -1, NaN or a string would otherwise make a budget pass or
+    fail at random, or fail deep inside with a bare ``TypeError``.
+
+    Example:
+        >>> checked_token_counter(len)("four")
+        4
+        >>> try:
+        ...     checked_token_counter(lambda text: -1)("four")
+        ... except EpisodicValueError as error:
+        ...     print(str(error).split(":")[0])
+        token_counter returned -1 for a text of 4 characters
+
+    Raises:
+        TypeError: ``token_counter`` is not callable.
+    """
+    if getattr(token_counter, "_checked_counter", False):
+        return token_counter  # type: ignore[return-value]
+    if not callable(token_counter):
+        msg = f"token_counter={token_counter!r} is invalid: must be a callable (text -> tokens)"
+        raise TypeError(msg)
+
+    def count(text: str) -> int:
+        value = token_counter(text)
+        number = None if isinstance(value, bool) else finite_float(value)
+        if number is None or number < 0:
+            msg = (
+                f"token_counter returned {value!r} for a text of {len(text)} characters: "
+                "must return a number of tokens >= 0"
+            )
+            raise EpisodicValueError(msg)
+        return math.ceil(number)
+
+    count._checked_counter = True  # type: ignore[attr-defined]
+    return count
 
 
 # ------------------------------------------------------------------ rendering
@@ -437,6 +477,7 @@ def format_replay_prompt(
     ]
     if max_tokens is None:
         return render(longest) + "".join(block.full for block in shown)
+    token_counter = checked_token_counter(token_counter)
     summary = _fit(render, longest, max_tokens, token_counter)
     if summary is None:
         return ""

@@ -131,8 +131,9 @@ class RecallOptions:
                 msg = f"{flag}={getattr(self, flag)!r} is invalid: must be True or False"
                 raise TypeError(msg)
         if self.relevance_margin is not None:
-            margin = check_number("relevance_margin", self.relevance_margin, 0.0, 2.0)
-            object.__setattr__(self, "relevance_margin", margin)
+            object.__setattr__(
+                self, "relevance_margin", _checked_margin(self.relevance_margin, self.ranking)
+            )
         if self.min_similarity is not None:
             floor = check_number("min_similarity", self.min_similarity, -1.0, 1.0)
             object.__setattr__(self, "min_similarity", floor)
@@ -233,6 +234,18 @@ class RecallOptions:
             raise TypeError(msg)
         options = base if base is not None else cls()
         return options.replace(**changes) if changes else options
+
+
+def _checked_margin(margin: object, ranking: str) -> float:
+    """``relevance_margin``, checked: in [0, 2], and only with the relevance ranking."""
+    checked = check_number("relevance_margin", margin, 0.0, 2.0)
+    if ranking == "article":
+        msg = (
+            f"relevance_margin={checked!r} is invalid with ranking='article': the margin "
+            "belongs to the relevance ranking (drop it, or use ranking='relevance')"
+        )
+        raise EpisodicValueError(msg)
+    return checked
 
 
 RECALL_OPTION_NAMES = frozenset(

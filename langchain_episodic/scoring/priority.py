@@ -71,10 +71,13 @@ def check_half_life(half_life: float) -> float:
 
 
 def check_time(name: str, value: float) -> float:
-    """Return a timestamp as a float, or raise naming ``name`` if it is not finite."""
+    """Return "now" as a float, or raise naming ``name`` if it is not finite or before 1970.
+
+    A negative time would put every episode in the future, where recency exceeds 1.
+    """
     number = finite_float(value)
-    if number is None:
-        msg = f"{name}={value!r} is invalid: must be a finite number of seconds"
+    if number is None or number < 0:
+        msg = f"{name}={value!r} is invalid: must be a finite number of seconds since 1970 (>= 0)"
         raise EpisodicValueError(msg)
     return number
 
@@ -163,6 +166,14 @@ class ReplayWeights:
             if number is None or number < 0:
                 msg = f"ReplayWeights.{name}={value!r} is invalid: must be finite and >= 0"
                 raise EpisodicValueError(msg)
+        if not any(
+            getattr(self, name) for name in ("similarity", "recency", "reward", "outcome_bonus")
+        ):
+            msg = (
+                "ReplayWeights(0, 0, 0, 0) is invalid: at least one weight must be positive "
+                "(with none, every episode's priority is 0 and the order means nothing)"
+            )
+            raise EpisodicValueError(msg)
 
     @classmethod
     def for_phase(cls, phase: Phase) -> ReplayWeights:

@@ -16,7 +16,7 @@ import numpy as np
 
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.errors import CreditError, EpisodicValueError
-from langchain_episodic.model.episode import TaskDescription
+from langchain_episodic.model.episode import LESSON_ID_PREFIX, TaskDescription
 from langchain_episodic.scoring.credit import (
     CreditEvent,
     EpisodeUtility,
@@ -118,10 +118,26 @@ class Runs:
             thread_id,
             holdout,
         )
+        self._require_stored(injection.episode_ids)
         with self._context.lock:
             self._log.note(injection)
             self._drawn.pop(run_id, None)  # the journal now says what the run is
         return injection
+
+    def _require_stored(self, shown_ids: tuple[str, ...]) -> None:
+        """Refuse episode ids the namespace does not hold (lesson ids are the lessons')."""
+        episodes = [i for i in shown_ids if not i.startswith(LESSON_ID_PREFIX)]
+        if not episodes:
+            return
+        context = self._context
+        stored = context.store.get(context.namespace, episodes)
+        missing = [i for i in episodes if i not in stored]
+        if missing:
+            msg = (
+                f"episode_ids={missing!r} are not stored in namespace={context.namespace!r}: "
+                "a run can only be shown stored episodes; nothing was noted"
+            )
+            raise EpisodicValueError(msg)
 
     def credit(self, run_id: str, reward: float, by: str | None = None) -> CreditEvent:
         """Credit the run's reward to everything it was shown; strict.
@@ -205,6 +221,10 @@ class Runs:
     def utility(self, subject_id: str) -> EpisodeUtility:
         """What credit says of one episode or lesson (the prior when never shown)."""
         return self._log.utility(subject_id)
+
+    def has_row(self, subject_id: str) -> bool:
+        """Whether a credited or noted run names ``subject_id``."""
+        return subject_id in self._log.book.rows
 
     def utilities(self, kind: SubjectKind | None = None) -> dict[str, EpisodeUtility]:
         """Every episode (and lesson) shown in a run; ``kind`` keeps one kind."""

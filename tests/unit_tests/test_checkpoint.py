@@ -15,6 +15,7 @@ import pytest
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.model.lesson import Lesson, LessonSource
 from langchain_episodic.scoring.credit import (
+    UTILITY_HALF_LIFE,
     CreditEvent,
     Injection,
     UtilityBook,
@@ -76,7 +77,14 @@ def replayed_book(store: InMemoryEpisodeStore) -> UtilityBook:
     ]
     credits = [i for i in items if isinstance(i, CreditEvent)]
     injections = [i for i in items if isinstance(i, Injection)]
-    return book_from(credits, injections, half_life=EpisodicMemory().utility("x").half_life)
+    return book_from(credits, injections, half_life=UTILITY_HALF_LIFE)
+
+
+def record_shown(memory: EpisodicMemory, *episode_ids: str) -> None:
+    """Store the episodes a test's runs are shown (a run is shown stored episodes only)."""
+    memory.record_many(
+        [make_episode(episode_id=i, description=f"Implement login form {i}") for i in episode_ids]
+    )
 
 
 def open_memory(store: InMemoryEpisodeStore | ChromaEpisodeStore) -> EpisodicMemory:
@@ -142,6 +150,7 @@ def test_runs_noted_and_credited_checkpoint_as_they_go_and_agree_with_a_replay(
 ) -> None:
     store = InMemoryEpisodeStore()
     memory = open_memory(store)
+    record_shown(memory, "ep-0", "ep-1", "ep-2", "ep-3", "ep-9")
     for run in range(25):
         memory.note_injection(f"r{run}", [f"ep-{run % 4}", "ep-9"], "Implement login form")
         if run % 5:
@@ -163,6 +172,7 @@ def test_another_writers_entries_are_in_the_checkpoint_this_memory_writes(
 ) -> None:
     store = InMemoryEpisodeStore()
     mine, theirs = open_memory(store), open_memory(store)
+    record_shown(mine, "ep-1", "ep-2")
     for run in range(small_checkpoints + 5):
         theirs.note_injection(f"theirs-{run}", ["ep-1"], "Fix the login redirect")
         theirs.credit(f"theirs-{run}", 1.0)
@@ -180,6 +190,7 @@ def test_another_writers_entries_are_in_the_checkpoint_this_memory_writes(
 def test_a_run_noted_by_another_memory_is_credited_with_its_injections() -> None:
     store = InMemoryEpisodeStore()
     noting, crediting = open_memory(store), open_memory(store)
+    record_shown(noting, "ep-1", "ep-2")
     noting.note_injection("shared-run", ["ep-1", "ep-2"], "Implement login form")
 
     event = crediting.credit("shared-run", 1.0)
@@ -257,6 +268,7 @@ def test_an_outcome_older_than_one_folded_in_replays_in_time_order() -> None:
     store = InMemoryEpisodeStore()
     clock = [NOW]
     memory = EpisodicMemory(store=store, clock=lambda: clock[0], open_run_ttl=None)
+    record_shown(memory, "ep-1")
     memory.note_injection("late", ["ep-1"], "Implement login form")
     memory.note_injection("early", ["ep-1"], "Implement login form")
     memory.credit("early", 1.0)

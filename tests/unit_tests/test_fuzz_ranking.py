@@ -11,7 +11,7 @@ import itertools
 import math
 from typing import Any
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, OutcomeStatus, ReplayWeights
@@ -33,7 +33,10 @@ unit = st.floats(0.0, 1.0)
 similarities = st.floats(-1.0, 1.0)
 times = st.floats(-1e10, 1e10)
 half_lives = st.floats(1e-3, 1e9)
-weights = st.builds(ReplayWeights, unit, unit, unit, unit) | st.none()
+# At least one weight positive: all-zero weights are refused (every priority would be 0).
+weights = (
+    st.tuples(unit, unit, unit, unit).filter(any).map(lambda four: ReplayWeights(*four)) | st.none()
+)
 outcomes = st.sampled_from(OutcomeStatus)
 
 
@@ -179,6 +182,7 @@ def test_zero_recency_weight_makes_time_irrelevant(
     w_out: float,
     top_k: int,
 ) -> None:
+    assume(w_sim or w_rew or w_out)
     w = ReplayWeights(similarity=w_sim, recency=0.0, reward=w_rew, outcome_bonus=w_out)
     assert top(found, now, top_k, w, half_life) == top(found, other_now, top_k, w, other_half_life)
 

@@ -1,0 +1,95 @@
+"""The last bad inputs the held-out run found accepted are refused, naming the argument.
+
+Each case below was accepted (or failed with a bare ``TypeError``) before: noting a
+run shown episodes the namespace does not hold, asking the utility of an id nothing
+names, all-zero ``ReplayWeights``, a negative ``current_time`` (recency above 1), a
+``relevance_margin`` the article's ranking ignores, and a ``token_counter`` that
+returns -1, NaN or a string. Nothing is written on a refusal.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from langchain_episodic import (
+    EpisodicMemory,
+    EpisodicValueError,
+    RecallOptions,
+    ReplayWeights,
+    build_replay,
+)
+from langchain_episodic.prompting.episodes import (
+    build_replay_context,
+    checked_token_counter,
+    format_replay_prompt,
+)
+from langchain_episodic.stores import InMemoryEpisodeStore
+from tests.unit_tests.factories import make_episode
+
+NOW = 1_000_000.0
+
+
+@pytest.fixture
+def memory() -> EpisodicMemory:
+    memory = EpisodicMemory(store=InMemoryEpisodeStore(), clock=lambda: NOW)
+    memory.record(make_episode(episode_id="e1", description="Implement login form"))
+    return memory
+
+
+def test_a_run_cannot_be_shown_an_episode_the_namespace_does_not_hold(
+    memory: EpisodicMemory,
+) -> None:
+    with pytest.raises(EpisodicValueError, match=r"episode_ids=\['ghost'\].*nothing was noted"):
+        memory.note_injection("run-1", ["e1", "ghost"], "Implement login form")
+    assert memory.open_runs() == {}
+    assert memory.store.read_journal(memory.namespace) == []
+    with pytest.raises(EpisodicValueError, match="one string"):
+        memory.note_injection("run-1", "e1", "Implement login form")
+    memory.note_injection("run-1", ["e1"], "Implement login form")
+    assert memory.open_runs().keys() == {"run-1"}
+
+
+def test_the_utility_of_an_id_nothing_names_is_refused(memory: EpisodicMemory) -> None:
+    with pytest.raises(EpisodicValueError, match="episode_id='nope' is not stored"):
+        memory.utility("nope")
+    assert memory.utility("e1").estimate(NOW) == 0.5  # stored, never shown: the prior
+
+
+def test_all_zero_weights_are_refused() -> None:
+    with pytest.raises(EpisodicValueError, match=r"ReplayWeights\(0, 0, 0, 0\)"):
+        ReplayWeights(0, 0, 0, 0)
+    assert ReplayWeights(0, 0, 0, 0.1).outcome_bonus == 0.1
+
+
+@pytest.mark.parametrize("now", [-5.0, -1e-9, math.inf, math.nan])
+def test_a_current_time_before_1970_or_not_finite_is_refused(
+    memory: EpisodicMemory, now: float
+) -> None:
+    with pytest.raises(EpisodicValueError, match="current_time="):
+        memory.recall("Implement login form", current_time=now)
+    assert memory.recall("Implement login form", current_time=0.0)
+
+
+def test_a_relevance_margin_with_the_articles_ranking_is_refused(memory: EpisodicMemory) -> None:
+    with pytest.raises(EpisodicValueError, match=r"relevance_margin=0\.1 is invalid with ranking"):
+        memory.recall("Implement login form", ranking="article", relevance_margin=0.1)
+    with pytest.raises(EpisodicValueError, match="relevance_margin"):
+        RecallOptions(ranking="article", relevance_margin=0.1)
+    assert RecallOptions(ranking="relevance", relevance_margin=0.1).relevance_margin == 0.1
+
+
+@pytest.mark.parametrize("returned", [-1, math.nan, math.inf, "12", None, True])
+def test_a_token_counter_must_return_a_count(memory: EpisodicMemory, returned: object) -> None:
+    def counter(text: str) -> object:
+        return returned
+
+    with pytest.raises(EpisodicValueError, match=r"token_counter returned .* must return"):
+        build_replay(memory, "Implement login form", token_counter=counter)  # type: ignore[arg-type]
+    context = build_replay_context(memory.recall("Implement login form"))
+    with pytest.raises(EpisodicValueError, match="token_counter returned"):
+        format_replay_prompt(context, "Implement login form", token_counter=counter)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="token_counter="):
+        checked_token_counter(3)
+    assert build_replay(memory, "Implement login form", token_counter=lambda t: 2.5).text
