@@ -9,9 +9,10 @@ run's namespace follows from it:
   dict, a dataclass, a pydantic model or any object with those attributes);
 * a callable ``(runtime) -> str``.
 
-A run whose context lacks a field the template names, or whose callable returns no
-usable namespace, fails with an :class:`~langchain_episodic.EpisodicValueError` that
-says so: it is never recalled for, nor recorded in, a shared namespace instead.
+A run whose context lacks a field the template names (or holds one that is not a
+string), or whose callable returns no usable namespace, fails with an
+:class:`~langchain_episodic.EpisodicValueError` that says so: it is never recalled for,
+nor recorded in, a shared namespace instead.
 """
 
 from __future__ import annotations
@@ -116,6 +117,15 @@ def resolve_namespace(scope: NamespaceScope, runtime: object) -> str:
                 msg = (
                     f"namespace={scope!r} needs runtime.context field {field!r}, but {found} "
                     "(nothing is recalled or recorded in a shared namespace instead)"
+                )
+                raise EpisodicValueError(msg)
+            if not isinstance(value, str):
+                # 123 and "123", or True and "True", would share a namespace: say so.
+                msg = (
+                    f"namespace={scope!r} needs runtime.context field {field!r} to be a "
+                    f"string, but it is {value!r} ({type(value).__name__}): convert it "
+                    f"yourself (str({field})), so that no two users share a namespace by "
+                    "accident (nothing is recalled or recorded)"
                 )
                 raise EpisodicValueError(msg)
             values[field] = value

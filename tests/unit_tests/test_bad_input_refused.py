@@ -93,3 +93,16 @@ def test_a_token_counter_must_return_a_count(memory: EpisodicMemory, returned: o
     with pytest.raises(TypeError, match="token_counter="):
         checked_token_counter(3)
     assert build_replay(memory, "Implement login form", token_counter=lambda t: 2.5).text
+
+
+@pytest.mark.parametrize("user_id", [123, True, 4.5, ["alice"]])
+def test_a_namespace_template_field_must_be_a_string(user_id: object) -> None:
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from langchain_episodic.integrations._scope import resolve_namespace  # noqa: PLC0415
+
+    with pytest.raises(EpisodicValueError, match="to be a string"):
+        resolve_namespace("user-{user_id}", SimpleNamespace(context={"user_id": user_id}))
+    assert resolve_namespace("user-{user_id}", SimpleNamespace(context={"user_id": "123"})) == (
+        "user-123"
+    )
