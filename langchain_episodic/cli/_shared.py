@@ -21,7 +21,7 @@ from langchain_episodic.embeddings.builtin import builtin_embeddings_for
 from langchain_episodic.embeddings.fingerprint import EmbedderFingerprint
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.service.opening import EMBEDDER_STATE_KEY
-from langchain_episodic.stores.chroma import DEFAULT_NAMESPACE, ChromaEpisodeStore
+from langchain_episodic.stores.chroma import DEFAULT_NAMESPACE, HOLDS_A_MEMORY, ChromaEpisodeStore
 
 PATH_ENV = "LANGCHAIN_EPISODIC_PATH"
 """Environment variable naming the default on-disk memory."""
@@ -308,7 +308,8 @@ def _open_store(target: _Target, *, create: bool) -> ChromaEpisodeStore:
         if folder.exists() and not folder.is_dir():
             msg = f"--path {target.path!r} is not a directory"
             raise CliError(msg)
-        if not create and not (folder / _CHROMA_DB_FILE).is_file():
+        held_one = (folder / HOLDS_A_MEMORY).is_file()  # the store explains a lost database
+        if not create and not held_one and not (folder / _CHROMA_DB_FILE).is_file():
             msg = (
                 f"no episodic memory at {target.path!r}: give --path (or set {PATH_ENV}) "
                 "to an existing memory, or create one with 'import'"

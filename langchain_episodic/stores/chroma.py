@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
     from chromadb.api.types import GetResult
 
-__all__ = ["DEFAULT_NAMESPACE", "ChromaEpisodeStore", "StoredHit"]
+__all__ = ["DEFAULT_NAMESPACE", "HOLDS_A_MEMORY", "ChromaEpisodeStore", "StoredHit"]
 
 SCHEMA_VERSION = 1
 
@@ -179,6 +179,47 @@ def _lock_folder(folder: str, timeout: float) -> PathLock:
         raise StoreConfigurationError(msg) from exc
 
 
+HOLDS_A_MEMORY = ".langchain-episodic-store"
+"""A file written in a folder once Chroma created its database there: it holds a memory."""
+
+
+def _refuse_a_lost_database(folder: str) -> None:
+    """Refuse a folder that held a memory and whose ``chroma.sqlite3`` is gone or empty.
+
+    Chroma would open it as a new, empty database and write into it: the history would
+    be gone without a word. Checked before Chroma touches the folder.
+
+    Raises:
+        StoreConfigurationError: Naming the folder, what is wrong, and what to do.
+    """
+    if not os.path.isfile(os.path.join(folder, HOLDS_A_MEMORY)):
+        return
+    database = os.path.join(folder, "chroma.sqlite3")
+    if not os.path.exists(database):
+        state = "is missing"
+    elif os.path.getsize(database) == 0:
+        state = "is empty (0 bytes)"
+    else:
+        return
+    msg = (
+        f"path={folder!r} held a memory, but its database chroma.sqlite3 {state}: opening "
+        "it would start an empty memory in its place, so nothing was opened or written. "
+        "Restore the folder from a backup; to start afresh on purpose, delete the folder"
+    )
+    raise StoreConfigurationError(msg)
+
+
+def _mark_as_holding_a_memory(folder: str) -> None:
+    marker = os.path.join(folder, HOLDS_A_MEMORY)
+    database = os.path.join(folder, "chroma.sqlite3")
+    if not os.path.exists(marker) and os.path.isfile(database) and os.path.getsize(database):
+        try:
+            with open(marker, "w", encoding="utf-8") as handle:
+                handle.write("langchain-episodic: this folder holds an episodic memory\n")
+        except OSError:  # best effort: without it, only this one check is lost
+            return
+
+
 def _close_embedded(
     client: ClientAPI, release_lock: Callable[[], None], erased_in: list[str]
 ) -> None:
@@ -277,6 +318,8 @@ class ChromaEpisodeStore:
         # Taken before Chroma opens the folder; released by close() or collection.
         lock = None if folder is None else _lock_folder(folder, lock_timeout)
         try:
+            if folder is not None:
+                _refuse_a_lost_database(folder)
             if client is None:
                 # Default settings on purpose: Chroma refuses two clients of one system
                 # with different settings, and users create their own clients beside ours.
@@ -287,6 +330,8 @@ class ChromaEpisodeStore:
                     if lock is not None
                     else chromadb.EphemeralClient()
                 )
+            if folder is not None:
+                _mark_as_holding_a_memory(folder)
         except BaseException:
             if lock is not None:  # Chroma could not open the folder: do not keep it locked
                 lock.release()
