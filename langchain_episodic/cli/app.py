@@ -257,6 +257,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         _error(f"Chroma refused the request: {exc}{hint}")
         return 2
+    except chromadb.errors.ChromaError as exc:
+        # Chroma's own failures (a damaged database or index, a full disk): one line.
+        _error(
+            f"Chroma failed: {type(exc).__name__}: {exc} (run 'langchain-episodic verify' "
+            "to diagnose the folder)"
+        )
+        return 2
     except BrokenPipeError:
         # The reader went away (``export - | head``): stop quietly, as Python advises.
         devnull = os.open(os.devnull, os.O_WRONLY)

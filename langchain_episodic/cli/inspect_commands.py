@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ from langchain_episodic.cli._shared import (
     _progress,
     _require_matplotlib,
     _require_namespace,
+    _Target,
     _target,
     format_duration,
     format_table,
@@ -58,6 +60,7 @@ from langchain_episodic.scoring.skills import (
 from langchain_episodic.service.erasure import erased_but_stored, unfinished_erasures
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores.base import OrderedJournal
+from langchain_episodic.stores.chroma_health import RECOVERY, diagnose_folder
 
 # --------------------------------------------------------------------------- stats
 
@@ -774,9 +777,32 @@ def _configure_verify(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
 
 
+def _reported_damage(target: _Target, *, as_json: bool) -> bool:
+    """Diagnose an on-disk folder before Chroma opens it; print and say if it is damaged.
+
+    A damaged folder can make Chroma raise internal errors or crash the process that
+    reads it: the diagnosis runs Chroma in a child process.
+    """
+    if target.path is None or not os.path.isdir(target.path):
+        return False
+    damage = diagnose_folder(target.path, lock_timeout=target.lock_timeout)
+    if not damage:
+        return False
+    if as_json:
+        print(json.dumps({"damaged": damage, "recovery": RECOVERY}, indent=2))
+    else:
+        print(f"the folder at {target.path!r} is damaged:")
+        for line in damage:
+            print(f"  {line}")
+        print(RECOVERY)
+    return True
+
+
 def _run_verify(args: argparse.Namespace) -> int:
     """Scan every record of the namespace; list those recall would skip or misorder."""
     target = _target(args)
+    if _reported_damage(target, as_json=args.json):
+        return 1
     store = _open_store(target, create=False)
     _require_namespace(store, target)
     findings = store.verify(target.namespace, page_size=int(args.page_size))

@@ -1,18 +1,25 @@
-"""A folder that held a memory never opens as an empty one.
+"""A folder that held a memory never opens as an empty one; damage is named, not suffered.
 
 Chroma opens a zero-length or missing ``chroma.sqlite3`` as a new, empty database and
 writes into it: the user's history would be gone without a word. A marker written once
 the folder holds a database makes the store refuse such a folder, naming it, before
-Chroma touches it; the CLI says the same in one line.
+Chroma touches it; the CLI says the same in one line. ``verify`` names each kind of
+damage (sqlite truncated, garbled or with a bad header; a vector index header or its
+pickle garbled) in one line and exits 1, reading Chroma in a child process so that a
+crash inside Chroma is reported rather than suffered.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, StoreConfigurationError
+from langchain_episodic.stores import chroma_health
 from tests.helpers.cli import assert_one_line_error, run
 from tests.helpers.episodes import corpus
 
@@ -60,3 +67,100 @@ def test_a_new_folder_is_marked_once_chroma_created_its_database(tmp_path: Path)
         pass
     assert (path / "chroma.sqlite3").is_file()
     assert (path / MARKER).is_file()
+
+
+# ------------------------------------------------------------------ verify on damage
+
+
+@pytest.fixture(scope="module")
+def sound_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """1,200 episodes: past Chroma's flush threshold, so the index has all its files."""
+    path = tmp_path_factory.mktemp("sound") / "memory"
+    with ChromaEpisodeStore(path=path) as store:
+        EpisodicMemory(store=store).record_many(corpus(1_200))
+    return path
+
+
+def damaged_copy(sound: Path, tmp_path: Path, damage: str) -> Path:
+    path = tmp_path / "damaged"
+    shutil.copytree(sound, path)
+    (segment,) = {header.parent for header in path.glob("*/header.bin")}
+    database = path / "chroma.sqlite3"
+    if damage == "sqlite truncated":
+        os.truncate(database, database.stat().st_size // 3)
+    elif damage == "sqlite bad header":
+        with open(database, "r+b") as handle:
+            handle.write(b"NOT A DATABASE!!")
+    elif damage == "sqlite garbled":
+        with open(database, "r+b") as handle:  # the schema's pages: always in use
+            handle.seek(4096)
+            handle.write(bytes(range(256)) * 64)
+    elif damage == "hnsw header":
+        with open(segment / "header.bin", "r+b") as handle:
+            handle.seek(8)
+            handle.write(b"\xff" * 60)
+    elif damage == "hnsw pickle":
+        with open(segment / "index_metadata.pickle", "r+b") as handle:
+            handle.seek(100)
+            handle.write(b"\xb2" * 2000)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("damage", "diagnosis"),
+    [
+        ("sqlite truncated", "chroma.sqlite3 is damaged"),
+        ("sqlite bad header", "its header is damaged"),
+        ("sqlite garbled", "chroma.sqlite3 is damaged"),
+        ("hnsw header", "header.bin is damaged"),
+        ("hnsw pickle", "index_metadata.pickle is damaged"),
+    ],
+)
+def test_verify_names_each_kind_of_damage_in_one_line_and_exits_1(
+    sound_folder: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    damage: str,
+    diagnosis: str,
+) -> None:
+    path = damaged_copy(sound_folder, tmp_path, damage)
+    code, out, err = run(capsys, "verify", "--path", str(path))
+    assert code == 1
+    assert "Traceback" not in out + err
+    lines = out.strip().splitlines()
+    assert lines[0] == f"the folder at {str(path)!r} is damaged:"
+    assert diagnosis in lines[1]
+    assert lines[-1].startswith("what to do: restore the folder from a backup")
+    code, out, _ = run(capsys, "verify", "--json", "--path", str(path))
+    assert code == 1
+    assert diagnosis in json.loads(out)["damaged"][0]
+
+
+def test_a_sound_folder_verifies_clean(
+    sound_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "verify", "--path", str(sound_folder))
+    assert code == 0
+    assert "all readable" in out
+
+
+def test_a_crash_inside_chroma_is_reported_not_suffered(
+    sound_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Simulated: the child that reads the folder dies as a segmentation fault would end it.
+    monkeypatch.setattr(
+        chroma_health, "_PROBE", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
+    )
+    (problem,) = chroma_health.diagnose_folder(str(sound_folder))
+    assert problem == (
+        "Chroma crashed (SIGSEGV) reading the folder: its vector index files are damaged"
+    )
+
+
+def test_another_commands_chroma_failure_is_one_line(
+    sound_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = damaged_copy(sound_folder, tmp_path, "hnsw pickle")
+    code, _, err = run(capsys, "export", "-", "--path", str(path))
+    assert code == 2
+    assert_one_line_error(err, "Chroma failed", "langchain-episodic verify")

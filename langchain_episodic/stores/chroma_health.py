@@ -1,0 +1,154 @@
+"""What is wrong with an embedded Chroma folder, found without letting Chroma crash us.
+
+``langchain-episodic verify`` calls :func:`diagnose_folder` before it opens a folder:
+Chroma raises internal errors on a damaged ``chroma.sqlite3``, and garbled vector index
+files can kill the process that reads them (a segmentation fault inside Chroma). So:
+
+* ``chroma.sqlite3`` is checked by sqlite itself, read-only: its header, then
+  ``PRAGMA integrity_check``;
+* each vector index segment's files are checked against their header (the format
+  chroma-hnswlib writes), and ``index_metadata.pickle`` is walked opcode by opcode with
+  :mod:`pickletools`, never unpickled;
+* then a child process opens the store and reads every collection, so that a crash,
+  whatever its cause, ends the child and is reported here.
+
+Each problem is one line; an empty list means the folder is sound.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pickletools
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+from langchain_episodic.stores._path_lock import acquire_path_lock
+
+__all__ = ["RECOVERY", "diagnose_folder"]
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_HNSW_HEADER_SIZE = 100
+RECOVERY = (
+    "what to do: restore the folder from a backup (a copy made while no process held "
+    "it); the damaged files are named above"
+)
+
+# Opens the store and reads every collection (a count, one record, one query by its
+# vector); prints "ok" when everything could be read.
+_PROBE = textwrap.dedent(
+    """
+    import sys
+    import chromadb
+    client = chromadb.PersistentClient(path=sys.argv[1])
+    for collection in client.list_collections():
+        collection.count()
+        got = collection.get(limit=1, include=["embeddings"])
+        vectors = got.get("embeddings")
+        if vectors is not None and len(vectors):
+            collection.query(query_embeddings=[vectors[0]], n_results=1)
+    print("ok")
+    """
+)
+
+
+def _sqlite_problems(database: str) -> list[str]:
+    if not os.path.isfile(database):
+        return ["chroma.sqlite3 is missing"]
+    if os.path.getsize(database) == 0:
+        return ["chroma.sqlite3 is empty (0 bytes)"]
+    with open(database, "rb") as handle:
+        if handle.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+            return ["chroma.sqlite3 is not a SQLite database: its header is damaged"]
+    try:
+        connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+        try:
+            rows = connection.execute("PRAGMA integrity_check").fetchall()
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError as error:
+        return [f"chroma.sqlite3 is damaged: {error}"]
+    found = [str(row[0]) for row in rows if row and row[0] != "ok"]
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        return [f"chroma.sqlite3 is damaged: {found[0]}{more}"]
+    return []
+
+
+def _segment_problems(segment: str) -> list[str]:
+    name = os.path.basename(segment)
+    header_path = os.path.join(segment, "header.bin")
+    with open(header_path, "rb") as handle:
+        header = handle.read()
+    if len(header) != _HNSW_HEADER_SIZE:
+        return [f"vector index {name}: header.bin is damaged ({len(header)} bytes, not 100)"]
+    version = int.from_bytes(header[0:4], "little", signed=True)
+    max_elements = int.from_bytes(header[12:20], "little")
+    count = int.from_bytes(header[20:28], "little")
+    per_element = int.from_bytes(header[28:36], "little")
+    if version != 1 or count > max_elements or not 0 < per_element < 1 << 24:
+        return [f"vector index {name}: header.bin is damaged (its numbers do not fit together)"]
+    problems = []
+    data = os.path.join(segment, "data_level0.bin")
+    if not os.path.isfile(data) or os.path.getsize(data) < count * per_element:
+        problems.append(f"vector index {name}: data_level0.bin is shorter than its header says")
+    pickled = os.path.join(segment, "index_metadata.pickle")
+    if os.path.isfile(pickled):
+        with open(pickled, "rb") as handle:
+            raw = handle.read()
+        try:
+            for _ in pickletools.genops(raw):
+                pass
+        except Exception:  # any malformed opcode stream: damaged, whatever the reason
+            problems.append(f"vector index {name}: index_metadata.pickle is damaged")
+    return problems
+
+
+def _probe_problems(folder: str, timeout: float) -> list[str]:
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE, folder],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return [f"Chroma did not finish reading the folder within {timeout:g} s"]
+    if done.returncode < 0:
+        name = signal.Signals(-done.returncode).name
+        return [f"Chroma crashed ({name}) reading the folder: its vector index files are damaged"]
+    if done.returncode != 0 or "ok" not in done.stdout:
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        last = lines[-1] if lines else f"exit code {done.returncode}"
+        return [f"Chroma cannot read the folder: {last}"]
+    return []
+
+
+def diagnose_folder(
+    folder: str, *, lock_timeout: float = 0.0, probe_timeout: float = 300.0
+) -> list[str]:
+    """One line per problem of the embedded Chroma folder ``folder``; empty if sound.
+
+    Holds the folder's lock meanwhile, as a store would.
+
+    Raises:
+        StoreLockedError: Another process holds the folder after ``lock_timeout``.
+    """
+    lock = acquire_path_lock(folder, lock_timeout)
+    try:
+        problems = _sqlite_problems(os.path.join(folder, "chroma.sqlite3"))
+        if problems:
+            return problems  # Chroma cannot be asked anything about a database it cannot read
+        for header in sorted(glob.glob(os.path.join(glob.escape(folder), "*", "header.bin"))):
+            problems += _segment_problems(os.path.dirname(header))
+        if problems:
+            return problems
+        return _probe_problems(folder, probe_timeout)
+    finally:
+        lock.release()
