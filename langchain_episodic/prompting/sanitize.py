@@ -8,10 +8,12 @@ close nor open a block nor begin a line with a role marker. To that end, every
 renderer (episodes, lessons, reflection, the CLI) passes stored text through this module:
 
 - every kind of line break (``\r``, ``\r\n``, ``\v``, ``\f``, U+0085, U+2028,
-  U+2029) becomes ``\n``; other control characters (NUL, ESC, ...), the invisible
-  Unicode tag characters (U+E0000-E007F) and the bidirectional controls (U+202A-U+202E,
-  U+2066-U+2069, U+200E, U+200F, U+061C: a right-to-left override shows text in another
-  order than the model reads it) are dropped; lone surrogates become U+FFFD;
+  U+2029) becomes ``\n``; every other character of the Unicode categories ``Cc``
+  (control: NUL, ESC, C1, ...) and ``Cf`` (format: the invisible tag characters
+  U+E0000-E007F, the bidirectional controls, where a right-to-left override shows text
+  in another order than the model reads it, zero-width characters, the interlinear
+  annotations U+FFF9-FFFB, ...) is dropped, by category rather than from a list; lone
+  surrogates become U+FFFD;
 - one-line fields (tasks and strategies) have all whitespace collapsed to single
   spaces, so they never start a line of their own;
 - a ``<`` that starts something reading as one of the prompt's tags (``<experience``,
@@ -73,6 +75,7 @@ _DROPPED = re.compile(
     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"  # bidirectional controls
 )
 _SURROGATES = re.compile("[\ud800-\udfff]")
+_INVISIBLE = frozenset({"Cc", "Cf"})  # dropped by category (newline and tab kept)
 # Invisible characters (Unicode's default-ignorables): kept in the text, skipped when
 # looking for markers, so that ``</exp\u200berience>`` is still recognised.
 _IGNORABLE = re.compile(
@@ -181,9 +184,23 @@ def _view(text: str) -> tuple[str, list[int]]:
 
 
 def clean(text: str) -> str:
-    r"""Line breaks as ``\n``; control and tag characters dropped; surrogates replaced."""
+    r"""Line breaks as ``\n``; control and format characters dropped; surrogates replaced.
+
+    Dropped by Unicode category, not by a list: every ``Cc`` (control) character but
+    newline and tab, and every ``Cf`` (format) character: bidi controls, tag characters,
+    zero-width characters, interlinear annotations (U+FFF9-FFFB), ...
+
+    Example:
+        >>> clean("a\ufff9b\ufffac\ufffb d\u202e e\x1b[0m")
+        'abc d e[0m'
+    """
     text = _DROPPED.sub("", _LINE_BREAKS.sub("\n", text))
-    return _SURROGATES.sub("\ufffd", text)
+    text = _SURROGATES.sub("\ufffd", text)
+    if text.isascii():
+        return text  # the regex above has removed every ASCII control already
+    return "".join(
+        char for char in text if char in "\n\t" or unicodedata.category(char) not in _INVISIBLE
+    )
 
 
 def _neutralise(text: str, *, starts_line: bool) -> str:
