@@ -26,10 +26,12 @@ renderer (episodes, lessons, reflection, the CLI) passes stored text through thi
   (``<img``, ``<picture``, ``<source``, ``<video``, ``<audio``, ``<iframe``, ...,
   followed by a space or ``/``) becomes ``&lt;``. Code keeps its meaning for a reader:
   Rust's ``vec![1]`` shows as ``vec!\[1]``;
-- a line of multi-line text that starts with a role marker (``System:``,
-  ``Assistant:``, ``Human:``, ``User:``, ``AI:``, ``Developer:``, also after ``#`` or
-  ``>`` or in ``**bold**``, and ``### Instruction:`` / ``Response:`` / ``Input:``) gets
-  a leading backslash: ``\System:``;
+- a line of multi-line text that a model could read as a role turn (``System:``,
+  ``Assistant:``, ``Human:``, ``User:``, ``AI:``, ``Developer:``, in ``**bold**`` too,
+  and ``### Instruction:`` / ``Response:`` / ``Input:``), whatever leads it: any
+  whitespace (NBSP, em and ideographic spaces included), ``#`` and ``>`` marks, bullets
+  (``-``, ``*``, ``+``, ``•``) and numbered-list markers (``1.``, ``2)``), gets a
+  leading backslash: ``\System:``;
 - these markers are recognised through look-alikes: fullwidth and other compatibility
   forms (a fullwidth ``<experience``), common Cyrillic and Greek homoglyphs, and invisible
   characters inside them (``</exp\u200berience>``);
@@ -146,6 +148,9 @@ _FOLD = _fold_table()
 _NAMES = "experience|feedback|solution|lessons?"
 _ROLE = "system|developer|assistant|human|user|ai"
 _HEADING = "instructions?|response|input"
+# What may lead a role line: any whitespace but a newline (spaces, tab, NBSP, em or
+# ideographic space), quote and heading marks, bullets, and numbered-list markers.
+_LEAD = r"(?:[^\S\n]|[#>+\-\u2022\u00b7]|\*(?=[^\S\n])|\d{1,9}[.)])*"
 # HTML tags that make a Markdown renderer load a URL.
 _LOADING = "img|image|picture|source|video|audio|track|iframe|frame|embed|object"
 _MARKER = re.compile(
@@ -156,9 +161,10 @@ _MARKER = re.compile(
     r"|(?P<bracket>(?<!\\)\[(?=\s*/?\s*inst\s*\]))"
     # The "[" of a Markdown image, "![".
     r"|(?P<image>(?<=!)\[)"
-    # A role marker at the start of a line: "System:", "> **User:**", "### Instruction:".
-    rf"|(?P<role>^(?=(?:[#>][#> \t]*)?[*_]{{0,3}}(?:{_ROLE})[*_]{{0,3}}[ \t]*:"
-    rf"|#{{1,6}}[ \t]*[*_]{{0,3}}(?:{_HEADING})[*_]{{0,3}}[ \t]*:))",
+    # A role marker a model could read as a turn, whatever leads the line: "System:",
+    # "> **User:**", "   - Assistant:", "1. User:", "### Instruction:" (indented too).
+    rf"|(?P<role>^(?={_LEAD}[*_]{{0,3}}(?:{_ROLE})[*_]{{0,3}}[^\S\n]*:"
+    rf"|{_LEAD}#{{1,6}}[^\S\n]*[*_]{{0,3}}(?:{_HEADING})[*_]{{0,3}}[^\S\n]*:))",
     re.IGNORECASE | re.MULTILINE,
 )
 # A tag name not yet ending (``<experiences``, ``<img>``): a cut right after the name
