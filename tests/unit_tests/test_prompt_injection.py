@@ -714,3 +714,23 @@ def test_chat_template_tokens_of_every_family_are_neutralised(family: str, text:
 def test_code_that_only_looks_like_a_token_stays_readable() -> None:
     text = "List<Image> Map<String, Object> data[KEY] arr[i] a<b>c"
     assert multi_line(text) == text
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        '<script src="http://evil/a.js"></script>',
+        "<link rel=stylesheet href=http://evil/s.css>",
+        "<svg onload=fetch('http://evil')>",
+        "<input type=image src=//evil/x>",
+        '<body background="http://evil/b.png">',
+        '<div style="background:url(http://evil/c)">',
+        '<meta http-equiv="refresh" content="0;url=http://evil">',
+        '<object data="http://evil/o">',
+        '<a href="http://evil/?q=chat" ping="http://evil/p">x</a>',
+    ],
+)
+def test_any_tag_that_can_fetch_is_escaped_by_its_attribute(markup: str) -> None:
+    for rendered in (one_line(markup), multi_line(markup)):
+        assert rendered.startswith("&lt;"), rendered
+        assert not re.search(r"<[a-z]", rendered, re.IGNORECASE)
