@@ -18,7 +18,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
@@ -26,7 +26,7 @@ from langchain_core.runnables.config import run_in_executor
 from typing_extensions import NotRequired, TypedDict  # typing has them from 3.11 only
 
 from langchain_episodic._validation import check_int
-from langchain_episodic.errors import StoreConfigurationError
+from langchain_episodic.errors import EpisodicValueError, StoreConfigurationError
 from langchain_episodic.integrations._background import EXIT_FLUSH_TIMEOUT, BackgroundWorker
 from langchain_episodic.integrations._run import RUN_ID_KEY, run_from_config
 from langchain_episodic.integrations._scope import (
@@ -40,6 +40,7 @@ from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
 from langchain_episodic.reflection import LessonWriter, reflect
 from langchain_episodic.scoring.options import RecallOptions
+from langchain_episodic.stores.base import DEFAULT_NAMESPACE
 from langchain_episodic.stores.langgraph_store import LangGraphEpisodeStore
 
 try:
@@ -293,6 +294,11 @@ class EpisodicMemoryMiddleware(
             the prompt and the strategy selection use. ``None`` skips the replay.
         record_episode: ``(state, runtime) -> Episode | None``, sync or async, called
             once after the agent finishes; see :data:`RecordEpisode`.
+        on_record_error: What an exception raised while recording the finished run
+            (by ``record_episode``, or by the memory refusing its episode) does:
+            ``"log"`` (default) logs it with its traceback and keeps the run's answer,
+            which the model has already given; ``"raise"`` lets it out of
+            ``agent.invoke`` (the answer is then lost to the caller).
         namespace: Memory per run, for an agent that serves many users: a template
             over the run's ``runtime.context`` fields (``"user-{user_id}"``) or a
             callable ``(runtime) -> str``. Each run recalls from, records to and
@@ -340,8 +346,12 @@ class EpisodicMemoryMiddleware(
         reflect_with: LessonWriter | None = None,
         reflect_in_background: bool = False,
         reflection_queue: int = 16,
+        on_record_error: Literal["log", "raise"] = "log",
     ) -> None:
         super().__init__()
+        if on_record_error not in ("log", "raise"):
+            msg = f"on_record_error={on_record_error!r} is invalid: must be 'log' or 'raise'"
+            raise EpisodicValueError(msg)
         if memory is not None and not isinstance(memory, EpisodicMemory):
             msg = f"memory={memory!r} is invalid: must be an EpisodicMemory or None"
             raise TypeError(msg)
@@ -376,7 +386,7 @@ class EpisodicMemoryMiddleware(
         self.embeddings = embeddings
         self.namespace = None if namespace is None else check_scope(namespace)
         # memory=None: one memory per agent store (runtime.store), opened on first use.
-        self._store_memories: dict[int, tuple[object, EpisodicMemory]] = {}
+        self._store_memories: dict[tuple[int, str], tuple[object, EpisodicMemory]] = {}
         self._store_lock = threading.Lock()
         self.options = options
         self.max_tokens = max_tokens
@@ -384,6 +394,7 @@ class EpisodicMemoryMiddleware(
         self.include_strategy = include_strategy
         self.task_extractor = task_extractor
         self.record_episode = record_episode
+        self.on_record_error = on_record_error
         self.reflect_with = reflect_with
         self.reflect_in_background = reflect_in_background
         self.reflection_queue = reflection_queue
@@ -472,14 +483,14 @@ class EpisodicMemoryMiddleware(
             StoreConfigurationError: ``memory=None`` and the agent has no store, or
                 one without a vector index.
         """
-        base = self._base_memory(runtime)
-        if self.namespace is None:
-            return base
-        return base.for_namespace(resolve_namespace(self.namespace, runtime))
+        # Resolved first: a run without its context field fails before anything opens.
+        namespace = None if self.namespace is None else resolve_namespace(self.namespace, runtime)
+        return self._memory_on(runtime, namespace)
 
-    def _base_memory(self, runtime: object) -> EpisodicMemory:
+    def _memory_on(self, runtime: object, namespace: str | None) -> EpisodicMemory:
+        """The memory of ``namespace`` (``None``: the memory's own) for this run."""
         if self.memory is not None:
-            return self.memory
+            return self.memory if namespace is None else self.memory.for_namespace(namespace)
         store = getattr(runtime, "store", None)
         if store is None:
             msg = (
@@ -488,13 +499,18 @@ class EpisodicMemoryMiddleware(
                 "index={'dims': ..., 'embed': ...})), or pass memory="
             )
             raise StoreConfigurationError(msg)
+        # Opened on the run's namespace itself, one memory per store and namespace: no
+        # other namespace (not "default") is ever written for a per-user run.
+        key = (id(store), namespace or DEFAULT_NAMESPACE)
         with self._store_lock:
-            found = self._store_memories.get(id(store))
+            found = self._store_memories.get(key)
             if found is None or found[0] is not store:
                 memory = EpisodicMemory(
-                    store=LangGraphEpisodeStore(store), embeddings=self.embeddings
+                    store=LangGraphEpisodeStore(store),
+                    embeddings=self.embeddings,
+                    namespace=key[1],
                 )
-                found = self._store_memories[id(store)] = (store, memory)
+                found = self._store_memories[key] = (store, memory)
             return found[1]
 
     def _recording_memory(self, state: Mapping[str, Any], runtime: object) -> EpisodicMemory:
@@ -502,7 +518,7 @@ class EpisodicMemoryMiddleware(
         replay = self.replay_of(state)
         namespace = None if replay is None else replay.get("namespace")
         if namespace is not None and self.namespace is not None:
-            return self._base_memory(runtime).for_namespace(namespace)
+            return self._memory_on(runtime, namespace)
         return self.memory_for(runtime)
 
     def build_replay(
@@ -645,6 +661,18 @@ class EpisodicMemoryMiddleware(
         """
         if self.record_episode is None:
             return None
+        try:
+            self._record_finished_run(state, runtime)
+        except TypeError:
+            raise  # a misconfigured record_episode, not a run's data
+        except Exception:
+            if self.on_record_error == "raise":
+                raise
+            _log.exception("could not record the finished run (the answer is kept)")
+        return None
+
+    def _record_finished_run(self, state: Mapping[str, Any], runtime: object) -> None:
+        assert self.record_episode is not None
         result = self.record_episode(state, runtime)
         if inspect.isawaitable(result):
             if inspect.iscoroutine(result):
@@ -664,7 +692,6 @@ class EpisodicMemoryMiddleware(
                     self._queue_reflection(memory, episode)
                 else:
                     self._reflect(memory, episode)
-        return None
 
     def _credit(self, state: Mapping[str, Any], episode: Episode, memory: EpisodicMemory) -> None:
         """Close the run with its reward (idempotent, never raises: ``close_run``)."""
@@ -678,6 +705,18 @@ class EpisodicMemoryMiddleware(
         """Async twin of :meth:`after_agent`; a sync ``record_episode`` runs in a thread."""
         if self.record_episode is None:
             return None
+        try:
+            await self._arecord_finished_run(state, runtime)
+        except TypeError:
+            raise
+        except Exception:
+            if self.on_record_error == "raise":
+                raise
+            _log.exception("could not record the finished run (the answer is kept)")
+        return None
+
+    async def _arecord_finished_run(self, state: Mapping[str, Any], runtime: object) -> None:
+        assert self.record_episode is not None
         result: object
         if inspect.iscoroutinefunction(self.record_episode):
             result = self.record_episode(state, runtime)
@@ -695,7 +734,6 @@ class EpisodicMemoryMiddleware(
                     self._queue_reflection(memory, episode)
                 else:
                     await run_in_executor(None, self._reflect, memory, episode)
-        return None
 
     # ------------------------------------------------------------------ reflection
 

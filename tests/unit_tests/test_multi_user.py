@@ -191,3 +191,55 @@ def test_the_agents_own_store_is_the_long_term_tier() -> None:
     no_store = create_agent(make_model("x"), tools=[], middleware=[EpisodicMemoryMiddleware()])
     with pytest.raises(StoreConfigurationError, match="this run has none"):
         no_store.invoke(user(TASK))
+
+
+def test_a_per_user_run_on_the_agents_store_writes_no_other_namespace() -> None:
+    from langchain_episodic.stores import LangGraphEpisodeStore  # noqa: PLC0415
+
+    graph_store = InMemoryStore(index={"dims": 384, "embed": StaticEmbeddings()})
+    middleware = EpisodicMemoryMiddleware(namespace="user-{user_id}", record_episode=_record)
+    agent = create_agent(
+        make_model("def login(): ...", "def login(): ..."),
+        tools=[],
+        middleware=[middleware],
+        context_schema=Context,
+        store=graph_store,
+    )
+    no_context = create_agent(
+        make_model("def login(): ..."), tools=[], middleware=[middleware], store=graph_store
+    )
+    with pytest.raises(EpisodicValueError, match="user_id"):
+        no_context.invoke(user(TASK))
+    assert graph_store.search(("langchain_episodic",), limit=5) == []  # nothing written
+    agent.invoke(user(TASK), context=Context("alice"))
+    assert LangGraphEpisodeStore(graph_store).namespaces() == ("user-alice",)
+
+
+def test_a_failing_record_episode_keeps_the_answer_unless_asked_to_raise(
+    memory: EpisodicMemory, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(state: Any, runtime: Any) -> Any:
+        raise RuntimeError("the test harness is down")
+
+    for policy in ("log", "raise"):
+        middleware = EpisodicMemoryMiddleware(
+            memory, namespace="user-{user_id}", record_episode=broken, on_record_error=policy
+        )
+        agent = create_agent(
+            make_model("def login(): ...", "def login(): ..."),
+            tools=[],
+            middleware=[middleware],
+            context_schema=Context,
+        )
+        if policy == "log":
+            result = agent.invoke(user(TASK), context=Context("alice"))
+            assert result["messages"][-1].text == "def login(): ..."
+            assert "could not record the finished run" in caplog.text
+            assert "the test harness is down" in caplog.text
+            answer = asyncio.run(agent.ainvoke(user(TASK), context=Context("alice")))
+            assert answer["messages"][-1].text == "def login(): ..."
+        else:
+            with pytest.raises(RuntimeError, match="harness is down"):
+                agent.invoke(user(TASK), context=Context("alice"))
+    with pytest.raises(EpisodicValueError, match="on_record_error"):
+        EpisodicMemoryMiddleware(memory, on_record_error="ignore")  # type: ignore[arg-type]
