@@ -39,9 +39,11 @@ renderer (episodes, lessons, reflection, the CLI) passes stored text through thi
   whitespace (NBSP, em and ideographic spaces included), ``#`` and ``>`` marks, bullets
   (``-``, ``*``, ``+``, ``•``) and numbered-list markers (``1.``, ``2)``), gets a
   leading backslash: ``\System:``;
-- these markers are recognised through look-alikes: fullwidth and other compatibility
-  forms (a fullwidth ``<experience``), common Cyrillic and Greek homoglyphs, and invisible
-  characters inside them (``</exp\u200berience>``);
+- these markers are recognised through look-alikes: compatibility forms (a fullwidth
+  ``<experience``), every character whose Unicode confusables prototype (UTS #39,
+  ``confusables.txt`` 17.0.0 as packaged by ``disarm``) is one ASCII character (Cyrillic,
+  Greek, Armenian, Cherokee and Lisu letters, colon look-alikes U+0589, U+05C3, ...), and
+  invisible characters inside them (``</exp\u200berience>``);
 - a Markdown code fence that stored text leaves open is closed before the block's own
   closing tags, so it cannot swallow them;
 - a cut made to fit the token budget never completes a tag at the cut.
@@ -60,12 +62,16 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from disarm import CONFUSABLES_VERSION, normalize_confusables
+
 __all__ = [
+    "CONFUSABLES_VERSION",
     "CUT",
     "SafeText",
     "clean",
@@ -92,66 +98,44 @@ _IGNORABLE = re.compile(
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
     "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
 )
-_LOOKALIKES = (  # (characters, the ASCII character they imitate), beyond NFKC
+
+
+# Bracket, bar, slash and colon shapes that UTS #39 maps to other symbols, not to the
+# ASCII ones the prompt's markup is made of: folded on top of it (the letters all come
+# from the Unicode data).
+_MARKUP_SHAPES = (
     ("\u2039\u2329\u3008\u27e8\u02c2\u1438\u276e\u29fc", "<"),
     ("\u203a\u232a\u3009\u27e9\u02c3\u1433\u276f\u29fd", ">"),
     ("\u2044\u2215\u29f8\u2571\u27cb", "/"),
     ("\u2223\u2502\u01c0\u2758", "|"),
     ("\u2236\u02d0\ua789", ":"),
-    # Cyrillic, Greek, Latin and Armenian letters that look like Latin ones.
-    ("\u0430\u03b1\u0251", "a"),
-    ("\u0435\u03b5", "e"),
-    ("\u0456\u03b9\u0131", "i"),
-    ("\u043e\u03bf\u0585", "o"),
-    ("\u0440\u03c1", "p"),
-    ("\u0441", "c"),
-    ("\u0445\u03c7", "x"),
-    ("\u0443", "y"),
-    ("\u0455", "s"),
-    ("\u0458", "j"),
-    ("\u043a\u03ba", "k"),
-    ("\u04bb", "h"),
-    ("\u0501", "d"),
-    ("\u04cf", "l"),
-    ("\u03bd", "v"),
-    ("\u03c5\u057d", "u"),
-    ("\u03c4", "t"),
-    ("\u0261", "g"),
-    ("\u0410\u0391", "A"),
-    ("\u0412\u0392", "B"),
-    ("\u0415\u0395", "E"),
-    ("\u041a\u039a", "K"),
-    ("\u041c\u039c", "M"),
-    ("\u041d\u0397", "H"),
-    ("\u041e\u039f", "O"),
-    ("\u0420\u03a1", "P"),
-    ("\u0421", "C"),
-    ("\u0422\u03a4", "T"),
-    ("\u0425\u03a7", "X"),
-    ("\u0406\u0399", "I"),
-    ("\u0408", "J"),
-    ("\u0405", "S"),
-    ("\u04ae\u03a5", "Y"),
-    ("\u0396", "Z"),
-    ("\u039d", "N"),
 )
 
 
+@functools.cache
 def _fold_table() -> dict[int, str]:
-    """Character -> the ASCII character it imitates: compatibility forms and look-alikes."""
+    """Character -> the ASCII character it imitates: compatibility forms and look-alikes.
+
+    Each character is folded by NFKC, else to its prototype in the Unicode confusables
+    (UTS #39, ``confusables.txt`` :data:`CONFUSABLES_VERSION`, as packaged by ``disarm``);
+    kept when that is one printable ASCII character. Built on the first text that is
+    not ASCII (a quarter of a second, once per process).
+    """
     table: dict[int, str] = {}
-    blocks = ((0xA0, 0x3400), (0xFB00, 0x10000), (0x1D400, 0x1D800), (0x1F100, 0x1F200))
+    blocks = ((0xA0, 0xD800), (0xE000, 0x10000), (0x1D400, 0x1D800), (0x1F100, 0x1F200))
     for low, high in blocks:
         for code in range(low, high):
-            folded = unicodedata.normalize("NFKC", chr(code))
-            if len(folded) == 1 and folded.isascii() and folded.isprintable():
-                table[code] = folded
-    for characters, imitated in _LOOKALIKES:
+            # A compatibility form first (a fullwidth bar is "|"; TR39 would say "l").
+            compatible = unicodedata.normalize("NFKC", chr(code))
+            for folded in (compatible, normalize_confusables(compatible)):
+                if len(folded) == 1 and folded.isascii() and folded.isprintable():
+                    table[code] = folded
+                    break
+    for characters, imitated in _MARKUP_SHAPES:
         table.update(dict.fromkeys(map(ord, characters), imitated))
     return table
 
 
-_FOLD = _fold_table()
 _NAMES = "experience|feedback|solution|lessons?"
 _ROLE = "system|developer|assistant|human|user|ai"
 _HEADING = "instructions?|response|input"
@@ -202,7 +186,7 @@ def _view(text: str) -> tuple[str, list[int]]:
     """
     if text.isascii():
         return text, []
-    folded = text.translate(_FOLD)
+    folded = text.translate(_fold_table())
     shifts = [m.start() - rank for rank, m in enumerate(_IGNORABLE.finditer(folded))]
     return (_IGNORABLE.sub("", folded) if shifts else folded), shifts
 
