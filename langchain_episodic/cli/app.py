@@ -57,6 +57,7 @@ from langchain_episodic.errors import (
     StoreConfigurationError,
     StoreLockedError,
 )
+from langchain_episodic.stores.chroma_health import LOW_SPACE, free_bytes
 
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]
 
@@ -211,6 +212,20 @@ def _locked_message(exc: StoreLockedError) -> str:
     )
 
 
+def _chroma_failure(exc: Exception, path: object) -> str:
+    """Chroma's own failures (a damaged database or index, a full disk), in one line."""
+    if isinstance(path, str) and os.path.isdir(path) and free_bytes(path) < LOW_SPACE:
+        return (
+            f"no space left on device at {path!r} ({free_bytes(path)} bytes free): Chroma "
+            f"cannot apply its log ({exc}); nothing acknowledged was lost. Free space, "
+            "then retry"
+        )
+    return (
+        f"Chroma failed: {type(exc).__name__}: {exc} (run 'langchain-episodic verify' to "
+        "diagnose the folder)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``langchain-episodic`` with ``argv`` (default: ``sys.argv[1:]``).
 
@@ -258,11 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         _error(f"Chroma refused the request: {exc}{hint}")
         return 2
     except chromadb.errors.ChromaError as exc:
-        # Chroma's own failures (a damaged database or index, a full disk): one line.
-        _error(
-            f"Chroma failed: {type(exc).__name__}: {exc} (run 'langchain-episodic verify' "
-            "to diagnose the folder)"
-        )
+        _error(_chroma_failure(exc, getattr(args, "path", None)))
         return 2
     except BrokenPipeError:
         # The reader went away (``export - | head``): stop quietly, as Python advises.

@@ -788,13 +788,15 @@ def _reported_damage(target: _Target, *, as_json: bool) -> bool:
     damage = diagnose_folder(target.path, lock_timeout=target.lock_timeout)
     if not damage:
         return False
+    full = all(line.startswith("no space left on device") for line in damage)
+    recovery = "what to do: free space on its device, then verify again" if full else RECOVERY
     if as_json:
-        print(json.dumps({"damaged": damage, "recovery": RECOVERY}, indent=2))
+        print(json.dumps({"damaged": damage, "recovery": recovery}, indent=2))
     else:
-        print(f"the folder at {target.path!r} is damaged:")
+        print(f"the folder at {target.path!r} {'cannot be read' if full else 'is damaged'}:")
         for line in damage:
             print(f"  {line}")
-        print(RECOVERY)
+        print(recovery)
     return True
 
 

@@ -25,6 +25,7 @@ Layout in Chroma:
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import os
@@ -35,9 +36,10 @@ import threading
 import uuid
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import chromadb
+import chromadb.errors
 import numpy as np
 from numpy.typing import NDArray
 
@@ -53,6 +55,7 @@ from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores._audit import RecordAudit
 from langchain_episodic.stores._path_lock import FolderShare, PathLock, acquire_path_lock
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, JournalEntry, StoredHit
+from langchain_episodic.stores.chroma_health import LOW_SPACE, free_bytes
 from langchain_episodic.stores.codec import decode_episodes, decode_hits, encode_episode
 
 if TYPE_CHECKING:
@@ -235,6 +238,36 @@ def _close_embedded(
         release_lock()
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _no_space_message(folder: str, error: BaseException) -> str:
+    return (
+        f"no space left on device at {folder!r} ({free_bytes(folder)} bytes free): this "
+        "write was not acknowledged (a batch may be stored in part: record it again once "
+        "there is room; records are immutable, so a repeat is a no-op); everything "
+        f"acknowledged before is kept. Free space, then retry. (Chroma said: {error})"
+    )
+
+
+def _reports_a_full_disk(method: _Method) -> _Method:
+    """Say "no space left on device" when a write of an embedded store fails on a full disk.
+
+    Chroma reports a full disk as an internal error about compaction or its log.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self: ChromaEpisodeStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except chromadb.errors.ChromaError as error:
+            if self._path is not None and free_bytes(self._path) < LOW_SPACE:
+                raise StoreConfigurationError(_no_space_message(self._path, error)) from error
+            raise
+
+    return wrapper  # type: ignore[return-value]
+
+
 class ChromaEpisodeStore:
     """Episodes stored in ChromaDB: on disk, in memory, or on a Chroma server.
 
@@ -332,9 +365,15 @@ class ChromaEpisodeStore:
                 )
             if folder is not None:
                 _mark_as_holding_a_memory(folder)
-        except BaseException:
+        except BaseException as error:
             if lock is not None:  # Chroma could not open the folder: do not keep it locked
                 lock.release()
+            if (
+                folder is not None
+                and isinstance(error, chromadb.errors.ChromaError)
+                and free_bytes(folder) < LOW_SPACE
+            ):
+                raise StoreConfigurationError(_no_space_message(folder, error)) from error
             raise
         # Folders erased from (shared by the stores on one folder): scrubbed again on close.
         self._erased_in: list[str] = lock.share.erased_in if lock is not None else []
@@ -482,6 +521,7 @@ class ChromaEpisodeStore:
             found.update(decode_episodes(_episode_rows(_by_id(got))))
         return found
 
+    @_reports_a_full_disk
     def add(
         self,
         namespace: str,
@@ -606,6 +646,7 @@ class ChromaEpisodeStore:
         value = self._fresh_metadata(namespace).get(_STATE_PREFIX + key)
         return value if isinstance(value, str) else None
 
+    @_reports_a_full_disk
     def write_state(self, namespace: str, key: str, value: str) -> None:
         """Save a string in the namespace's collection metadata, replacing the old one.
 
@@ -642,6 +683,7 @@ class ChromaEpisodeStore:
         self._journals[namespace] = journal
         return journal
 
+    @_reports_a_full_disk
     def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
         """Add journal entries, one Chroma record each; Chroma keeps the first under an id."""
         if not entries:
@@ -714,6 +756,7 @@ class ChromaEpisodeStore:
         value = (fresh.metadata or {}).get(_CHECKPOINT_KEY)
         return value if isinstance(value, str) else None
 
+    @_reports_a_full_disk
     def write_checkpoint(self, namespace: str, value: str) -> None:
         """Replace the checkpoint: one metadata update of the journal collection (atomic)."""
         self.collection(namespace)
@@ -721,6 +764,7 @@ class ChromaEpisodeStore:
         assert journal is not None
         journal.modify(metadata={_JOURNAL_OF_KEY: namespace, _CHECKPOINT_KEY: value})
 
+    @_reports_a_full_disk
     def delete(self, namespace: str, episode_ids: Sequence[str]) -> int:
         """Remove the records under ``episode_ids``, with their vectors; how many were there.
 
@@ -729,6 +773,7 @@ class ChromaEpisodeStore:
         """
         return _delete_ids(self.collection(namespace), episode_ids, self.batch_size)
 
+    @_reports_a_full_disk
     def delete_journal(self, namespace: str, entry_ids: Sequence[str]) -> int:
         """Remove the journal entries under ``entry_ids``; how many were there."""
         journal = self._journal(namespace, create=False)

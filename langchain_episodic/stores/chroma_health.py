@@ -28,7 +28,11 @@ import textwrap
 
 from langchain_episodic.stores._path_lock import acquire_path_lock
 
-__all__ = ["RECOVERY", "diagnose_folder"]
+__all__ = ["LOW_SPACE", "RECOVERY", "diagnose_folder", "free_bytes"]
+
+LOW_SPACE = 1 << 20
+"""Bytes: with less free, a failed Chroma call on a folder is put down to a full disk
+(Chroma reports it as an internal error about compaction or its log)."""
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _HNSW_HEADER_SIZE = 100
@@ -107,6 +111,15 @@ def _segment_problems(segment: str) -> list[str]:
     return problems
 
 
+def free_bytes(folder: str) -> int:
+    """Bytes free for this user on the file system of ``folder`` (``LOW_SPACE`` if unknown)."""
+    try:
+        stat = os.statvfs(folder)
+    except OSError:
+        return LOW_SPACE  # cannot tell: not reported as full
+    return stat.f_bavail * stat.f_frsize
+
+
 def _probe_problems(folder: str, timeout: float) -> list[str]:
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
     try:
@@ -126,6 +139,12 @@ def _probe_problems(folder: str, timeout: float) -> list[str]:
     if done.returncode != 0 or "ok" not in done.stdout:
         lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
         last = lines[-1] if lines else f"exit code {done.returncode}"
+        if free_bytes(folder) < LOW_SPACE:
+            return [
+                f"no space left on device at {folder!r} ({free_bytes(folder)} bytes free): "
+                f"Chroma cannot apply its log to read the folder ({last}); nothing "
+                "acknowledged was lost: free space, then verify again"
+            ]
         return [f"Chroma cannot read the folder: {last}"]
     return []
 

@@ -164,3 +164,44 @@ def test_another_commands_chroma_failure_is_one_line(
     code, _, err = run(capsys, "export", "-", "--path", str(path))
     assert code == 2
     assert_one_line_error(err, "Chroma failed", "langchain-episodic verify")
+
+
+# ------------------------------------------------------------------ a full disk
+
+
+def test_a_full_disk_is_said_plainly_on_write_and_in_the_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Simulated: Chroma's error on a full disk (as seen on a 2 MB tmpfs) and no free bytes.
+    import chromadb.errors  # noqa: PLC0415
+
+    from langchain_episodic.cli import app  # noqa: PLC0415
+    from langchain_episodic.stores import chroma as chroma_module  # noqa: PLC0415
+
+    path = filled(tmp_path / "memory")
+    store = ChromaEpisodeStore(path=path)
+    memory = EpisodicMemory(store=store)
+    collection = store.collection("default")
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise chromadb.errors.InternalError(
+            "Error in compaction: Failed to apply logs to the metadata segment"
+        )
+
+    monkeypatch.setattr(collection, "add", full)
+    monkeypatch.setattr(chroma_module, "free_bytes", lambda folder: 4096)
+    with pytest.raises(StoreConfigurationError, match="no space left on device at") as caught:
+        memory.record_many(corpus(6)[4:])
+    assert "everything acknowledged before is kept" in str(caught.value)
+    monkeypatch.undo()
+    assert len(memory) == 4  # what was acknowledged is there
+    store.close()
+
+    def failing(*args: object, **kwargs: object) -> int:
+        raise chromadb.errors.InternalError("Error executing plan: Failed to apply logs")
+
+    monkeypatch.setattr(app, "free_bytes", lambda folder: 4096)
+    monkeypatch.setattr(ChromaEpisodeStore, "count", failing)
+    code, _, err = run(capsys, "stats", "--path", str(path))
+    assert code == 2
+    assert_one_line_error(err, "no space left on device at", "nothing acknowledged was lost")
