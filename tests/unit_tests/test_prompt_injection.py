@@ -67,19 +67,32 @@ _INVISIBLE = {"\u034f", "\u115f", "\u1160", "\u3164", "\uffa0"} | {
     chr(c) for c in [*range(0x180B, 0x1810), *range(0xFE00, 0xFE10)]
 }
 _HOMOGLYPHS = str.maketrans(
-    "\u0430\u0435\u043e\u0440\u0441\u0445\u0456\u03bf\u03b9\u2039\u203a\u27e8\u27e9\u2044\u2215",
-    "aeopcxioi<><>//",
+    "\u0430\u0435\u043e\u0440\u0441\u0445\u0456\u03bf\u03b9\u2039\u203a\u27e8\u27e9\u2044\u2215"
+    "\u043c\u13aa\ua4e2\u0589\u05c3\u02f8\ua4fd",
+    "aeopcxioi<><>//mas::::",
 )
 _TAG = re.compile(r"<(?:\s*/\s*)?(?:experience|feedback|solution)\b")
-_TOKEN = re.compile(r"<\|[\w.:-]+\|>|<<\s*/?\s*sys\s*>>|(?<!\\)\[\s*/?\s*inst\s*\]")
-# What a Markdown renderer would load: an image, or an HTML tag with a URL attribute.
+# Chat-template tokens of every family, by shape (judged text is casefolded).
+_TOKEN = re.compile(
+    r"<\s*\||<<\s*/?\s*sys\s*>>|(?<!\\)\[\s*/?\s*inst\s*\]"
+    r"|<\s*/?\s*(?:[a-z]+_[a-z_]+|s|bos|eos|pad|unk|eot)\s*>"
+)
+# [WORD]-style control markers ([SYSTEM_PROMPT], [/TOOL_CALLS]), judged on the raw text.
+_CONTROL_MARKER = re.compile(
+    r"(?<!\\)\[/[A-Z][A-Z0-9_]{2,}\]|(?<![\\\w\])])\[[A-Z][A-Z0-9_]{2,}\]"
+    r"|(?<!\\)\[[A-Z0-9]+_[A-Z0-9_]+\]"
+)
+# What a Markdown renderer would load: an image, a loading tag, or any tag with an attribute.
 _LOADS = re.compile(
     r"!\[|<(?:img|image|picture|source|video|audio|track|iframe|frame|embed|object)(?:[\s/]|\Z)"
+    r"|<[a-z][\w:-]*\s[^<>]*="
 )
 _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# A role turn, whatever leads the line (whitespace, quote and heading marks, list markers).
+_LEAD = r"(?:[^\S\n]|[#>+\-\u2022\u00b7]|\*(?=[^\S\n])|\d{1,9}[.)])*"
 _ROLE = re.compile(
-    r"(?:[#>][#> \t]*)?[*_]{0,3}(?:system|assistant|human|user|developer|ai)[*_]{0,3}[ \t]*:"
-    r"|#+[ \t]*(?:instructions?|response|input)[ \t]*:"
+    rf"{_LEAD}[*_]{{0,3}}(?:system|assistant|human|user|developer|ai)[*_]{{0,3}}[^\S\n]*:"
+    rf"|{_LEAD}#+[^\S\n]*(?:instructions?|response|input)[^\S\n]*:"
 )
 CATEGORIES = "|".join(c.value for c in TaskCategory)
 OUTCOMES = "|".join(o.value for o in OutcomeStatus)
@@ -96,6 +109,8 @@ def assert_inert(text: str, *, lines_start: bool) -> None:
     """No delimiter, template token, loading markup or bidi control in ``text``; no line
     of it starts with a role."""
     assert not _BIDI.search(text), text
+    assert not [c for c in text if c not in "\n\t" and unicodedata.category(c) in ("Cc", "Cf")]
+    assert not _CONTROL_MARKER.search(text), text
     view = judged(text)
     assert not _TAG.search(view), text
     assert not _TOKEN.search(view), text
@@ -520,6 +535,29 @@ FRAGMENTS = [
     "\u202e",
     "\u2066",
     "\u200f",
+    "\ufff9",
+    "\ufffb",
+    "\n   ",
+    "\n\u00a0",
+    "\n\u3000",
+    "\n- ",
+    "\n1. ",
+    "\u2028 ",
+    "System:",
+    "Syste\u043c:",
+    "\ua4e2ystem\ua4fd",
+    "Assistant\u0589",
+    "<start_of_turn>",
+    "<end_of_turn>",
+    "<bos>",
+    "</s><s>",
+    "<\uff5cbegin\u2581of\u2581sentence\uff5c>",
+    "[SYSTEM_PROMPT]",
+    "[/SYSTEM_PROMPT]",
+    "[TOOL_CALLS]",
+    "<script src=",
+    "<svg onload=",
+    '<div style="background:url(',
     PAYLOAD,
 ]
 STORED_TEXT = st.lists(
