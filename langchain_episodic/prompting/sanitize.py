@@ -139,9 +139,10 @@ def _fold_table() -> dict[int, str]:
 _NAMES = "experience|feedback|solution|lessons?"
 _ROLE = "system|developer|assistant|human|user|ai"
 _HEADING = "instructions?|response|input"
-# What may lead a role line: any whitespace but a newline (spaces, tab, NBSP, em or
-# ideographic space), quote and heading marks, bullets, and numbered-list markers.
-_LEAD = r"(?:[^\S\n]|[#>+\-\u2022\u00b7]|\*(?=[^\S\n])|\d{1,9}[.)])*"
+# What may lead a role line, as one character class (fast): tab and every space
+# separator (Unicode Zs: NBSP, em, ideographic, ...), quote and heading marks, bullets,
+# and the digits, dots and parentheses of numbered-list markers.
+_LEAD = "[\t \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000#>+*\\-\u2022\u00b70-9.)]*"
 # Special-token sentinels of model families (Llama's <s>, Gemma's <bos>, ...).
 _SENTINELS = "s|bos|eos|pad|unk|eot|sep|cls|mask"
 # HTML tags that make a Markdown renderer load a URL.
@@ -158,9 +159,10 @@ _MARKER = re.compile(
     r"|[a-z][\w:-]*\s[^<>]*=))"
     # Llama's [INST] and [/INST], and any [WORD]-style control marker ([SYSTEM_PROMPT],
     # [/TOOL_CALLS]) that does not index something (data[KEY] stays).
-    r"|(?P<bracket>(?<!\\)\[(?=\s*/?\s*inst\s*\])"
-    r"|(?<![\w\]\)\\])\[(?=(?-i:[A-Z][A-Z0-9_]{2,})\])"
-    r"|(?<!\\)\[(?=(?-i:/[A-Z][A-Z0-9_]{2,}|[A-Z0-9]+_[A-Z0-9_]+)\]))"
+    # (One alternative that starts with the "[" itself: tried only where one stands.)
+    r"|(?P<bracket>\[(?<!\\\[)(?=\s*/?\s*inst\s*\]"
+    r"|(?-i:/[A-Z][A-Z0-9_]{2,}|[A-Z0-9]+_[A-Z0-9_]+)\]"
+    r"|(?<![\w\]\)\\]\[)(?-i:[A-Z][A-Z0-9_]{2,})\]))"
     # The "[" of a Markdown image, "![".
     r"|(?P<image>(?<=!)\[)"
     # A role marker a model could read as a turn, whatever leads the line: "System:",
@@ -206,9 +208,19 @@ def clean(text: str) -> str:
     text = _SURROGATES.sub("\ufffd", text)
     if text.isascii():
         return text  # the regex above has removed every ASCII control already
-    return "".join(
-        char for char in text if char in "\n\t" or unicodedata.category(char) not in _INVISIBLE
-    )
+    return _invisible().sub("", text)
+
+
+@functools.cache
+def _invisible() -> re.Pattern[str]:
+    """Every character beyond ASCII of the categories ``Cc`` and ``Cf``, as one class.
+
+    Built from this Python's Unicode database on the first text that is not ASCII.
+    """
+    # Planes 0 and 1 and the tags block hold every Cc and Cf character (Unicode 15).
+    codes = (*range(0x80, 0xD800), *range(0xE000, 0x20000), *range(0xE0000, 0xE1000))
+    found = (chr(code) for code in codes if unicodedata.category(chr(code)) in _INVISIBLE)
+    return re.compile("[" + "".join(re.escape(char) for char in found) + "]")
 
 
 def _neutralise(text: str, *, starts_line: bool) -> str:
