@@ -184,7 +184,7 @@ class EpisodeForgottenError(EpisodicValueError):
         self.namespace = namespace
         self.forgotten = dict(forgotten)
         shown = ", ".join(
-            f"{episode_id!r} (erasure {erasure}, {_when(at)})"
+            f"{episode_id!r} (erasure {erasure}, {describe_moment(at)})"
             for episode_id, (erasure, at) in list(self.forgotten.items())[:5]
         )
         more = f" and {len(self.forgotten) - 5} more" if len(self.forgotten) > 5 else ""
@@ -195,12 +195,18 @@ class EpisodeForgottenError(EpisodicValueError):
         )
 
 
-def _when(at: float) -> str:
+def describe_moment(at: float) -> str:
+    """A time as errors show it: the seconds, and the date they are.
+
+    Example:
+        >>> describe_moment(1_700_000_000)
+        'at 1700000000 (2023-11-14 22:13:20 UTC)'
+    """
     try:
         moment = datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     except (OverflowError, OSError, ValueError):
         moment = "an unknown date"
-    return f"at {at:.0f}, {moment}"
+    return f"at {at:.0f} ({moment})"
 
 
 class StoreConfigurationError(EpisodicError, RuntimeError):

@@ -216,11 +216,11 @@ def format_duration(seconds: float) -> str:
     """A compact, human reading of a duration.
 
     Example:
-        >>> format_duration(86_400), format_duration(93_780), format_duration(0.5)
-        ('1d', '1d 2h 3m', '0.5s')
+        >>> format_duration(86_400), format_duration(93_780), format_duration(0.444244)
+        ('1d', '1d 2h 3m', '0.444s')
     """
     if seconds < 60:
-        return f"{seconds:g}s"
+        return f"{seconds:.3g}s"  # 0.444s, not 0.444244s
     if seconds >= 100 * 365.25 * 86_400:
         return f"{seconds / (365.25 * 86_400):.3g} years"
     remaining = round(seconds)

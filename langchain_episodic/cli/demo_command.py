@@ -16,10 +16,13 @@ def _configure_demo(parser: argparse.ArgumentParser) -> None:
     from langchain_episodic.simulation import VARIANTS  # noqa: PLC0415
 
     parser.add_argument(
-        "--tasks", type=_int_at_least(1), default=150, help="simulated tasks per run"
+        "--tasks", type=_int_at_least(1), default=150, help="simulated tasks per run (default: 150)"
     )
     parser.add_argument(
-        "--seeds", type=_int_at_least(1), default=2, help="runs per variant (seeds 0..N-1)"
+        "--seeds",
+        type=_int_at_least(1),
+        default=2,
+        help="runs per variant, seeds 0..N-1 (default: 2)",
     )
     parser.add_argument(
         "--variants",
@@ -29,7 +32,7 @@ def _configure_demo(parser: argparse.ArgumentParser) -> None:
         help="memory variants to compare",
     )
     parser.add_argument(
-        "--window", type=_int_at_least(1), default=20, help="rolling window in tasks"
+        "--window", type=_int_at_least(1), default=20, help="rolling window in tasks (default: 20)"
     )
     parser.add_argument(
         "--plot", metavar="FILE", default=None, help=f"save the learning curves ({PLOT_HINT})"

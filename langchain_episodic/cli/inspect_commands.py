@@ -663,7 +663,7 @@ def _run_skills(args: argparse.Namespace) -> int:
 
 def _configure_curve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--window", type=_int_at_least(1), default=5, help="rolling window in episodes"
+        "--window", type=_int_at_least(1), default=5, help="rolling window in episodes (default: 5)"
     )
     parser.add_argument(
         "--rows",

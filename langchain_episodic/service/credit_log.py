@@ -17,7 +17,12 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
-from langchain_episodic.errors import CreditError, EpisodicValueError, MalformedRecordWarning
+from langchain_episodic.errors import (
+    CreditError,
+    EpisodicValueError,
+    MalformedRecordWarning,
+    describe_moment,
+)
 from langchain_episodic.model.erasure import is_erasure_entry
 from langchain_episodic.model.lesson import is_lesson_entry
 from langchain_episodic.scoring.credit import (
@@ -233,5 +238,5 @@ def _describe_outcome(event: CreditEvent | None) -> str:
     if event is None:
         return "could not be credited: its outcome entry is unreadable"
     if event.reward is None:
-        return f"was closed without credit at {event.at:.0f} (it stayed open too long)"
-    return f"was already credited at {event.at:.0f} with reward {event.reward:.3f}"
+        return f"was closed without credit {describe_moment(event.at)} (it stayed open too long)"
+    return f"was already credited {describe_moment(event.at)} with reward {event.reward:.3f}"

@@ -106,3 +106,14 @@ def test_a_namespace_template_field_must_be_a_string(user_id: object) -> None:
     assert resolve_namespace("user-{user_id}", SimpleNamespace(context={"user_id": "123"})) == (
         "user-123"
     )
+
+
+def test_a_credit_error_names_the_date_beside_the_time(memory: EpisodicMemory) -> None:
+    from langchain_episodic.errors import CreditError  # noqa: PLC0415
+
+    memory.note_injection("run-1", ["e1"], "Implement login form")
+    memory.credit("run-1", 0.9)
+    with pytest.raises(
+        CreditError, match=r"already credited at 1000000 \(1970-01-12 13:46:40 UTC\)"
+    ):
+        memory.credit("run-1", 0.9)

@@ -86,7 +86,7 @@ def test_the_forgotten_error_names_the_id_and_the_date() -> None:
     message = str(caught.value)
     assert "'ep-2'" in message
     assert receipt.erasure_id in message
-    assert "1970-01-12" in message
+    assert "(1970-01-12 13:46:40 UTC)" in message
     assert "fresh" not in memory.get_episodes("fresh")  # nothing of the batch was written
 
 
