@@ -36,6 +36,7 @@ from importlib import import_module, metadata
 from typing import TYPE_CHECKING, Any
 
 from langchain_episodic import _moved
+from langchain_episodic._validation import check_int
 from langchain_episodic.embeddings import HashingEmbeddings, StaticEmbeddings
 from langchain_episodic.errors import (
     CreditError,
@@ -89,6 +90,8 @@ _LAZY = {
 def _retriever(memory: EpisodicMemory, **kwargs: Any) -> EpisodicRetriever:
     from langchain_episodic.integrations.retriever import EpisodicRetriever  # noqa: PLC0415
 
+    if kwargs.get("k") is not None:  # checked here, so the error names k (its top_k)
+        check_int("k", kwargs["k"], 1)
     return EpisodicRetriever(memory=memory, **kwargs)
 
 

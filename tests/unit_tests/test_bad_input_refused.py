@@ -117,3 +117,10 @@ def test_a_credit_error_names_the_date_beside_the_time(memory: EpisodicMemory) -
         CreditError, match=r"already credited at 1000000 \(1970-01-12 13:46:40 UTC\)"
     ):
         memory.credit("run-1", 0.9)
+
+
+@pytest.mark.parametrize("k", ["3", 0, -1, 2.5])
+def test_as_retriever_names_k(memory: EpisodicMemory, k: object) -> None:
+    with pytest.raises(EpisodicValueError, match=r"^k=.* is invalid"):
+        memory.as_retriever(k=k)
+    assert memory.as_retriever(k=2).k == 2
