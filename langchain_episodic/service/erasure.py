@@ -120,13 +120,7 @@ class Eraser:
         wanted = {tombstone_entry_id(i): i for i in dict.fromkeys(episode_ids)}
         if not wanted:
             return {}
-        store, namespace = self._context.store, self._context.namespace
-        if isinstance(store, OrderedJournal):
-            found = store.read_journal_ids(namespace, list(wanted))
-        else:
-            found = [
-                e for e in store.read_journal(namespace, TOMBSTONE_RUN) if e.entry_id in wanted
-            ]
+        found = _entries(self._context.store, self._context.namespace, wanted, TOMBSTONE_RUN)
         stones: dict[str, tuple[str, float]] = {}
         for entry in found:
             told = tombstone_erasure(entry.payload)
@@ -360,7 +354,10 @@ class Eraser:
                 remove=tuple(e.entry_id for e in current_all if not is_erasure_entry(e.entry_id)),
             )
         rewrite = {entry[0]: entry for entry in plan.rewrite}
-        current = {entry.entry_id: entry for entry in self._read_entries(plan.remove)}
+        current = {
+            entry.entry_id: entry
+            for entry in _entries(context.store, context.namespace, plan.remove)
+        }
         stale = [
             entry_id
             for entry_id in plan.remove
@@ -370,13 +367,6 @@ class Eraser:
         store.delete_journal(context.namespace, stale)
         context.store.append_journal(context.namespace, [JournalEntry(*e) for e in plan.rewrite])
         return len([entry_id for entry_id in stale if entry_id not in rewrite])
-
-    def _read_entries(self, entry_ids: Sequence[str]) -> list[JournalEntry]:
-        store, namespace = self._context.store, self._context.namespace
-        if isinstance(store, OrderedJournal):
-            return store.read_journal_ids(namespace, entry_ids)
-        wanted = set(entry_ids)
-        return [entry for entry in store.read_journal(namespace) if entry.entry_id in wanted]
 
     def _erase(
         self,
@@ -464,6 +454,21 @@ class Eraser:
         )
         window.clear()
         window.extend(fresh)
+
+
+def _entries(
+    store: EpisodeStore, namespace: str, entry_ids: Iterable[str], run_id: str | None = None
+) -> list[JournalEntry]:
+    """The stored journal entries among ``entry_ids``.
+
+    Read by id where the store can; else from a read of the journal (of ``run_id``'s
+    entries only, when every wanted entry is that run's).
+    """
+    wanted = list(entry_ids)
+    if isinstance(store, OrderedJournal):
+        return store.read_journal_ids(namespace, wanted)
+    keep = set(wanted)
+    return [entry for entry in store.read_journal(namespace, run_id) if entry.entry_id in keep]
 
 
 def _ids(entries: Iterable[tuple[str, str, str]]) -> set[str]:
@@ -587,12 +592,7 @@ def erased_but_stored(store: EpisodeStore, namespace: str, page_size: int = 1000
 
     def check() -> None:
         wanted = {tombstone_entry_id(i): i for i in page}
-        if isinstance(store, OrderedJournal):
-            stones = store.read_journal_ids(namespace, list(wanted))
-        else:
-            stones = [
-                e for e in store.read_journal(namespace, TOMBSTONE_RUN) if e.entry_id in wanted
-            ]
+        stones = _entries(store, namespace, wanted, TOMBSTONE_RUN)
         found.extend(sorted(wanted[entry.entry_id] for entry in stones))
         page.clear()
 

@@ -26,12 +26,10 @@ Layout in Chroma:
 from __future__ import annotations
 
 import functools
-import glob
 import hashlib
 import os
 import re
 import sqlite3
-import struct
 import threading
 import uuid
 import weakref
@@ -55,7 +53,12 @@ from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores._audit import RecordAudit
 from langchain_episodic.stores._path_lock import FolderShare, PathLock, acquire_path_lock
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, JournalEntry, StoredHit
-from langchain_episodic.stores.chroma_health import LOW_SPACE, free_bytes
+from langchain_episodic.stores.chroma_health import (
+    LOW_SPACE,
+    free_bytes,
+    index_segments,
+    read_index_header,
+)
 from langchain_episodic.stores.codec import decode_episodes, decode_hits, encode_episode
 
 if TYPE_CHECKING:
@@ -915,12 +918,6 @@ def _scrub_sqlite(database: str) -> None:
         connection.close()
 
 
-# hnswlib's header.bin as chroma-hnswlib writes it (format 1): version, offsetLevel0,
-# max_elements, cur_element_count, size_data_per_element, label_offset, offsetData,
-# maxlevel, enterpoint_node, maxM, maxM0, M, mult, ef_construction.
-_HNSW_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")
-
-
 def _scrub_hnsw(folder: str) -> int:
     """Zero the unused slots of every vector index under ``folder``; how many files changed.
 
@@ -931,19 +928,17 @@ def _scrub_hnsw(folder: str) -> int:
     header is not the known format is left alone.
     """
     changed = 0
-    for header_path in glob.glob(os.path.join(glob.escape(folder), "*", "header.bin")):
-        segment = os.path.dirname(header_path)
+    for segment in index_segments(folder):
         try:
-            with open(header_path, "rb") as handle:
-                header = handle.read()
-            if len(header) != _HNSW_HEADER.size:
+            header = read_index_header(segment)
+            if header is None or header.version != 1:
                 continue
-            fields = _HNSW_HEADER.unpack(header)
-            version, count, per_element = fields[0], fields[3], fields[4]
-            if version != 1:
-                continue
-            for name, used in (("data_level0.bin", count * per_element), ("length.bin", count * 4)):
-                changed += _zero_from(os.path.join(segment, name), used)
+            used = (
+                ("data_level0.bin", header.count * header.per_element),
+                ("length.bin", header.count * 4),
+            )
+            for name, offset in used:
+                changed += _zero_from(os.path.join(segment, name), offset)
         except OSError:
             continue  # a segment Chroma is replacing: the next scrub sees the new one
     return changed

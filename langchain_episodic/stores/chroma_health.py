@@ -22,20 +22,30 @@ import os
 import pickletools
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 
 from langchain_episodic.stores._path_lock import acquire_path_lock
 
-__all__ = ["LOW_SPACE", "RECOVERY", "diagnose_folder", "free_bytes"]
+__all__ = [
+    "LOW_SPACE",
+    "RECOVERY",
+    "IndexHeader",
+    "diagnose_folder",
+    "free_bytes",
+    "index_segments",
+    "read_index_header",
+]
 
 LOW_SPACE = 1 << 20
 """Bytes: with less free, a failed Chroma call on a folder is put down to a full disk
 (Chroma reports it as an internal error about compaction or its log)."""
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-_HNSW_HEADER_SIZE = 100
+_HNSW_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")  # 100 bytes: see read_index_header
 RECOVERY = (
     "what to do: restore the folder from a backup (a copy made while no process held "
     "it); the damaged files are named above"
@@ -82,19 +92,61 @@ def _sqlite_problems(database: str) -> list[str]:
     return []
 
 
+@dataclass(frozen=True)
+class IndexHeader:
+    """What a vector index segment's ``header.bin`` says (the fields used here).
+
+    Attributes:
+        version: The format (chroma-hnswlib writes 1).
+        max_elements: Slots the files have room for.
+        count: Slots in use (``cur_element_count``).
+        per_element: Bytes per slot in ``data_level0.bin``.
+    """
+
+    version: int
+    max_elements: int
+    count: int
+    per_element: int
+
+    @property
+    def sound(self) -> bool:
+        """Whether the numbers fit together (format 1, no more used slots than room)."""
+        return (
+            self.version == 1
+            and self.count <= self.max_elements
+            and (0 < self.per_element < 1 << 24)
+        )
+
+
+def index_segments(folder: str) -> list[str]:
+    """The vector index segment folders under an embedded Chroma ``folder``, sorted."""
+    headers = glob.glob(os.path.join(glob.escape(folder), "*", "header.bin"))
+    return sorted(os.path.dirname(header) for header in headers)
+
+
+def read_index_header(segment: str) -> IndexHeader | None:
+    """The header of the segment, or ``None`` when ``header.bin`` is not 100 bytes.
+
+    The layout chroma-hnswlib writes (format 1): version, offsetLevel0, max_elements,
+    cur_element_count, size_data_per_element, label_offset, offsetData, maxlevel,
+    enterpoint_node, maxM, maxM0, M, mult, ef_construction.
+    """
+    with open(os.path.join(segment, "header.bin"), "rb") as handle:
+        raw = handle.read()
+    if len(raw) != _HNSW_HEADER.size:
+        return None
+    fields = _HNSW_HEADER.unpack(raw)
+    return IndexHeader(fields[0], fields[2], fields[3], fields[4])
+
+
 def _segment_problems(segment: str) -> list[str]:
     name = os.path.basename(segment)
-    header_path = os.path.join(segment, "header.bin")
-    with open(header_path, "rb") as handle:
-        header = handle.read()
-    if len(header) != _HNSW_HEADER_SIZE:
-        return [f"vector index {name}: header.bin is damaged ({len(header)} bytes, not 100)"]
-    version = int.from_bytes(header[0:4], "little", signed=True)
-    max_elements = int.from_bytes(header[12:20], "little")
-    count = int.from_bytes(header[20:28], "little")
-    per_element = int.from_bytes(header[28:36], "little")
-    if version != 1 or count > max_elements or not 0 < per_element < 1 << 24:
+    header = read_index_header(segment)
+    if header is None:
+        return [f"vector index {name}: header.bin is damaged (not 100 bytes)"]
+    if not header.sound:
         return [f"vector index {name}: header.bin is damaged (its numbers do not fit together)"]
+    count, per_element = header.count, header.per_element
     problems = []
     data = os.path.join(segment, "data_level0.bin")
     if not os.path.isfile(data) or os.path.getsize(data) < count * per_element:
@@ -164,8 +216,8 @@ def diagnose_folder(
         problems = _sqlite_problems(os.path.join(folder, "chroma.sqlite3"))
         if problems:
             return problems  # Chroma cannot be asked anything about a database it cannot read
-        for header in sorted(glob.glob(os.path.join(glob.escape(folder), "*", "header.bin"))):
-            problems += _segment_problems(os.path.dirname(header))
+        for segment in index_segments(folder):
+            problems += _segment_problems(segment)
         if problems:
             return problems
         return _probe_problems(folder, probe_timeout)
