@@ -16,6 +16,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
 from typing_extensions import Unpack
 
+from langchain_episodic._adapters import ADAPTERS
 from langchain_episodic._async import async_twin
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings.background import default_background_texts
@@ -39,7 +40,7 @@ from langchain_episodic.scoring.lift import (
     lift_report,
 )
 from langchain_episodic.scoring.options import RecallKeywords, RecallOptions
-from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
+from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights, check_time
 from langchain_episodic.scoring.ranking import RecallReport
 from langchain_episodic.scoring.relevance import Calibration, calibration_for
 from langchain_episodic.scoring.retention import PrunePlan, Retention
@@ -685,9 +686,13 @@ class EpisodicMemory:
         """Whether ``lesson_id`` is active, archived or quarantined."""
         return self._s.lessons.status(lesson_id)
 
-    def lesson_utility(self, lesson_id: str) -> float:
-        """The lesson's utility: its credit plus what the lessons it merged carried."""
-        return self._s.lessons.utility(lesson_id)
+    def lesson_utility(self, lesson_id: str, current_time: float | None = None) -> float:
+        """The lesson's utility: its credit plus what the lessons it merged carried.
+
+        Read at ``current_time`` (the memory's clock when ``None``): evidence fades with age.
+        """
+        now = None if current_time is None else check_time("current_time", current_time)
+        return self._s.lessons.utility(lesson_id, now)
 
     def revise_lesson(self, lesson_id: str, /, **changes: Any) -> Lesson:
         """Store a revision of an active lesson (``title``, ``applies_when``, ``do``, ...).
@@ -849,7 +854,7 @@ class EpisodicMemory:
 
     # Registered by the package (its __init__), so this module never imports the
     # integrations above it: the memory names the port, the package wires it.
-    _adapters: ClassVar[dict[str, Callable[..., Any]]] = {}
+    _adapters: ClassVar[dict[str, Callable[..., Any]]] = ADAPTERS
 
     @classmethod
     def register_adapter(

@@ -27,6 +27,7 @@ from langchain_episodic.cli._shared import (
     _open_memory,
     _progress,
     format_table,
+    parse_time,
 )
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.memory import EpisodicMemory
@@ -59,6 +60,15 @@ def _configure_lessons(parser: argparse.ArgumentParser) -> None:
     show = action("show", "every field of one lesson, its lineage and its status", _run_show)
     show.add_argument("lesson_id", metavar="LESSON_ID")
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
+    for sub in (listing, show):
+        sub.add_argument(
+            "--now",
+            type=parse_time,
+            default=None,
+            metavar="TS",
+            help="the time utility is read at (evidence fades with age): Unix seconds or "
+            "ISO 8601 (default: the current time)",
+        )
 
     reflection = action(
         "reflect",
@@ -121,10 +131,10 @@ def _run_lessons(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- list
 
 
-def _counters(memory: EpisodicMemory, lesson: Lesson) -> dict[str, Any]:
+def _counters(memory: EpisodicMemory, lesson: Lesson, now: float | None) -> dict[str, Any]:
     row = memory.utility(lesson.lesson_id)
     return {
-        "utility": memory.lesson_utility(lesson.lesson_id),
+        "utility": memory.lesson_utility(lesson.lesson_id, now),
         "shown": row.injections,
         "credited": row.credited_runs,
     }
@@ -142,7 +152,7 @@ def _run_list(args: argparse.Namespace) -> int:
                 "status": statuses[lesson.lesson_id],
                 "title": lesson.title,
                 "sources": list(lesson.source_ids),
-                **_counters(memory, lesson),
+                **_counters(memory, lesson, args.now),
             }
             for lesson in lessons
         ]
@@ -160,7 +170,7 @@ def _run_list(args: argparse.Namespace) -> int:
         return 0
     rows = []
     for lesson in lessons:
-        counters = _counters(memory, lesson)
+        counters = _counters(memory, lesson, args.now)
         rows.append(
             [
                 lesson.lesson_id,
@@ -264,11 +274,11 @@ def _run_show(args: argparse.Namespace) -> int:
             "superseded_by": superseded_by,
             "carried_helped": lesson.helped,
             "carried_hurt": lesson.hurt,
-            **_counters(memory, lesson),
+            **_counters(memory, lesson, args.now),
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
-    counters = _counters(memory, lesson)
+    counters = _counters(memory, lesson, args.now)
     rows = [
         ("lesson", lesson.lesson_id),
         ("status", status),

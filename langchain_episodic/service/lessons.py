@@ -216,9 +216,13 @@ class Lessons:
         row = self._credit.utility(lesson.lesson_id)
         return lesson_evidence(row, (lesson.helped, lesson.hurt), lesson.created_at, now)
 
-    def utility(self, lesson_id: str) -> float:
-        """The lesson's utility: its credit plus what the lessons it merged carried."""
-        return beta_mean(*self._evidence(self.get(lesson_id), self._context.now()))
+    def utility(self, lesson_id: str, now: float | None = None) -> float:
+        """The lesson's utility: its credit plus what the lessons it merged carried.
+
+        Read at ``now`` (the clock's when ``None``).
+        """
+        at = self._context.now() if now is None else now
+        return beta_mean(*self._evidence(self.get(lesson_id), at))
 
     def revise(self, lesson_id: str, changes: dict[str, Any]) -> Lesson:
         """Store a revision of an active lesson (it supersedes the old one).

@@ -147,6 +147,29 @@ def test_list_with_no_lessons_says_how_to_get_some(
     assert "lessons reflect --model" in out
 
 
+def test_list_and_show_read_utility_at_now(
+    capsys: pytest.CaptureFixture[str], lesson_path: Path
+) -> None:
+    # Evidence fades with age: read at the credit's time, the CLI agrees with the API
+    # there; read at the wall clock (years later), the lesson's utility has faded.
+    lesson_id = _lesson_id(lesson_path)
+    at_credit = _memory(lesson_path).lesson_utility(lesson_id, current_time=NOW)
+    later = _memory(lesson_path).lesson_utility(lesson_id)
+    assert at_credit > later > 0.5
+
+    _, out, _ = run(capsys, "--path", str(lesson_path), "lessons", "list", "--json")
+    assert json.loads(out)["lessons"][0]["utility"] == pytest.approx(later)
+    _, out, _ = run(
+        capsys, "--path", str(lesson_path), "lessons", "list", "--json", "--now", str(NOW)
+    )
+    assert json.loads(out)["lessons"][0]["utility"] == pytest.approx(at_credit)
+    code, out, err = run(
+        capsys, "--path", str(lesson_path), "lessons", "show", lesson_id, "--now", str(NOW)
+    )
+    assert (code, err) == (0, "")
+    assert f"utility        {at_credit:.3f}" in out
+
+
 def test_show_gives_every_field_and_the_sources_provenance(
     capsys: pytest.CaptureFixture[str], lesson_path: Path
 ) -> None:
