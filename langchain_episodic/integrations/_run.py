@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["RUN_ID_KEY", "run_from_config"]
+__all__ = ["RUN_ID_KEY", "STATE_KEY", "agent_name", "agent_run", "run_from_config"]
 
 RUN_ID_KEY = "run_id"
 """The ``configurable`` key that names the run a prompt is for."""
+
+STATE_KEY = "episodic_replay"
+"""Key of the agent state under which the middleware keeps a run's replay."""
 
 
 def _text(value: object) -> str | None:
@@ -42,3 +45,42 @@ def run_from_config(config: Mapping[str, Any] | None) -> tuple[str | None, str |
         callbacks = config.get("callbacks")
         run_id = _text(getattr(callbacks, "parent_run_id", None))
     return run_id, thread_id
+
+
+def agent_run(runtime: object) -> tuple[str, str | None] | None:
+    """``(run_id, namespace)`` the agent middleware noted this run under, if any.
+
+    A tool called inside a ``create_agent`` run gets the run's state through its
+    ``ToolRuntime``; when :class:`~langchain_episodic.EpisodicMemoryMiddleware` is
+    part of the agent, that state holds the run's replay, and so the run id its
+    outcome will be credited under. Noting a tool's recall under the same id makes
+    one agent run one credited run.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> state = {STATE_KEY: {"run_id": "r-1", "namespace": "user-alice"}}
+        >>> agent_run(SimpleNamespace(state=state))
+        ('r-1', 'user-alice')
+        >>> agent_run(None) is None
+        True
+    """
+    state = getattr(runtime, "state", None)
+    replay = state.get(STATE_KEY) if isinstance(state, Mapping) else None
+    if not isinstance(replay, Mapping):
+        return None
+    run_id = _text(replay.get("run_id"))
+    if run_id is None:
+        return None
+    namespace = replay.get("namespace")
+    return run_id, namespace if isinstance(namespace, str) else None
+
+
+def agent_name(config: Mapping[str, Any] | None) -> str | None:
+    """The ``name`` a ``create_agent`` graph was given, from a call's configuration.
+
+    Example:
+        >>> agent_name({"metadata": {"lc_agent_name": "coder"}})
+        'coder'
+    """
+    metadata = (config or {}).get("metadata") or {}
+    return _text(metadata.get("lc_agent_name"))

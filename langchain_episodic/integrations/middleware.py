@@ -18,6 +18,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from langchain_core.embeddings import Embeddings
@@ -28,14 +29,25 @@ from typing_extensions import NotRequired, TypedDict  # typing has them from 3.1
 from langchain_episodic._validation import check_int
 from langchain_episodic.errors import EpisodicValueError, StoreConfigurationError
 from langchain_episodic.integrations._background import EXIT_FLUSH_TIMEOUT, BackgroundWorker
-from langchain_episodic.integrations._run import RUN_ID_KEY, run_from_config
+from langchain_episodic.integrations._run import (
+    RUN_ID_KEY,
+    STATE_KEY,
+    agent_name,
+    run_from_config,
+)
 from langchain_episodic.integrations._scope import (
     NamespaceScope,
     check_scope,
     resolve_namespace,
 )
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.model.episode import Episode, TaskDescription, as_task
+from langchain_episodic.model.episode import (
+    Episode,
+    EpisodeSource,
+    TaskCategory,
+    TaskDescription,
+    as_task,
+)
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
 from langchain_episodic.reflection import LessonWriter, reflect
@@ -67,10 +79,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXIT_FLUSH_TIMEOUT",  # importable from here as before; the exit hook reads _background's
+    "FOLLOW_UP",
     "STATE_KEY",
     "EpisodicMemoryMiddleware",
     "EpisodicMemoryState",
     "EpisodicReplay",
+    "FollowUps",
     "RecordEpisode",
     "TaskExtractor",
     "latest_human_text",
@@ -79,8 +93,11 @@ __all__ = [
 _log = logging.getLogger(__name__)
 _CREDITED_BY = "EpisodicMemoryMiddleware"
 
-STATE_KEY = "episodic_replay"
-"""Key of the agent state under which a run's :class:`EpisodicReplay` is kept."""
+FollowUps = Literal["thread", "alone"]
+"""How a follow-up turn's task is read: with its thread's task, or on its own."""
+
+FOLLOW_UP = "\nFollow-up: "
+"""What joins a thread's task and a follow-up request in the follow-up's task."""
 
 TaskExtractor = Callable[[Any], str | TaskDescription | None]
 """``task_extractor(state) -> str | TaskDescription | None``: the task of a run.
@@ -115,6 +132,11 @@ class EpisodicReplay(TypedDict):
         namespace: The namespace the run recalled from and records to.
         holdout: The run is a holdout run (``EpisodicMemory(holdout=...)``): shown
             no memory by chance, the baseline of credit and the lift report.
+        thread_task: The task of the thread's first turn, as
+            :meth:`TaskDescription.to_dict` (the run's own task on a first turn).
+        turn: Which turn of its thread the run is: 1, then 2 for the first follow-up.
+        thread_id: LangGraph's ``thread_id`` of the run, if it has one.
+        agent: The agent's name (``create_agent(name=...)``), if it has one.
     """
 
     task: dict[str, Any]
@@ -123,6 +145,10 @@ class EpisodicReplay(TypedDict):
     run_id: NotRequired[str | None]
     namespace: NotRequired[str]
     holdout: NotRequired[bool]
+    thread_task: NotRequired[dict[str, Any]]
+    turn: NotRequired[int]
+    thread_id: NotRequired[str | None]
+    agent: NotRequired[str | None]
 
 
 class EpisodicMemoryState(AgentState[ResponseT]):
@@ -199,6 +225,23 @@ class EpisodicMemoryMiddleware(
     and an interrupted run resumed from a checkpoint keeps its replay. Each new
     ``invoke`` (also a new turn on the same thread) recalls afresh.
 
+    **Threads** — with a checkpointer, each new ``invoke`` on a thread is one more
+    turn of it, and a follow-up ("Also reject empty passwords") means nothing on its
+    own. By default (``follow_ups="thread"``) the task of a follow-up carries its
+    thread's task: the first turn's task, then :data:`FOLLOW_UP` and the request
+    (``Implement a login form``, a new line, ``Follow-up: Also reject empty passwords``), in the
+    first turn's category unless the follow-up's own task names one. It is what the
+    turn recalls for and what ``task_of(state)`` gives ``record_episode``; the
+    thread's task is kept in the run's private state, so a thread's first message
+    may be trimmed or summarised away. Without a checkpointer, a run given several
+    human messages is read the same way (the first is the thread's task).
+    ``follow_ups="alone"`` reads every turn on its own.
+
+    **Provenance** — the episode ``record_episode`` returns is recorded with its
+    :class:`~langchain_episodic.EpisodeSource` filled in: the agent's name, the run
+    id, the thread id and turn, and the namespace (fields your episode sets itself
+    are kept); ``self.source_of(state)`` gives it.
+
     **After the agent** — when the run completes, ``record_episode(state, runtime)`` is
     called (if given) with the final state; the :class:`Episode` it returns is recorded
     with ``memory.record`` (``arecord`` under ``ainvoke``). ``None`` records nothing:
@@ -210,9 +253,12 @@ class EpisodicMemoryMiddleware(
     ``config={"configurable": {"run_id": ...}}`` when given, else a new one;
     ``self.run_id_of(state)``), and the recorded episode's reward is credited to the
     episodes the run was shown (:meth:`~langchain_episodic.EpisodicMemory.credit`), so
-    those that help rise in later recalls. A run whose ``record_episode`` returns
-    ``None`` stays open until the memory's ``open_run_ttl`` closes it. Noting and
-    crediting never break the run: a failure is logged.
+    those that help rise in later recalls. The recall tool
+    (:func:`~langchain_episodic.create_recall_tool`) called inside the run notes what
+    it shows under the same run id, so one agent run is one credited run. A run
+    whose ``record_episode`` returns ``None`` stays open until the memory's
+    ``open_run_ttl`` closes it. Noting and crediting never break the run: a failure
+    is logged.
 
     **Reflection** — with ``reflect_with=LessonWriter(model)``, each recorded episode is
     reflected on (:func:`~langchain_episodic.reflection.reflect`: the episode and its
@@ -292,6 +338,9 @@ class EpisodicMemoryMiddleware(
             text of the latest human message (as a task of category ``unknown``).
             Return a :class:`TaskDescription` to give category and complexity, which
             the prompt and the strategy selection use. ``None`` skips the replay.
+        follow_ups: ``"thread"`` (default): a follow-up turn's task carries its
+            thread's task (see *Threads* above); ``"alone"``: every turn's task is
+            what ``task_extractor`` gives for it.
         record_episode: ``(state, runtime) -> Episode | None``, sync or async, called
             once after the agent finishes; see :data:`RecordEpisode`.
         on_record_error: What an exception raised while recording the finished run
@@ -324,8 +373,8 @@ class EpisodicMemoryMiddleware(
         TypeError: ``options`` is not a :class:`~langchain_episodic.RecallOptions`.
         TypeError: ``reflect_with`` is not a ``LessonWriter``, or
             ``reflect_in_background`` not a bool.
-        EpisodicValueError: ``top_k``, ``max_tokens`` or ``reflection_queue`` is
-            invalid.
+        EpisodicValueError: ``top_k``, ``max_tokens``, ``reflection_queue``,
+            ``follow_ups`` or ``on_record_error`` is invalid.
     """
 
     state_schema = EpisodicMemoryState  # type: ignore[assignment]
@@ -340,6 +389,7 @@ class EpisodicMemoryMiddleware(
         token_counter: Callable[[str], int] = approximate_token_count,
         include_strategy: bool = False,
         task_extractor: TaskExtractor | None = None,
+        follow_ups: FollowUps = "thread",
         record_episode: RecordEpisode | None = None,
         namespace: NamespaceScope | None = None,
         embeddings: Embeddings | None = None,
@@ -349,6 +399,9 @@ class EpisodicMemoryMiddleware(
         on_record_error: Literal["log", "raise"] = "log",
     ) -> None:
         super().__init__()
+        if follow_ups not in ("thread", "alone"):
+            msg = f"follow_ups={follow_ups!r} is invalid: must be 'thread' or 'alone'"
+            raise EpisodicValueError(msg)
         if on_record_error not in ("log", "raise"):
             msg = f"on_record_error={on_record_error!r} is invalid: must be 'log' or 'raise'"
             raise EpisodicValueError(msg)
@@ -393,6 +446,7 @@ class EpisodicMemoryMiddleware(
         self.token_counter = token_counter
         self.include_strategy = include_strategy
         self.task_extractor = task_extractor
+        self.follow_ups = follow_ups
         self.record_episode = record_episode
         self.on_record_error = on_record_error
         self.reflect_with = reflect_with
@@ -437,9 +491,47 @@ class EpisodicMemoryMiddleware(
         replay = EpisodicMemoryMiddleware.replay_of(state)
         return None if replay is None else replay["strategy"]
 
+    @staticmethod
+    def turn_of(state: Mapping[str, Any]) -> int | None:
+        """Which turn of its thread the run is (1, 2, ...), or ``None`` without a replay."""
+        replay = EpisodicMemoryMiddleware.replay_of(state)
+        return None if replay is None else replay.get("turn")
+
+    @staticmethod
+    def source_of(state: Mapping[str, Any]) -> EpisodeSource | None:
+        """The run's provenance: agent name, run id, thread id and turn, namespace.
+
+        What the middleware records an episode with (fields the episode's own
+        source sets are kept); ``None`` when the state holds no replay.
+        """
+        replay = EpisodicMemoryMiddleware.replay_of(state)
+        if replay is None:
+            return None
+        return EpisodeSource(
+            agent=replay.get("agent"),
+            run_id=replay.get("run_id"),
+            thread_id=replay.get("thread_id"),
+            turn=replay.get("turn"),
+            namespace=replay.get("namespace"),
+        )
+
     # ------------------------------------------------------------------ replay
 
-    def _task(self, state: Mapping[str, Any]) -> TaskDescription | None:
+    def _task(
+        self, state: Mapping[str, Any]
+    ) -> tuple[TaskDescription, TaskDescription, int] | None:
+        """``(task, thread_task, turn)`` of the run, or ``None`` when it has no task."""
+        current = self._own_task(state)
+        if current is None:
+            return None
+        thread_task, turn = _thread_of(state)
+        if thread_task is None:
+            return current, current, turn
+        if self.follow_ups == "alone":
+            return current, thread_task, turn
+        return _follow_up(thread_task, current), thread_task, turn
+
+    def _own_task(self, state: Mapping[str, Any]) -> TaskDescription | None:
         if self.task_extractor is None:
             task: object = latest_human_text(state.get("messages", ()))
         else:
@@ -461,7 +553,10 @@ class EpisodicMemoryMiddleware(
         }
 
     @staticmethod
-    def _state_of(replay: Replay, memory: EpisodicMemory) -> EpisodicReplay:
+    def _state_of(
+        replay: Replay, memory: EpisodicMemory, thread_task: TaskDescription, turn: int
+    ) -> EpisodicReplay:
+        config = _current_config()
         return EpisodicReplay(
             task=replay.task.to_dict(),
             prompt=replay.text,
@@ -469,6 +564,10 @@ class EpisodicMemoryMiddleware(
             run_id=replay.run_id,
             namespace=memory.namespace,
             holdout=replay.holdout,
+            thread_task=thread_task.to_dict(),
+            turn=turn,
+            thread_id=run_from_config(config)[1],
+            agent=agent_name(config),
         )
 
     def memory_for(self, runtime: object) -> EpisodicMemory:
@@ -535,9 +634,10 @@ class EpisodicMemoryMiddleware(
         Returns:
             The replay, or ``None`` when the state holds no task.
         """
-        task = self._task(state)
-        if task is None:
+        found = self._task(state)
+        if found is None:
             return None
+        task, thread_task, turn = found
         memory = self.memory_for(runtime)
         replay = build_replay(
             memory,
@@ -547,15 +647,16 @@ class EpisodicMemoryMiddleware(
             thread_id=None if run_id is None else _thread_id(),
             **self._prompt_settings(),
         )
-        return self._state_of(replay, memory)
+        return self._state_of(replay, memory, thread_task, turn)
 
     async def abuild_replay(
         self, state: Mapping[str, Any], *, run_id: str | None = None, runtime: object = None
     ) -> EpisodicReplay | None:
         """Async twin of :meth:`build_replay`."""
-        task = self._task(state)
-        if task is None:
+        found = self._task(state)
+        if found is None:
             return None
+        task, thread_task, turn = found
         memory = await run_in_executor(None, self.memory_for, runtime)
         replay = await abuild_replay(
             memory,
@@ -565,7 +666,7 @@ class EpisodicMemoryMiddleware(
             thread_id=None if run_id is None else _thread_id(),
             **self._prompt_settings(),
         )
-        return self._state_of(replay, memory)
+        return self._state_of(replay, memory, thread_task, turn)
 
     def before_agent(
         self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]
@@ -685,16 +786,29 @@ class EpisodicMemoryMiddleware(
         episode = _check_episode(result)
         if episode is not None:
             memory = self._recording_memory(state, runtime)
-            memory.record(episode)
+            episode = self._with_source(state, episode)
             self._credit(state, episode, memory)
+            memory.record(episode)
             if self.reflect_with is not None:
                 if self.reflect_in_background:
                     self._queue_reflection(memory, episode)
                 else:
                     self._reflect(memory, episode)
 
+    def _with_source(self, state: Mapping[str, Any], episode: Episode) -> Episode:
+        """``episode`` with the run's provenance filling what its own source leaves unset."""
+        run = self.source_of(state)
+        if run is None:
+            return episode
+        source = run if episode.source is None else episode.source.merged_over(run)
+        return episode if source == episode.source else replace(episode, source=source)
+
     def _credit(self, state: Mapping[str, Any], episode: Episode, memory: EpisodicMemory) -> None:
-        """Close the run with its reward (idempotent, never raises: ``close_run``)."""
+        """Close the run with its reward (idempotent, never raises: ``close_run``).
+
+        Before the episode is recorded: recording an episode whose source names the
+        run would close it too, without saying who closed it.
+        """
         run_id = self.run_id_of(state)
         if run_id is not None:
             memory.close_run(run_id, episode.feedback.reward, by=_CREDITED_BY)
@@ -727,8 +841,9 @@ class EpisodicMemoryMiddleware(
         episode = _check_episode(result)
         if episode is not None:
             memory = await run_in_executor(None, self._recording_memory, state, runtime)
-            await memory.arecord(episode)
+            episode = self._with_source(state, episode)
             await run_in_executor(None, self._credit, state, episode, memory)
+            await memory.arecord(episode)
             if self.reflect_with is not None:
                 if self.reflect_in_background:
                     self._queue_reflection(memory, episode)
@@ -811,6 +926,38 @@ def _current_config() -> Mapping[str, Any] | None:
         return get_config()
     except RuntimeError:  # called outside a LangGraph run (a direct call, a test)
         return None
+
+
+def _human_texts(messages: Sequence[AnyMessage]) -> list[str]:
+    texts = (_message_text(m) for m in messages if isinstance(m, HumanMessage))
+    return [text for text in texts if text]
+
+
+def _thread_of(state: Mapping[str, Any]) -> tuple[TaskDescription | None, int]:
+    """``(thread_task, turn)``: the task of the thread's first turn (``None`` on a first turn)."""
+    previous = EpisodicMemoryMiddleware.replay_of(state)
+    if previous is not None and isinstance(previous.get("turn"), int) and "thread_task" in previous:
+        return TaskDescription.from_dict(previous["thread_task"]), previous["turn"] + 1
+    # No earlier turn on record (no checkpointer, or a state from before turns were
+    # kept): the human messages the run was given are its thread so far.
+    texts = _human_texts(state.get("messages", ()))
+    if len(texts) < 2:
+        return None, 1
+    return TaskDescription(texts[0]), len(texts)
+
+
+def _follow_up(thread_task: TaskDescription, request: TaskDescription) -> TaskDescription:
+    """The task of a follow-up: its thread's task, then the request."""
+    if request.description == thread_task.description or request.description.startswith(
+        thread_task.description + FOLLOW_UP
+    ):
+        return request if request.category is not TaskCategory.UNKNOWN else thread_task
+    own = request.category is not TaskCategory.UNKNOWN
+    return TaskDescription(
+        f"{thread_task.description}{FOLLOW_UP}{request.description}",
+        request.category if own else thread_task.category,
+        request.complexity if own else thread_task.complexity,
+    )
 
 
 def _check_episode(value: object) -> Episode | None:

@@ -9,7 +9,7 @@ from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from langchain_episodic.integrations._run import run_from_config
+from langchain_episodic.integrations._run import agent_run, run_from_config
 from langchain_episodic.integrations._scope import (
     NamespaceScope,
     check_scope,
@@ -23,7 +23,7 @@ from langchain_episodic.scoring.options import RecallOptions
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
 
-try:  # LangChain 1.x agents (the `agents` extra): only for namespace= per run
+try:  # LangChain 1.x agents (the `agents` extra): the agent run's state and context
     from langchain.tools import ToolRuntime
 except ImportError:  # pragma: no cover - exercised only without the extra
     ToolRuntime = None  # type: ignore[assignment,misc]
@@ -65,8 +65,11 @@ def create_recall_tool(
     Each call is one :func:`~langchain_episodic.build_replay` for the query: the
     model gets the same replay prompt (stored text shown as data, within
     ``max_tokens``) that the other integrations inject, or :data:`NO_MATCH`. The
-    episodes shown are noted for the credit loop under the run named by
-    ``config={"configurable": {"run_id": ...}}`` (else the tool call's run id).
+    episodes shown are noted for the credit loop under the agent run's id when the
+    agent has :class:`~langchain_episodic.EpisodicMemoryMiddleware` (read from the
+    run's state: the run the middleware credits, once, with everything it showed;
+    a holdout run's tool calls are shown nothing too), else under the run named by
+    ``config={"configurable": {"run_id": ...}}``, else the tool call's own run id.
 
     Example:
         .. code-block:: python
@@ -119,6 +122,12 @@ def create_recall_tool(
     def _memory(runtime: object) -> EpisodicMemory:
         return memory if scope is None else memory.for_namespace(resolve_namespace(scope, runtime))
 
+    def _run(config: RunnableConfig, runtime: object) -> tuple[str | None, str | None]:
+        """``(run_id, thread_id)`` to note under: the agent run's, else the call's."""
+        run_id, thread_id = run_from_config(config)
+        noted = agent_run(runtime)
+        return (run_id if noted is None else noted[0]), thread_id
+
     def recall(
         query: str,
         config: RunnableConfig,
@@ -128,7 +137,7 @@ def create_recall_tool(
         runtime: Any = None,
     ) -> str:
         options = _options(category, outcome, k)
-        run_id, thread_id = run_from_config(config)
+        run_id, thread_id = _run(config, runtime)
         return _answer(
             build_replay(
                 _memory(runtime),
@@ -149,14 +158,14 @@ def create_recall_tool(
         runtime: Any = None,
     ) -> str:
         options = _options(category, outcome, k)
-        run_id, thread_id = run_from_config(config)
+        run_id, thread_id = _run(config, runtime)
         scoped = await run_in_executor(None, _memory, runtime)
         replay = await abuild_replay(
             scoped, query, options, max_tokens=max_tokens, run_id=run_id, thread_id=thread_id
         )
         return _answer(replay)
 
-    if scope is not None:
+    if ToolRuntime is not None:
         # LangChain injects the agent run's ToolRuntime into a parameter annotated so.
         recall.__annotations__["runtime"] = ToolRuntime
         arecall.__annotations__["runtime"] = ToolRuntime

@@ -320,39 +320,89 @@ def _as_optional_text(owner: str, field: str, value: object) -> str | None:
 
 @dataclass(frozen=True)
 class EpisodeSource:
-    """Provenance: who recorded an episode, so it can be audited or quarantined later.
+    """Provenance: where an episode was recorded, so it can be traced, audited or quarantined.
+
+    The integrations fill it in for the episodes they record (the agent middleware:
+    agent, run, thread, turn and namespace); every field is optional, but a source
+    says at least one thing.
 
     Attributes:
-        agent: Name of the agent (or user, or tool) that produced the episode.
-        run_id: The run that produced it, e.g. a LangGraph/LangSmith run id.
+        agent: Name of the agent (or user, or tool) that produced the episode; for a
+            ``create_agent`` graph, its ``name``.
+        run_id: The run that produced it, e.g. a LangGraph/LangSmith run id; the run
+            whose shown episodes its reward was credited to.
+        thread_id: The conversation thread (LangGraph's ``thread_id``) it was part of.
+        turn: Which turn of that thread it was: 1 for the thread's first request, 2
+            for the first follow-up, ...
+        namespace: The namespace it was recorded in (the user, in a multi-user agent).
 
     Example:
         >>> EpisodeSource(agent="coder", run_id="run-42").to_dict()
         {'agent': 'coder', 'run_id': 'run-42'}
+        >>> EpisodeSource("coder", "run-43", thread_id="a-1", turn=2).describe()
+        'agent coder, run run-43, thread a-1 turn 2'
     """
 
     agent: str | None = None
     run_id: str | None = None
+    thread_id: str | None = None
+    turn: int | None = None
+    namespace: str | None = None
 
     def __post_init__(self) -> None:
         owner = "EpisodeSource"
-        _as_optional_text(owner, "agent", self.agent)
-        _as_optional_text(owner, "run_id", self.run_id)
-        if self.agent is None and self.run_id is None:
-            raise _fail(owner, "agent", None, "give agent, run_id or both")
+        for name in ("agent", "run_id", "thread_id", "namespace"):
+            _as_optional_text(owner, name, getattr(self, name))
+        if self.turn is not None:
+            _set(self, "turn", _as_int(owner, "turn", self.turn, 1))
+        if all(getattr(self, name) is None for name in _SOURCE_FIELDS):
+            raise _fail(owner, "agent", None, "give agent, run_id or another field")
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dict of the fields that are set."""
         return {
-            name: value
-            for name, value in (("agent", self.agent), ("run_id", self.run_id))
-            if value is not None
+            name: getattr(self, name) for name in _SOURCE_FIELDS if getattr(self, name) is not None
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EpisodeSource:
         """Build a source from :meth:`to_dict` output, validating every field."""
-        return cls(**_fields_of("EpisodeSource", data, set(), {"agent", "run_id"}))
+        return cls(**_fields_of("EpisodeSource", data, set(), set(_SOURCE_FIELDS)))
+
+    def merged_over(self, other: EpisodeSource | None) -> EpisodeSource:
+        """This source, with the fields it leaves unset taken from ``other``.
+
+        Example:
+            >>> mine = EpisodeSource(agent="nightly-ci")
+            >>> mine.merged_over(EpisodeSource("coder", "run-7", thread_id="t1")).to_dict()
+            {'agent': 'nightly-ci', 'run_id': 'run-7', 'thread_id': 't1'}
+        """
+        if other is None:
+            return self
+        return EpisodeSource(
+            **{
+                name: getattr(other, name) if getattr(self, name) is None else getattr(self, name)
+                for name in _SOURCE_FIELDS
+            }
+        )
+
+    def describe(self) -> str:
+        """One line for people: ``agent coder, run r-1, thread t1 turn 2, namespace alice``."""
+        parts = []
+        if self.agent is not None:
+            parts.append(f"agent {self.agent}")
+        if self.run_id is not None:
+            parts.append(f"run {self.run_id}")
+        if self.thread_id is not None or self.turn is not None:
+            thread = "" if self.thread_id is None else f" {self.thread_id}"
+            turn = "" if self.turn is None else f" turn {self.turn}"
+            parts.append(f"thread{thread}{turn}")
+        if self.namespace is not None:
+            parts.append(f"namespace {self.namespace}")
+        return ", ".join(parts)
+
+
+_SOURCE_FIELDS = ("agent", "run_id", "thread_id", "turn", "namespace")
 
 
 def _is_text(value: object, *, allow_empty: bool = False) -> bool:

@@ -482,10 +482,18 @@ class UtilityBook:
             found = self.rows[episode_id] = EpisodeUtility(episode_id, half_life=self.half_life)
         return found
 
-    def add_injection(self, injection: Injection) -> None:
-        """Count one more run shown each of ``injection``'s episodes."""
-        for episode_id in injection.episode_ids:
-            self.row(episode_id).injections += 1
+    def add_injection(self, injection: Injection, shown_before: Iterable[str] = ()) -> None:
+        """Count one more run shown each of ``injection``'s episodes.
+
+        Args:
+            injection: What one prompt of a run was shown.
+            shown_before: Episodes earlier prompts of the same run were shown: not
+                counted again (a run is one run, however many prompts showed it).
+        """
+        before = set(shown_before)
+        for episode_id in dict.fromkeys(injection.episode_ids):
+            if episode_id not in before:
+                self.row(episode_id).injections += 1
 
     def add_credit(self, event: CreditEvent) -> None:
         """Credit ``event``'s reward to every episode its run was shown."""
@@ -630,8 +638,10 @@ def book_from(
 ) -> UtilityBook:
     """A :class:`UtilityBook` holding every event given, credits in time order."""
     book = UtilityBook(half_life)
+    shown: dict[str, set[str]] = defaultdict(set)
     for injection in injections:
-        book.add_injection(injection)
+        book.add_injection(injection, shown[injection.run_id])
+        shown[injection.run_id].update(injection.episode_ids)
     for event in sorted(credits, key=lambda e: (e.at, e.run_id)):
         book.add_credit(event)
     return book

@@ -128,10 +128,11 @@ class CreditLog:
         return all(self._fold(event) for event in in_order)  # stops at the first refused
 
     def _add_injection(self, injection: Injection) -> None:
-        self.book.add_injection(injection)
         known = self.injections[injection.run_id]
-        if injection not in known:
-            known.append(injection)
+        if injection in known:
+            return
+        self.book.add_injection(injection, (i for noted in known for i in noted.episode_ids))
+        known.append(injection)
 
     def _fold(self, event: CreditEvent) -> bool:
         key = (event.at, event.run_id)

@@ -127,7 +127,8 @@ def test_an_episode_naming_its_run_is_credited_once(memory: EpisodicMemory) -> N
     _agent(memory, _recorder(9, [], source_from_state=True)).invoke(user("Add a login form"))
 
     (event,) = memory.credit_log()
-    assert event.by is None  # record() credited it; the middleware's own credit was a no-op
+    # The middleware credits before recording; record()'s own close is then a no-op.
+    assert event.by == "EpisodicMemoryMiddleware"
     assert memory.utility("login-1").credited_runs == 1
 
 

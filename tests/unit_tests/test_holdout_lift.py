@@ -127,7 +127,7 @@ def test_the_middleware_state_says_whether_the_run_was_held_out() -> None:
     memory = memory_with(0.5, seed=2)
     held = next(f"run-{i}" for i in range(50) if memory.is_holdout(f"run-{i}"))
     replay = build_replay(memory, TASK, run_id=held)
-    state = EpisodicMemoryMiddleware._state_of(replay, memory)
+    state = EpisodicMemoryMiddleware._state_of(replay, memory, replay.task, 1)
     assert state["holdout"] is True
     assert state["prompt"] == ""
 

@@ -261,7 +261,9 @@ def test_content_block_system_prompt_keeps_its_blocks(login_memory: EpisodicMemo
 
 def test_list_content_human_message_is_the_task(login_memory: EpisodicMemory) -> None:
     model = make_model("ok")
-    agent = create_agent(model, tools=[], middleware=[EpisodicMemoryMiddleware(login_memory)])
+    # follow_ups="alone": the older request is not this task's thread (see test_threads).
+    middleware = EpisodicMemoryMiddleware(login_memory, follow_ups="alone")
+    agent = create_agent(model, tools=[], middleware=[middleware])
     agent.invoke(
         {
             "messages": [
@@ -475,7 +477,9 @@ def test_recorded_episode_is_replayed_in_the_next_turn_of_a_thread(
 
     first, second = model.system_texts()
     assert NO_EXPERIENCE in first
-    assert "Task: Implement a login form with a signup link\n" in second
+    # The second turn is a follow-up of the thread's first task (one line in the prompt).
+    follow_up = "Implement a login form Follow-up: Implement a login form with a signup link"
+    assert f"Task: {follow_up}\n" in second
     assert "Relevant experiences (1):" in second
     assert "<feedback>run 0 green</feedback>" in second
     assert len(memory) == 2
