@@ -363,7 +363,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
             **options,
             # Only a run id the caller gave is stable enough to become part of the
             # (immutable) episode: a re-run with a fixed episode_id must match it.
-            source=None if given is None else EpisodeSource("EpisodicChainMemory", given),
+            source=EpisodeSource("EpisodicChainMemory", given, namespace=self.memory.namespace),
         )
         self.memory.record(episode)  # credits the run when the source names it
         if run_id is not None and given is None:

@@ -29,7 +29,9 @@ def result_to_document(result: PrioritizedResult, report: RecallReport | None = 
     With the ``report`` it came from, the metadata also says why it was recalled:
     ``relevant``, ``ranking``, ``relevance_threshold``, ``why`` and
     ``nearest_rejected`` (``{"episode_id", "similarity", "reason"}`` of the most
-    similar candidate that failed the relevance test, or ``None``).
+    similar candidate that failed the relevance test, or ``None``). An episode with
+    provenance has it under ``source`` (:meth:`EpisodeSource.to_dict`: agent, run,
+    thread and turn, namespace).
     """
     episode = result.episode
     metadata: dict[str, Any] = {
@@ -49,6 +51,8 @@ def result_to_document(result: PrioritizedResult, report: RecallReport | None = 
         "tests_total": episode.feedback.tests_total,
         "pass_rate": episode.feedback.pass_rate,
     }
+    if episode.source is not None:
+        metadata["source"] = episode.source.to_dict()
     if report is not None:
         nearest = report.nearest_rejected
         metadata.update(

@@ -168,7 +168,8 @@ def test_classic_memory_credits_the_loaded_prompt(memory: EpisodicMemory) -> Non
 
     (event,) = memory.credit_log()
     assert (event.reward, event.episode_ids, event.by) == (1.0, ("login-1",), "EpisodicChainMemory")
-    assert episode.source is None  # a generated run id is not part of the episode
+    # A generated run id is not part of the episode; who recorded it and where are.
+    assert episode.source == EpisodeSource("EpisodicChainMemory", namespace="default")
 
 
 def test_classic_memory_uses_the_run_id_input(memory: EpisodicMemory) -> None:
@@ -177,7 +178,7 @@ def test_classic_memory_uses_the_run_id_input(memory: EpisodicMemory) -> None:
     chain_memory.load_memory_variables(inputs)
     episode = chain_memory.record_outcome(inputs, "def login(): ...", 3, 10)
 
-    assert episode.source == EpisodeSource("EpisodicChainMemory", "nightly-12")
+    assert episode.source == EpisodeSource("EpisodicChainMemory", "nightly-12", namespace="default")
     (event,) = memory.credit_log()
     assert event.run_id == "nightly-12"
     assert event.reward == pytest.approx(0.3)
