@@ -11,7 +11,8 @@ before it, imports inside functions and under ``TYPE_CHECKING`` included (the te
 suite reads this list and checks every import against it):
 
 1. base: :mod:`~langchain_episodic.errors`, :mod:`~langchain_episodic._validation`,
-   :mod:`~langchain_episodic._async` (async twins)
+   :mod:`~langchain_episodic._async` (async twins), :mod:`~langchain_episodic._adapters`
+   (where the façade finds its retriever and runnable)
 2. model, pure data and rules: :mod:`langchain_episodic.model`
 3. scoring, pure maths: :mod:`langchain_episodic.scoring`
 4. prompting, pure text: :mod:`langchain_episodic.prompting`
@@ -36,38 +37,38 @@ from importlib import import_module, metadata
 from typing import TYPE_CHECKING, Any
 
 from langchain_episodic import _moved
-from langchain_episodic._validation import check_int
-from langchain_episodic.embeddings import HashingEmbeddings, StaticEmbeddings
-from langchain_episodic.errors import (
-    CreditError,
-    EpisodeConflictError,
-    EpisodicError,
-    EpisodicValueError,
-    StoreConfigurationError,
-    StoreLockedError,
-)
-from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.migration import migrate_namespace
-from langchain_episodic.model.episode import (
-    Episode,
-    Feedback,
-    OutcomeStatus,
-    TaskCategory,
-    TaskDescription,
-)
-from langchain_episodic.model.feedback import episode_from_tests
-from langchain_episodic.model.filters import EpisodeFilter
-from langchain_episodic.pipeline import Replay, abuild_replay, build_replay, choose_strategy
-from langchain_episodic.scoring.options import RecallOptions
-from langchain_episodic.scoring.priority import ReplayWeights
-from langchain_episodic.stores import ChromaEpisodeStore
+from langchain_episodic._adapters import ADAPTERS
 
 if TYPE_CHECKING:
+    from langchain_episodic.embeddings import HashingEmbeddings, StaticEmbeddings
+    from langchain_episodic.errors import (
+        CreditError,
+        EpisodeConflictError,
+        EpisodicError,
+        EpisodicValueError,
+        StoreConfigurationError,
+        StoreLockedError,
+    )
     from langchain_episodic.integrations.classic import EpisodicChainMemory
     from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware
     from langchain_episodic.integrations.retriever import EpisodicRetriever
     from langchain_episodic.integrations.runnable import create_replay_runnable
     from langchain_episodic.integrations.tools import create_recall_tool
+    from langchain_episodic.memory import EpisodicMemory
+    from langchain_episodic.migration import migrate_namespace
+    from langchain_episodic.model.episode import (
+        Episode,
+        Feedback,
+        OutcomeStatus,
+        TaskCategory,
+        TaskDescription,
+    )
+    from langchain_episodic.model.feedback import episode_from_tests
+    from langchain_episodic.model.filters import EpisodeFilter
+    from langchain_episodic.pipeline import Replay, abuild_replay, build_replay, choose_strategy
+    from langchain_episodic.scoring.options import RecallOptions
+    from langchain_episodic.scoring.priority import ReplayWeights
+    from langchain_episodic.stores import ChromaEpisodeStore
 
 _moved.install()
 
@@ -76,18 +77,45 @@ try:
 except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
 
-# LangChain integrations load on first use: importing the package pulls in none of
-# them, and those that need an extra (middleware, classic) fail only when asked for.
+# Every public name loads on first use: ``import langchain_episodic`` (and so the
+# ``langchain-episodic`` command, whose ``--help`` imports no numpy, Chroma or LangChain)
+# costs next to nothing, and the integrations that need an extra (middleware, classic)
+# fail only when asked for.
 _LAZY = {
+    "ChromaEpisodeStore": "langchain_episodic.stores",
+    "CreditError": "langchain_episodic.errors",
+    "Episode": "langchain_episodic.model.episode",
+    "EpisodeConflictError": "langchain_episodic.errors",
+    "EpisodeFilter": "langchain_episodic.model.filters",
     "EpisodicChainMemory": "langchain_episodic.integrations.classic",
+    "EpisodicError": "langchain_episodic.errors",
+    "EpisodicMemory": "langchain_episodic.memory",
     "EpisodicMemoryMiddleware": "langchain_episodic.integrations.middleware",
     "EpisodicRetriever": "langchain_episodic.integrations.retriever",
+    "EpisodicValueError": "langchain_episodic.errors",
+    "Feedback": "langchain_episodic.model.episode",
+    "HashingEmbeddings": "langchain_episodic.embeddings",
+    "OutcomeStatus": "langchain_episodic.model.episode",
+    "RecallOptions": "langchain_episodic.scoring.options",
+    "Replay": "langchain_episodic.pipeline",
+    "ReplayWeights": "langchain_episodic.scoring.priority",
+    "StaticEmbeddings": "langchain_episodic.embeddings",
+    "StoreConfigurationError": "langchain_episodic.errors",
+    "StoreLockedError": "langchain_episodic.errors",
+    "TaskCategory": "langchain_episodic.model.episode",
+    "TaskDescription": "langchain_episodic.model.episode",
+    "abuild_replay": "langchain_episodic.pipeline",
+    "build_replay": "langchain_episodic.pipeline",
+    "choose_strategy": "langchain_episodic.pipeline",
     "create_recall_tool": "langchain_episodic.integrations.tools",
     "create_replay_runnable": "langchain_episodic.integrations.runnable",
+    "episode_from_tests": "langchain_episodic.model.feedback",
+    "migrate_namespace": "langchain_episodic.migration",
 }
 
 
 def _retriever(memory: EpisodicMemory, **kwargs: Any) -> EpisodicRetriever:
+    from langchain_episodic._validation import check_int  # noqa: PLC0415
     from langchain_episodic.integrations.retriever import EpisodicRetriever  # noqa: PLC0415
 
     if kwargs.get("k") is not None:  # checked here, so the error names k (its top_k)
@@ -102,9 +130,10 @@ def _runnable(memory: EpisodicMemory, **kwargs: Any) -> Any:
 
 
 # memory.as_retriever() / as_runnable(): the façade sits below the integrations, so the
-# package (which may import everything) wires them, loading each on first use.
-EpisodicMemory.register_adapter("retriever", _retriever)
-EpisodicMemory.register_adapter("runnable", _runnable)
+# package (which may import everything) wires them, loading each on first use. Into
+# the registry the façade reads, so that wiring them imports neither.
+ADAPTERS["retriever"] = _retriever
+ADAPTERS["runnable"] = _runnable
 
 
 def __getattr__(name: str) -> Any:

@@ -12,6 +12,7 @@ keeps working for bad input::
      │    └── NamespaceNotFoundError       a namespace that must exist does not
      ├── StoreConfigurationError (RuntimeError)  a store cannot hold episodes as configured
      │    └── EmbeddingMismatchError       the namespace was built with another embedding model
+     │         └── ReadOnlyMemoryError     a write or recall on a memory opened read-only
      ├── StoreLockedError (RuntimeError)   another process holds the embedded store's folder
      ├── MigrationError (RuntimeError)     the target lacks what the source holds
      └── MalformedRecordWarning (UserWarning)  a stored record was skipped as unreadable
@@ -39,6 +40,7 @@ __all__ = [
     "MalformedRecordWarning",
     "MigrationError",
     "NamespaceNotFoundError",
+    "ReadOnlyMemoryError",
     "StoreConfigurationError",
     "StoreLockedError",
 ]
@@ -234,6 +236,7 @@ class EmbeddingMismatchError(StoreConfigurationError):
         reason: How the two differ.
         stored_expression: Python that rebuilds the stored model, when it is one of
             the package's own (e.g. ``"HashingEmbeddings()"``, the default before 0.2).
+        location: Where the namespace lives (the store, e.g. its folder), when known.
     """
 
     def __init__(
@@ -243,26 +246,91 @@ class EmbeddingMismatchError(StoreConfigurationError):
         given: str,
         reason: str,
         stored_expression: str | None = None,
+        *,
+        location: str | None = None,
     ) -> None:
         self.namespace = namespace
         self.stored = stored
         self.given = given
         self.reason = reason
         self.stored_expression = stored_expression
-        stored_model = (
-            f"the stored model (embeddings={stored_expression})"
-            if stored_expression
-            else "the stored model"
+        self.location = location
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        return "\n".join(
+            [
+                f"namespace={self.namespace!r} was embedded with {_model_name(self.stored)}, "
+                f"not with the given {_model_name(self.given)}: their vectors are not "
+                "comparable.",
+                *([f"  store:        {self.location}"] if self.location else []),
+                f"  stored model: {self.stored}",
+                f"  given model:  {self.given}",
+                f"  difference:   {self.reason}",
+                "Fix it in one of these ways:",
+                f"  - open it with the stored model ({self._stored_argument()})",
+                "  - re-embed it into a new namespace or collection: migrate_namespace(",
+                f"      EpisodicMemory(store, namespace={self.namespace!r}, "
+                "on_embedding_mismatch='read-only'),",
+                "      EpisodicMemory(new_store_or_namespace, embeddings=<new model>))",
+                "  - only read it (or migrate it): pass on_embedding_mismatch='read-only'",
+            ]
         )
+
+    def _stored_argument(self) -> str:
+        if self.stored_expression:
+            return f"embeddings={self.stored_expression}"
+        return "embeddings=<the model that built it>"
+
+
+class ReadOnlyMemoryError(EmbeddingMismatchError):
+    """A write or a recall on a memory opened with ``on_embedding_mismatch="read-only"``.
+
+    Such a memory reads its episodes but cannot embed: recording needs the model that
+    built the namespace, and so does recalling (the query is embedded). The message
+    says which operation was refused and how to open the memory writable; the
+    attributes are those of the :class:`EmbeddingMismatchError` that made it read-only
+    (a subclass of it, so ``except EmbeddingMismatchError`` still catches it).
+
+    Attributes:
+        operation: What was refused, e.g. ``"record"`` or ``"recall"``.
+    """
+
+    def __init__(self, mismatch: EmbeddingMismatchError, operation: str) -> None:
+        self.operation = operation
         super().__init__(
-            f"namespace={namespace!r} was embedded with {stored}, not with the given "
-            f"{given}: {reason}. Vectors of different models are not comparable: open it "
-            f"with {stored_model}, or re-embed it into a new namespace or collection "
-            "with migrate_namespace(EpisodicMemory(store, namespace=..., embeddings="
-            "<stored model>), EpisodicMemory(new_store_or_namespace, embeddings=<new "
-            "model>)); on_embedding_mismatch='read-only' opens it without the stored "
-            "model, to read or migrate"
+            mismatch.namespace,
+            mismatch.stored,
+            mismatch.given,
+            mismatch.reason,
+            mismatch.stored_expression,
+            location=mismatch.location,
         )
+
+    def _message(self) -> str:
+        return (
+            f"cannot {self.operation}: this memory is open read-only because "
+            f"namespace={self.namespace!r} was embedded with {_model_name(self.stored)}, "
+            f"not with the given {_model_name(self.given)}.\n"
+            f"To {self.operation} here, open it writable with the stored model "
+            f"({self._stored_argument()}), or re-embed it into a new namespace with "
+            "migrate_namespace; reading works as it is."
+        )
+
+
+def _model_name(description: str) -> str:
+    """The class name a model description starts with (the description if none).
+
+    Example:
+        >>> _model_name("langchain_episodic.embeddings.hashing.HashingEmbeddings (3 dimensions)")
+        'HashingEmbeddings'
+        >>> _model_name("a model whose fingerprint was never recorded")
+        'a model whose fingerprint was never recorded'
+    """
+    first = description.split(" ", 1)[0]
+    if "." in first and first.replace(".", "").replace("_", "").isalnum():
+        return first.rsplit(".", 1)[1]
+    return description
 
 
 class StoreLockedError(EpisodicError, RuntimeError):

@@ -11,17 +11,35 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import chromadb
-import chromadb.errors
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from langchain_episodic.memory import EpisodicMemory
+    from langchain_episodic.stores.chroma import ChromaEpisodeStore
 
-from langchain_episodic.embeddings.builtin import builtin_embeddings_for
-from langchain_episodic.embeddings.fingerprint import EmbedderFingerprint
-from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.service.opening import EMBEDDER_STATE_KEY
-from langchain_episodic.stores.chroma import DEFAULT_NAMESPACE, HOLDS_A_MEMORY, ChromaEpisodeStore
+# Building the parser and printing --help import nothing heavy (numpy, Chroma,
+# LangChain, the memory): each command imports what it needs when it runs. The library
+# defaults the help states are restated here; tests/unit_tests/test_cli_help.py checks
+# each against its source.
+DEFAULT_NAMESPACE = "default"
+"""``langchain_episodic.stores.base.DEFAULT_NAMESPACE``."""
+DEFAULT_RANKING = "relevance"
+"""``langchain_episodic.scoring.relevance.DEFAULT_RANKING``."""
+RELEVANCE_HALF_LIFE = 30 * 86_400.0
+"""``langchain_episodic.scoring.relevance.RELEVANCE_HALF_LIFE``."""
+DEFAULT_HALF_LIFE = 86_400.0
+"""``langchain_episodic.scoring.priority.DEFAULT_HALF_LIFE`` (the article's ranking)."""
+DEMO_VARIANTS = (
+    "no_memory",
+    "similarity_only",
+    "prioritized",
+    "prioritized_article",
+    "prioritized_explore",
+    "phase_early",
+    "phase_late",
+    "phase_auto",
+)
+"""``langchain_episodic.simulation.VARIANTS``: what ``demo --variants`` accepts."""
 
 PATH_ENV = "LANGCHAIN_EPISODIC_PATH"
 """Environment variable naming the default on-disk memory."""
@@ -251,6 +269,8 @@ def _percent(part: int, whole: int) -> str:
 
 def _progress(total: float | None, description: str, *, quiet: bool, **options: Any) -> Any:
     """A tqdm bar on stderr, shown only on a terminal and never with ``--quiet``."""
+    from tqdm import tqdm  # noqa: PLC0415  (commands import what they use when they run)
+
     stream = sys.stderr
     shown = not quiet and stream is not None and stream.isatty()
     return tqdm(total=total, desc=description, file=stream, disable=not shown, **options)
@@ -301,6 +321,13 @@ def _target(args: argparse.Namespace) -> _Target:
 
 def _open_store(target: _Target, *, create: bool) -> ChromaEpisodeStore:
     """Open the Chroma store; with ``create=False`` a missing on-disk memory is an error."""
+    import chromadb  # noqa: PLC0415
+
+    from langchain_episodic.stores.chroma import (  # noqa: PLC0415
+        HOLDS_A_MEMORY,
+        ChromaEpisodeStore,
+    )
+
     # Offline by default: Chroma reads this when its first client is created.
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     if target.path is not None:
@@ -341,6 +368,11 @@ def _open_memory(args: argparse.Namespace, *, create: bool) -> EpisodicMemory:
     reading; recalling or recording in it raises
     :class:`~langchain_episodic.errors.EmbeddingMismatchError`.
     """
+    from langchain_episodic.embeddings.builtin import builtin_embeddings_for  # noqa: PLC0415
+    from langchain_episodic.embeddings.fingerprint import EmbedderFingerprint  # noqa: PLC0415
+    from langchain_episodic.memory import EpisodicMemory  # noqa: PLC0415
+    from langchain_episodic.service.opening import EMBEDDER_STATE_KEY  # noqa: PLC0415
+
     target = _target(args)
     store = _open_store(target, create=create)
     if not create:

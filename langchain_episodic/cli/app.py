@@ -9,9 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
 
-import chromadb
-import chromadb.errors
-
 from langchain_episodic import __version__
 from langchain_episodic.cli._shared import (
     CliError,
@@ -54,10 +51,10 @@ from langchain_episodic.errors import (
     EmbeddingMismatchError,
     EpisodicValueError,
     MigrationError,
+    ReadOnlyMemoryError,
     StoreConfigurationError,
     StoreLockedError,
 )
-from langchain_episodic.stores.chroma_health import LOW_SPACE, free_bytes
 
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]
 
@@ -69,17 +66,24 @@ __all__ = ["COMMANDS", "Command", "build_parser", "main"]
 class Command:
     """One subcommand.
 
+    Building the parser calls every ``configure``, so a command module imports nothing
+    heavy (numpy, Chroma, LangChain, the memory) at its top: ``run`` imports what it
+    needs.
+
     Attributes:
         name: What the user types.
         help: One line for ``--help``.
         configure: Adds the command's own arguments to its parser.
         run: Does the work; returns the exit code.
+        uses_store: Whether the command opens a memory, and so takes the store options
+            (``--path``, ``--host``, ...).
     """
 
     name: str
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
+    uses_store: bool = True
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -106,7 +110,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "lessons",
-        "lessons distilled from episodes: list, show, reflect (with a model), quarantine",
+        "lessons distilled from episodes: list, show, reflect (with a model), quarantine, release",
         _configure_lessons,
         _run_lessons,
     ),
@@ -143,11 +147,13 @@ COMMANDS: tuple[Command, ...] = (
         "compare memory variants on simulated coding tasks (learning curves)",
         _configure_demo,
         _run_demo,
+        uses_store=False,
     ),
 )
 
 _EPILOG = """\
 Store options may also follow the command: langchain-episodic stats --path PATH
+(demo uses no memory and takes none)
 
 exit codes:
   0    success
@@ -183,9 +189,22 @@ def build_parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         sub = commands.add_parser(command.name, help=command.help, description=command.help)
         command.configure(sub)
-        _add_store_options(sub)
-        sub.set_defaults(run=command.run)
+        if command.uses_store:
+            _add_store_options(sub)
+        sub.set_defaults(run=command.run, uses_store=command.uses_store)
     return parser
+
+
+_STORE_OPTIONS = ("path", "host", "port", "collection", "namespace", "lock_timeout")
+
+
+def _refuse_unused_store_options(args: argparse.Namespace) -> None:
+    """A store option given before a command that opens no memory is a mistake: say so."""
+    given = [name for name in _STORE_OPTIONS if hasattr(args, name)]
+    if given and not args.uses_store:
+        options = ", ".join("--" + name.replace("_", "-") for name in given)
+        msg = f"{args.command} uses no memory: {options} is not one of its options"
+        raise CliError(msg)
 
 
 def _error(message: object) -> None:
@@ -193,12 +212,13 @@ def _error(message: object) -> None:
 
 
 def _mismatch_message(exc: EmbeddingMismatchError) -> str:
+    operation = exc.operation if isinstance(exc, ReadOnlyMemoryError) else "recall or record"
     return (
-        f"namespace {exc.namespace!r} was embedded with {exc.stored}, not with the "
-        f"{exc.given} the command line embeds with: {exc.reason}. This command needs "
-        "the stored model: recall and record from Python with it, or use another "
-        "--collection or --namespace (migrate_namespace in Python re-embeds a memory "
-        "into a new one)"
+        f"cannot {operation}: namespace {exc.namespace!r} is open read-only because it was "
+        f"embedded with {exc.stored}, not with the {exc.given} the command line embeds "
+        f"with ({exc.reason}). To {operation}, use Python with the stored model, or copy "
+        "it into a new memory the command line can write ('migrate --to-path NEW' "
+        "re-embeds it), or use another --collection or --namespace"
     )
 
 
@@ -214,6 +234,8 @@ def _locked_message(exc: StoreLockedError) -> str:
 
 def _chroma_failure(exc: Exception, path: object) -> str:
     """Chroma's own failures (a damaged database or index, a full disk), in one line."""
+    from langchain_episodic.stores.chroma_health import LOW_SPACE, free_bytes  # noqa: PLC0415
+
     if isinstance(path, str) and os.path.isdir(path) and free_bytes(path) < LOW_SPACE:
         return (
             f"no space left on device at {path!r} ({free_bytes(path)} bytes free): Chroma "
@@ -244,6 +266,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    try:
+        _refuse_unused_store_options(args)
+    except CliError as exc:
+        _error(exc)
+        return 2
     run: Callable[[argparse.Namespace], int] = args.run
     stdout = sys.stdout
     sys.stdout = SafeStream(stdout)
@@ -263,18 +290,6 @@ def main(argv: list[str] | None = None) -> int:
     ) as exc:
         _error(exc)
         return 2
-    except chromadb.errors.InvalidArgumentError as exc:
-        hint = (
-            " (the collection holds vectors of another embedding model; this command embeds "
-            "with the package's default model: use another --collection)"
-            if "dimension" in str(exc)
-            else ""
-        )
-        _error(f"Chroma refused the request: {exc}{hint}")
-        return 2
-    except chromadb.errors.ChromaError as exc:
-        _error(_chroma_failure(exc, getattr(args, "path", None)))
-        return 2
     except BrokenPipeError:
         # The reader went away (``export - | head``): stop quietly, as Python advises.
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -283,5 +298,30 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _error("interrupted")
         return 130
+    except Exception as exc:
+        message = _chroma_message(exc, args)
+        if message is None:
+            raise
+        _error(message)
+        return 2
     finally:
         sys.stdout = stdout
+
+
+def _chroma_message(exc: Exception, args: argparse.Namespace) -> str | None:
+    """One line for an error of Chroma's own, ``None`` for any other exception."""
+    if "chromadb" not in sys.modules:  # the command never touched Chroma
+        return None
+    import chromadb.errors  # noqa: PLC0415
+
+    if isinstance(exc, chromadb.errors.InvalidArgumentError):
+        hint = (
+            " (the collection holds vectors of another embedding model; this command embeds "
+            "with the package's default model: use another --collection)"
+            if "dimension" in str(exc)
+            else ""
+        )
+        return f"Chroma refused the request: {exc}{hint}"
+    if isinstance(exc, chromadb.errors.ChromaError):
+        return _chroma_failure(exc, getattr(args, "path", None))
+    return None

@@ -5,16 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tqdm import tqdm
-
-from langchain_episodic.cli._shared import PLOT_HINT, _int_at_least, _require_matplotlib
+from langchain_episodic.cli._shared import (
+    DEMO_VARIANTS,
+    PLOT_HINT,
+    _int_at_least,
+    _require_matplotlib,
+)
 
 # --------------------------------------------------------------------------- demo
 
 
 def _configure_demo(parser: argparse.ArgumentParser) -> None:
-    from langchain_episodic.simulation import VARIANTS  # noqa: PLC0415
-
+    # No store options: the demo runs in memories of its own (cli/app.py: uses_store).
     parser.add_argument(
         "--tasks", type=_int_at_least(1), default=150, help="simulated tasks per run (default: 150)"
     )
@@ -27,7 +29,7 @@ def _configure_demo(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--variants",
         nargs="+",
-        choices=VARIANTS,
+        choices=DEMO_VARIANTS,
         default=["no_memory", "similarity_only", "prioritized", "prioritized_explore"],
         help="memory variants to compare",
     )
@@ -42,6 +44,8 @@ def _configure_demo(parser: argparse.ArgumentParser) -> None:
 
 def _run_demo(args: argparse.Namespace) -> int:
     """Run the simulated coding-task environment per memory variant; print and plot."""
+    from tqdm import tqdm  # noqa: PLC0415
+
     from langchain_episodic.simulation import (  # noqa: PLC0415
         VARIANT_DESCRIPTIONS,
         compare_variants,

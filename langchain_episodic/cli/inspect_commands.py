@@ -10,9 +10,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from langchain_episodic.cli._shared import (
+    DEFAULT_HALF_LIFE,
+    DEFAULT_RANKING,
     PLOT_HINT,
+    RELEVANCE_HALF_LIFE,
     CliError,
     _finite_float,
     _format_time,
@@ -31,36 +35,20 @@ from langchain_episodic.cli._shared import (
     parse_duration,
     parse_time,
 )
-from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.scoring.credit import UTILITY_POWER, EpisodeUtility
-from langchain_episodic.scoring.options import RecallOptions
-from langchain_episodic.scoring.priority import (
-    DEFAULT_HALF_LIFE,
-    PrioritizedResult,
-    ReplayWeights,
-    explain_priority,
-    outcome_score,
-    temporal_decay,
-)
-from langchain_episodic.scoring.ranking import RecallReport, Rejected, why_recalled
-from langchain_episodic.scoring.relevance import (
-    BACKGROUND_TOP,
-    DEFAULT_RANKING,
-    RECENCY_FLOOR,
-    RELEVANCE_HALF_LIFE,
-    VALUE_SHARE,
-    episode_value,
-)
 from langchain_episodic.scoring.skills import (
     LearningSnapshot,
     compute_learning_curve,
     identify_weak_skills,
 )
-from langchain_episodic.service.erasure import erased_but_stored, unfinished_erasures
-from langchain_episodic.service.journal import replayed_checkpoint
-from langchain_episodic.stores.base import OrderedJournal
-from langchain_episodic.stores.chroma_health import RECOVERY, diagnose_folder
+
+# numpy, Chroma and the memory load when a command runs, not for --help (see cli/app.py).
+if TYPE_CHECKING:
+    from langchain_episodic.memory import EpisodicMemory
+    from langchain_episodic.scoring.options import RecallOptions
+    from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
+    from langchain_episodic.scoring.ranking import RecallReport, Rejected
 
 # --------------------------------------------------------------------------- stats
 
@@ -222,6 +210,8 @@ class _Recall:
 
     def article_cells(self, result: PrioritizedResult) -> tuple[float, ...]:
         """The article's four signals, their weighted parts and the priority of a result."""
+        from langchain_episodic.scoring.priority import explain_priority  # noqa: PLC0415
+
         why = explain_priority(result, self.now, self.weights, self.half_life)
         return (
             *(why.similarity, why.recency, why.reward, why.outcome),
@@ -231,6 +221,8 @@ class _Recall:
 
     def relevance_cells(self, result: PrioritizedResult) -> tuple[float, ...]:
         """Similarity, recency, reward, outcome, value, utility and priority of a result."""
+        from langchain_episodic.scoring.priority import outcome_score  # noqa: PLC0415
+
         episode = result.episode
         recency, value = self.value_signals(result)
         return (
@@ -254,6 +246,9 @@ class _Recall:
 
     def value_signals(self, result: PrioritizedResult) -> tuple[float, float]:
         """The relevance ranking's recency signal and value of a result."""
+        from langchain_episodic.scoring.priority import temporal_decay  # noqa: PLC0415
+        from langchain_episodic.scoring.relevance import RECENCY_FLOOR, episode_value  # noqa: PLC0415
+
         episode = result.episode
         decay = temporal_decay(1.0, episode.timestamp, self.now, self.half_life)
         value = episode_value(
@@ -269,6 +264,9 @@ class _Recall:
 
 def _run_recall(args: argparse.Namespace) -> int:
     """Recall for a query and print why each episode ranked (and why others did not)."""
+    from langchain_episodic.scoring.options import RecallOptions  # noqa: PLC0415
+    from langchain_episodic.scoring.priority import ReplayWeights  # noqa: PLC0415
+
     memory = _open_memory(args, create=False)
     now = time.time() if args.now is None else float(args.now)
     weights = ReplayWeights.for_phase(args.phase)
@@ -356,6 +354,13 @@ def _print_article_recall(recall: _Recall) -> None:
 
 def _print_relevance_recall(recall: _Recall) -> None:
     """The relevance ranking: the rule, each episode's value, why it made it, the nearest miss."""
+    from langchain_episodic.scoring.ranking import why_recalled  # noqa: PLC0415
+    from langchain_episodic.scoring.relevance import (  # noqa: PLC0415
+        BACKGROUND_TOP,
+        RECENCY_FLOOR,
+        VALUE_SHARE,
+    )
+
     args, weights, half_life, report = recall.args, recall.weights, recall.half_life, recall.report
     mix = weights.recency + weights.reward + weights.outcome_bonus
     print(f"query      {args.query!r} (namespace {recall.memory.namespace!r})")
@@ -435,6 +440,9 @@ def _rejected_json(rejected: Rejected) -> dict[str, object]:
 
 def _result_json(recall: _Recall, rank: int, result: PrioritizedResult) -> dict[str, object]:
     """One result's facts; the signals and weighted parts of the ranking that ordered it."""
+    from langchain_episodic.scoring.priority import explain_priority, outcome_score  # noqa: PLC0415
+    from langchain_episodic.scoring.ranking import why_recalled  # noqa: PLC0415
+
     row: dict[str, object] = {"rank": rank, "episode_id": result.episode.episode_id}
     if recall.options.ranking == "article":
         why = explain_priority(result, recall.now, recall.weights, recall.half_life)
@@ -783,6 +791,8 @@ def _reported_damage(target: _Target, *, as_json: bool) -> bool:
     A damaged folder can make Chroma raise internal errors or crash the process that
     reads it: the diagnosis runs Chroma in a child process.
     """
+    from langchain_episodic.stores.chroma_health import RECOVERY, diagnose_folder  # noqa: PLC0415
+
     if target.path is None or not os.path.isdir(target.path):
         return False
     damage = diagnose_folder(target.path, lock_timeout=target.lock_timeout)
@@ -802,6 +812,10 @@ def _reported_damage(target: _Target, *, as_json: bool) -> bool:
 
 def _run_verify(args: argparse.Namespace) -> int:
     """Scan every record of the namespace; list those recall would skip or misorder."""
+    from langchain_episodic.service.erasure import erased_but_stored, unfinished_erasures  # noqa: PLC0415
+    from langchain_episodic.service.journal import replayed_checkpoint  # noqa: PLC0415
+    from langchain_episodic.stores.base import OrderedJournal  # noqa: PLC0415
+
     target = _target(args)
     if _reported_damage(target, as_json=args.json):
         return 1

@@ -14,9 +14,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
-
-from langchain_core.language_models import BaseChatModel
+from typing import TYPE_CHECKING, Any
 
 from langchain_episodic.cli._shared import (
     CliError,
@@ -30,9 +28,13 @@ from langchain_episodic.cli._shared import (
     parse_time,
 )
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.model.lesson import Lesson, is_lesson_id
-from langchain_episodic.reflection import LessonWriter, reflect
+
+# LangChain, numpy and the memory load when an action runs, not for --help.
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from langchain_episodic.memory import EpisodicMemory
+    from langchain_episodic.model.lesson import Lesson
 
 _STATUSES = ("active", "archived", "quarantined", "all")
 
@@ -196,6 +198,8 @@ def _run_list(args: argparse.Namespace) -> int:
 
 
 def _lesson(memory: EpisodicMemory, lesson_id: str) -> Lesson:
+    from langchain_episodic.model.lesson import is_lesson_id  # noqa: PLC0415
+
     if not is_lesson_id(lesson_id):
         msg = (
             f"{lesson_id!r} is not a lesson id (they start with 'lesson-'; "
@@ -332,6 +336,8 @@ def _run_show(args: argparse.Namespace) -> int:
 
 def _load_model(spec: str) -> BaseChatModel:
     """The chat model ``MODULE:ATTR`` names (called first when it is not a model)."""
+    from langchain_core.language_models import BaseChatModel  # noqa: PLC0415
+
     module_name, colon, attribute = spec.partition(":")
     if not colon or not module_name or not attribute:
         msg = f"--model {spec!r} is invalid: give MODULE:ATTR, e.g. my_models:reflector"
@@ -371,6 +377,8 @@ def _run_reflect(args: argparse.Namespace) -> int:
     skipped, and so is a quarantined one; each other episode is reflected on with its
     nearest same-category neighbours, one model call each, until ``--limit``.
     """
+    from langchain_episodic.reflection import LessonWriter, reflect  # noqa: PLC0415
+
     model = _load_model(args.model)
     memory = _open_memory(args, create=False)
     writer = LessonWriter(model, max_lessons=args.max_lessons)

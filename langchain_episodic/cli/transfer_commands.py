@@ -9,9 +9,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TextIO
-
-from tqdm import tqdm
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from langchain_episodic.cli._shared import (
     _UTF8_BOM,
@@ -26,9 +24,10 @@ from langchain_episodic.cli._shared import (
     _target,
 )
 from langchain_episodic.errors import EpisodeConflictError
-from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.migration import migrate_namespace
 from langchain_episodic.model.episode import Episode
+
+if TYPE_CHECKING:  # the memory (numpy, Chroma) loads when a command runs, not for --help
+    from langchain_episodic.memory import EpisodicMemory
 
 # --------------------------------------------------------------------------- export
 
@@ -186,6 +185,8 @@ class _Importer:
                     self._reject(number, self._conflict(episode, reference))
             self._record(new)
         for number, message in sorted(self.errors):
+            from tqdm import tqdm  # noqa: PLC0415
+
             # tqdm.write keeps a progress bar on the same terminal intact.
             tqdm.write(f"{self.label}:{number}: {message}", file=sys.stderr)
         self.errors.clear()
@@ -300,6 +301,9 @@ def _configure_migrate(parser: argparse.ArgumentParser) -> None:
 
 def _run_migrate(args: argparse.Namespace) -> int:
     """Copy the namespace into another store, verified by ids and count afterwards."""
+    from langchain_episodic.memory import EpisodicMemory  # noqa: PLC0415
+    from langchain_episodic.migration import migrate_namespace  # noqa: PLC0415
+
     source_target = _target(args)
     if args.to_path is None and args.to_host is None and args.to_port is None:
         msg = "give the target: --to-path PATH or --to-host HOST [--to-port PORT]"

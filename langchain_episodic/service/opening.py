@@ -32,6 +32,7 @@ from langchain_episodic.errors import (
     EmbeddingMismatchError,
     EpisodicValueError,
     NamespaceNotFoundError,
+    ReadOnlyMemoryError,
 )
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.quarantine import PIN_STATE_KEY, QuarantineEvent
@@ -249,7 +250,12 @@ def checked_embeddings(
         if reason is None:
             return embeddings, given
         error = EmbeddingMismatchError(
-            namespace, stored.describe(), given.describe(), reason, builtin_expression(stored)
+            namespace,
+            stored.describe(),
+            given.describe(),
+            reason,
+            builtin_expression(stored),
+            location=repr(store),
         )
     else:
         total = store.count(namespace)
@@ -263,10 +269,31 @@ def checked_embeddings(
             given.describe(),
             reason,
             _old_default(store, namespace, total),
+            location=repr(store),
         )
     if on_mismatch == "read-only":
-        return RefusingEmbeddings(error), None
+        return _ReadOnlyEmbeddings(error), None
     raise error
+
+
+class _ReadOnlyEmbeddings(RefusingEmbeddings):
+    """What a memory opened read-only embeds with: every call says it is read-only.
+
+    Recall embeds a query and nothing else does; recording episodes and lessons embeds
+    documents. So the refusal names the operation by the call.
+    """
+
+    def __init__(self, error: EmbeddingMismatchError) -> None:
+        super().__init__(error)
+        self.mismatch = error
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Refuse: recording needs the stored model."""
+        raise ReadOnlyMemoryError(self.mismatch, "record")
+
+    def embed_query(self, text: str) -> list[float]:
+        """Refuse: recalling needs the stored model."""
+        raise ReadOnlyMemoryError(self.mismatch, "recall")
 
 
 @dataclass

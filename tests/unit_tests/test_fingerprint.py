@@ -32,7 +32,11 @@ from langchain_episodic.embeddings.fingerprint import (
     fingerprint_from_vector,
     model_name,
 )
-from langchain_episodic.errors import EmbeddingMismatchError, StoreConfigurationError
+from langchain_episodic.errors import (
+    EmbeddingMismatchError,
+    ReadOnlyMemoryError,
+    StoreConfigurationError,
+)
 from langchain_episodic.migration import migrate_namespace
 from langchain_episodic.service.opening import EMBEDDER_STATE_KEY
 from tests.helpers.cli import assert_one_line_error, run
@@ -244,7 +248,7 @@ def test_a_new_namespace_records_the_fingerprint_and_the_same_model_reopens(
         (MixedEmbeddings(), "the two models embed a probe text differently"),
     ],
 )
-def test_another_model_is_refused_in_one_line_naming_both(
+def test_another_model_is_refused_naming_both_on_a_short_first_line(
     tmp_path: Path, other: Embeddings, reason: str
 ) -> None:
     path = built(tmp_path / "m")
@@ -252,7 +256,11 @@ def test_another_model_is_refused_in_one_line_naming_both(
         open_on(path, other)
     error = refused.value
     message = str(error)
-    assert "\n" not in message
+    first, *details = message.splitlines()
+    assert first.startswith("namespace='default' was embedded with HashingEmbeddings, not ")
+    assert len(first) <= 150
+    assert all(len(line) <= 200 for line in details)
+    assert f"store:        ChromaEpisodeStore(path={str(path)!r}" in message  # the folder
     assert reason in message
     assert "HashingEmbeddings model='dimensions=384 " in message  # the stored model
     given = fingerprint_embeddings(other)
@@ -260,6 +268,7 @@ def test_another_model_is_refused_in_one_line_naming_both(
     assert given.describe() in message  # the given model
     assert "open it with the stored model (embeddings=HashingEmbeddings())" in message
     assert "migrate_namespace(" in message
+    assert "on_embedding_mismatch='read-only'" in message
     assert isinstance(error, StoreConfigurationError)
     assert (error.namespace, error.given) == ("default", given.describe())
 
@@ -291,9 +300,18 @@ def test_read_only_opens_without_the_stored_model_and_refuses_to_embed(tmp_path:
     assert len(reader) == 6
     assert [e.episode_id for e in reader.episodes()] == [e.episode_id for e in corpus(6)]
     assert reader.skill_profiles()
-    with pytest.raises(EmbeddingMismatchError, match="mixed-384"):
+    with pytest.raises(ReadOnlyMemoryError) as refused:
         reader.recall(QUERIES[0])
-    with pytest.raises(EmbeddingMismatchError, match="mixed-384"):
+    assert str(refused.value).startswith(
+        "cannot recall: this memory is open read-only because namespace='default' was "
+        "embedded with MixedEmbeddings, not with the given StaticEmbeddings.\n"
+    )
+    assert "open it writable with the stored model" in str(refused.value)
+    assert refused.value.operation == "recall"
+    assert "mixed-384" in refused.value.stored
+    with pytest.raises(ReadOnlyMemoryError, match=r"^cannot record: this memory is open read-only"):
+        reader.record_many(corpus(8))
+    with pytest.raises(EmbeddingMismatchError):  # what it raised before: still caught so
         reader.record_many(corpus(8))
     assert len(reader) == 6
 
@@ -340,7 +358,9 @@ def test_a_legacy_collection_refuses_another_model_clearly(
     with pytest.raises(EmbeddingMismatchError, match="never recorded") as refused:
         open_on(path, other)
     assert reason in str(refused.value)
-    assert "\n" not in str(refused.value)
+    assert str(refused.value).startswith(
+        "namespace='default' was embedded with a model whose fingerprint was never recorded"
+    )
     with ChromaEpisodeStore(path=path) as store:  # nothing recorded for the refused model
         assert store.read_state("default", EMBEDDER_STATE_KEY) is None
 
