@@ -5,6 +5,7 @@ Episodes, the quarantine log and the credit journal travel; a second run copies 
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import chromadb
@@ -20,6 +21,7 @@ from langchain_episodic import (
 from langchain_episodic.cli import main
 from langchain_episodic.errors import CreditError, MalformedRecordWarning, MigrationError
 from langchain_episodic.migration import migrate_namespace
+from langchain_episodic.model.episode import EpisodeSource
 from langchain_episodic.stores import EpisodeStore
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 from tests.helpers.episodes import QUERIES, corpus
@@ -38,6 +40,9 @@ def test_a_namespace_travels_through_four_stores_intact(
     # Recorded out of time order on purpose: the copy keeps recording order, not time.
     episodes = corpus(2_500, spacing=1.0)
     episodes = episodes[1_000:] + episodes[:1_000]
+    # Provenance as the agent middleware records it travels with its episode.
+    sourced = EpisodeSource("coder", "run-9", thread_id="a-1", turn=2, namespace="agent-1")
+    episodes[:50] = [dataclasses.replace(e, source=sourced) for e in episodes[:50]]
     notebook = EpisodicMemory(store=InMemoryEpisodeStore(), namespace="agent-1")
     for start in range(0, 2_500, 500):
         notebook.record_many(episodes[start : start + 500])
@@ -61,6 +66,7 @@ def test_a_namespace_travels_through_four_stores_intact(
 
     for copy in (on_disk, server, faiss_copy):
         assert list(copy.episodes()) == recorded
+        assert [e.source for e in copy.episodes()][:50] == [sourced] * 50
         assert copy.short_term == notebook.short_term
         assert copy.skill_profiles() == notebook.skill_profiles()
         assert copy.quarantine_log() == notebook.quarantine_log()
