@@ -20,8 +20,11 @@ Usage::
     langchain-episodic lessons show lesson-0123abcd
     langchain-episodic lessons reflect --model my_models:reflector --limit 20
     langchain-episodic lessons quarantine lesson-0123abcd --reason "wrong advice"
+    langchain-episodic lessons release lesson-0123abcd --reason "fixed upstream"
+    langchain-episodic demo --tasks 60 --seeds 1
 
-The store options may also follow the command (``langchain-episodic stats --path P``).
+The store options may also follow the command (``langchain-episodic stats --path P``);
+``demo`` runs in memories of its own and takes none.
 The memory lives in an embedded on-disk Chroma at ``--path`` (default: the
 ``LANGCHAIN_EPISODIC_PATH`` environment variable, else ``./episodic-memory``), or on a
 Chroma server given by ``--host`` / ``--port``.
@@ -37,6 +40,9 @@ Exit codes:
 
 Adding a command takes a ``configure`` function (its arguments), a ``run`` function
 (``argparse.Namespace -> exit code``) and one :class:`Command` entry in ``COMMANDS``.
+Building the parser runs every ``configure``, so a command module imports nothing heavy
+(numpy, Chroma, LangChain, the memory) at its top: ``--help`` stays instant, and each
+``run`` imports what it needs.
 """
 
 from langchain_episodic.cli._shared import (

@@ -212,12 +212,18 @@ def _error(message: object) -> None:
 
 
 def _mismatch_message(exc: EmbeddingMismatchError) -> str:
-    operation = exc.operation if isinstance(exc, ReadOnlyMemoryError) else "recall or record"
+    if not isinstance(exc, ReadOnlyMemoryError):  # a memory opened to write (migrate's target)
+        return (
+            f"namespace {exc.namespace!r} was embedded with {exc.stored}, not with the "
+            f"{exc.given} the command line embeds with ({exc.reason}): write to another "
+            "namespace or collection (--to-namespace, --to-collection), or use Python with "
+            "the stored model"
+        )
     return (
-        f"cannot {operation}: namespace {exc.namespace!r} is open read-only because it was "
-        f"embedded with {exc.stored}, not with the {exc.given} the command line embeds "
-        f"with ({exc.reason}). To {operation}, use Python with the stored model, or copy "
-        "it into a new memory the command line can write ('migrate --to-path NEW' "
+        f"cannot {exc.operation}: namespace {exc.namespace!r} is open read-only because it "
+        f"was embedded with {exc.stored}, not with the {exc.given} the command line embeds "
+        f"with ({exc.reason}). To {exc.operation}, use Python with the stored model, or "
+        "copy it into a new memory the command line can write ('migrate --to-path NEW' "
         "re-embeds it), or use another --collection or --namespace"
     )
 

@@ -308,3 +308,21 @@ def test_the_cli_says_read_only_naming_the_operation(
     code, out, _ = run(capsys, "--path", str(foreign_model_memory), "stats")
     assert code == 0
     assert "episodes    4\n" in out  # nothing was written; reading still works
+
+
+def test_migrating_into_a_namespace_of_another_model_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, foreign_model_memory: Path
+) -> None:
+    source = tmp_path / "source"
+    EpisodicMemory(store=ChromaEpisodeStore(path=source)).record_many(corpus(2))
+    argv = ("--path", str(source), "migrate", "--to-path", str(foreign_model_memory), "-q")
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert_one_line_error(
+        err,
+        "namespace 'default' was embedded with langchain_core.embeddings.fake."
+        "DeterministicFakeEmbedding",
+        "the command line embeds with",
+        "write to another namespace or collection (--to-namespace, --to-collection)",
+    )
+    assert "read-only" not in err
