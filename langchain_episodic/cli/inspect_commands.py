@@ -38,6 +38,8 @@ from langchain_episodic.cli._shared import (
 from langchain_episodic.model.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.scoring.credit import UTILITY_POWER, EpisodeUtility
 from langchain_episodic.scoring.skills import (
+    MIN_WEAK_EPISODES,
+    WEAK_THRESHOLD,
     LearningSnapshot,
     compute_learning_curve,
     identify_weak_skills,
@@ -344,12 +346,24 @@ def _print_article_recall(recall: _Recall) -> None:
     print(_recall_table(results, parts, recall.article_cells))
     print()
     print("signals: similarity, recency, reward, outcome; w*X: weight times signal (its share)")
+    _print_provenance(results)
     below = [str(rank) for rank, result in enumerate(results, start=1) if not result.relevant]
     if below and recall.report.threshold is not None:
         print(
             f"not relevant (similarity below {recall.report.threshold:.4f}, the relevance "
             f"ranking's threshold), returned by the article's ranking anyway: #{', #'.join(below)}"
         )
+
+
+def _print_provenance(results: Sequence[PrioritizedResult]) -> None:
+    """Where each recalled episode was recorded (agent, run, thread and turn, namespace)."""
+    sourced = [(rank, r.episode) for rank, r in enumerate(results, start=1) if r.episode.source]
+    if not sourced:
+        return
+    print("recorded by:")
+    for rank, episode in sourced:
+        assert episode.source is not None
+        print(f"  #{rank} {episode.episode_id}: {_one_line(episode.source.describe(), 200)}")
 
 
 def _print_relevance_recall(recall: _Recall) -> None:
@@ -411,6 +425,7 @@ def _print_relevance_recall(recall: _Recall) -> None:
         print("why each made it:")
         for rank, result in enumerate(report.results, start=1):
             print(f"  #{rank} {result.episode.episode_id}: {why_recalled(result, report)}")
+        _print_provenance(report.results)
     elif report.threshold is None:
         print("nothing relevant: no episode matches the filters, so there were no candidates")
     else:
@@ -620,16 +635,22 @@ def _configure_skills(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threshold",
         type=_finite_float,
-        default=0.5,
-        help="success rate below which a skill is weak, in [0, 1] (default: 0.5)",
+        default=WEAK_THRESHOLD,
+        help=f"success rate below which a skill is weak, in [0, 1] (default: {WEAK_THRESHOLD})",
+    )
+    parser.add_argument(
+        "--min-episodes",
+        type=_int_at_least(1),
+        default=MIN_WEAK_EPISODES,
+        help=f"episodes a skill needs before it can be weak (default: {MIN_WEAK_EPISODES})",
     )
 
 
 def _run_skills(args: argparse.Namespace) -> int:
-    """Print the skill profile per category, flagging the weak ones."""
+    """Print the skill profile per category, flagging the weak ones (``is_weak``)."""
     memory = _open_memory(args, create=False)
     profiles = memory.skill_profiles()
-    weak = identify_weak_skills(profiles, float(args.threshold))
+    weak = identify_weak_skills(profiles, float(args.threshold), int(args.min_episodes))
     weak_categories = {profile.category for profile in weak}
     if not profiles:
         print(f"no episodes in namespace {memory.namespace!r}")
@@ -658,11 +679,12 @@ def _run_skills(args: argparse.Namespace) -> int:
     print(format_table(headers, rows, right=[1, 2, 3, 4, 5]))
     print()
     threshold = f"{100 * float(args.threshold):g}%"
+    rule = f"success rate below {threshold} over at least {args.min_episodes} episode(s)"
     if weak:
         names = ", ".join(profile.category.value for profile in weak)
-        print(f"{len(weak)} weak skill(s), success rate below {threshold}: {names}")
+        print(f"{len(weak)} weak skill(s), {rule}: {names}")
     else:
-        print(f"no weak skills (every success rate is at least {threshold})")
+        print(f"no weak skills ({rule}: none)")
     return 0
 
 

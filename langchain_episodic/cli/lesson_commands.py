@@ -246,11 +246,21 @@ def _run_show(args: argparse.Namespace) -> int:
     status, reasons = _why(memory, lesson)
     stored = memory.get_episodes(lesson.source_ids)
     quarantined = memory.quarantined()
+
+    def recorded(episode_id: str, field: str) -> Any:
+        """A field of the source episode's own provenance (``None`` when it has none)."""
+        found = stored.get(episode_id)
+        return None if found is None or found.source is None else getattr(found.source, field)
+
     sources: list[dict[str, Any]] = [
         {
             "episode_id": source.episode_id,
-            "agent": source.agent,
-            "run_id": source.run_id,
+            # The lesson's record of its sources, completed by the episodes' provenance.
+            "agent": source.agent or recorded(source.episode_id, "agent"),
+            "run_id": source.run_id or recorded(source.episode_id, "run_id"),
+            "thread_id": recorded(source.episode_id, "thread_id"),
+            "turn": recorded(source.episode_id, "turn"),
+            "namespace": recorded(source.episode_id, "namespace"),
             "task": None
             if source.episode_id not in stored
             else stored[source.episode_id].task.description,
@@ -323,12 +333,20 @@ def _run_show(args: argparse.Namespace) -> int:
             "yes" if source["quarantined"] else "",
             source["agent"] or "-",
             source["run_id"] or "-",
+            _thread_text(source["thread_id"], source["turn"]),
             _one_line(source["task"] or "-", 60),
         ]
         for source in sources
     ]
-    print(format_table(["episode", "outcome", "quarantined", "agent", "run", "task"], table))
+    headers = ["episode", "outcome", "quarantined", "agent", "run", "thread", "task"]
+    print(format_table(headers, table))
     return 0
+
+
+def _thread_text(thread_id: str | None, turn: int | None) -> str:
+    """``a-1 turn 2``, ``a-1``, ``turn 2`` or ``-``."""
+    parts = [part for part in (thread_id, None if turn is None else f"turn {turn}") if part]
+    return " ".join(parts) or "-"
 
 
 # --------------------------------------------------------------------------- reflect

@@ -191,7 +191,14 @@ def test_show_gives_every_field_and_the_sources_provenance(
         assert fragment in out, fragment
     (row,) = [line for line in out.splitlines() if line.startswith("login-bad")]
     task = "Implement a login form with email validation and a captcha"
-    assert re.split(r"\s{2,}", row) == ["login-bad", "failure", "coder", "run-login-bad", task]
+    assert re.split(r"\s{2,}", row) == [
+        "login-bad",
+        "failure",
+        "coder",
+        "run-login-bad",
+        "-",  # no thread: recorded outside an agent
+        task,
+    ]
 
 
 def test_show_json_names_what_supersedes_it(
@@ -215,6 +222,9 @@ def test_show_json_names_what_supersedes_it(
         "episode_id": "login-ok",
         "agent": "coder",
         "run_id": "run-login-ok",
+        "thread_id": None,
+        "turn": None,
+        "namespace": None,
         "task": "Implement a login form with email validation",
         "outcome": "success",
         "quarantined": False,

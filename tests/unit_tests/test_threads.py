@@ -9,7 +9,9 @@ run the middleware credits, so one agent run is one credited run.
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_episodic import (
+    ChromaEpisodeStore,
     EpisodicMemory,
     EpisodicRetriever,
     create_recall_tool,
@@ -31,6 +34,8 @@ from langchain_episodic.model.episode import (
     TaskCategory,
     TaskDescription,
 )
+from langchain_episodic.model.lesson import Lesson, LessonSource
+from tests.helpers.cli import run
 from tests.helpers.models import make_model, user
 
 NOW = 1_750_000_000.0
@@ -357,3 +362,38 @@ def test_the_tool_alone_still_notes_under_the_calls_run() -> None:
 
     (run,) = alice.open_runs().values()
     assert run[0].episode_ids == ("user-alice-signup",)
+
+
+def test_provenance_is_visible_in_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    memory = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path), clock=lambda: NOW + 100)
+    recorded: list[Episode] = []
+    agent, _ = _thread_agent(memory, recorded)
+    config: Any = {"configurable": {"thread_id": "a-1"}}
+    for text in TURNS[:2]:
+        agent.invoke(user(text), config)
+    sources = [_stored(memory, e).source for e in recorded]
+    lesson = Lesson.create(
+        title="Validate the password field",
+        applies_when="a login form takes a password",
+        do="reject empty passwords",
+        sources=(LessonSource("ep-1"),),  # as a hand-written lesson: no provenance of its own
+        created_at=NOW,
+    )
+    memory.add_lessons([lesson])
+    memory.store.close()  # type: ignore[attr-defined]
+
+    now = str(NOW + 100)
+    code, out, _ = run(capsys, "--path", str(tmp_path), "recall", "login form", "--now", now)
+    assert code == 0
+    assert "recorded by:" in out
+    for episode, source in zip(recorded, sources, strict=True):
+        assert source is not None
+        line = f"{episode.episode_id}: agent coder, run {source.run_id}, thread a-1 turn "
+        assert line + f"{source.turn}, namespace default" in out
+
+    code, out, _ = run(capsys, "--path", str(tmp_path), "lessons", "show", lesson.lesson_id)
+    assert code == 0
+    (row,) = [line for line in out.splitlines() if line.startswith("ep-1 ")]
+    assert re.split(r"\s{2,}", row)[2:5] == ["coder", sources[1].run_id, "a-1 turn 2"]  # type: ignore[union-attr]
