@@ -168,6 +168,8 @@ def main() -> None:
 
     print("\n=== Skill profiles ===")
     profiles = memory.skill_profiles()
+    # Weak as the strategy rule means it (scoring.skills.is_weak): a success rate below
+    # 50% over at least 3 episodes; one 9/10 attempt is not enough to call a skill weak.
     weak = {p.category for p in identify_weak_skills(profiles)}
     for p in profiles:
         flag = "  <- weak" if p.category in weak else ""

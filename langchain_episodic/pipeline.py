@@ -39,6 +39,7 @@ from langchain_episodic.prompting.lessons import render_lessons
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
 from langchain_episodic.scoring.relevance import DEFAULT_RANKING, Ranking
+from langchain_episodic.scoring.skills import MIN_WEAK_EPISODES, WEAK_THRESHOLD
 from langchain_episodic.scoring.strategy import (
     DEFAULT_EVIDENCE_K,
     HIERARCHY_EVIDENCE_K,
@@ -333,8 +334,8 @@ def choose_strategy(
     current_time: float | None = None,
     *,
     proven_threshold: float = 0.6,
-    weak_threshold: float = 0.5,
-    min_category_episodes: int = 3,
+    weak_threshold: float = WEAK_THRESHOLD,
+    min_category_episodes: int = MIN_WEAK_EPISODES,
     weights: ReplayWeights | None = None,
     exploration: Exploration | None = None,
     rng: np.random.Generator | None = None,
@@ -348,7 +349,8 @@ def choose_strategy(
         memory: Where past episodes are recalled from.
         current_time: "Now" in seconds; the memory's clock when ``None``.
         proven_threshold: Level 1 applies when the recalled success rate exceeds it.
-        weak_threshold: A category is weak below this success rate.
+        weak_threshold: A category is weak below this graded success rate
+            (:func:`~langchain_episodic.scoring.skills.is_weak`).
         min_category_episodes: Episodes a category needs before it can count as weak.
         weights: Priority weights of the recall (e.g. ``ReplayWeights.for_phase("early")``);
             the article's defaults when ``None``.
@@ -425,7 +427,7 @@ def select_strategy_thompson(
     """Pick a strategy by Thompson sampling over the outcomes of similar episodes.
 
     Recalls the ``evidence_k`` episodes most similar to ``task``, counts each pool
-    strategy's successes and failures among them (:func:`strategy_evidence`), draws
+    strategy's graded successes and failures among them (:func:`strategy_evidence`), draws
     a success rate per strategy from ``Beta(1 + successes, 1 + failures)`` and
     returns the strategy with the highest draw (:func:`thompson_sample`). Unlike
     :func:`select_strategy`, every strategy of :data:`STRATEGY_POOL` can be chosen,

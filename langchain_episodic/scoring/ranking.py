@@ -69,12 +69,16 @@ class Neighbour:
         similarity: Its cosine similarity to the query.
         strategy_used: The strategy it used (``""`` when none was recorded).
         outcome: How it ended.
+        grade: How much of a success it was
+            (:func:`~langchain_episodic.scoring.skills.success_grade`: a partial
+            success counts its pass rate); ``None`` grades by ``outcome`` alone.
     """
 
     episode_id: str
     similarity: float
     strategy_used: str
     outcome: OutcomeStatus
+    grade: float | None = None
 
 
 @dataclass(frozen=True)

@@ -2,35 +2,43 @@
 
 **The default** (``ranking="relevance"``) decides from evidence about the task:
 
-1. **Evidence** — count each pool strategy's successes and failures among the
+1. **Evidence** — count each pool strategy's graded successes among the
    :data:`DEFAULT_EVIDENCE_K` (20) most similar past episodes that reach the
    relevance floor (no margin: a strategy's record needs more than the two or three
-   episodes a prompt shows), and estimate its success rate as ``(successes + 1) /
-   (trials + 2)``. The strategy levels 2-3 would pick keeps its place unless another
-   has a strictly higher estimate; then the highest wins (pool order breaks ties). An
-   untried strategy's estimate is 0.5, so a fallback that keeps failing on tasks like
-   this one gets replaced by something not yet tried.
-2. **Weakness** — if the task's category is weak (success rate below 0.5 over at
-   least ``min_category_episodes`` recorded episodes), be ``"defensive"``.
+   episodes a prompt shows). An episode counts
+   :func:`~langchain_episodic.scoring.skills.success_grade` of a success: 1 for a
+   success, 0 for a failure, its pass rate for a partial success (0.9 for 9 of 10
+   tests), the rest of the trial a failure. The estimate is the mean of the Beta
+   posterior, ``(successes + 1) / (trials + 2)``. The strategy levels 2-3 would pick
+   keeps its place unless another has a strictly higher estimate; then the highest
+   wins (pool order breaks ties). An untried strategy's estimate is 0.5, so a
+   fallback that keeps failing on tasks like this one gets replaced by something not
+   yet tried, while one partial success (9/10, 7/10) keeps it.
+2. **Weakness** — if the task's category is weak
+   (:func:`~langchain_episodic.scoring.skills.is_weak`: graded success rate below
+   0.5 over at least 3 recorded episodes), be ``"defensive"``.
 3. **Complexity** — above 0.7 ``"iterative"``, below 0.3 ``"exploratory"``, else
    ``"iterative"``.
 
 Measured in the simulation (``python benchmarks/learning.py``, 300 tasks x 5
 seeds, simulated): this earns more reward than the article's hierarchy on the
 article's ranking, which gets most of its gain from recalling recent successes of
-unrelated tasks.
+unrelated tasks; graded evidence loses nothing against counting a partial success
+as a failure (``benchmarks/results/strategy_evidence.md``).
 
 **The article's hierarchy** (``ranking="article"``), exactly: recall the 5
 best-ranked episodes by the article's priority; if more than 60 % of them succeeded,
 reuse the strategy of the best-ranked successful one; else levels 2-3. It never
 tries a strategy it has no evidence for: ``"conservative"`` and
-``"example_driven"`` are only ever reused, never proposed.
+``"example_driven"`` are only ever reused, never proposed. Level 1 counts outcomes
+as the article does (a partial success is not a success); level 2 is the package's
+one definition of weak (the article leaves its rule open).
 
 Opt-in **Thompson sampling** (``choose_strategy(..., exploration="thompson", rng=rng)``
 or :func:`select_strategy_thompson`) explores instead: for each strategy of
 :data:`STRATEGY_POOL` it draws a success rate from ``Beta(1 + successes,
-1 + failures)`` counted over the recalled similar episodes, and picks the highest
-draw. Untried strategies keep a wide ``Beta(1, 1)``, so they get tried; strategies
+1 + failures)`` counted (graded, as above) over the recalled similar episodes, and
+picks the highest draw. Untried strategies keep a wide ``Beta(1, 1)``, so they get tried; strategies
 that keep failing are drawn low and fade out.
 
 Example:
@@ -57,10 +65,17 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from langchain_episodic.model.episode import OutcomeStatus, TaskDescription
+from langchain_episodic.model.episode import Episode, OutcomeStatus, TaskDescription
 from langchain_episodic.scoring.priority import PrioritizedResult
-from langchain_episodic.scoring.ranking import RecallReport
-from langchain_episodic.scoring.skills import SkillProfile
+from langchain_episodic.scoring.ranking import Neighbour, RecallReport
+from langchain_episodic.scoring.skills import (
+    MIN_WEAK_EPISODES,
+    WEAK_THRESHOLD,
+    SkillProfile,
+    episode_grade,
+    is_weak,
+    success_grade,
+)
 
 __all__ = [
     "DEFAULT_EVIDENCE_K",
@@ -71,6 +86,7 @@ __all__ = [
     "StrategyEvidence",
     "StrategyOutcome",
     "complexity_strategy",
+    "evidence_grade",
     "strategy_evidence",
     "strategy_for_report",
     "strategy_from_evidence",
@@ -128,28 +144,36 @@ class StrategyChoice:
 
 @dataclass(frozen=True)
 class StrategyEvidence:
-    """Outcomes of one strategy among recalled episodes.
+    """Graded outcomes of one strategy among recalled episodes.
+
+    Each episode adds its grade (:func:`evidence_grade`) to ``successes`` and the
+    rest of the trial to ``failures``: a success adds 1 to ``successes``, a failure 1
+    to ``failures``, a partial success passing 9 of 10 tests 0.9 and 0.1.
 
     Attributes:
-        successes: Episodes that used the strategy and succeeded.
-        failures: Episodes that used it and did not succeed (partial or failure).
+        successes: Graded successes of the episodes that used the strategy.
+        failures: The rest of their trials (one trial per episode).
     """
 
-    successes: int = 0
-    failures: int = 0
+    successes: float = 0.0
+    failures: float = 0.0
 
     @property
-    def trials(self) -> int:
-        """Episodes that used the strategy."""
+    def trials(self) -> float:
+        """Episodes that used the strategy (``successes + failures``)."""
         return self.successes + self.failures
 
     @property
     def estimate(self) -> float:
         """Estimated success rate, ``(successes + 1) / (trials + 2)``: 0.5 when untried.
 
+        The mean of the Beta posterior from a ``Beta(1, 1)`` prior.
+
         Example:
             >>> StrategyEvidence(successes=3, failures=1).estimate
             0.6666666666666666
+            >>> round(StrategyEvidence(successes=0.9, failures=0.1).estimate, 3)  # one 9/10
+            0.633
         """
         return (self.successes + 1) / (self.trials + 2)
 
@@ -158,7 +182,8 @@ class StrategyOutcome(Protocol):
     """What strategy evidence counts: anything with a strategy and an outcome.
 
     An :class:`~langchain_episodic.Episode`, or a
-    :class:`~langchain_episodic.scoring.ranking.Neighbour` from a recall report.
+    :class:`~langchain_episodic.scoring.ranking.Neighbour` from a recall report
+    (both graded by their pass rate, see :func:`evidence_grade`).
     """
 
     @property
@@ -187,21 +212,46 @@ def complexity_strategy(task: TaskDescription) -> str:
     return "exploratory" if task.complexity < 0.3 else "iterative"
 
 
+def evidence_grade(item: StrategyOutcome) -> float:
+    """How much of a success one piece of strategy evidence was, in [0, 1].
+
+    :func:`~langchain_episodic.scoring.skills.success_grade` of an episode's outcome
+    and feedback, or a neighbour's ``grade``; anything else (or a neighbour without
+    a grade) by its outcome alone.
+
+    Example:
+        >>> n = Neighbour("e1", 0.8, "iterative", OutcomeStatus.PARTIAL, grade=0.7)
+        >>> evidence_grade(n)
+        0.7
+    """
+    if isinstance(item, Episode):
+        return episode_grade(item)
+    if isinstance(item, Neighbour) and item.grade is not None:
+        return item.grade
+    return success_grade(item.outcome)
+
+
 def strategy_evidence(episodes: Iterable[StrategyOutcome]) -> dict[str, StrategyEvidence]:
-    """Count successes and failures per strategy of :data:`STRATEGY_POOL`.
+    """Count graded successes and failures per strategy of :data:`STRATEGY_POOL`.
 
     Every pool strategy gets an entry (zero counts when no episode used it);
-    strategies outside the pool are ignored.
+    strategies outside the pool are ignored. Each episode adds its
+    :func:`evidence_grade` to the successes and the rest to the failures.
 
     Example:
         >>> strategy_evidence([])["defensive"]
-        StrategyEvidence(successes=0, failures=0)
+        StrategyEvidence(successes=0.0, failures=0.0)
+        >>> nine = Neighbour("e1", 0.8, "iterative", OutcomeStatus.PARTIAL, grade=0.9)
+        >>> strategy_evidence([nine])["iterative"].estimate > 0.5
+        True
     """
-    counts = {name: [0, 0] for name in STRATEGY_POOL}
+    counts = {name: [0.0, 0.0] for name in STRATEGY_POOL}
     for episode in episodes:
         tally = counts.get(episode.strategy_used)
         if tally is not None:
-            tally[0 if episode.outcome is OutcomeStatus.SUCCESS else 1] += 1
+            grade = evidence_grade(episode)
+            tally[0] += grade
+            tally[1] += 1.0 - grade
     return {name: StrategyEvidence(s, f) for name, (s, f) in counts.items()}
 
 
@@ -240,8 +290,8 @@ def strategy_for_report(
     profiles: Iterable[SkillProfile],
     *,
     proven_threshold: float = 0.6,
-    weak_threshold: float = 0.5,
-    min_category_episodes: int = 3,
+    weak_threshold: float = WEAK_THRESHOLD,
+    min_category_episodes: int = MIN_WEAK_EPISODES,
 ) -> StrategyChoice:
     """The strategy a recall report supports, by the rule of its ranking (pure).
 
@@ -256,7 +306,8 @@ def strategy_for_report(
             ranking is ``"relevance"``.
         profiles: Skill profiles of the memory (e.g. ``memory.skill_profiles()``).
         proven_threshold: The article's level 1 threshold (``ranking="article"`` only).
-        weak_threshold: A category is weak below this success rate.
+        weak_threshold: A category is weak below this graded success rate
+            (:func:`~langchain_episodic.scoring.skills.is_weak`).
         min_category_episodes: Episodes a category needs before it can count as weak.
     """
     if report.ranking == "article":
@@ -282,8 +333,8 @@ def strategy_from_evidence(
     evidence: Iterable[StrategyOutcome],
     profiles: Iterable[SkillProfile],
     *,
-    weak_threshold: float = 0.5,
-    min_category_episodes: int = 3,
+    weak_threshold: float = WEAK_THRESHOLD,
+    min_category_episodes: int = MIN_WEAK_EPISODES,
 ) -> StrategyChoice:
     """The default's rule: the best-supported strategy, else levels 2-3 (pure).
 
@@ -300,7 +351,8 @@ def strategy_from_evidence(
         task: The new task (its category and complexity decide the fallback).
         evidence: Relevant similar episodes, e.g. ``report.neighbours``.
         profiles: Skill profiles of the memory (e.g. ``memory.skill_profiles()``).
-        weak_threshold: A category is weak below this success rate.
+        weak_threshold: A category is weak below this graded success rate
+            (:func:`~langchain_episodic.scoring.skills.is_weak`).
         min_category_episodes: Episodes a category needs before it can count as weak.
 
     Example:
@@ -331,12 +383,10 @@ def _fallback(
     weak_threshold: float,
     min_category_episodes: int,
 ) -> StrategyChoice:
-    """Levels 2-3: ``"defensive"`` for a weak category, else by complexity."""
+    """Levels 2-3: ``"defensive"`` for a weak category (:func:`is_weak`), else by complexity."""
     for profile in profiles:
-        if (
-            profile.category is task.category
-            and profile.total_episodes >= min_category_episodes
-            and profile.success_rate < weak_threshold
+        if profile.category is task.category and is_weak(
+            profile, weak_threshold, min_category_episodes
         ):
             return StrategyChoice("defensive", "weak_category")
     return StrategyChoice(complexity_strategy(task), "complexity")
@@ -348,8 +398,8 @@ def strategy_from_results(
     profiles: Iterable[SkillProfile],
     *,
     proven_threshold: float = 0.6,
-    weak_threshold: float = 0.5,
-    min_category_episodes: int = 3,
+    weak_threshold: float = WEAK_THRESHOLD,
+    min_category_episodes: int = MIN_WEAK_EPISODES,
 ) -> StrategyChoice:
     """The article's three-level hierarchy, from episodes already recalled (pure).
 
@@ -364,7 +414,8 @@ def strategy_from_results(
         results: Recalled episodes, best-ranked first.
         profiles: Skill profiles of the memory (e.g. ``memory.skill_profiles()``).
         proven_threshold: Level 1 applies when the results' success rate exceeds it.
-        weak_threshold: A category is weak below this success rate.
+        weak_threshold: A category is weak below this graded success rate
+            (:func:`~langchain_episodic.scoring.skills.is_weak`).
         min_category_episodes: Episodes a category needs before it can count as weak.
 
     Example:

@@ -31,6 +31,7 @@ from langchain_episodic.scoring.relevance import (
     background_similarity,
     relevance_threshold,
 )
+from langchain_episodic.scoring.skills import success_grade
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.lessons import Lessons
@@ -51,6 +52,15 @@ def _task_text(hit: StoredHit) -> str:
 def _strategy_of(hit: StoredHit) -> str:
     strategy = hit.data.get("strategy_used")
     return strategy if isinstance(strategy, str) else ""
+
+
+def _grade_of(hit: StoredHit) -> float:
+    feedback = hit.data.get("feedback")
+    counts = feedback if isinstance(feedback, dict) else {}
+    passed, total = counts.get("tests_passed", 0), counts.get("tests_total", 0)
+    if not (isinstance(passed, int) and isinstance(total, int) and 0 <= passed <= total):
+        passed = total = 0  # not written by this package: grade by the reward
+    return success_grade(hit.outcome, hit.reward, passed, total)
 
 
 class Recall:
@@ -148,7 +158,9 @@ class Recall:
         background = self.background_bar(vector) if hits or lesson_k else None
         bar = relevance_threshold(floor, background=background)
         neighbours = tuple(
-            Neighbour(hit.episode_id, hit.similarity, _strategy_of(hit), hit.outcome)
+            Neighbour(
+                hit.episode_id, hit.similarity, _strategy_of(hit), hit.outcome, _grade_of(hit)
+            )
             for hit in hits[:evidence_k]
             if hit.similarity >= bar
         )

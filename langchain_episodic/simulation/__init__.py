@@ -41,6 +41,7 @@ Example:
 """
 
 from langchain_episodic.simulation.benchmark import (
+    EVIDENCE_VARIANTS,
     VARIANT_DESCRIPTIONS,
     VARIANTS,
     BenchmarkReport,
@@ -109,6 +110,7 @@ __all__ = [
     "DIFFERENTIATED_WORLD",
     "EPISODE_KINDS",
     "EQUAL_WORLD",
+    "EVIDENCE_VARIANTS",
     "LEARNING_VARIANTS",
     "LESSON_VARIANTS",
     "ORACLE_VARIANT",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -16,12 +17,29 @@ from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.model.episode import Episode, Feedback, OutcomeStatus
+from langchain_episodic.model.episode import Episode, Feedback, OutcomeStatus, TaskCategory
 from langchain_episodic.pipeline import choose_strategy
+from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import ReplayWeights
+from langchain_episodic.scoring.ranking import Neighbour
 from langchain_episodic.scoring.relevance import Ranking
-from langchain_episodic.scoring.skills import LearningSnapshot, compute_learning_curve
-from langchain_episodic.scoring.strategy import DEFAULT_EVIDENCE_K, complexity_strategy
+from langchain_episodic.scoring.skills import (
+    MIN_WEAK_EPISODES,
+    WEAK_THRESHOLD,
+    LearningSnapshot,
+    SkillProfile,
+    compute_learning_curve,
+    episode_grade,
+)
+from langchain_episodic.scoring.strategy import (
+    DEFAULT_EVIDENCE_K,
+    HIERARCHY_EVIDENCE_K,
+    complexity_strategy,
+    strategy_evidence,
+    strategy_from_evidence,
+    strategy_from_results,
+    thompson_sample,
+)
 from langchain_episodic.simulation.environment import (
     _EXPLORE_SALT,
     DEFAULT_SEEDS,
@@ -32,6 +50,7 @@ from langchain_episodic.simulation.environment import (
 )
 
 __all__ = [
+    "EVIDENCE_VARIANTS",
     "VARIANTS",
     "VARIANT_DESCRIPTIONS",
     "BenchmarkReport",
@@ -66,16 +85,140 @@ VARIANT_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
         "phase_early": "article hierarchy, early-phase weights (0.6/0.1/0.2/0.1)",
         "phase_late": "article hierarchy, late-phase weights (0.3/0.4/0.2/0.1)",
         "phase_auto": "article hierarchy, phase weights by experience (early<20, late>=200)",
+        "prioritized_binary": "the default before graded evidence: a partial success "
+        "counts as a failed trial",
+        "prioritized_graded_failures": "the default, a failure also counting its pass rate",
+        "prioritized_graded_weak": "the default, weak judged on the graded success rate",
+        "explore_binary": "Thompson sampling before graded evidence (partial = failure)",
+        "article_graded_weak": "article hierarchy, weak judged on the graded success rate",
     }
 )
-"""One line per variant: how it picks a strategy."""
+"""One line per variant (of :data:`VARIANTS` and :data:`EVIDENCE_VARIANTS`)."""
+
+EVIDENCE_VARIANTS: tuple[str, ...] = (
+    "no_memory",
+    "prioritized",
+    "prioritized_binary",
+    "prioritized_graded_failures",
+    "prioritized_graded_weak",
+    "prioritized_explore",
+    "explore_binary",
+    "prioritized_article",
+    "article_graded_weak",
+)
+"""What ``benchmarks/learning_evidence.py`` compares: how a partial success counts.
+
+Besides the default (``prioritized``, graded evidence), the rule before it and the
+alternatives measured against it; :func:`run_variant` and :func:`compare_variants`
+accept them all. Not part of :data:`VARIANTS` (the demo's list)."""
 
 _SIMILARITY_ONLY = ReplayWeights(similarity=1.0, recency=0.0, reward=0.0, outcome_bonus=0.0)
 
 Policy = Callable[[SimulatedTask, EpisodicMemory, float, int], str]
 
 
+def _binary(neighbour: Neighbour) -> Neighbour:
+    # The rule before graded evidence: a success counts 1, anything else 0.
+    return dataclasses.replace(neighbour, grade=float(neighbour.outcome is OutcomeStatus.SUCCESS))
+
+
+def _failures_by_pass_rate(memory: EpisodicMemory, neighbour: Neighbour) -> Neighbour:
+    if neighbour.outcome is not OutcomeStatus.FAILURE:
+        return neighbour
+    episode = memory.get_episodes(neighbour.episode_id)[neighbour.episode_id]
+    return dataclasses.replace(neighbour, grade=episode.feedback.pass_rate)
+
+
+class _GradedWeakness:
+    """Weak judged on the graded success rate, from per-category sums of the grades.
+
+    Reads the newest recorded episode before each choice (:func:`run_variant` records
+    one per task), so it counts every episode once.
+    """
+
+    def __init__(self) -> None:
+        self.sums: dict[TaskCategory, tuple[int, float]] = {}
+        self.seen = ""
+
+    def weak_profiles(self, memory: EpisodicMemory) -> tuple[SkillProfile, ...]:
+        """Profiles of the weak categories only, built so that ``is_weak`` says so."""
+        window = memory.short_term
+        if window and window[-1].episode_id != self.seen:
+            newest = window[-1]
+            self.seen = newest.episode_id
+            total, graded = self.sums.get(newest.task.category, (0, 0.0))
+            self.sums[newest.task.category] = (total + 1, graded + episode_grade(newest))
+        return tuple(
+            SkillProfile(category, total, 0, 0.0, 0.0)  # success rate 0: weak
+            for category, (total, graded) in self.sums.items()
+            if total >= MIN_WEAK_EPISODES and graded / total < WEAK_THRESHOLD
+        )
+
+
+def _evidence_policy(variant: str, seed: int, evidence_k: int) -> Policy | None:
+    """The policy of a variant of :data:`EVIDENCE_VARIANTS` not in :data:`VARIANTS`."""
+    if variant == "explore_binary":
+
+        def explore(simulated: SimulatedTask, memory: EpisodicMemory, now: float, _n: int) -> str:
+            # What choose_strategy(exploration="thompson") recalls, counted 0/1.
+            results = memory.recall(
+                simulated.task.description,
+                top_k=evidence_k,
+                current_time=now,
+                fetch_k=evidence_k,
+                ranking="article",
+            )
+            outcomes = [
+                _binary(
+                    Neighbour(
+                        r.episode.episode_id,
+                        r.similarity,
+                        r.episode.strategy_used,
+                        r.episode.outcome,
+                    )
+                )
+                for r in results
+            ]
+            rng = np.random.default_rng([seed, simulated.index, _EXPLORE_SALT])
+            return thompson_sample(strategy_evidence(outcomes), rng)
+
+        return explore
+    if variant == "article_graded_weak":
+        article_weakness = _GradedWeakness()
+
+        def article(simulated: SimulatedTask, memory: EpisodicMemory, now: float, _n: int) -> str:
+            weak = article_weakness.weak_profiles(memory)
+            options = RecallOptions(top_k=HIERARCHY_EVIDENCE_K, current_time=now, ranking="article")
+            results = memory.recall_report(simulated.task, options).results
+            return strategy_from_results(simulated.task, results, weak).strategy
+
+        return article
+    if variant not in (
+        "prioritized_binary",
+        "prioritized_graded_failures",
+        "prioritized_graded_weak",
+    ):
+        return None
+    weakness = _GradedWeakness() if variant == "prioritized_graded_weak" else None
+
+    def default(simulated: SimulatedTask, memory: EpisodicMemory, now: float, _n: int) -> str:
+        # What choose_strategy does by default, with the variant's grades or weakness.
+        profiles = memory.skill_profiles() if weakness is None else weakness.weak_profiles(memory)
+        options = RecallOptions(top_k=HIERARCHY_EVIDENCE_K, current_time=now)
+        neighbours = memory.recall_report(simulated.task, options, evidence_k=evidence_k).neighbours
+        if variant == "prioritized_binary":
+            neighbours = tuple(_binary(n) for n in neighbours)
+        elif variant == "prioritized_graded_failures":
+            neighbours = tuple(_failures_by_pass_rate(memory, n) for n in neighbours)
+        return strategy_from_evidence(simulated.task, neighbours, profiles).strategy
+
+    return default
+
+
 def _make_policy(variant: str, seed: int, evidence_k: int) -> Policy:
+    evidence = _evidence_policy(variant, seed, evidence_k)
+    if evidence is not None:
+        return evidence
     if variant == "no_memory":
         return lambda simulated, _memory, _now, _n: complexity_strategy(simulated.task)
     if variant == "prioritized_explore":
@@ -110,7 +253,7 @@ def _make_policy(variant: str, seed: int, evidence_k: int) -> Policy:
 
         return auto
     if variant not in fixed:
-        allowed = ", ".join(repr(name) for name in VARIANTS)
+        allowed = ", ".join(repr(name) for name in dict.fromkeys(VARIANTS + EVIDENCE_VARIANTS))
         msg = f"variant={variant!r} is invalid: must be one of {allowed}"
         raise EpisodicValueError(msg)
     weights, ranking = fixed[variant]

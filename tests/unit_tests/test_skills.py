@@ -7,11 +7,16 @@ import pytest
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import Episode, OutcomeStatus, TaskCategory
 from langchain_episodic.scoring.skills import (
+    MIN_WEAK_EPISODES,
+    WEAK_THRESHOLD,
     LearningSnapshot,
     SkillProfile,
     compute_learning_curve,
     compute_skill_profiles,
+    episode_grade,
     identify_weak_skills,
+    is_weak,
+    success_grade,
 )
 from tests.unit_tests.factories import make_episode
 
@@ -193,8 +198,84 @@ def test_weak_skills_accept_a_generator() -> None:
 
 
 def test_weak_skills_from_computed_profiles() -> None:
-    weak = identify_weak_skills(compute_skill_profiles(mixed_episodes()))
+    profiles = compute_skill_profiles(mixed_episodes())
+    # Debugging: 1 success in 3 (a partial is not a success here); architecture's one
+    # partial is too few episodes to judge.
+    weak = identify_weak_skills(profiles)
+    assert [p.category for p in weak] == [TaskCategory.DEBUGGING]
+    # The article's rule: any number of episodes.
+    weak = identify_weak_skills(profiles, min_episodes=1)
     assert [p.category for p in weak] == [TaskCategory.ARCHITECTURE, TaskCategory.DEBUGGING]
+
+
+# ------------------------------------------------------- success_grade, is_weak (issue 25)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "reward", "passed", "total", "grade"),
+    [
+        (S, 1.0, 10, 10, 1.0),
+        (S, 0.6, 0, 0, 1.0),  # a success is a success, whatever its reward
+        (P, 0.9, 9, 10, 0.9),
+        (P, 0.2, 7, 10, 0.7),  # the pass rate, when tests ran
+        (P, 0.7, 0, 0, 0.7),  # else the reward
+        (P, None, 0, 0, 0.5),  # else half a success
+        (F, 0.3, 3, 10, 0.0),  # a failure counts nothing
+        (F, 0.0, 0, 0, 0.0),
+    ],
+)
+def test_success_grade(
+    outcome: OutcomeStatus, reward: float | None, passed: int, total: int, grade: float
+) -> None:
+    assert success_grade(outcome, reward, passed, total) == pytest.approx(grade)
+
+
+def test_episode_grade_reads_the_feedback() -> None:
+    nine = make_episode(outcome=P, reward=0.9, tests_passed=9, tests_total=10)
+    assert episode_grade(nine) == pytest.approx(0.9)
+    untested = make_episode(outcome=P, reward=0.7, tests_passed=0, tests_total=0)
+    assert episode_grade(untested) == pytest.approx(0.7)
+
+
+def attempts(category: TaskCategory, n: int, passed: int) -> list[Episode]:
+    return [
+        make_episode(
+            episode_id=f"{category.value}-{passed}-{i}",
+            category=category,
+            outcome=S if passed == 10 else (P if passed >= 5 else F),
+            reward=passed / 10,
+            tests_passed=passed,
+            tests_total=10,
+        )
+        for i in range(n)
+    ]
+
+
+def test_one_attempt_is_never_weak_and_three_unfinished_ones_are() -> None:
+    profiles = compute_skill_profiles(
+        attempts(TaskCategory.TESTING, 1, 9)  # one partial success: too few to judge
+        + attempts(TaskCategory.REFACTORING, 1, 2)  # one failure: too few as well
+        + attempts(TaskCategory.DEBUGGING, 2, 3)  # two failures: still too few
+        + attempts(TaskCategory.CODE_GENERATION, 3, 9)  # three partials: never finished
+        + attempts(TaskCategory.ARCHITECTURE, 2, 10)  # two successes, two failures: half
+        + attempts(TaskCategory.ARCHITECTURE, 2, 1)
+    )
+    assert [p.category for p in identify_weak_skills(profiles)] == [TaskCategory.CODE_GENERATION]
+    assert [p.category for p in profiles if is_weak(p)] == [TaskCategory.CODE_GENERATION]
+    # The defaults are the constants the strategy rule and the CLI use.
+    assert (WEAK_THRESHOLD, MIN_WEAK_EPISODES) == (0.5, 3)
+    assert [p.category for p in identify_weak_skills(profiles, min_episodes=2)] == [
+        TaskCategory.CODE_GENERATION,
+        TaskCategory.DEBUGGING,
+    ]
+
+
+@pytest.mark.parametrize("min_episodes", [0, -1, 1.5, True, "3"])
+def test_invalid_min_episodes_raises(min_episodes: object) -> None:
+    with pytest.raises(EpisodicValueError, match="min_episodes"):
+        identify_weak_skills(article_table(), min_episodes=min_episodes)  # type: ignore[arg-type]
+    with pytest.raises(EpisodicValueError, match="min_episodes"):
+        is_weak(article_table()[0], min_episodes=min_episodes)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

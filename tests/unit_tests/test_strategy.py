@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
+import numpy as np
 import pytest
 
 from langchain_episodic import (
@@ -12,6 +15,7 @@ from langchain_episodic import (
     TaskDescription,
     build_replay,
     choose_strategy,
+    episode_from_tests,
 )
 from langchain_episodic.scoring.ranking import Neighbour
 from langchain_episodic.scoring.skills import SkillProfile
@@ -19,6 +23,8 @@ from langchain_episodic.scoring.strategy import (
     DEFAULT_EVIDENCE_K,
     StrategyChoice,
     StrategyEvidence,
+    evidence_grade,
+    strategy_evidence,
     strategy_from_evidence,
 )
 from tests.helpers.embeddings import table_memory
@@ -72,10 +78,107 @@ def test_a_fallback_that_fails_on_similar_tasks_gives_way_to_an_untried_strategy
     assert choice == StrategyChoice("conservative", "evidence")
 
 
-def test_partial_counts_as_not_succeeded_and_unknown_strategies_are_ignored() -> None:
+def test_a_partial_without_a_grade_is_half_a_success_and_unknown_strategies_are_ignored() -> None:
     evidence = seen(("defensive", OutcomeStatus.PARTIAL), ("my_own", WON), ("my_own", WON))
-    # defensive 0/1: worse than the untried fallback, which stands without evidence.
+    # defensive 0.5/1 ties the untried fallback, which stands without evidence.
     assert strategy_from_evidence(TASK, evidence, []) == StrategyChoice("iterative", "complexity")
+
+
+# ------------------------------------------------------------- graded evidence (issue 25)
+
+
+def partial(strategy: str, passed: int, total: int = 10) -> Neighbour:
+    return Neighbour(f"{strategy}-{passed}", 0.9, strategy, OutcomeStatus.PARTIAL, passed / total)
+
+
+@pytest.mark.parametrize("passed", [9, 7])
+def test_a_partial_success_keeps_its_strategy_when_no_alternative_has_better_evidence(
+    passed: int,
+) -> None:
+    # One iterative attempt passing 9 (or 7) of 10 tests once made the next task switch to
+    # the untried "conservative": a partial success counted as a failed trial.
+    choice = strategy_from_evidence(TASK, [partial("iterative", passed)], [])
+    assert choice == StrategyChoice("iterative", "evidence")
+    # The same with a low-complexity task, whose fallback is another strategy: evidence for
+    # iterative (0.9 or 0.7 of a success) beats an untried fallback.
+    simple = TaskDescription("query", TaskCategory.CODE_GENERATION, 0.1)
+    assert strategy_from_evidence(simple, [partial("iterative", passed)], []).strategy == (
+        "iterative"
+    )
+
+
+def test_a_failed_attempt_still_gives_way_and_a_better_alternative_still_wins() -> None:
+    failed = Neighbour("f", 0.9, "iterative", LOST, 0.0)
+    assert strategy_from_evidence(TASK, [failed], []) == StrategyChoice("conservative", "evidence")
+    # A 7/10 partial (0.567) loses to a strategy that succeeded (0.667).
+    evidence = [partial("iterative", 7), Neighbour("w", 0.9, "defensive", WON, 1.0)]
+    assert strategy_from_evidence(TASK, evidence, []) == StrategyChoice("defensive", "evidence")
+
+
+def test_evidence_is_graded_by_pass_rate() -> None:
+    evidence = strategy_evidence([partial("iterative", 9), partial("iterative", 7)])
+    assert evidence["iterative"].successes == pytest.approx(1.6)
+    assert evidence["iterative"].failures == pytest.approx(0.4)
+    assert evidence["iterative"].trials == pytest.approx(2.0)
+    assert evidence["iterative"].estimate == pytest.approx(2.6 / 4)
+    assert evidence["defensive"] == StrategyEvidence()
+    # Episodes are graded from their feedback, as the recall's neighbours are.
+    episode = episode_from_tests(TASK, "...", 9, 10, strategy_used="iterative", timestamp=NOW)
+    assert evidence_grade(episode) == pytest.approx(0.9)
+    assert strategy_evidence([episode])["iterative"].successes == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize("passed", [9, 7])
+def test_through_a_memory_a_partial_success_keeps_iterative_on_the_next_similar_task(
+    passed: int,
+) -> None:
+    memory = table_memory({"first": 0.9}, NOW)
+    memory.record(
+        episode_from_tests(
+            TaskDescription("first", TaskCategory.CODE_GENERATION, 0.5),
+            "...",
+            passed,
+            10,
+            strategy_used="iterative",
+            episode_id="first",
+            timestamp=NOW - 3600.0,
+        )
+    )
+    report = memory.recall_report(TASK, RecallOptions(), evidence_k=DEFAULT_EVIDENCE_K)
+    assert [(n.episode_id, n.grade) for n in report.neighbours] == [("first", passed / 10)]
+    assert choose_strategy(TASK, memory) == StrategyChoice("iterative", "evidence")
+    replay = build_replay(memory, TASK, include_strategy=True)
+    assert replay.strategy == StrategyChoice("iterative", "evidence")
+    # Thompson sampling draws from the same graded evidence. Counted as a failure, the
+    # attempt left iterative Beta(1, 2), drawn above four untried Beta(1, 1) in 1/15 of
+    # the draws; graded, Beta(1.9, 1.1) or Beta(1.7, 1.3) is drawn highest in 29% or 22%.
+    rng = np.random.default_rng(0)
+    draws = Counter(
+        choose_strategy(TASK, memory, exploration="thompson", rng=rng).strategy for _ in range(400)
+    )
+    assert draws["iterative"] > 2 * 400 / 15, draws
+
+
+def test_the_article_hierarchy_still_counts_a_partial_as_not_a_success() -> None:
+    memory = table_memory({"a": 0.9, "b": 0.85}, NOW)
+    for name in ("a", "b"):
+        memory.record(
+            episode_from_tests(
+                TaskDescription(name, TaskCategory.CODE_GENERATION, 0.1),
+                "...",
+                9,
+                10,
+                strategy_used="iterative",
+                episode_id=name,
+                timestamp=NOW - 3600.0,
+            )
+        )
+    simple = TaskDescription("query", TaskCategory.CODE_GENERATION, 0.1)
+    # Level 1 needs more than 60% successes among the recalled: none (both partial).
+    assert choose_strategy(simple, memory, ranking="article") == StrategyChoice(
+        "exploratory", "complexity"
+    )
+    assert choose_strategy(simple, memory) == StrategyChoice("iterative", "evidence")
 
 
 def record(memory: object, episode_id: str, text: str, strategy: str, outcome: str) -> None:
