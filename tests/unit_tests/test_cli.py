@@ -31,7 +31,11 @@ from langchain_episodic.cli import main, parse_duration
 from langchain_episodic.scoring.priority import SearchResult, compute_priority, temporal_decay
 from langchain_episodic.scoring.ranking import RecallReport
 from langchain_episodic.scoring.relevance import episode_value, relevance_priority
-from langchain_episodic.scoring.skills import compute_learning_curve, compute_skill_profiles
+from langchain_episodic.scoring.skills import (
+    compute_learning_curve,
+    compute_skill_profiles,
+    is_weak,
+)
 from tests.helpers.cli import assert_one_line_error, filled, open_memory, run
 from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode
@@ -450,10 +454,12 @@ def test_skills_table_and_weak_flags(capsys: pytest.CaptureFixture[str], store_p
             f"{profile.avg_reward:.3f}",
             f"{profile.avg_iterations:.2f}",
         ]
-        assert (row[-1] == "WEAK") == (profile.success_rate < 0.4)
-    weak = sorted(p.category.value for p in profiles if p.success_rate < 0.4)
+        # The one definition of weak (scoring.skills.is_weak), as the strategy rule uses.
+        assert (row[-1] == "WEAK") == is_weak(profile, 0.4)
+    weak = sorted(p.category.value for p in profiles if is_weak(p, 0.4))
     assert weak  # the corpus has weak categories, so the flag is exercised
-    assert f"{len(weak)} weak skill(s), success rate below 40%: {', '.join(weak)}" in out
+    rule = "success rate below 40% over at least 3 episode(s)"
+    assert f"{len(weak)} weak skill(s), {rule}: {', '.join(weak)}" in out
 
     _, out, _ = run(capsys, "--path", str(store_path), "skills", "--threshold", "0")
     assert "WEAK" not in out
