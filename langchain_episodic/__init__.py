@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from langchain_episodic.migration import migrate_namespace
     from langchain_episodic.model.episode import (
         Episode,
+        EpisodeSource,
         Feedback,
         OutcomeStatus,
         TaskCategory,
@@ -87,6 +88,7 @@ _LAZY = {
     "Episode": "langchain_episodic.model.episode",
     "EpisodeConflictError": "langchain_episodic.errors",
     "EpisodeFilter": "langchain_episodic.model.filters",
+    "EpisodeSource": "langchain_episodic.model.episode",
     "EpisodicChainMemory": "langchain_episodic.integrations.classic",
     "EpisodicError": "langchain_episodic.errors",
     "EpisodicMemory": "langchain_episodic.memory",
@@ -156,6 +158,7 @@ __all__ = [
     "Episode",
     "EpisodeConflictError",
     "EpisodeFilter",
+    "EpisodeSource",
     "EpisodicChainMemory",
     "EpisodicError",
     "EpisodicMemory",

@@ -21,6 +21,7 @@ EXPECTED_ALL = sorted(
         "Episode",
         "EpisodeConflictError",
         "EpisodeFilter",
+        "EpisodeSource",
         "EpisodicChainMemory",
         "EpisodicError",
         "EpisodicMemory",

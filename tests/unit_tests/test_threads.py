@@ -21,6 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_episodic import (
     ChromaEpisodeStore,
+    EpisodeSource,
     EpisodicMemory,
     EpisodicRetriever,
     create_recall_tool,
@@ -28,12 +29,7 @@ from langchain_episodic import (
 )
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations.middleware import FOLLOW_UP, EpisodicMemoryMiddleware
-from langchain_episodic.model.episode import (
-    Episode,
-    EpisodeSource,
-    TaskCategory,
-    TaskDescription,
-)
+from langchain_episodic.model.episode import Episode, TaskCategory, TaskDescription
 from langchain_episodic.model.lesson import Lesson, LessonSource
 from tests.helpers.cli import run
 from tests.helpers.models import make_model, user
