@@ -1,7 +1,11 @@
-"""Every notebook in examples/ runs top to bottom offline, and is stored without outputs."""
+"""Every notebook in examples/ runs top to bottom offline, is stored without outputs,
+and asserts what it shows: a notebook's text promises what its output says, and an
+``assert`` in a cell is what keeps the two from drifting apart when the library changes.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -42,6 +46,32 @@ def test_the_agent_notebook_swaps_in_a_model_in_a_code_cell() -> None:
     assert len(tagged) == 1, "the swap-in cell lost its tag"
     assert tagged[0].cell_type == "code"
     assert "init_chat_model" in tagged[0].source
+
+
+def sections(notebook: nbformat.NotebookNode) -> dict[str, list[str]]:
+    """The sources of the code cells under each ``##`` heading (the title's set-up aside)."""
+    found: dict[str, list[str]] = {}
+    heading = None
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            headings = [line for line in cell.source.splitlines() if line.startswith("## ")]
+            heading = headings[-1] if headings else heading
+        elif heading is not None:
+            found.setdefault(heading, []).append(cell.source)
+    return found
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_section_that_prints_asserts(name: str) -> None:
+    # What a section prints is what its text describes; an assert checks the claim.
+    notebook = nbformat.read(EXAMPLES / name, as_version=4)
+    unchecked = [
+        heading
+        for heading, sources in sections(notebook).items()
+        if any("print(" in source for source in sources)
+        and not any(re.search(r"^\s*assert\b", source, re.MULTILINE) for source in sources)
+    ]
+    assert unchecked == [], f"{name}: sections that print but assert nothing"
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
