@@ -301,7 +301,7 @@ def assert_refused(harness: StoreHarness, fragment: str, **kwargs: object) -> No
     with pytest.raises(EmbeddingMismatchError, match=fragment) as refused:
         memory_on(harness, **kwargs)
     message = str(refused.value)
-    assert "\n" not in message
+    assert len(message.splitlines()[0]) <= 200  # what is wrong, on a short first line
     stored, given = fingerprint_embeddings(EMBEDDINGS), fingerprint_embeddings(kwargs["embeddings"])  # type: ignore[arg-type]
     assert stored is not None
     assert given is not None

@@ -175,7 +175,6 @@ def test_a_full_disk_is_said_plainly_on_write_and_in_the_cli(
     # Simulated: Chroma's error on a full disk (as seen on a 2 MB tmpfs) and no free bytes.
     import chromadb.errors  # noqa: PLC0415
 
-    from langchain_episodic.cli import app  # noqa: PLC0415
     from langchain_episodic.stores import chroma as chroma_module  # noqa: PLC0415
 
     path = filled(tmp_path / "memory")
@@ -200,7 +199,8 @@ def test_a_full_disk_is_said_plainly_on_write_and_in_the_cli(
     def failing(*args: object, **kwargs: object) -> int:
         raise chromadb.errors.InternalError("Error executing plan: Failed to apply logs")
 
-    monkeypatch.setattr(app, "free_bytes", lambda folder: 4096)
+    # The CLI imports it when an error needs it (its --help imports nothing heavy).
+    monkeypatch.setattr(chroma_health, "free_bytes", lambda folder: 4096)
     monkeypatch.setattr(ChromaEpisodeStore, "count", failing)
     code, _, err = run(capsys, "stats", "--path", str(path))
     assert code == 2
