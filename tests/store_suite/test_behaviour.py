@@ -341,7 +341,7 @@ def test_a_namespace_written_before_fingerprints_is_checked_against_its_vectors(
     for other, _ in OTHER_MODELS.values():  # refused clearly, never the backend's error
         with pytest.raises(EmbeddingMismatchError, match="never recorded") as refused:
             memory_on(harness, embeddings=other)
-        assert "\n" not in str(refused.value)
+        assert len(str(refused.value).splitlines()[0]) <= 200  # a short first line
     adopted = memory_on(harness)  # the model that wrote them: its fingerprint is recorded
     assert len(adopted) == 6
     assert adopted.recall(QUERIES[0], top_k=1, current_time=NOW)
