@@ -15,8 +15,9 @@
    fallback that keeps failing on tasks like this one gets replaced by something not
    yet tried, while one partial success (9/10, 7/10) keeps it.
 2. **Weakness** — if the task's category is weak
-   (:func:`~langchain_episodic.scoring.skills.is_weak`: graded success rate below
-   0.5 over at least 3 recorded episodes), be ``"defensive"``.
+   (:func:`~langchain_episodic.scoring.skills.is_weak`: success rate below 0.5 over
+   at least 3 recorded episodes; a partial success is not a success there), be
+   ``"defensive"``.
 3. **Complexity** — above 0.7 ``"iterative"``, below 0.3 ``"exploratory"``, else
    ``"iterative"``.
 
@@ -39,8 +40,8 @@ Opt-in **Thompson sampling** (``choose_strategy(..., exploration="thompson", rng
 or :func:`select_strategy_thompson`) explores instead: for each strategy of
 :data:`STRATEGY_POOL` it draws a success rate from ``Beta(1 + successes,
 1 + failures)`` counted (graded, as above) over the recalled similar episodes, and
-picks the highest draw. Untried strategies keep a wide ``Beta(1, 1)``, so they get tried; strategies
-that keep failing are drawn low and fade out.
+picks the highest draw. Untried strategies keep a wide ``Beta(1, 1)``, so they get
+tried; strategies that keep failing are drawn low and fade out.
 
 Example:
     .. code-block:: python
