@@ -948,9 +948,7 @@ def _thread_of(state: Mapping[str, Any]) -> tuple[TaskDescription | None, int]:
 
 def _follow_up(thread_task: TaskDescription, request: TaskDescription) -> TaskDescription:
     """The task of a follow-up: its thread's task, then the request."""
-    if request.description == thread_task.description or request.description.startswith(
-        thread_task.description + FOLLOW_UP
-    ):
+    if request.description == thread_task.description:  # the first request, asked again
         return request if request.category is not TaskCategory.UNKNOWN else thread_task
     own = request.category is not TaskCategory.UNKNOWN
     return TaskDescription(

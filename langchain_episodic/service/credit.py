@@ -26,6 +26,7 @@ from langchain_episodic.scoring.credit import (
 )
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
+from langchain_episodic.stores.base import require_stored
 
 __all__ = ["Runs"]
 
@@ -126,18 +127,13 @@ class Runs:
 
     def _require_stored(self, shown_ids: tuple[str, ...]) -> None:
         """Refuse episode ids the namespace does not hold (lesson ids are the lessons')."""
-        episodes = [i for i in shown_ids if not i.startswith(LESSON_ID_PREFIX)]
-        if not episodes:
-            return
         context = self._context
-        stored = context.store.get(context.namespace, episodes)
-        missing = [i for i in episodes if i not in stored]
-        if missing:
-            msg = (
-                f"episode_ids={missing!r} are not stored in namespace={context.namespace!r}: "
-                "a run can only be shown stored episodes; nothing was noted"
-            )
-            raise EpisodicValueError(msg)
+        require_stored(
+            context.store,
+            context.namespace,
+            [i for i in shown_ids if not i.startswith(LESSON_ID_PREFIX)],
+            "a run can only be shown stored episodes; nothing was noted",
+        )
 
     def credit(self, run_id: str, reward: float, by: str | None = None) -> CreditEvent:
         """Credit the run's reward to everything it was shown; strict.

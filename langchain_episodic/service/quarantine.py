@@ -17,7 +17,7 @@ from langchain_episodic.model.quarantine import (
     decode_log,
     encode_log,
 )
-from langchain_episodic.stores.base import EpisodeStore
+from langchain_episodic.stores.base import EpisodeStore, require_stored
 
 __all__ = ["QuarantineLog"]
 
@@ -90,14 +90,7 @@ class QuarantineLog:
         self.reload()  # another memory (or process) may have logged events since
         events = [QuarantineEvent(i, action, reason, now, by) for i in dict.fromkeys(episode_ids)]
         looked_up = [event.episode_id for event in events if event.episode_id not in known]
-        stored = self._store.get(self._namespace, looked_up) if looked_up else {}
-        missing = [i for i in looked_up if i not in stored]
-        if missing:
-            msg = (
-                f"episode_ids={missing!r} are not stored in namespace={self._namespace!r}; "
-                "nothing was changed"
-            )
-            raise EpisodicValueError(msg)
+        require_stored(self._store, self._namespace, looked_up, "nothing was changed")
         changed = [
             event for event in events if (event.episode_id in self.active) != (action == self._on)
         ]

@@ -29,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
+from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import Episode, OutcomeStatus, episode_from_stored
 from langchain_episodic.model.filters import EpisodeFilter
 
@@ -39,6 +40,7 @@ __all__ = [
     "JournalEntry",
     "ListsCollections",
     "StoredHit",
+    "require_stored",
     "unit_rows",
 ]
 
@@ -110,6 +112,27 @@ def unit_rows(vectors: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
     matrix = np.asarray(vectors, dtype=np.float64)
     unit: NDArray[np.float64] = matrix / np.linalg.norm(matrix, axis=-1, keepdims=True)
     return unit
+
+
+def require_stored(store: EpisodeStore, namespace: str, ids: Sequence[str], then: str) -> None:
+    """Refuse, naming them, the ``ids`` the namespace holds no episode under.
+
+    Args:
+        store: Where to look (one ``get``, nothing when ``ids`` is empty).
+        namespace: The namespace.
+        ids: Episode ids.
+        then: What the message says follows, e.g. ``"nothing was changed"``.
+
+    Raises:
+        EpisodicValueError: Some ids are not stored; the message lists them.
+    """
+    if not ids:
+        return
+    stored = store.get(namespace, list(ids))
+    missing = [i for i in ids if i not in stored]
+    if missing:
+        msg = f"episode_ids={missing!r} are not stored in namespace={namespace!r}; {then}"
+        raise EpisodicValueError(msg)
 
 
 @runtime_checkable
