@@ -31,11 +31,10 @@ from langchain_episodic.model.lesson import Lesson
 from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
     approximate_token_count,
-    build_replay_context,
     checked_token_counter,
-    format_replay_prompt,
 )
 from langchain_episodic.prompting.lessons import render_lessons
+from langchain_episodic.prompting.renderers import RendererArg, render, resolve_renderer
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
 from langchain_episodic.scoring.relevance import DEFAULT_RANKING, Ranking
@@ -87,6 +86,8 @@ class Replay:
         lessons: The lessons shown above the episodes, best first.
         holdout: The run is a holdout run (the memory's ``holdout``): shown no
             memory by chance, so that credit and the lift report have a baseline.
+        shown: The ids of the episodes the prompt shows, in its order (the renderer
+            may leave some results out, or show what worked first).
     """
 
     task: TaskDescription
@@ -96,6 +97,7 @@ class Replay:
     run_id: str | None = None
     lessons: tuple[Lesson, ...] = ()
     holdout: bool = False
+    shown: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
@@ -122,6 +124,7 @@ def build_replay(
     run_id: str | None = None,
     thread_id: str | None = None,
     lesson_k: int = DEFAULT_LESSON_K,
+    renderer: RendererArg = "auto",
     **option_fields: Any,
 ) -> Replay:
     """Recall once for ``task`` and build the replay prompt (and strategy) from it.
@@ -151,6 +154,11 @@ def build_replay(
             episodes, from the same query vector: the active ones whose similarity
             reaches the relevance floor, best first. They take at most half of
             ``max_tokens``; ``0`` for none. A memory without lessons shows none.
+        renderer: How the episodes become text
+            (:mod:`~langchain_episodic.prompting.renderers`): ``"auto"`` (default:
+            ``"compact"``, what worked first and a failure as its feedback line, for
+            the default ranking; the article's ``"detailed"`` prompt for
+            ``ranking="article"``), ``"compact"``, ``"detailed"``, or your own.
         **option_fields: Recall options to set on top of ``options`` (``top_k=3``,
             ``category="debugging"``, ...; see :class:`~langchain_episodic.RecallOptions`).
 
@@ -172,6 +180,7 @@ def build_replay(
     task = as_task(task)
     options = RecallOptions.from_mapping(options, option_fields)
     check_int("lesson_k", lesson_k, 0)
+    chosen = resolve_renderer(renderer, options.ranking)
     if run_id is not None and memory.is_holdout(run_id):
         return _holdout_replay(memory, task, run_id, thread_id, include_strategy)
     report = memory.recall_report(
@@ -185,19 +194,15 @@ def build_replay(
     budget = max_tokens
     if section and max_tokens is not None:
         budget = max(1, max_tokens - token_counter(section + "\n\n"))
-    prompt = format_replay_prompt(
-        build_replay_context(report.results),
-        task,
-        max_tokens=budget,
-        token_counter=token_counter,
-    )
+    rendered = render(chosen, report.results, task, max_tokens=budget, token_counter=token_counter)
+    prompt = rendered.text
     if section:
         prompt = f"{section}\n\n{prompt}" if prompt else section
     strategy = (
         strategy_for_report(task, report, memory.skill_profiles()) if include_strategy else None
     )
     if run_id is not None:
-        shown = [lesson.lesson_id for lesson in lessons] + shown_ids(report.results, prompt)
+        shown = [lesson.lesson_id for lesson in lessons] + list(rendered.shown)
         try:
             memory.note_injection(run_id, shown, task, thread_id=thread_id)
         except Exception:  # credit must never break the run it observes
@@ -209,6 +214,7 @@ def build_replay(
         strategy=strategy,
         run_id=run_id,
         lessons=lessons,
+        shown=rendered.shown,
     )
 
 
@@ -240,11 +246,12 @@ def _fit_lessons(
 
 
 def shown_ids(results: tuple[PrioritizedResult, ...], prompt: str) -> list[str]:
-    """The ids of the ``results`` that ``prompt`` shows, in its order.
+    """The ids of the ``results`` that the detailed ``prompt`` shows, in its order.
 
-    The prompt shows relevant results first, then the rest, and a token budget may
-    leave the last ones out; stored text never forms an ``<experience`` tag (the
-    prompt escapes it), so the tags count the episodes shown.
+    The detailed prompt shows relevant results first, then the rest, and a token budget
+    may leave the last ones out; stored text never forms an ``<experience`` tag (the
+    prompt escapes it), so the tags count the episodes shown. Other renderers say what
+    they show: :attr:`Replay.shown`.
     """
     ordered = [r for r in results if r.relevant] + [r for r in results if not r.relevant]
     return [r.episode.episode_id for r in ordered[: prompt.count("<experience")]]
@@ -261,6 +268,7 @@ async def abuild_replay(
     run_id: str | None = None,
     thread_id: str | None = None,
     lesson_k: int = DEFAULT_LESSON_K,
+    renderer: RendererArg = "auto",
     **option_fields: Any,
 ) -> Replay:
     """Async twin of :func:`build_replay`: the whole pipeline in one executor hop."""
@@ -276,6 +284,7 @@ async def abuild_replay(
             run_id=run_id,
             thread_id=thread_id,
             lesson_k=lesson_k,
+            renderer=renderer,
             **option_fields,
         ),
     )

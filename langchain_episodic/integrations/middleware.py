@@ -50,6 +50,7 @@ from langchain_episodic.model.episode import (
 )
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
+from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
 from langchain_episodic.reflection import LessonWriter, reflect
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE
@@ -334,6 +335,10 @@ class EpisodicMemoryMiddleware(
         token_counter: Counts tokens for the budget, e.g. ``model.get_num_tokens``.
         include_strategy: Also append ``Strategy: <name> - <instruction>`` for the
             strategy :func:`~langchain_episodic.choose_strategy` selects.
+        renderer: How episodes become text (:mod:`~langchain_episodic.prompting.renderers`):
+            ``"auto"`` (default: ``"compact"``, what worked first and a failure as its
+            feedback line; the article's ``"detailed"`` prompt for ``ranking="article"``),
+            ``"compact"``, ``"detailed"``, or your own.
         task_extractor: ``(state) -> str | TaskDescription | None``; by default the
             text of the latest human message (as a task of category ``unknown``).
             Return a :class:`TaskDescription` to give category and complexity, which
@@ -388,6 +393,7 @@ class EpisodicMemoryMiddleware(
         max_tokens: int | None = DEFAULT_MAX_TOKENS,
         token_counter: Callable[[str], int] = approximate_token_count,
         include_strategy: bool = False,
+        renderer: RendererArg = "auto",
         task_extractor: TaskExtractor | None = None,
         follow_ups: FollowUps = "thread",
         record_episode: RecordEpisode | None = None,
@@ -435,6 +441,7 @@ class EpisodicMemoryMiddleware(
             msg = f"reflect_in_background={reflect_in_background!r} is invalid: must be a bool"
             raise TypeError(msg)
         check_int("reflection_queue", reflection_queue, 1)
+        resolve_renderer(renderer, options.ranking)  # refuse a bad renderer now, not per run
         self.memory = memory
         self.embeddings = embeddings
         self.namespace = None if namespace is None else check_scope(namespace)
@@ -445,6 +452,7 @@ class EpisodicMemoryMiddleware(
         self.max_tokens = max_tokens
         self.token_counter = token_counter
         self.include_strategy = include_strategy
+        self.renderer = renderer
         self.task_extractor = task_extractor
         self.follow_ups = follow_ups
         self.record_episode = record_episode
@@ -550,6 +558,7 @@ class EpisodicMemoryMiddleware(
             "max_tokens": self.max_tokens,
             "token_counter": self.token_counter,
             "include_strategy": self.include_strategy,
+            "renderer": self.renderer,
         }
 
     @staticmethod

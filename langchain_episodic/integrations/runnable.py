@@ -12,6 +12,7 @@ from langchain_episodic.integrations._run import run_from_config
 from langchain_episodic.model.episode import TaskDescription, as_task
 from langchain_episodic.pipeline import abuild_replay, build_replay
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
+from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
 from langchain_episodic.scoring.options import RecallOptions
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ def create_replay_runnable(
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
     token_counter: Callable[[str], int] = approximate_token_count,
     include_strategy: bool = False,
+    renderer: RendererArg = "auto",
     **option_fields: Any,
 ) -> RunnableLambda[Any, str]:
     r"""A runnable mapping a task to its replay prompt, sync and async.
@@ -90,6 +92,9 @@ def create_replay_runnable(
             for no budget.
         token_counter: Counts tokens for the budget.
         include_strategy: Append the selected strategy's instruction.
+        renderer: How episodes become text
+            (:mod:`~langchain_episodic.prompting.renderers`): ``"auto"`` (default),
+            ``"compact"``, ``"detailed"``, or your own.
         **option_fields: Recall options on top of ``options`` (``top_k=3``, ...).
 
     Raises:
@@ -97,10 +102,12 @@ def create_replay_runnable(
         EpisodicValueError: A recall option's value is invalid.
     """
     options = RecallOptions.from_mapping(options, option_fields)
+    resolve_renderer(renderer, options.ranking)  # refuse a bad renderer now, not per call
     settings: dict[str, Any] = {
         "max_tokens": max_tokens,
         "token_counter": token_counter,
         "include_strategy": include_strategy,
+        "renderer": renderer,
     }
 
     def _invoke(value: Any, config: RunnableConfig) -> str:

@@ -18,6 +18,7 @@ from langchain_episodic.integrations._scope import (
 from langchain_episodic.model.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS
+from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
 from langchain_episodic.scoring.options import RecallOptions
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ def create_recall_tool(
     options: RecallOptions | None = None,
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
     namespace: NamespaceScope | None = None,
+    renderer: RendererArg = "auto",
 ) -> BaseTool:
     """A LangChain tool over ``memory``'s recall, with optional category/outcome filters.
 
@@ -95,11 +97,15 @@ def create_recall_tool(
             recalls from that namespace of ``memory``'s store only; a run without the
             field gets an error, never another namespace. Needs LangChain 1.x agents
             (``pip install "langchain-episodic[agents]"``).
+        renderer: How episodes become text
+            (:mod:`~langchain_episodic.prompting.renderers`): ``"auto"`` (default),
+            ``"compact"``, ``"detailed"``, or your own.
 
     Raises:
         ImportError: ``namespace`` is given and LangChain 1.x agents are not installed.
     """
     base = RecallOptions.from_mapping(options)
+    resolve_renderer(renderer, base.ranking)  # refuse a bad renderer now, not per call
     scope = None if namespace is None else check_scope(namespace)
     if scope is not None and ToolRuntime is None:
         msg = (
@@ -117,7 +123,7 @@ def create_recall_tool(
         return base.replace(**changes)
 
     def _answer(replay: Replay) -> str:
-        return replay.text if replay.results else NO_MATCH
+        return replay.text if replay.text.strip() else NO_MATCH
 
     def _memory(runtime: object) -> EpisodicMemory:
         return memory if scope is None else memory.for_namespace(resolve_namespace(scope, runtime))
@@ -146,6 +152,7 @@ def create_recall_tool(
                 max_tokens=max_tokens,
                 run_id=run_id,
                 thread_id=thread_id,
+                renderer=renderer,
             )
         )
 
@@ -161,7 +168,13 @@ def create_recall_tool(
         run_id, thread_id = _run(config, runtime)
         scoped = await run_in_executor(None, _memory, runtime)
         replay = await abuild_replay(
-            scoped, query, options, max_tokens=max_tokens, run_id=run_id, thread_id=thread_id
+            scoped,
+            query,
+            options,
+            max_tokens=max_tokens,
+            run_id=run_id,
+            thread_id=thread_id,
+            renderer=renderer,
         )
         return _answer(replay)
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from langchain_episodic._validation import check_int, finite_float
 from langchain_episodic.errors import EpisodicValueError
@@ -47,8 +48,11 @@ from langchain_episodic.scoring.priority import PrioritizedResult
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "NO_EXPERIENCE",
+    "DetailedRenderer",
     "ProvenStrategy",
+    "RenderedReplay",
     "ReplayContext",
+    "ReplayRenderer",
     "approximate_token_count",
     "build_replay_context",
     "format_replay_prompt",
@@ -262,14 +266,15 @@ def render_episode(
 
 
 @dataclass(frozen=True)
-class _Shown:
+class Shown:
     """An episode's block as the prompt shows it, ready to be cut to a budget."""
 
     head: str
     solution: SafeText
 
     @classmethod
-    def of(cls, episode: Episode, index: int, *, relevant: bool) -> _Shown:
+    def of(cls, episode: Episode, index: int, *, relevant: bool) -> Shown:
+        """The detailed block of ``episode``."""
         head = _head(episode, index, relevant=relevant)
         return cls(head, SafeText.of(multi_line(episode.solution)))
 
@@ -326,7 +331,7 @@ def _fair_shares(least: Sequence[int], most: Sequence[int], room: int) -> list[i
     return result
 
 
-def _fit_blocks(shown: Sequence[_Shown], budget: int, count: Callable[[str], int]) -> str:
+def fit_blocks(shown: Sequence[Shown], budget: int, count: Callable[[str], int]) -> str:
     """The blocks within ``budget`` tokens, a fair share each.
 
     When they do not all fit, as many as fit with their details are shown (the first
@@ -472,7 +477,7 @@ def format_replay_prompt(
 
         longest = max(len(task_text.text), len(strategies.text))
     shown = [
-        _Shown.of(episode, index, relevant=index <= len(context.episodes))
+        Shown.of(episode, index, relevant=index <= len(context.episodes))
         for index, episode in enumerate((*context.episodes, *context.not_relevant), start=1)
     ]
     if max_tokens is None:
@@ -483,9 +488,78 @@ def format_replay_prompt(
         return ""
     if not shown:
         return summary
-    return summary + _fit_blocks(shown, max_tokens - token_counter(summary), token_counter)
+    return summary + fit_blocks(shown, max_tokens - token_counter(summary), token_counter)
 
 
 def _omitted_note(omitted: int) -> str:
     noun = "experience" if omitted == 1 else "experiences"
     return f"({omitted} more {noun} omitted to stay within the token budget)"
+
+
+# ------------------------------------------------------------------ renderers
+
+
+@dataclass(frozen=True)
+class RenderedReplay:
+    """A replay prompt and the episodes it shows.
+
+    Attributes:
+        text: The prompt text (``""``: nothing to show).
+        shown: The ids of the episodes the text shows, in the order it shows them:
+            what the run is credited for.
+    """
+
+    text: str
+    shown: tuple[str, ...]
+
+
+class ReplayRenderer(Protocol):
+    """Turns recalled episodes into replay text within a token budget.
+
+    :class:`~langchain_episodic.prompting.compact.CompactRenderer` and
+    :class:`DetailedRenderer` are the package's; any callable of this shape works. It
+    may return a plain ``str``: every result then counts as shown.
+    """
+
+    def __call__(
+        self,
+        results: Sequence[PrioritizedResult],
+        task: TaskDescription | str,
+        *,
+        max_tokens: int | None,
+        token_counter: Callable[[str], int],
+    ) -> RenderedReplay | str:
+        """Render ``results`` (best first) for ``task``."""
+        ...
+
+
+@dataclass(frozen=True)
+class DetailedRenderer:
+    """The article's replay prompt (:func:`format_replay_prompt`), for readers.
+
+    A summary (task, category, average reward, success rate, proven strategies), then
+    every field of every recalled episode, relevant ones first. ``ranking="article"``
+    uses it by default, so the article's prompt stays exactly reproducible.
+
+    Example:
+        >>> rendered = DetailedRenderer()([], "Add password reset")
+        >>> print(rendered.text)
+        Task: Add password reset
+        No relevant experiences available.
+    """
+
+    def __call__(
+        self,
+        results: Sequence[PrioritizedResult],
+        task: TaskDescription | str,
+        *,
+        max_tokens: int | None = DEFAULT_MAX_TOKENS,
+        token_counter: Callable[[str], int] = approximate_token_count,
+    ) -> RenderedReplay:
+        """Render ``results`` as :func:`format_replay_prompt` does."""
+        text = format_replay_prompt(
+            build_replay_context(results), task, max_tokens=max_tokens, token_counter=token_counter
+        )
+        ordered = [r for r in results if r.relevant] + [r for r in results if not r.relevant]
+        shown = tuple(r.episode.episode_id for r in ordered[: text.count("<experience")])
+        return RenderedReplay(text, shown)

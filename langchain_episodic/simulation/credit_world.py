@@ -58,7 +58,7 @@ from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import Episode, Feedback, OutcomeStatus
 from langchain_episodic.model.feedback import feedback_from_tests
-from langchain_episodic.pipeline import build_replay, shown_ids
+from langchain_episodic.pipeline import build_replay
 from langchain_episodic.scoring import ranking as ranking_module
 from langchain_episodic.scoring.lift import t95
 from langchain_episodic.scoring.options import RecallOptions
@@ -610,7 +610,7 @@ def run_credit_variant(
         elif options is not None:
             with _previous_rules() if variant == "previous_default" else nullcontext():
                 replay = build_replay(memory, task.task, options, run_id=run_id)
-            shown = [hidden[i] for i in shown_ids(replay.results, replay.prompt)]
+            shown = [hidden[i] for i in replay.shown]
         for episode in shown:
             same = episode.subtopic == task.subtopic
             shown_slots[episode.kind if same else _OTHER_SUBTOPIC] += 1

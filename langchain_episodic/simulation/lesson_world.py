@@ -74,7 +74,7 @@ from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.lesson import MERGE_SIMILARITY, Lesson
-from langchain_episodic.pipeline import build_replay, shown_ids
+from langchain_episodic.pipeline import build_replay
 from langchain_episodic.reflection import (
     LessonDraft,
     LessonDrafts,
@@ -521,7 +521,7 @@ def run_lesson_variant(
         task = env.task_at(index)
         run_id = f"run-{index:05d}"
         replay = build_replay(memory, task.task, options, run_id=run_id, lesson_k=variant.lesson_k)
-        episodes = [known[i].hidden for i in shown_ids(replay.results, replay.prompt)]
+        episodes = [known[i].hidden for i in replay.shown]
         lessons = [hidden_lessons[lesson.lesson_id] for lesson in replay.lessons]
         tally.update(
             episodes_shown=len(episodes),

@@ -27,6 +27,7 @@ from langchain_episodic import (
 )
 from langchain_episodic.integrations.classic import EpisodicChainMemory
 from langchain_episodic.pipeline import replay_prompt
+from langchain_episodic.prompting.compact import COMPACT_NOTICE
 from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
     NO_EXPERIENCE,
@@ -142,14 +143,18 @@ def test_fields_are_validated(memory: EpisodicMemory) -> None:
 def test_load_replays_the_relevant_past_episode(memory: EpisodicMemory) -> None:
     chain_memory = EpisodicChainMemory(memory=memory, top_k=1)
     text = chain_memory.load_memory_variables({"input": "Implement a login form"})["experience"]
-    assert text.startswith("Task: Implement a login form\n")
-    assert "Relevant experiences (1):" in text
-    assert "Past task: Implement a login form with email validation" in text
+    assert text.startswith(COMPACT_NOTICE + "\n")
+    assert '<experience index="1" outcome="success">' in text
+    assert "Task: Implement a login form with email validation\n<solution>" in text
     assert "def login(email, password): validate(email)" in text
-    assert "<feedback>empty password was accepted</feedback>" in text
     assert "CSV parser" not in text
     assert "payment webhook" not in text
     assert text == replay_prompt(memory, "Implement a login form", top_k=1)
+    detailed = EpisodicChainMemory(memory=memory, top_k=1, renderer="detailed")
+    text = detailed.load_memory_variables({"input": "Implement a login form"})["experience"]
+    assert text.startswith("Task: Implement a login form\n")
+    assert "Relevant experiences (1):" in text
+    assert "<feedback>empty password was accepted</feedback>" in text
 
 
 def test_load_replays_top_k_episodes_best_first(memory: EpisodicMemory) -> None:
@@ -162,13 +167,16 @@ def test_load_replays_top_k_episodes_best_first(memory: EpisodicMemory) -> None:
     # ...the default only the episodes about the task.
     relevant = EpisodicChainMemory(memory=memory, top_k=3).load_memory_variables(query)
     expected = memory.recall("Implement a login form", top_k=3)
-    assert f"Relevant experiences ({len(expected)}):" in relevant["experience"]
+    assert relevant["experience"].count("<experience") == len(expected)
     assert "email validation" in relevant["experience"]
     assert "CSV parser" not in relevant["experience"]
 
 
-def test_load_on_an_empty_memory_says_there_is_no_experience() -> None:
+def test_load_on_an_empty_memory_gives_nothing_or_says_there_is_no_experience() -> None:
     text = EpisodicChainMemory(memory=new_memory()).load_memory_variables({"input": "Anything"})
+    assert text == {"experience": ""}
+    detailed = EpisodicChainMemory(memory=new_memory(), renderer="detailed")
+    text = detailed.load_memory_variables({"input": "Anything"})
     assert text == {"experience": f"Task: Anything\n{NO_EXPERIENCE}"}
 
 
@@ -185,7 +193,7 @@ def test_recall_options_reach_recall(memory: EpisodicMemory) -> None:
     assert "Past task: Debug the crash" in failures.load_memory_variables(query)["experience"]
 
     floor = EpisodicChainMemory(memory=memory, min_similarity=0.99)
-    assert NO_EXPERIENCE in floor.load_memory_variables(query)["experience"]
+    assert floor.load_memory_variables(query)["experience"] == ""
 
 
 def test_max_tokens_bounds_the_prompt() -> None:
@@ -207,7 +215,7 @@ def test_max_tokens_bounds_the_prompt() -> None:
     )
     assert approximate_token_count(unlimited["experience"]) > 300
     assert approximate_token_count(budgeted["experience"]) <= 300
-    assert "Relevant experiences (3):" in budgeted["experience"]
+    assert budgeted["experience"].count("<experience") == 3
 
 
 def test_the_prompt_has_a_default_budget() -> None:
@@ -250,13 +258,14 @@ async def test_aload_memory_variables_matches_the_sync_one(memory: EpisodicMemor
 
 
 def test_the_single_input_holds_the_task_whatever_its_name(memory: EpisodicMemory) -> None:
-    chain_memory = EpisodicChainMemory(memory=memory)
+    # The detailed renderer's first line is the task recalled for.
+    chain_memory = EpisodicChainMemory(memory=memory, renderer="detailed")
     text = chain_memory.load_memory_variables({"question": "Implement a login form"})
     assert text["experience"].startswith("Task: Implement a login form\n")
 
 
 def test_input_is_the_default_among_several_inputs(memory: EpisodicMemory) -> None:
-    chain_memory = EpisodicChainMemory(memory=memory)
+    chain_memory = EpisodicChainMemory(memory=memory, renderer="detailed")
     inputs = {"language": "python", "input": "Debug the webhook crash", "stop": ["\n"]}
     assert chain_memory.load_memory_variables(inputs)["experience"].startswith(
         "Task: Debug the webhook crash\n"
@@ -264,7 +273,7 @@ def test_input_is_the_default_among_several_inputs(memory: EpisodicMemory) -> No
 
 
 def test_the_memory_key_and_stop_are_not_task_inputs(memory: EpisodicMemory) -> None:
-    chain_memory = EpisodicChainMemory(memory=memory)
+    chain_memory = EpisodicChainMemory(memory=memory, renderer="detailed")
     inputs = {"experience": "stale", "stop": ["\n"], "ask": "Write tests for the CSV parser"}
     assert chain_memory.load_memory_variables(inputs)["experience"].startswith(
         "Task: Write tests for the CSV parser\n"
@@ -280,7 +289,7 @@ def test_explicit_input_key_picks_the_task(memory: EpisodicMemory) -> None:
 
 
 def test_a_task_description_or_dict_keeps_its_category(memory: EpisodicMemory) -> None:
-    chain_memory = EpisodicChainMemory(memory=memory)
+    chain_memory = EpisodicChainMemory(memory=memory, renderer="detailed")
     task = TaskDescription("Fix the webhook crash", TaskCategory.DEBUGGING, 0.8)
     for value in (task, task.to_dict()):
         text = chain_memory.load_memory_variables({"input": value})["experience"]
@@ -492,8 +501,8 @@ def test_llm_chain_sends_the_replay_prompt_to_the_model(memory: EpisodicMemory) 
 
     assert len(llm.prompts) == 1
     received = llm.prompts[0]
-    assert received.startswith("Task: Implement a signup form with email validation\n")
-    assert "Past task: Implement a login form with email validation" in received
+    assert received.startswith(COMPACT_NOTICE + "\n")
+    assert "Task: Implement a login form with email validation\n<solution>" in received
     assert "def login(email, password): validate(email)" in received
     assert received.endswith("\n\nNew task: Implement a signup form with email validation\nCode:")
     assert result["text"] == "def signup(email, password): validate(email)"
@@ -503,9 +512,9 @@ def test_llm_chain_sends_the_replay_prompt_to_the_model(memory: EpisodicMemory) 
     # The learning loop: test the output, record the outcome, and the next run sees it.
     chain_memory.record_outcome(result, result["text"], 4, 4, "all pass", episode_id="signup")
     chain.invoke({"input": "Implement a signup form with email validation"})
-    # The login episode, credited with that run's success, may now come first.
-    assert "\nPast task: Implement a signup form with email validation\n" in llm.prompts[1]
-    assert "Outcome: success\nReward: 1.00" in llm.prompts[1]
+    # The signup episode that passed is shown as a solution that worked.
+    assert "\nTask: Implement a signup form with email validation\n<solution>\n" in llm.prompts[1]
+    assert "def signup(email, password): validate(email)" in llm.prompts[1]
 
 
 @IGNORE_LLMCHAIN_DEPRECATION
@@ -520,7 +529,7 @@ async def test_llm_chain_ainvoke_sends_the_replay_prompt_to_the_model(
     await chain.ainvoke({"task": "Write unit tests for the CSV parser"})
 
     assert len(llm.prompts) == 1
-    assert "Past task: Write unit tests for the CSV parser" in llm.prompts[0]
+    assert "Task: Write unit tests for the CSV parser" in llm.prompts[0]
     assert "email validation" not in llm.prompts[0]
     assert llm.prompts[0].endswith("\n---\nWrite unit tests for the CSV parser")
     assert len(memory) == 3
@@ -552,9 +561,9 @@ async def test_lcel_chain_with_a_chat_model_receives_the_replay_prompt(
     assert len(model.received) == 2
     for system, human in model.received:
         assert system.type == "system"
-        assert system.text.startswith("You are a coding agent.\n\nTask: Debug the crash")
-        assert "Past task: Debug the crash in the payment webhook handler" in system.text
-        assert "Outcome: failure" in system.text
+        assert system.text.startswith("You are a coding agent.\n\n" + COMPACT_NOTICE)
+        assert "Task: Debug the crash in the payment webhook handler" in system.text
+        assert 'outcome="failure"' in system.text  # its feedback, not its code
         assert human.text == "Debug the crash in the webhook handler"
 
 

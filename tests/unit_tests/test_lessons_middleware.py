@@ -188,7 +188,8 @@ def test_lessons_of_one_run_reach_the_system_prompt_of_the_next(
     assert f"Title: {LESSON.title}" in second
     assert "Do: call .strip() on the address before validating it" in second
     assert "Evidence: 1 episode" in second
-    assert section < second.index(f"Task: {CONTACT}")  # above the episodes
+    episodes_at = second.find("<experience")
+    assert episodes_at == -1 or section < episodes_at  # above the episodes
     # The lesson was noted as shown to run 2, and that run's reward credits it.
     (lesson,) = failed_login.lessons()
     assert failed_login.credit_log()

@@ -28,6 +28,7 @@ from langchain_episodic.integrations.middleware import (
     latest_human_text,
 )
 from langchain_episodic.pipeline import replay_prompt
+from langchain_episodic.prompting.compact import COMPACT_NOTICE
 from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
     NO_EXPERIENCE,
@@ -91,12 +92,12 @@ def test_sync_invoke_appends_replay_after_the_user_system_prompt(
     assert result["messages"][-1].content == "def signup(): ..."
     [system_text] = model.system_texts()
     replay = assert_system_then_replay(system_text)
-    assert replay.startswith("Task: Implement a signup form with email validation\n")
-    assert "Relevant experiences (1):" in replay
-    assert f"Past task: {LOGIN_TASK}" in replay
-    assert f"<feedback>{LOGIN_FEEDBACK}</feedback>" in replay
-    assert "Strategy: defensive" in replay
-    assert "Strategy: defensive - " not in replay  # no strategy line unless asked
+    # The compact replay: the notice, then the solution that worked, no metadata.
+    assert replay.startswith(COMPACT_NOTICE + "\n")
+    assert '<experience index="1" outcome="success">' in replay
+    assert f"Task: {LOGIN_TASK}\n<solution>\ndef login(email, password): ...\n" in replay
+    assert LOGIN_FEEDBACK not in replay  # a success's feedback is not what a model needs
+    assert "Strategy: " not in replay  # no strategy line unless asked
     # The system prompt is not duplicated into the conversation.
     assert [type(m) for m in model.received[0]] == [SystemMessage, HumanMessage]
 
@@ -122,11 +123,22 @@ def test_without_a_system_prompt_the_replay_becomes_the_system_prompt(
     assert model.system_texts() == [replay_prompt(login_memory, "Implement a signup form")]
 
 
-def test_empty_memory_says_no_relevant_experiences(memory: EpisodicMemory) -> None:
+def test_an_empty_memory_adds_nothing_to_the_system_prompt(memory: EpisodicMemory) -> None:
     model = make_model("ok")
     agent = create_agent(
         model, tools=[], system_prompt=SYSTEM, middleware=[EpisodicMemoryMiddleware(memory)]
     )
+    agent.invoke(user("Implement a signup form"))
+
+    assert model.system_texts() == [SYSTEM]
+
+
+def test_the_detailed_renderer_says_there_is_no_relevant_experience(
+    memory: EpisodicMemory,
+) -> None:
+    model = make_model("ok")
+    middleware = EpisodicMemoryMiddleware(memory, renderer="detailed")
+    agent = create_agent(model, tools=[], system_prompt=SYSTEM, middleware=[middleware])
     agent.invoke(user("Implement a signup form"))
 
     [system_text] = model.system_texts()
@@ -155,7 +167,7 @@ def test_include_strategy_appends_the_selected_instruction_last(
     replay = assert_system_then_replay(system_text)
     line = f"Strategy: defensive - {STRATEGY_POOL['defensive']}"
     assert replay.endswith("\n\n" + line)
-    assert replay.index("Relevant experiences (1):") < replay.index(line)
+    assert replay.index("</experience>") < replay.index(line)
 
 
 def test_top_k_and_options_reach_recall(memory: EpisodicMemory) -> None:
@@ -177,10 +189,11 @@ def test_top_k_and_options_reach_recall(memory: EpisodicMemory) -> None:
     agent.invoke(user("Implement a login form"))
 
     [replay] = model.system_texts()
-    assert "Relevant experiences (1):" in replay
-    assert "Outcome: failure" in replay
-    assert "Outcome: success" not in replay
-    assert "Outcome: partial" not in replay
+    assert replay.count("<experience") == 1
+    assert 'outcome="failure"' in replay
+    assert "What went wrong: 4 of 5 tests passed; feedback 1" in replay
+    assert 'outcome="success"' not in replay
+    assert 'outcome="partial"' not in replay
 
 
 def test_max_tokens_bounds_the_replay(memory: EpisodicMemory) -> None:
@@ -215,7 +228,7 @@ def test_the_replay_has_a_default_budget(
     agent.invoke(user("Implement a login form"))
 
     replay = assert_system_then_replay(model.system_texts()[0])
-    assert "Relevant experiences (1):" in replay
+    assert '<experience index="1" outcome="success">' in replay
     if budget:
         assert "[truncated]" not in replay
         assert len(replay) > 1_200_000
@@ -261,8 +274,9 @@ def test_content_block_system_prompt_keeps_its_blocks(login_memory: EpisodicMemo
 
 def test_list_content_human_message_is_the_task(login_memory: EpisodicMemory) -> None:
     model = make_model("ok")
-    # follow_ups="alone": the older request is not this task's thread (see test_threads).
-    middleware = EpisodicMemoryMiddleware(login_memory, follow_ups="alone")
+    # follow_ups="alone": the older request is not this task's thread (see test_threads);
+    # the detailed renderer shows the task recalled for on its first line.
+    middleware = EpisodicMemoryMiddleware(login_memory, follow_ups="alone", renderer="detailed")
     agent = create_agent(model, tools=[], middleware=[middleware])
     agent.invoke(
         {
@@ -310,7 +324,9 @@ def test_custom_task_extractor_gives_the_task(login_memory: EpisodicMemory) -> N
         model,
         tools=[],
         system_prompt=SYSTEM,
-        middleware=[EpisodicMemoryMiddleware(login_memory, task_extractor=extractor)],
+        middleware=[
+            EpisodicMemoryMiddleware(login_memory, task_extractor=extractor, renderer="detailed")
+        ],
     )
     agent.invoke(user("go"))
 
@@ -339,7 +355,7 @@ def test_task_extractor_returning_text_gives_a_task_of_category_unknown(
 ) -> None:
     model = make_model("ok")
     middleware = EpisodicMemoryMiddleware(
-        login_memory, task_extractor=lambda state: LOGIN_TASK + " again"
+        login_memory, task_extractor=lambda state: LOGIN_TASK + " again", renderer="detailed"
     )
     agent = create_agent(model, tools=[], system_prompt=SYSTEM, middleware=[middleware])
     agent.invoke(user("go"))
@@ -469,7 +485,10 @@ def test_recorded_episode_is_replayed_in_the_next_turn_of_a_thread(
         tools=[],
         system_prompt=SYSTEM,
         checkpointer=InMemorySaver(),
-        middleware=[EpisodicMemoryMiddleware(memory, record_episode=record_episode)],
+        # The detailed renderer shows the task recalled for, and the episode's feedback.
+        middleware=[
+            EpisodicMemoryMiddleware(memory, record_episode=record_episode, renderer="detailed")
+        ],
     )
     config: Any = {"configurable": {"thread_id": "t1"}}
     agent.invoke(user("Implement a login form"), config)
@@ -525,13 +544,14 @@ def test_tool_loop_sees_the_same_replay_on_every_call(login_memory: EpisodicMemo
     assert result["messages"][2].content == "10/10 passed"
     first, second = model.system_texts()
     assert first == second
-    assert "Relevant experiences (1):" in first
-    assert "recorded while the agent was running" not in first
+    assert '<experience index="1" outcome="success">' in first
+    recorded_mid_run = "Task: Implement a signup form with email validation\n"
+    assert recorded_mid_run not in first
     assert len(login_memory) == 2
     # A new run does see the episode recorded during the previous one.
     model.messages = iter(["ok"])
     agent.invoke(user("Implement a signup form with email validation"))
-    assert "recorded while the agent was running" in model.system_texts()[-1]
+    assert recorded_mid_run in model.system_texts()[-1]
 
 
 # ---------------------------------------------------------------- async
@@ -565,9 +585,7 @@ async def test_async_ainvoke_injects_and_records(login_memory: EpisodicMemory) -
 
     [system_text] = model.system_texts()
     replay = assert_system_then_replay(system_text)
-    assert "Task: Implement a signup form with email validation\n" in replay
-    assert "Relevant experiences (1):" in replay
-    assert f"<feedback>{LOGIN_FEEDBACK}</feedback>" in replay
+    assert f"Task: {LOGIN_TASK}\n<solution>\ndef login(email, password): ...\n" in replay
     assert replay.endswith(f"Strategy: defensive - {STRATEGY_POOL['defensive']}")
     assert len(login_memory) == 2
     stored = {e.episode_id: e for e in login_memory.episodes()}["async-1"]
@@ -608,7 +626,7 @@ async def test_async_tool_loop_and_empty_memory(memory: EpisodicMemory) -> None:
     await agent.ainvoke(user("Implement a signup form"))
 
     first, second = model.system_texts()
-    assert first == second == f"{SYSTEM}\n\nTask: Implement a signup form\n{NO_EXPERIENCE}"
+    assert first == second == SYSTEM  # nothing relevant: nothing added
 
 
 # ---------------------------------------------------------------- hooks directly

@@ -171,7 +171,10 @@ def test_the_agents_own_store_is_the_long_term_tier() -> None:
     embeddings = StaticEmbeddings()
     graph_store = InMemoryStore(index={"dims": 384, "embed": embeddings})
     model = make_model("def login(): ...", "def login(): ...", "def login(): ...")
-    middleware = EpisodicMemoryMiddleware(namespace="user-{user_id}", record_episode=_record)
+    # The detailed renderer shows each episode's feedback, which names its user.
+    middleware = EpisodicMemoryMiddleware(
+        namespace="user-{user_id}", record_episode=_record, renderer="detailed"
+    )
     agent = create_agent(
         model, tools=[], middleware=[middleware], context_schema=Context, store=graph_store
     )

@@ -25,6 +25,7 @@ from langchain_episodic import (
     create_replay_runnable,
 )
 from langchain_episodic.pipeline import choose_strategy
+from langchain_episodic.prompting.compact import CompactRenderer
 from langchain_episodic.prompting.episodes import build_replay_context, format_replay_prompt
 from langchain_episodic.scoring.strategy import (
     DEFAULT_EVIDENCE_K,
@@ -121,9 +122,8 @@ def test_the_replay_is_the_prompt_and_strategy_of_those_same_results(counted: An
     memory = counted[0]
     replay = build_replay(memory, TASK, top_k=4, max_tokens=400, include_strategy=True)
     assert replay.results == memory.recall(TASK, top_k=4)
-    assert replay.prompt == format_replay_prompt(
-        build_replay_context(replay.results), TASK, max_tokens=400
-    )
+    rendered = CompactRenderer()(replay.results, TASK, max_tokens=400)
+    assert (replay.prompt, replay.shown) == (rendered.text, rendered.shown)
     report = memory.recall_report(TASK, RecallOptions(top_k=4), evidence_k=DEFAULT_EVIDENCE_K)
     assert replay.strategy == strategy_for_report(TASK, report, memory.skill_profiles())
     # iterative 3/3 beats defensive 2/2 and exploratory 0/1 among the relevant neighbours.
@@ -131,6 +131,8 @@ def test_the_replay_is_the_prompt_and_strategy_of_those_same_results(counted: An
     assert replay.strategy == choose_strategy(TASK, memory)
     article = build_replay(memory, TASK, top_k=4, include_strategy=True, ranking="article")
     assert article.strategy == strategy_from_results(TASK, article.results, memory.skill_profiles())
+    # The article's ranking keeps the article's prompt, exactly.
+    assert article.prompt == format_replay_prompt(build_replay_context(article.results), TASK)
     # Without include_strategy the text is the prompt alone.
     plain = build_replay(memory, TASK, top_k=4, max_tokens=400)
     assert (plain.strategy, plain.text) == (None, replay.prompt)

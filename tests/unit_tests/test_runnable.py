@@ -9,11 +9,11 @@ from langchain_core.runnables import RunnablePassthrough
 
 from langchain_episodic import EpisodicMemory, EpisodicValueError, TaskCategory, TaskDescription
 from langchain_episodic.pipeline import replay_prompt
+from langchain_episodic.prompting.compact import CompactRenderer
 from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
+    DetailedRenderer,
     approximate_token_count,
-    build_replay_context,
-    format_replay_prompt,
 )
 from langchain_episodic.scoring.strategy import STRATEGY_POOL
 from tests.helpers.models import RecordingChatModel
@@ -47,7 +47,8 @@ def memory() -> EpisodicMemory:
 
 
 def expected_prompt(memory: EpisodicMemory, task: TaskDescription) -> str:
-    return format_replay_prompt(build_replay_context(memory.recall(task, top_k=3)), task)
+    results = memory.recall(task, top_k=3)
+    return CompactRenderer()(results, task, max_tokens=DEFAULT_MAX_TOKENS).text
 
 
 @pytest.mark.parametrize(
@@ -63,19 +64,22 @@ def test_runnable_accepts_every_task_shape(memory: EpisodicMemory, given: object
     text = memory.as_runnable().invoke(given)
     task = TaskDescription("Implement password change by email")
     assert text == expected_prompt(memory, task)
-    assert "token expiry untested" in text
+    assert "Task: Implement password reset by email\n<solution>" in text
 
 
 def test_runnable_keeps_task_category(memory: EpisodicMemory) -> None:
     task = TaskDescription("Implement password change", TaskCategory.CODE_GENERATION, 0.4)
-    assert "Category: code_generation" in memory.as_runnable().invoke(task)
+    text = memory.as_runnable(renderer="detailed").invoke(task)
+    assert text.startswith("Task: Implement password change\nCategory: code_generation\n")
+    results = memory.recall(task, top_k=3)
+    assert text == DetailedRenderer()(results, task).text
 
 
 def test_custom_input_key_and_options(memory: EpisodicMemory) -> None:
     runnable = memory.as_runnable(input_key="question", top_k=1, max_tokens=400)
     text = runnable.invoke({"question": "password reset email"})
     assert text == replay_prompt(memory, "password reset email", top_k=1, max_tokens=400)
-    assert "Relevant experiences (1):" in text
+    assert text.count("<experience") == 1
     with pytest.raises(EpisodicValueError, match="'question'"):
         runnable.invoke({"task": "password reset"})
 
@@ -127,6 +131,6 @@ def test_prompt_reaches_the_model_through_lcel(memory: EpisodicMemory) -> None:
     chain = {"replay": memory.as_runnable(), "task": RunnablePassthrough()} | prompt | model
     assert chain.invoke("Implement password change by email").content == "done"
     system, human = model.received[0]
-    assert system.content.startswith("You are a coding agent.\n\nTask: Implement password change")
-    assert "Past task: Implement password reset by email" in system.content
+    assert system.content.startswith("You are a coding agent.\n\nPast experience")
+    assert "Task: Implement password reset by email\n<solution>" in system.content
     assert human.content == "Implement password change by email"

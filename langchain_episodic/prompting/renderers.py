@@ -1,0 +1,85 @@
+"""Which renderer turns recalled episodes into replay text: by name, or your own.
+
+* ``"compact"`` (:class:`~langchain_episodic.prompting.compact.CompactRenderer`): what
+  worked first, a failed attempt as one feedback line without its code, nothing when
+  nothing is relevant. For models that copy what they are shown (small and completion
+  models), and the default of the default ranking.
+* ``"detailed"`` (:class:`~langchain_episodic.prompting.episodes.DetailedRenderer`):
+  the article's prompt, every field of every episode. For models that read; the default
+  of ``ranking="article"``, so the article's prompt stays exactly reproducible.
+* ``"auto"`` (the default everywhere): ``"detailed"`` for ``ranking="article"``,
+  ``"compact"`` otherwise.
+* Any callable of the :class:`~langchain_episodic.prompting.episodes.ReplayRenderer` shape.
+
+Example:
+    >>> resolve_renderer("auto", "article")
+    DetailedRenderer()
+    >>> resolve_renderer("auto", "relevance")
+    CompactRenderer(raw_attempts=False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from langchain_episodic.model.episode import TaskDescription
+from langchain_episodic.prompting.compact import CompactRenderer
+from langchain_episodic.prompting.episodes import (
+    DetailedRenderer,
+    RenderedReplay,
+    ReplayRenderer,
+)
+from langchain_episodic.scoring.priority import PrioritizedResult
+
+__all__ = ["RENDERER_NAMES", "RendererArg", "render", "resolve_renderer"]
+
+RendererName = Literal["auto", "compact", "detailed"]
+RendererArg = RendererName | ReplayRenderer
+"""A renderer's name, or a renderer."""
+
+RENDERER_NAMES = ("auto", "compact", "detailed")
+
+
+def resolve_renderer(renderer: RendererArg, ranking: str = "relevance") -> ReplayRenderer:
+    """The renderer ``renderer`` names (``"auto"``: by ``ranking``), or ``renderer`` itself.
+
+    Raises:
+        TypeError: ``renderer`` is neither a known name nor callable.
+    """
+    if isinstance(renderer, str):
+        if renderer == "auto":
+            renderer = "detailed" if ranking == "article" else "compact"
+        if renderer == "compact":
+            return CompactRenderer()
+        if renderer == "detailed":
+            return DetailedRenderer()
+    elif callable(renderer):
+        return renderer
+    msg = (
+        f"renderer={renderer!r} is invalid: must be one of {list(RENDERER_NAMES)} or a "
+        "callable (results, task, *, max_tokens, token_counter) -> RenderedReplay | str"
+    )
+    raise TypeError(msg)
+
+
+def render(
+    renderer: ReplayRenderer,
+    results: Sequence[PrioritizedResult],
+    task: TaskDescription | str,
+    *,
+    max_tokens: int | None,
+    token_counter: Callable[[str], int],
+) -> RenderedReplay:
+    """Call ``renderer``; a plain ``str`` it returns counts every result as shown.
+
+    Raises:
+        TypeError: The renderer returned something else.
+    """
+    rendered = renderer(results, task, max_tokens=max_tokens, token_counter=token_counter)
+    if isinstance(rendered, RenderedReplay):
+        return rendered
+    if isinstance(rendered, str):
+        return RenderedReplay(rendered, tuple(r.episode.episode_id for r in results))
+    msg = f"renderer {renderer!r} returned {type(rendered).__name__}: must be a RenderedReplay or str"
+    raise TypeError(msg)
