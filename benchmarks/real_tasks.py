@@ -135,10 +135,18 @@ FAMILIES: tuple[Family, ...] = (
         "fibonacci",
         "    a, b = 0, 1\n    for _ in range({0}):\n        a, b = b, a + b\n    return a",
         [("0", "0"), ("1", "1"), ("2", "1"), ("10", "55")],
-        ("fibonacci", ("n",), "return the n-th Fibonacci number, with fibonacci(0) = 0 and fibonacci(1) = 1."),
+        (
+            "fibonacci",
+            ("n",),
+            "return the n-th Fibonacci number, with fibonacci(0) = 0 and fibonacci(1) = 1.",
+        ),
         ("fib", ("k",), "the k-th term of the Fibonacci sequence 0, 1, 1, 2, 3, 5, ..."),
         ("nth_fibonacci", ("index",), "Fibonacci number at position index, counting from 0."),
-        ("fibonacci_term", ("position",), "the Fibonacci value at position (0 gives 0, 1 gives 1)."),
+        (
+            "fibonacci_term",
+            ("position",),
+            "the Fibonacci value at position (0 gives 0, 1 gives 1).",
+        ),
     ),
     _f(
         "largest",
@@ -171,27 +179,55 @@ FAMILIES: tuple[Family, ...] = (
         "capitalize_words",
         "    return ' '.join(w[:1].upper() + w[1:] for w in {0}.split())",
         [("'hello world'", "'Hello World'"), ("'a'", "'A'"), ("'already Fine'", "'Already Fine'")],
-        ("capitalize_words", ("text",), "upper-case the first letter of every word, words joined by single spaces."),
-        ("title_words", ("s",), "each word of s with its first letter capitalised, single spaces between."),
+        (
+            "capitalize_words",
+            ("text",),
+            "upper-case the first letter of every word, words joined by single spaces.",
+        ),
+        (
+            "title_words",
+            ("s",),
+            "each word of s with its first letter capitalised, single spaces between.",
+        ),
         ("capitalise_each", ("sentence",), "sentence with every word starting in upper case."),
-        ("upper_first_letters", ("line",), "make the first character of each word of line upper case."),
+        (
+            "upper_first_letters",
+            ("line",),
+            "make the first character of each word of line upper case.",
+        ),
     ),
     _f(
         "dedupe",
         "    seen = set()\n    out = []\n    for x in {0}:\n        if x not in seen:\n            seen.add(x)\n            out.append(x)\n    return out",
         [("[1, 2, 1, 3, 2]", "[1, 2, 3]"), ("[]", "[]"), ("['a', 'a']", "['a']")],
-        ("remove_duplicates", ("items",), "return items without repeats, keeping first occurrences in order."),
+        (
+            "remove_duplicates",
+            ("items",),
+            "return items without repeats, keeping first occurrences in order.",
+        ),
         ("unique_in_order", ("values",), "the distinct values in the order they first appear."),
         ("dedupe", ("seq",), "drop repeated elements of seq, preserving the original order."),
-        ("distinct_items", ("lst",), "a list of lst's elements with duplicates removed, order kept."),
+        (
+            "distinct_items",
+            ("lst",),
+            "a list of lst's elements with duplicates removed, order kept.",
+        ),
     ),
     _f(
         "flatten",
         "    return [x for sub in {0} for x in sub]",
-        [("[[1, 2], [3], []]", "[1, 2, 3]"), ("[]", "[]"), ("[['a'], ['b', 'c']]", "['a', 'b', 'c']")],
+        [
+            ("[[1, 2], [3], []]", "[1, 2, 3]"),
+            ("[]", "[]"),
+            ("[['a'], ['b', 'c']]", "['a', 'b', 'c']"),
+        ],
         ("flatten", ("nested",), "flatten a list of lists into one list, one level deep."),
         ("concat_lists", ("lists",), "join all the inner lists of lists into a single list."),
-        ("flatten_once", ("groups",), "the elements of every sub-list of groups, in order, in one list."),
+        (
+            "flatten_once",
+            ("groups",),
+            "the elements of every sub-list of groups, in order, in one list.",
+        ),
         ("merge_sublists", ("rows",), "one list with every element of each row of rows."),
     ),
     _f(
@@ -225,7 +261,11 @@ FAMILIES: tuple[Family, ...] = (
         "digit_sum",
         "    return sum(int(d) for d in str(abs({0})))",
         [("123", "6"), ("0", "0"), ("9999", "36")],
-        ("digit_sum", ("n",), "return the sum of the decimal digits of the non-negative integer n."),
+        (
+            "digit_sum",
+            ("n",),
+            "return the sum of the decimal digits of the non-negative integer n.",
+        ),
         ("sum_digits", ("number",), "add up the digits of number."),
         ("total_of_digits", ("value",), "the sum of all digits of the integer value."),
         ("digits_added", ("k",), "sum of each decimal digit of k."),
@@ -234,28 +274,64 @@ FAMILIES: tuple[Family, ...] = (
         "char_frequency",
         "    counts = {{}}\n    for ch in {0}:\n        counts[ch] = counts.get(ch, 0) + 1\n    return counts",
         [("'abca'", "{'a': 2, 'b': 1, 'c': 1}"), ("''", "{}"), ("'zz'", "{'z': 2}")],
-        ("char_frequency", ("text",), "return a dict mapping each character of text to how often it occurs."),
+        (
+            "char_frequency",
+            ("text",),
+            "return a dict mapping each character of text to how often it occurs.",
+        ),
         ("count_chars", ("s",), "a dictionary of character counts for s."),
-        ("letter_histogram", ("word",), "how many times each character appears in word, as a dict."),
-        ("character_counts", ("line",), "map every character of line to its number of occurrences."),
+        (
+            "letter_histogram",
+            ("word",),
+            "how many times each character appears in word, as a dict.",
+        ),
+        (
+            "character_counts",
+            ("line",),
+            "map every character of line to its number of occurrences.",
+        ),
     ),
     _f(
         "merge_sorted",
         "    return sorted({0} + {1})",
-        [("[1, 3, 5], [2, 4]", "[1, 2, 3, 4, 5]"), ("[], [1]", "[1]"), ("[2, 2], [1]", "[1, 2, 2]")],
+        [
+            ("[1, 3, 5], [2, 4]", "[1, 2, 3, 4, 5]"),
+            ("[], [1]", "[1]"),
+            ("[2, 2], [1]", "[1, 2, 2]"),
+        ],
         ("merge_sorted", ("a", "b"), "merge two sorted lists into one sorted list."),
-        ("combine_sorted", ("left", "right"), "one sorted list holding every element of the sorted lists left and right."),
-        ("merge_two_lists", ("first", "second"), "the elements of both sorted lists, in ascending order."),
-        ("sorted_union", ("xs", "ys"), "all items of xs and ys (duplicates kept) sorted ascending."),
+        (
+            "combine_sorted",
+            ("left", "right"),
+            "one sorted list holding every element of the sorted lists left and right.",
+        ),
+        (
+            "merge_two_lists",
+            ("first", "second"),
+            "the elements of both sorted lists, in ascending order.",
+        ),
+        (
+            "sorted_union",
+            ("xs", "ys"),
+            "all items of xs and ys (duplicates kept) sorted ascending.",
+        ),
     ),
     _f(
         "running_total",
         "    total = 0\n    out = []\n    for x in {0}:\n        total += x\n        out.append(total)\n    return out",
         [("[1, 2, 3]", "[1, 3, 6]"), ("[]", "[]"), ("[5, -5, 5]", "[5, 0, 5]")],
         ("running_total", ("numbers",), "return the cumulative sums of numbers."),
-        ("cumulative_sum", ("values",), "a list whose i-th item is the sum of the first i + 1 values."),
+        (
+            "cumulative_sum",
+            ("values",),
+            "a list whose i-th item is the sum of the first i + 1 values.",
+        ),
         ("prefix_sums", ("nums",), "the running sums of nums, one per element."),
-        ("accumulate_list", ("items",), "each position holds the total of items up to and including it."),
+        (
+            "accumulate_list",
+            ("items",),
+            "each position holds the total of items up to and including it.",
+        ),
     ),
     _f(
         "clamp",
@@ -270,7 +346,11 @@ FAMILIES: tuple[Family, ...] = (
         "count_occurrences",
         "    return sum(1 for element in {0} if element == {1})",
         [("[1, 2, 1, 1], 1", "3"), ("[], 5", "0"), ("['a', 'b'], 'c'", "0")],
-        ("count_occurrences", ("items", "target"), "return how many times target appears in items."),
+        (
+            "count_occurrences",
+            ("items", "target"),
+            "return how many times target appears in items.",
+        ),
         ("occurrences", ("values", "x"), "the number of elements of values equal to x."),
         ("how_many", ("seq", "item"), "count the positions of seq holding item."),
         ("frequency_of", ("lst", "value"), "how often value occurs in lst."),
@@ -278,11 +358,27 @@ FAMILIES: tuple[Family, ...] = (
     _f(
         "is_anagram",
         "    return sorted({0}.replace(' ', '').lower()) == sorted({1}.replace(' ', '').lower())",
-        [("'listen', 'silent'", "True"), ("'abc', 'abd'", "False"), ("'Dormitory', 'dirty room'", "True")],
+        [
+            ("'listen', 'silent'", "True"),
+            ("'abc', 'abd'", "False"),
+            ("'Dormitory', 'dirty room'", "True"),
+        ],
         ("is_anagram", ("a", "b"), "True if a and b are anagrams, ignoring spaces and case."),
-        ("anagram_check", ("first", "second"), "whether first and second use the same letters, case and spaces ignored."),
-        ("are_anagrams", ("s1", "s2"), "decide if s1 is a rearrangement of s2 (ignore case and spaces)."),
-        ("same_letters", ("word", "other"), "True when word and other are anagrams of each other, spaces and case aside."),
+        (
+            "anagram_check",
+            ("first", "second"),
+            "whether first and second use the same letters, case and spaces ignored.",
+        ),
+        (
+            "are_anagrams",
+            ("s1", "s2"),
+            "decide if s1 is a rearrangement of s2 (ignore case and spaces).",
+        ),
+        (
+            "same_letters",
+            ("word", "other"),
+            "True when word and other are anagrams of each other, spaces and case aside.",
+        ),
     ),
     _f(
         "square_all",
@@ -297,17 +393,33 @@ FAMILIES: tuple[Family, ...] = (
         "to_binary",
         "    return bin({0})[2:]",
         [("5", "'101'"), ("0", "'0'"), ("8", "'1000'"), ("255", "'11111111'")],
-        ("binary_string", ("n",), "return the binary representation of the non-negative integer n, without a prefix."),
+        (
+            "binary_string",
+            ("n",),
+            "return the binary representation of the non-negative integer n, without a prefix.",
+        ),
         ("to_binary", ("number",), "number written in base 2 as a string of 0s and 1s."),
-        ("int_to_bits", ("value",), "the bits of value as a string, most significant first, no '0b'."),
+        (
+            "int_to_bits",
+            ("value",),
+            "the bits of value as a string, most significant first, no '0b'.",
+        ),
         ("as_binary", ("k",), "a string with k in binary digits."),
     ),
     _f(
         "longest_word",
         "    words = {0}.split()\n    return max(words, key=len) if words else ''",
         [("'a quick brownish fox'", "'brownish'"), ("'tie tie'", "'tie'"), ("'go'", "'go'")],
-        ("longest_word", ("sentence",), "return the longest word of sentence (the first one on a tie)."),
-        ("find_longest_word", ("text",), "the word of text with the most characters, the earliest if several."),
+        (
+            "longest_word",
+            ("sentence",),
+            "return the longest word of sentence (the first one on a tie).",
+        ),
+        (
+            "find_longest_word",
+            ("text",),
+            "the word of text with the most characters, the earliest if several.",
+        ),
         ("biggest_word", ("s",), "the longest whitespace-separated word in s."),
         ("max_length_word", ("line",), "the first longest word of line."),
     ),
@@ -342,7 +454,11 @@ FAMILIES: tuple[Family, ...] = (
         "pairwise_diff",
         "    return [b - a for a, b in zip({0}, {0}[1:])]",
         [("[1, 4, 9]", "[3, 5]"), ("[5]", "[]"), ("[3, 3, 1]", "[0, -2]")],
-        ("pairwise_diff", ("numbers",), "return the differences between consecutive numbers (next minus current)."),
+        (
+            "pairwise_diff",
+            ("numbers",),
+            "return the differences between consecutive numbers (next minus current).",
+        ),
         ("deltas", ("values",), "each value minus the one before it, for every adjacent pair."),
         ("consecutive_differences", ("nums",), "the list of nums[i + 1] - nums[i]."),
         ("step_changes", ("series",), "how much series changes from each element to the next."),
@@ -351,10 +467,26 @@ FAMILIES: tuple[Family, ...] = (
         "intersection",
         "    return sorted(set({0}) & set({1}))",
         [("[1, 2, 3], [2, 3, 4]", "[2, 3]"), ("[], [1]", "[]"), ("[5, 5, 1], [5]", "[5]")],
-        ("intersection", ("a", "b"), "return the sorted list of distinct values present in both a and b."),
-        ("common_elements", ("first", "second"), "the distinct items first and second share, sorted ascending."),
-        ("shared_values", ("xs", "ys"), "values found in both xs and ys, no repeats, in sorted order."),
-        ("in_both", ("left", "right"), "a sorted list of the unique elements common to left and right."),
+        (
+            "intersection",
+            ("a", "b"),
+            "return the sorted list of distinct values present in both a and b.",
+        ),
+        (
+            "common_elements",
+            ("first", "second"),
+            "the distinct items first and second share, sorted ascending.",
+        ),
+        (
+            "shared_values",
+            ("xs", "ys"),
+            "values found in both xs and ys, no repeats, in sorted order.",
+        ),
+        (
+            "in_both",
+            ("left", "right"),
+            "a sorted list of the unique elements common to left and right.",
+        ),
     ),
 )
 
@@ -425,7 +557,11 @@ def humaneval_tasks(limit: int | None = None, path: Path | None = None) -> list[
             )
             prompt = rename(problem["prompt"])
             doc_match = re.search(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'', prompt, re.S)
-            doc = " ".join((doc_match.group(1) or doc_match.group(2) or "").split()) if doc_match else ""
+            doc = (
+                " ".join((doc_match.group(1) or doc_match.group(2) or "").split())
+                if doc_match
+                else ""
+            )
             tests = (rename(problem["test"]), f"check({name})")
             params = _params_of(prompt, name)
             tasks.append(

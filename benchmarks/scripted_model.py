@@ -32,7 +32,9 @@ _DEF = re.compile(r"^def (\w+)\((.*?)\):", re.M)
 
 
 def _uncommented(prompt: str) -> str:
-    return "\n".join(line[2:] if line.startswith("# ") else line.lstrip("#") for line in prompt.splitlines())
+    return "\n".join(
+        line[2:] if line.startswith("# ") else line.lstrip("#") for line in prompt.splitlines()
+    )
 
 
 def _params(text: str) -> list[str]:

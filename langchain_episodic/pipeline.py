@@ -26,7 +26,7 @@ from langchain_core.runnables.config import run_in_executor
 
 from langchain_episodic._validation import check_int
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.model.episode import TaskDescription, as_task
+from langchain_episodic.model.episode import OutcomeStatus, TaskDescription, as_task
 from langchain_episodic.model.lesson import Lesson
 from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
@@ -180,7 +180,12 @@ def build_replay(
     task = as_task(task)
     options = RecallOptions.from_mapping(options, option_fields)
     check_int("lesson_k", lesson_k, 0)
-    chosen = resolve_renderer(renderer, options.ranking)
+    outcomes = None if options.filters is None else options.filters.outcomes
+    chosen = resolve_renderer(
+        renderer,
+        options.ranking,
+        asks_for_failures=outcomes is not None and OutcomeStatus.SUCCESS not in outcomes,
+    )
     if run_id is not None and memory.is_holdout(run_id):
         return _holdout_replay(memory, task, run_id, thread_id, include_strategy)
     report = memory.recall_report(

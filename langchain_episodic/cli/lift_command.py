@@ -108,6 +108,7 @@ def _report_json(report: LiftReport, namespace: str) -> dict[str, Any]:
         "note": report.note,
         "min_holdout": report.min_holdout,
         "success_at": report.success_at,
+        "backing_off": list(report.backing_off),
         "overall": _lift_json(report.overall),
         "by_category": [_lift_json(lift) for lift in report.by_category],
         "over_time": [_lift_json(lift) for lift in report.over_time],
@@ -144,6 +145,11 @@ def _run_lift(args: argparse.Namespace) -> int:
         print(report.note)
         if not overall.holdout.runs:
             print("open the memory with holdout=0.1 (EpisodicMemory(holdout=...)) to get some")
+    if report.backing_off:
+        print(
+            f"memory hurts recent runs in: {', '.join(report.backing_off)}; recall there shows "
+            "only what worked, one episode at most, until it stops hurting (use_lift=False: off)"
+        )
     right = list(range(1, len(_HEADERS)))
     for title, lifts in (
         ("overall", (overall,)),

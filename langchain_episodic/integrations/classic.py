@@ -99,9 +99,18 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         ('partial', 0.9)
 
     Load the replay prompt:
+        >>> passed = chain_memory.record_outcome(
+        ...     {"input": "Implement a login form with validation"},
+        ...     {"text": "def login(email, password): validate(email)"},
+        ...     tests_passed=10,
+        ...     tests_total=10,
+        ... )
         >>> prompt = chain_memory.load_memory_variables({"input": "Implement a signup form"})
-        >>> print(prompt["experience"].splitlines()[-2])
-        What went wrong: 9 of 10 tests passed; empty password accepted
+        >>> print("\n".join(prompt["experience"].splitlines()[1:5]))
+        <experience index="1" outcome="success">
+        Task: Implement a login form with validation
+        <solution>
+        def login(email, password): validate(email)
 
     In a chain:
         .. code-block:: python

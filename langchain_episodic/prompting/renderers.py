@@ -8,14 +8,18 @@
   the article's prompt, every field of every episode. For models that read; the default
   of ``ranking="article"``, so the article's prompt stays exactly reproducible.
 * ``"auto"`` (the default everywhere): ``"detailed"`` for ``ranking="article"``,
-  ``"compact"`` otherwise.
+  ``"compact"`` otherwise; when the caller's filter asks for failed or partial attempts
+  only (``outcome="failure"``), the compact renderer with ``failures="feedback"``: they
+  were asked for, so they are shown (as their feedback, without code).
 * Any callable of the :class:`~langchain_episodic.prompting.episodes.ReplayRenderer` shape.
 
 Example:
     >>> resolve_renderer("auto", "article")
     DetailedRenderer()
     >>> resolve_renderer("auto", "relevance")
-    CompactRenderer(raw_attempts=False)
+    CompactRenderer(failures='fixed')
+    >>> resolve_renderer("auto", "relevance", asks_for_failures=True)
+    CompactRenderer(failures='feedback')
 """
 
 from __future__ import annotations
@@ -41,15 +45,22 @@ RendererArg = RendererName | ReplayRenderer
 RENDERER_NAMES = ("auto", "compact", "detailed")
 
 
-def resolve_renderer(renderer: RendererArg, ranking: str = "relevance") -> ReplayRenderer:
+def resolve_renderer(
+    renderer: RendererArg, ranking: str = "relevance", *, asks_for_failures: bool = False
+) -> ReplayRenderer:
     """The renderer ``renderer`` names (``"auto"``: by ``ranking``), or ``renderer`` itself.
+
+    ``asks_for_failures``: the recall is filtered to failed or partial attempts; ``"auto"``
+    then shows them as feedback lines.
 
     Raises:
         TypeError: ``renderer`` is neither a known name nor callable.
     """
     if isinstance(renderer, str):
         if renderer == "auto":
-            renderer = "detailed" if ranking == "article" else "compact"
+            if ranking == "article":
+                return DetailedRenderer()
+            return CompactRenderer("feedback") if asks_for_failures else CompactRenderer()
         if renderer == "compact":
             return CompactRenderer()
         if renderer == "detailed":
@@ -81,5 +92,7 @@ def render(
         return rendered
     if isinstance(rendered, str):
         return RenderedReplay(rendered, tuple(r.episode.episode_id for r in results))
-    msg = f"renderer {renderer!r} returned {type(rendered).__name__}: must be a RenderedReplay or str"
+    msg = (
+        f"renderer {renderer!r} returned {type(rendered).__name__}: must be a RenderedReplay or str"
+    )
     raise TypeError(msg)

@@ -51,7 +51,10 @@ from langchain_episodic.scoring.decay import PRIOR_HELPED, PRIOR_HURT, beta_mean
 
 __all__ = [
     "ADVANTAGE_SCALE",
+    "ALL_CATEGORIES",
     "HOLDOUT_BASELINE_RUNS",
+    "LIFT_WINDOW_HOLDOUT",
+    "LIFT_WINDOW_WITH_MEMORY",
     "PRIOR_HELPED",
     "PRIOR_HURT",
     "PROBATION_MIN_RUNS",
@@ -107,6 +110,15 @@ is similarity scaled by value, as before."""
 
 _BASELINE_PRIOR_WEIGHT = 1.0
 _RECENT_CHANGES = 4096
+
+LIFT_WINDOW_WITH_MEMORY = 100
+"""Recent credited runs shown memory that the lift guard compares, per category."""
+
+LIFT_WINDOW_HOLDOUT = 40
+"""Recent credited holdout runs the lift guard compares them with, per category."""
+
+ALL_CATEGORIES = "*"
+"""The lift window's key for every category at once."""
 _INJECTION_PREFIX = "injection:"
 _OUTCOME_PREFIX = "outcome:"
 
@@ -474,6 +486,9 @@ class UtilityBook:
         # whoever keeps something derived from a few rows (bounded: RAM stays flat).
         self._recent: deque[tuple[int, str]] = deque(maxlen=_RECENT_CHANGES)
         self._forgotten_before = 0  # a book restored from a state knows no change before it
+        # The latest rewards with memory and without (holdout), per category and for all
+        # (ALL_CATEGORIES): what the lift guard reads, bounded whatever the history.
+        self._lift: dict[str, tuple[deque[float], deque[float]]] = {}
 
     def row(self, episode_id: str) -> EpisodeUtility:
         """The episode's row, created empty (the prior) when it has none yet."""
@@ -501,6 +516,8 @@ class UtilityBook:
             return
         self.version += 1
         reward, category = event.reward, event.category
+        for key in (category, ALL_CATEGORIES):
+            self._lift_window(key)[1 if event.holdout else 0].append(reward)
         total = self._category[category]
         category_mean = (total[0] + 0.5) / (total[1] + 1.0)
         held = self._holdout[category]
@@ -525,6 +542,31 @@ class UtilityBook:
             shown[1] += 1.0
         total[0] += reward
         total[1] += 1.0
+
+    def _lift_window(self, key: str) -> tuple[deque[float], deque[float]]:
+        found = self._lift.get(key)
+        if found is None:
+            found = self._lift[key] = (
+                deque(maxlen=LIFT_WINDOW_WITH_MEMORY),
+                deque(maxlen=LIFT_WINDOW_HOLDOUT),
+            )
+        return found
+
+    def lift_window(self, category: str = ALL_CATEGORIES) -> tuple[list[float], list[float]]:
+        """The latest rewards of runs with memory and of holdout runs in ``category``.
+
+        At most :data:`LIFT_WINDOW_WITH_MEMORY` and :data:`LIFT_WINDOW_HOLDOUT`, oldest
+        first; :data:`ALL_CATEGORIES` for every category.
+
+        Example:
+            >>> book = UtilityBook()
+            >>> book.add_credit(CreditEvent("r1", 0.9, ("a",), "debugging", at=0.0))
+            >>> book.add_credit(CreditEvent("r2", 0.4, (), "debugging", at=1.0, holdout=True))
+            >>> book.lift_window("debugging"), book.lift_window("testing")
+            (([0.9], [0.4]), ([], []))
+        """
+        found = self._lift.get(category)
+        return ([], []) if found is None else (list(found[0]), list(found[1]))
 
     def estimate(self, episode_id: str, now: float) -> float:
         """The episode's utility estimate at ``now`` (0.5, the prior, when never credited)."""
@@ -578,6 +620,9 @@ class UtilityBook:
             "category": sorted([key, *total] for key, total in self._category.items()),
             "holdout": sorted([key, *total] for key, total in self._holdout.items()),
             "shown": sorted([*key, *total] for key, total in self._shown.items()),
+            "lift": sorted(
+                [key, list(shown), list(held)] for key, (shown, held) in self._lift.items()
+            ),
         }
 
     @classmethod
@@ -608,6 +653,10 @@ class UtilityBook:
             book._holdout[str(category)] = [float(total), float(count)]
         for episode_id, category, total, count in state["shown"]:
             book._shown[(str(episode_id), str(category))] = [float(total), float(count)]
+        for key, shown, held in state.get("lift", ()):  # absent from states written before it
+            window = book._lift_window(str(key))
+            window[0].extend(float(r) for r in shown)
+            window[1].extend(float(r) for r in held)
         return book
 
 

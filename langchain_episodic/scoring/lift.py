@@ -32,9 +32,15 @@ from datetime import datetime, timezone
 
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.model.episode import LESSON_ID_PREFIX
-from langchain_episodic.scoring.credit import CreditEvent
+from langchain_episodic.scoring.credit import (
+    ALL_CATEGORIES,
+    LIFT_WINDOW_HOLDOUT,
+    LIFT_WINDOW_WITH_MEMORY,
+    CreditEvent,
+)
 
 __all__ = [
+    "BACK_OFF_MIN_HOLDOUT",
     "DEFAULT_MIN_HOLDOUT",
     "DEFAULT_SUCCESS_AT",
     "Arm",
@@ -42,12 +48,16 @@ __all__ = [
     "Lift",
     "LiftReport",
     "lift_report",
+    "memory_hurts",
     "t95",
     "welch_interval",
 ]
 
 DEFAULT_MIN_HOLDOUT = 10
 """Holdout runs the report needs before it states a lift (fewer: "not enough yet")."""
+
+BACK_OFF_MIN_HOLDOUT = 10
+"""Recent holdout runs a category needs before the memory may back off in it."""
 
 DEFAULT_SUCCESS_AT = 1.0
 """A run succeeded when its reward reaches this (a pass rate of 1: every test passed)."""
@@ -130,6 +140,34 @@ def welch_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float
     )
     half = t95(df) * math.sqrt(va + vb)
     return diff - half, diff, diff + half
+
+
+def memory_hurts(
+    with_memory: Sequence[float],
+    holdout: Sequence[float],
+    min_holdout: int = BACK_OFF_MIN_HOLDOUT,
+) -> bool:
+    """Whether recent runs shown memory did confidently worse than recent holdout runs.
+
+    The rule the memory backs off by (``RecallOptions(use_lift=True)``, the default):
+    at least ``min_holdout`` holdout runs, and the 95% Welch interval of the mean
+    reward with memory minus without lies wholly below 0. Callers pass the latest
+    :data:`~langchain_episodic.scoring.credit.LIFT_WINDOW_WITH_MEMORY` and
+    :data:`~langchain_episodic.scoring.credit.LIFT_WINDOW_HOLDOUT` rewards, so that
+    once memory shows less and stops hurting, the rule lets go.
+
+    Example:
+        >>> memory_hurts([0.1, 0.2, 0.0, 0.1] * 5, [0.9, 0.8, 1.0, 0.7] * 3)
+        True
+        >>> memory_hurts([0.1, 0.2] * 5, [0.9, 0.8] * 4)  # 8 holdout runs: too few
+        False
+        >>> memory_hurts([0.8, 0.9] * 10, [0.9, 0.8] * 6)
+        False
+    """
+    if len(holdout) < min_holdout:
+        return False
+    interval = welch_interval(with_memory, holdout)
+    return interval is not None and interval[2] < 0
 
 
 @dataclass(frozen=True)
@@ -215,6 +253,10 @@ class LiftReport:
         items: Every lesson shown and the ``top`` most-shown episodes, most shown first.
         min_holdout: Holdout runs needed before a lift is stated.
         success_at: The reward a run needs to count as a success.
+        backing_off: Where the memory shows less now (:func:`memory_hurts` on the
+            latest runs): categories, and ``"all"`` when every category's runs
+            together say memory hurts. Recall there returns only what worked, at
+            most one episode, until it stops hurting (``use_lift=False``: never).
     """
 
     overall: Lift
@@ -223,6 +265,7 @@ class LiftReport:
     items: tuple[ItemLift, ...]
     min_holdout: int
     success_at: float
+    backing_off: tuple[str, ...] = ()
 
     @property
     def enough(self) -> bool:
@@ -309,4 +352,26 @@ def lift_report(
         shown = [float(e.reward or 0.0) for e in runs]
         kind = "lesson" if item.startswith(LESSON_ID_PREFIX) else "episode"
         items.append(ItemLift(item, kind, _lift(item, shown, held, success_at)))
-    return LiftReport(overall, by_category, tuple(over_time), tuple(items), min_holdout, success_at)
+    return LiftReport(
+        overall,
+        by_category,
+        tuple(over_time),
+        tuple(items),
+        min_holdout,
+        success_at,
+        _backing_off(credited),
+    )
+
+
+def _backing_off(credited: Sequence[CreditEvent]) -> tuple[str, ...]:
+    """Where :func:`memory_hurts` holds on the latest runs, as the credit book keeps them."""
+    windows: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for event in credited:
+        for key in (event.category, ALL_CATEGORIES):
+            windows[key][1 if event.holdout else 0].append(float(event.reward or 0.0))
+    found = [
+        "all" if key == ALL_CATEGORIES else key
+        for key, (shown, held) in sorted(windows.items())
+        if memory_hurts(shown[-LIFT_WINDOW_WITH_MEMORY:], held[-LIFT_WINDOW_HOLDOUT:])
+    ]
+    return tuple(sorted(found, key=lambda label: label != "all"))

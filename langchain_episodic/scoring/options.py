@@ -90,6 +90,12 @@ class RecallOptions:
             runs (near-duplicates share their evidence,
             :mod:`langchain_episodic.scoring.evidence`). Only for ``"relevance"``;
             the article's ranking ignores it.
+        use_lift: Let the lift decide how much to show: where the latest holdout runs
+            say memory confidently hurts (the task's category, or every category:
+            :func:`~langchain_episodic.scoring.lift.memory_hurts`), recall returns only
+            what worked, at most one episode, until it stops hurting;
+            ``memory.lift().backing_off`` says where. Only for ``"relevance"``, and only
+            for a memory with ``holdout`` runs (nothing else can tell).
         explore: Rank by a draw from each candidate's utility posterior instead of
             its mean (Thompson sampling, with the memory's ``rng``): episodes with
             little evidence get shown now and then. Off by default: in the credit
@@ -110,6 +116,7 @@ class RecallOptions:
     ranking: Ranking = DEFAULT_RANKING
     relevance_margin: float | None = None
     use_utility: bool = True
+    use_lift: bool = True
     explore: bool = False
     category: InitVar[CategoryArg] = None
     outcome: InitVar[OutcomeArg] = None
@@ -126,7 +133,7 @@ class RecallOptions:
         if self.ranking not in ("relevance", "article"):
             msg = f"ranking={self.ranking!r} is invalid: must be 'relevance' or 'article'"
             raise EpisodicValueError(msg)
-        for flag in ("use_utility", "explore"):
+        for flag in ("use_utility", "use_lift", "explore"):
             if not isinstance(getattr(self, flag), bool):
                 msg = f"{flag}={getattr(self, flag)!r} is invalid: must be True or False"
                 raise TypeError(msg)
@@ -267,4 +274,5 @@ class RecallKeywords(TypedDict, total=False):
     ranking: Ranking
     relevance_margin: float | None
     use_utility: bool
+    use_lift: bool
     explore: bool

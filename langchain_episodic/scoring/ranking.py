@@ -108,6 +108,9 @@ class RecallReport:
             exploring.
         candidates: How many candidates were fetched by similarity
             (:meth:`~langchain_episodic.RecallOptions.candidate_count`).
+        backed_off: The lift says memory hurts here
+            (:func:`~langchain_episodic.scoring.lift.memory_hurts`): only what worked
+            was returned, at most one episode (``use_lift``).
     """
 
     results: tuple[PrioritizedResult, ...]
@@ -121,6 +124,7 @@ class RecallReport:
     background: float | None = None
     estimates: Mapping[str, float] = field(default_factory=dict)
     candidates: int = 0
+    backed_off: bool = False
 
     @property
     def nearest_rejected(self) -> Rejected | None:

@@ -19,10 +19,12 @@ from langchain_episodic._validation import check_int
 from langchain_episodic.embeddings.background import background_vectors
 from langchain_episodic.embeddings.fingerprint import EmbedderFingerprint
 from langchain_episodic.errors import EpisodeValidationError, MalformedRecordWarning
-from langchain_episodic.model.episode import TaskDescription
+from langchain_episodic.model.episode import OutcomeStatus, TaskDescription
 from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.model.lesson import Lesson
+from langchain_episodic.scoring.credit import ALL_CATEGORIES
 from langchain_episodic.scoring.evidence import candidate_utilities, near_duplicate_groups
+from langchain_episodic.scoring.lift import memory_hurts
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult
 from langchain_episodic.scoring.ranking import Neighbour, RecallReport, Rejected, rank_candidates
@@ -61,6 +63,24 @@ def _grade_of(hit: StoredHit) -> float:
     if not (isinstance(passed, int) and isinstance(total, int) and 0 <= passed <= total):
         passed = total = 0  # not written by this package: grade by the reward
     return success_grade(hit.outcome, hit.reward, passed, total)
+
+
+def _winners(
+    ordered: Sequence[tuple[float, StoredHit, bool]], top_k: int
+) -> list[PrioritizedResult]:
+    """The first ``top_k`` ranked hits as results, parsing only their episodes."""
+    results: list[PrioritizedResult] = []
+    for priority, hit, relevant in ordered:
+        if len(results) == top_k:
+            break
+        try:
+            episode = hit.episode()
+        except EpisodeValidationError as error:
+            # Written by something else into our collection: skip it, say which.
+            warnings.warn(MalformedRecordWarning(hit.record_id, str(error)), stacklevel=5)
+            continue
+        results.append(PrioritizedResult(episode, hit.similarity, priority, relevant))
+    return results
 
 
 class Recall:
@@ -105,6 +125,21 @@ class Recall:
         self._background_lock = threading.Lock()
         self._fingerprint = fingerprint
         self._rng = rng
+        self._hurts: dict[str, tuple[int, bool]] = {}  # category -> (book version, verdict)
+
+    def backing_off(self, category: str) -> bool:
+        """Whether the latest holdout runs say memory hurts ``category`` (or everything).
+
+        :func:`~langchain_episodic.scoring.lift.memory_hurts` on the credit book's lift
+        windows, cached until the next credit.
+        """
+        book = self._credit.book
+        cached = self._hurts.get(category)
+        if cached is not None and cached[0] == book.version:
+            return cached[1]
+        verdict = any(memory_hurts(*book.lift_window(key)) for key in (category, ALL_CATEGORIES))
+        self._hurts[category] = (book.version, verdict)
+        return verdict
 
     def background_bar(self, vector: NDArray[np.float32]) -> float | None:
         """The similarity the task of ``vector`` sets: its background plus the model's offset.
@@ -175,6 +210,11 @@ class Recall:
             else:  # no candidate has evidence, nor a near-duplicate with some: the prior
                 values = [0.5] * len(ids)
             estimates = dict(zip(ids, values, strict=True))
+        backed_off = (
+            options.use_lift
+            and options.ranking == "relevance"
+            and self.backing_off(task.category.value)
+        )
         # Rank on the stored scalars, then parse only the winners' episodes.
         ranked = rank_candidates(
             candidates,
@@ -184,17 +224,10 @@ class Recall:
             (lambda hit: estimates[hit.episode_id]) if estimates else None,
             background,
         )
-        results: list[PrioritizedResult] = []
-        for priority, hit, relevant in ranked.ordered:
-            if len(results) == options.top_k:
-                break
-            try:
-                episode = hit.episode()
-            except EpisodeValidationError as error:
-                # Written by something else into our collection: skip it, say which.
-                warnings.warn(MalformedRecordWarning(hit.record_id, str(error)), stacklevel=4)
-                continue
-            results.append(PrioritizedResult(episode, hit.similarity, priority, relevant))
+        ordered = ranked.ordered
+        if backed_off:  # memory hurts here: only what worked, one at most
+            ordered = [row for row in ordered if row[1].outcome is OutcomeStatus.SUCCESS][:1]
+        results = _winners(ordered, options.top_k)
         rejected = tuple(
             Rejected(hit.episode_id, _task_text(hit), hit.similarity, reason)
             for hit, reason in ranked.rejected
@@ -222,6 +255,7 @@ class Recall:
             background,
             shown_estimates,
             fetch_k,
+            backed_off,
         )
 
     def lessons(self, task: TaskDescription, k: int) -> tuple[Lesson, ...]:

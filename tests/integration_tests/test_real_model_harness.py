@@ -59,7 +59,11 @@ def test_every_task_has_tests_its_reference_passes_and_a_wrong_body_fails() -> N
     assert len({t.family for t in tasks}) == 30
     assert len({t.name for t in tasks}) == 120  # every variant renamed
     for task in tasks[::7]:  # a subprocess each: a spread sample
-        assert run_tests(task, task.prompt + task.reference + "\n") == (len(task.tests), len(task.tests), "")
+        assert run_tests(task, task.prompt + task.reference + "\n") == (
+            len(task.tests),
+            len(task.tests),
+            "",
+        )
         passed, total, message = run_tests(task, task.prompt + "    return None\n")
         assert passed < total
         assert message.startswith(task.name)  # names the call that failed
@@ -68,7 +72,9 @@ def test_every_task_has_tests_its_reference_passes_and_a_wrong_body_fails() -> N
 def test_the_judge_survives_code_that_does_not_run_or_never_ends() -> None:
     task = family_tasks()[0]
     assert run_tests(task, "def broken(:\n")[2].startswith("the code does not run: SyntaxError")
-    assert run_tests(task, task.prompt + "    while True:\n        pass\n")[2].startswith("timed out")
+    assert run_tests(task, task.prompt + "    while True:\n        pass\n")[2].startswith(
+        "timed out"
+    )
 
 
 def test_exact_mcnemar() -> None:
@@ -78,14 +84,17 @@ def test_exact_mcnemar() -> None:
 
 
 def test_the_harness_reads_both_renderers_blocks() -> None:
-    detailed = "<experience index=\"1\">\nPast task: t\nOutcome: failure\n<solution>\ncode\n</solution>\n</experience>"
-    compact = '<experience index="1" outcome="success">\nTask: t\n<solution>\ncode\n</solution>\n</experience>'
-    assert [(b.task, b.outcome, b.solution) for b in shown_blocks(detailed)] == [("t", "failure", "code")]
-    assert [(b.task, b.outcome, b.solution) for b in shown_blocks(compact)] == [("t", "success", "code")]
+    solution = "<solution>\ncode\n</solution>\n</experience>"
+    detailed = f'<experience index="1">\nPast task: t\nOutcome: failure\n{solution}'
+    compact = f'<experience index="1" outcome="success">\nTask: t\n{solution}'
+    read = [[(b.task, b.outcome, b.solution) for b in shown_blocks(p)] for p in (detailed, compact)]
+    assert read == [[("t", "failure", "code")], [("t", "success", "code")]]
 
 
 def test_the_benchmark_runs_end_to_end_with_a_scripted_copier(tmp_path: Path) -> None:
-    report, attempts = _run(tmp_path, "--model", "scripted", "--seeds", "2", "--limit", "45")
+    report, attempts = _run(
+        tmp_path, "--model", "scripted", "--seeds", "2", "--limit", "45", "--arms", ",".join(ARMS)
+    )
     assert "scripted model (a harness check, not a learning figure)" in report
     rows = _rows(report)
     assert set(rows) == set(ARMS)
@@ -102,8 +111,9 @@ def test_the_benchmark_runs_end_to_end_with_a_scripted_copier(tmp_path: Path) ->
     # ... the default shows what worked first and never a failed attempt's code.
     default = [a for seed in attempts["default"].values() for a in seed]
     assert not any(a["copied_failure"] for a in default)
-    assert rates["default"] >= rates["none"]
     assert rates["default"] > rates["article"]
+    # (A copier also copies a success of another function, which fails its own tests:
+    # how default compares with none is the real model's question, not the script's.)
     led = [a["led_by_failure"] for a in default if a["led_by_failure"] is not None]
     article_led = [a["led_by_failure"] for a in article if a["led_by_failure"] is not None]
     assert sum(led) / len(led) < sum(article_led) / len(article_led)

@@ -27,7 +27,7 @@ from langchain_episodic import (
 )
 from langchain_episodic.integrations.classic import EpisodicChainMemory
 from langchain_episodic.pipeline import replay_prompt
-from langchain_episodic.prompting.compact import COMPACT_NOTICE
+from langchain_episodic.prompting.compact import COMPACT_NOTICE, CompactRenderer
 from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
     NO_EXPERIENCE,
@@ -538,7 +538,8 @@ async def test_llm_chain_ainvoke_sends_the_replay_prompt_to_the_model(
 async def test_lcel_chain_with_a_chat_model_receives_the_replay_prompt(
     memory: EpisodicMemory,
 ) -> None:
-    chain_memory = EpisodicChainMemory(memory=memory, top_k=1)
+    # The one episode about the task failed: shown as its feedback when asked to.
+    chain_memory = EpisodicChainMemory(memory=memory, top_k=1, renderer=CompactRenderer("feedback"))
     model = RecordingChatModel(messages=iter([AIMessage("one"), AIMessage("two")]))
     prompt = ChatPromptTemplate.from_messages(
         [("system", "You are a coding agent.\n\n{experience}"), ("human", "{input}")]

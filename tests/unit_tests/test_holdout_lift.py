@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import itertools
 import json
+from typing import Any
 
 import numpy as np
 import pytest
 
-from langchain_episodic import EpisodicMemory, HashingEmbeddings, TaskDescription, build_replay
+from langchain_episodic import (
+    EpisodicMemory,
+    HashingEmbeddings,
+    RecallOptions,
+    TaskDescription,
+    build_replay,
+)
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.scoring.credit import (
     HOLDOUT_BASELINE_RUNS,
@@ -396,3 +403,100 @@ def test_pins_survive_reopening_and_unknown_ids_are_refused() -> None:
         memory.pin("nope", "keep")
     with pytest.raises(EpisodicValueError, match="reason"):
         memory.pin("e1", "")
+
+
+# ------------------------------------------------------------------ backing off
+
+
+_TICKS = itertools.count()
+
+
+def _hurting_memory(store: Any = None, *, hashing: bool = True) -> EpisodicMemory:
+    """A memory whose clock moves on at every reading, across reopens (runs in order)."""
+    memory = EpisodicMemory(
+        store=store if store is not None else InMemoryEpisodeStore(),
+        embeddings=HashingEmbeddings() if hashing else None,
+        clock=lambda: NOW + next(_TICKS),
+        holdout=0.3,
+        rng=np.random.default_rng(3),
+    )
+    memory.record_many(
+        [
+            make_episode(episode_id="won", description=TASK.description, timestamp=NOW),
+            make_episode(
+                episode_id="lost", description=TASK.description, timestamp=NOW,
+                outcome="failure", reward=0.0,
+            ),
+            make_episode(
+                episode_id="half", description=TASK.description + " again", timestamp=NOW,
+                outcome="partial", reward=0.5,
+            ),
+        ]
+    )  # fmt: skip
+    return memory
+
+
+def _credit_runs(memory: EpisodicMemory, count: int, shown: float, held: float) -> None:
+    """``count`` runs earning about ``shown`` with memory and ``held`` without."""
+    start = len(memory.credit_log())
+    for i in range(start, start + count):
+        replay = build_replay(memory, TASK, run_id=f"run-{i}", use_lift=False)
+        memory.credit(f"run-{i}", (held if replay.holdout else shown) - 0.1 * (i % 2))
+
+
+def test_where_the_holdout_says_memory_hurts_recall_shows_only_one_success() -> None:
+    memory = _hurting_memory()
+    assert len(memory.recall(TASK, top_k=3)) == 3
+    _credit_runs(memory, 60, shown=0.2, held=0.9)
+    report = memory.lift(min_holdout=5)
+    assert report.overall.reward_interval is not None
+    assert report.overall.reward_interval[1] < 0
+    assert report.backing_off == ("all", "code_generation")
+    # (use_utility=False: credit has put the episodes shown in those runs on probation.)
+    backed = memory.recall_report(TASK, RecallOptions(top_k=3, use_utility=False))
+    assert backed.backed_off
+    assert [r.episode.episode_id for r in backed.results] == ["won"]
+    # One option turns it off; the article's ranking never backs off.
+    assert len(memory.recall(TASK, top_k=3, use_lift=False, use_utility=False)) == 3
+    assert len(memory.recall(TASK, top_k=3, ranking="article")) == 3
+    # Another category's tasks back off too, because every category together says so.
+    other = TaskDescription(TASK.description, "debugging")
+    assert memory.recall_report(other, RecallOptions(top_k=3)).backed_off
+
+
+def test_backing_off_lets_go_once_memory_stops_hurting_and_survives_a_reopen() -> None:
+    store = InMemoryEpisodeStore()
+    memory = _hurting_memory(store)
+    _credit_runs(memory, 60, shown=0.2, held=0.9)
+    assert memory.recall_report(TASK, RecallOptions()).backed_off
+    memory.checkpoint_journal()
+    reopened = _hurting_memory(store)
+    assert reopened.recall_report(TASK, RecallOptions()).backed_off
+    # Better runs with memory push the old ones out of the window: the rule lets go.
+    _credit_runs(reopened, 150, shown=0.95, held=0.9)
+    assert not reopened.recall_report(TASK, RecallOptions()).backed_off
+    assert reopened.lift().backing_off == ()
+
+
+def test_no_holdout_runs_means_no_backing_off() -> None:
+    memory = _hurting_memory()
+    for i in range(30):
+        run = f"plain-{i}"
+        memory.note_injection(run, ["lost"], TASK)
+        memory.credit(run, 0.0)
+    assert not memory.recall_report(TASK, RecallOptions()).backed_off
+
+
+def test_the_cli_lift_command_says_where_memory_backs_off(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from langchain_episodic.cli import main  # noqa: PLC0415
+    from langchain_episodic.stores import ChromaEpisodeStore  # noqa: PLC0415
+
+    folder = str(tmp_path / "memory")
+    store = ChromaEpisodeStore(path=folder)
+    _credit_runs(_hurting_memory(store, hashing=False), 60, shown=0.2, held=0.9)
+    store.close()
+    assert main(["--path", folder, "lift"]) == 0
+    out = capsys.readouterr().out
+    assert "memory hurts recent runs in: all, code_generation; recall there shows only" in out
+    assert main(["--path", folder, "lift", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["backing_off"] == ["all", "code_generation"]

@@ -28,7 +28,7 @@ from langchain_episodic.integrations.middleware import (
     latest_human_text,
 )
 from langchain_episodic.pipeline import replay_prompt
-from langchain_episodic.prompting.compact import COMPACT_NOTICE
+from langchain_episodic.prompting.compact import COMPACT_NOTICE, CompactRenderer
 from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
     NO_EXPERIENCE,
@@ -183,7 +183,10 @@ def test_top_k_and_options_reach_recall(memory: EpisodicMemory) -> None:
         )
     model = make_model("ok", "ok")
     middleware = EpisodicMemoryMiddleware(
-        memory, top_k=1, options=RecallOptions(top_k=3, outcome="failure")
+        memory,
+        top_k=1,
+        options=RecallOptions(top_k=3, outcome="failure"),
+        renderer=CompactRenderer("feedback"),  # show failed attempts even with no fix
     )
     agent = create_agent(model, tools=[], middleware=[middleware])
     agent.invoke(user("Implement a login form"))

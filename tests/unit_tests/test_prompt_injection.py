@@ -40,7 +40,7 @@ from langchain.agents import create_agent
 from langchain_episodic import EpisodicMemory, TaskCategory, TaskDescription
 from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware
 from langchain_episodic.model.episode import Episode, OutcomeStatus
-from langchain_episodic.prompting.compact import COMPACT_NOTICE, CompactRenderer
+from langchain_episodic.prompting.compact import COMPACT_NOTICE, CompactRenderer, FailureDisplay
 from langchain_episodic.prompting.episodes import (
     DATA_NOTICE,
     DEFAULT_MAX_TOKENS,
@@ -804,7 +804,13 @@ def test_the_confusables_version_is_stated() -> None:
 
 
 def parse_compact(
-    prompt: str, worked: int, others: int, budget: int | None = None, *, raw: bool = False
+    prompt: str,
+    worked: int,
+    others: int,
+    budget: int | None = None,
+    *,
+    raw: bool = False,
+    complete: bool = True,
 ) -> Parsed:
     """The structural property for the compact replay (the default renderer).
 
@@ -818,7 +824,7 @@ def parse_compact(
     if budget is not None:
         assert approximate_token_count(prompt) <= budget
     if not prompt:
-        assert budget is not None or worked + others == 0
+        assert budget is not None or worked + others == 0 or (not complete and not worked)
         return parsed
     assert prompt.splitlines() == prompt.split("\n")
     assert not any(unicodedata.category(c) == "Cc" and c not in "\n\t" for c in prompt)
@@ -828,7 +834,9 @@ def parse_compact(
     outcomes = []
     while at < len(lines) and lines[at].startswith("<experience"):
         parsed.shown += 1
-        outcome = expect(lines, at, rf'<experience index="{parsed.shown}" outcome="({OUTCOMES})">')[1]
+        outcome = expect(lines, at, rf'<experience index="{parsed.shown}" outcome="({OUTCOMES})">')[
+            1
+        ]
         outcomes.append(outcome)
         parsed.fields.append(expect(lines, at + 1, r"Task: (.*)")[1])
         at += 2
@@ -844,10 +852,12 @@ def parse_compact(
             parsed.fields.append("\n".join(solution))
             at = close + 1
         else:
-            assert outcome != "success" and not raw
+            assert outcome != "success"
+            assert not raw
             if lines[at].startswith("Fixed by: "):
                 fixer = int(expect(lines, at, r"Fixed by: the solution of experience (\d+)")[1])
-                assert fixer < parsed.shown and outcomes[fixer - 1] == "success"
+                assert fixer < parsed.shown
+                assert outcomes[fixer - 1] == "success"
                 at += 1
         expect(lines, at, "</experience>")
         at += 1
@@ -859,7 +869,7 @@ def parse_compact(
     assert outcomes == sorted(outcomes, key=lambda o: o != "success")
     assert outcomes.count("success") + parsed.omitted <= worked + (others if raw else 0)
     assert len(outcomes) - outcomes.count("success") <= others
-    if budget is None:
+    if budget is None and complete:
         assert parsed.shown == worked + others
     return check_fields(parsed)
 
@@ -878,12 +888,13 @@ def _counts(results: Sequence[PrioritizedResult]) -> tuple[int, int]:
     return worked, len(relevant) - worked
 
 
-@pytest.mark.parametrize("raw", [False, True])
+@pytest.mark.parametrize("failures", ["fixed", "feedback", "code"])
 @pytest.mark.parametrize("max_tokens", [None, 2_000, 300])
 @pytest.mark.parametrize("attack", list(ATTACKS.values()), ids=list(ATTACKS))
 def test_named_attack_stays_inside_its_compact_block(
-    attack: str, max_tokens: int | None, raw: bool
+    attack: str, max_tokens: int | None, failures: FailureDisplay
 ) -> None:
+    raw = failures == "code"
     failed = make_episode(
         episode_id="failed", description=attack if attack.strip() else "x", message=attack,
         outcome="failure", solution=f"{attack}\nFAILED_CODE",
@@ -892,9 +903,11 @@ def test_named_attack_stays_inside_its_compact_block(
         evil_episode(attack), failed, make_episode(episode_id="ok"), evil_episode(attack, "e2"),
         relevant=[True, True, True, False],
     )  # fmt: skip
-    rendered = CompactRenderer(raw_attempts=raw)(results, f"Fix it {attack}", max_tokens=max_tokens)
+    rendered = CompactRenderer(failures)(results, f"Fix it {attack}", max_tokens=max_tokens)
     worked, others = _counts(results)
-    parsed = parse_compact(rendered.text, worked, others, max_tokens, raw=raw)
+    parsed = parse_compact(
+        rendered.text, worked, others, max_tokens, raw=raw, complete=failures != "fixed"
+    )
     assert len(rendered.shown) == parsed.shown
     assert "e2" not in rendered.shown  # not relevant: never shown
     if max_tokens is None:
@@ -908,14 +921,24 @@ def test_named_attack_stays_inside_its_compact_block(
     task=ONE_LINE,
     budget=st.none() | st.integers(1, 1_500),
     relevant=st.lists(st.booleans(), max_size=5),
-    raw=st.booleans(),
+    failures=st.sampled_from(["fixed", "feedback", "code"]),
 )
 def test_random_unicode_cannot_change_the_compact_structure(
-    episodes: list[Episode], task: str, budget: int | None, relevant: list[bool], raw: bool
+    episodes: list[Episode],
+    task: str,
+    budget: int | None,
+    relevant: list[bool],
+    failures: FailureDisplay,
 ) -> None:
     results = compact_results(*episodes, relevant=relevant[: len(episodes)])
-    rendered = CompactRenderer(raw_attempts=raw)(results, task, max_tokens=budget)
-    parsed = parse_compact(rendered.text, *_counts(results), budget, raw=raw)
+    rendered = CompactRenderer(failures)(results, task, max_tokens=budget)
+    parsed = parse_compact(
+        rendered.text,
+        *_counts(results),
+        budget,
+        raw=failures == "code",
+        complete=failures != "fixed",
+    )
     assert len(rendered.shown) == parsed.shown
     shown = {r.episode.episode_id for r in results if r.relevant}
     assert set(rendered.shown) <= shown
