@@ -14,7 +14,11 @@ episodes is what pays. On the same tasks and luck per seed:
 * ``relevance_utility``: the new default (calibrated relevance test, then value and
   credit's utility ``(2u)^4`` among the 12 most similar, near-duplicates sharing
   evidence), with ``holdout=0.1`` (``relevance_holdout``: a tenth of runs see no
-  memory, the causal baseline) and with ``explore=True`` (``relevance_explore``);
+  memory, the causal baseline), with ``explore=True`` (``relevance_explore``) and with
+  every failed attempt's feedback shown (``relevance_feedback``, ``CompactRenderer(
+  "feedback")``: the simulated agent reads the warning a failure carries; the shipped
+  default shows a failure only beside its fix, because the real model copied what it
+  was shown, ``real_model.py``);
 * ``relevance_oracle`` (diagnostic, not an agent): the 3 with the truly largest
   hidden effect among the relevant candidates the default chooses from: the headroom.
 
@@ -58,6 +62,7 @@ VARIANTS = (
     "relevance_utility",
     "relevance_holdout",
     "relevance_explore",
+    "relevance_feedback",
     ORACLE_VARIANT,
 )
 TODAY, NEW = "previous_default", "relevance_utility"

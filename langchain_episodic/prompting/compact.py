@@ -104,7 +104,7 @@ def what_went_wrong(episode: Episode) -> str:
     Example:
         >>> from langchain_episodic import Feedback, OutcomeStatus, TaskDescription
         >>> attempt = Episode("e", TaskDescription("t"), "...",
-        ...                   Feedback(0.5, "Traceback:\\n  KeyError: 'id'", 1, 2),
+        ...                   Feedback(0.5, "Traceback:\n  KeyError: 'id'", 1, 2),
         ...                   OutcomeStatus.PARTIAL, timestamp=0.0)
         >>> what_went_wrong(attempt)
         '1 of 2 tests passed; Traceback:'

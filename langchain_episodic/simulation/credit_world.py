@@ -59,6 +59,8 @@ from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import Episode, Feedback, OutcomeStatus
 from langchain_episodic.model.feedback import feedback_from_tests
 from langchain_episodic.pipeline import build_replay
+from langchain_episodic.prompting.compact import CompactRenderer
+from langchain_episodic.prompting.renderers import RendererArg
 from langchain_episodic.scoring import ranking as ranking_module
 from langchain_episodic.scoring.lift import t95
 from langchain_episodic.scoring.options import RecallOptions
@@ -406,11 +408,20 @@ CREDIT_VARIANT_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
         "relevance_explore": (
             "the default with explore=True (utilities drawn from their posteriors)"
         ),
+        "relevance_feedback": (
+            'the default with every failed attempt\'s feedback shown (CompactRenderer("feedback"),'
+            " what an agent that reads is given; the default shows a failure only beside its fix)"
+        ),
     }
 )
 """One line per variant: what its prompts show."""
 
-LEARNING_VARIANTS: tuple[str, ...] = ("previous_default", "relevance_holdout", "relevance_explore")
+LEARNING_VARIANTS: tuple[str, ...] = (
+    "previous_default",
+    "relevance_holdout",
+    "relevance_explore",
+    "relevance_feedback",
+)
 """The default measured against the rule it replaced, with a 10% holdout of runs, and
 with exploration."""
 
@@ -608,8 +619,10 @@ def run_credit_variant(
             shown = candidates[:top_k]
             memory.note_injection(run_id, [e.episode_id for e in shown], task.task)
         elif options is not None:
+            feedback = variant == "relevance_feedback"
+            renderer: RendererArg = CompactRenderer("feedback") if feedback else "auto"
             with _previous_rules() if variant == "previous_default" else nullcontext():
-                replay = build_replay(memory, task.task, options, run_id=run_id)
+                replay = build_replay(memory, task.task, options, run_id=run_id, renderer=renderer)
             shown = [hidden[i] for i in replay.shown]
         for episode in shown:
             same = episode.subtopic == task.subtopic
