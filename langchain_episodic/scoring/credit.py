@@ -47,7 +47,13 @@ from typing import Any, Literal
 from langchain_episodic._validation import finite_float
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import LESSON_ID_PREFIX
-from langchain_episodic.scoring.decay import PRIOR_HELPED, PRIOR_HURT, beta_mean, half_life_decay
+from langchain_episodic.scoring.decay import (
+    PRIOR_HELPED,
+    PRIOR_HURT,
+    beta_mean,
+    half_life_decay,
+    ranking_mean,
+)
 
 __all__ = [
     "ADVANTAGE_SCALE",
@@ -373,6 +379,19 @@ class EpisodeUtility:
         """
         decay = self.decay(now)
         return beta_mean(self.helped * decay, self.hurt * decay)
+
+    def ranking_estimate(self, now: float) -> float:
+        """What recall ranks it by at ``now``: shrunk harder towards 0.5 than :meth:`estimate`.
+
+        :func:`~langchain_episodic.scoring.decay.ranking_mean` of the decayed evidence.
+
+        Example:
+            >>> row = EpisodeUtility("e", helped=0.1, hurt=0.9, credited_runs=1, updated_at=0.0)
+            >>> round(row.estimate(0.0), 3), round(row.ranking_estimate(0.0), 3)
+            (0.367, 0.476)
+        """
+        decay = self.decay(now)
+        return ranking_mean(self.helped * decay, self.hurt * decay)
 
     def decay(self, now: float) -> float:
         """How much of the evidence is left at ``now`` (1 when never credited)."""

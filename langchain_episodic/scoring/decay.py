@@ -17,13 +17,31 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["PRIOR_HELPED", "PRIOR_HURT", "beta_mean", "half_life_decay"]
+__all__ = [
+    "PRIOR_HELPED",
+    "PRIOR_HURT",
+    "RANKING_PRIOR",
+    "beta_mean",
+    "half_life_decay",
+    "ranking_mean",
+]
 
 PRIOR_HELPED = 1.0
 """Beta prior's "helped" count: one pseudo-run each way, so the prior mean is 0.5."""
 
 PRIOR_HURT = 1.0
 """Beta prior's "hurt" count."""
+
+RANKING_PRIOR = 8.0
+"""Pseudo-runs a side that the utility recall *ranks* by starts from (:func:`ranking_mean`).
+
+What credit knows of an episode (its utility, ``harmful``, probation) keeps the prior of
+one run a side. What it may do to the ranking is shrunk harder: one run's advantage is
+noisy, and utility scales priority by its fourth power. With one pseudo-run a side, one
+credited run at reward 0.4 dropped an episode at similarity 0.89 below one at 0.69 (a
+factor of 0.39); with eight it moves rank a little (about 0.82), and runs that agree move
+it a lot. In the credit simulation (``benchmarks/learning_value.py``, 20 seeds) priors of
+1, 2, 3, 4, 6 and 8 earned the same reward within noise."""
 
 
 def half_life_decay(age: float, half_life: float) -> float:
@@ -38,3 +56,13 @@ def half_life_decay(age: float, half_life: float) -> float:
 def beta_mean(helped: float, hurt: float) -> float:
     """The posterior mean of Beta(:data:`PRIOR_HELPED` + helped, :data:`PRIOR_HURT` + hurt)."""
     return (PRIOR_HELPED + helped) / (PRIOR_HELPED + PRIOR_HURT + helped + hurt)
+
+
+def ranking_mean(helped: float, hurt: float) -> float:
+    """The utility recall ranks by: the posterior mean over :data:`RANKING_PRIOR` a side.
+
+    Example:
+        >>> round(beta_mean(0.1, 0.9), 3), round(ranking_mean(0.1, 0.9), 3)
+        (0.367, 0.476)
+    """
+    return (RANKING_PRIOR + helped) / (2.0 * RANKING_PRIOR + helped + hurt)

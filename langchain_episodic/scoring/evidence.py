@@ -29,7 +29,7 @@ Example:
     >>> rows = {"a": EpisodeUtility("a", helped=3.0, hurt=0.0, credited_runs=3, updated_at=0.0)}
     >>> utilities = candidate_utilities(["a", "b", "c"], groups, rows, now=0.0)
     >>> [round(u, 2) for u in utilities]
-    [0.8, 0.8, 0.5]
+    [0.58, 0.58, 0.5]
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from langchain_episodic.scoring.credit import EpisodeUtility
-from langchain_episodic.scoring.decay import PRIOR_HELPED, PRIOR_HURT, beta_mean
+from langchain_episodic.scoring.decay import RANKING_PRIOR, ranking_mean
 
 __all__ = ["DUPLICATE_OVERLAP", "candidate_utilities", "near_duplicate_groups", "word_set"]
 
@@ -93,6 +93,10 @@ def candidate_utilities(
 ) -> list[float]:
     """Each candidate's utility from its group's pooled evidence at ``now``.
 
+    Shrunk towards 0.5 by :data:`~langchain_episodic.scoring.decay.RANKING_PRIOR`
+    pseudo-runs a side (:func:`~langchain_episodic.scoring.decay.ranking_mean`), so one
+    run moves the ranking a little.
+
     Args:
         ids: The candidates' episode ids.
         groups: Their near-duplicate groups (:func:`near_duplicate_groups`).
@@ -110,10 +114,10 @@ def candidate_utilities(
             evidence[0] += row.helped * decay
             evidence[1] += row.hurt * decay
     if rng is None:
-        value = {group: beta_mean(helped, hurt) for group, (helped, hurt) in pooled.items()}
+        value = {group: ranking_mean(helped, hurt) for group, (helped, hurt) in pooled.items()}
     else:
         value = {
-            group: float(rng.beta(PRIOR_HELPED + helped, PRIOR_HURT + hurt))
+            group: float(rng.beta(RANKING_PRIOR + helped, RANKING_PRIOR + hurt))
             for group, (helped, hurt) in sorted(pooled.items())
         }
     return [value[group] for group in groups]

@@ -313,7 +313,7 @@ def why_recalled(result: PrioritizedResult, report: RecallReport) -> str:
         )
         shared = (
             ""
-            if row is not None and math.isclose(row.estimate(report.now), estimate)
+            if row is not None and math.isclose(row.ranking_estimate(report.now), estimate)
             else ", evidence shared with near-duplicates"
         )
         return (

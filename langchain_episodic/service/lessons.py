@@ -34,7 +34,7 @@ from langchain_episodic.model.lesson import (
     plan_consolidation,
 )
 from langchain_episodic.scoring.credit import lesson_evidence
-from langchain_episodic.scoring.decay import PRIOR_HELPED, PRIOR_HURT, beta_mean
+from langchain_episodic.scoring.decay import RANKING_PRIOR, beta_mean
 from langchain_episodic.scoring.ranking import top_lessons
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
@@ -77,7 +77,10 @@ class _ActiveIndex:
     evidence: NDArray[np.float64]
 
     def utilities(self, now: float, half_life: float) -> NDArray[np.float64]:
-        """Every active lesson's utility at ``now`` (:meth:`Lessons.utility`, vectorised).
+        """Every active lesson's ranking utility at ``now``, vectorised.
+
+        :func:`~langchain_episodic.scoring.decay.ranking_mean` of the evidence behind
+        :meth:`Lessons.utility`: shrunk harder towards 0.5, as episodes are at recall.
 
         A lesson without evidence is at the prior, 0.5, whatever the time: only the
         rows with some are computed.
@@ -104,8 +107,9 @@ class _ActiveIndex:
         faded = np.exp2(-np.maximum(0.0, now - created) / half_life)
         evidence_helped = carried_helped * faded + helped * decay
         evidence_hurt = carried_hurt * faded + hurt * decay
-        utilities: NDArray[np.float64] = (PRIOR_HELPED + evidence_helped) / (
-            PRIOR_HELPED + PRIOR_HURT + evidence_helped + evidence_hurt
+        # ranking_mean, for every row at once: what lessons are ranked by.
+        utilities: NDArray[np.float64] = (RANKING_PRIOR + evidence_helped) / (
+            2.0 * RANKING_PRIOR + evidence_helped + evidence_hurt
         )
         return utilities
 

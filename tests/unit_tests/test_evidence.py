@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from langchain_episodic import EpisodicMemory, HashingEmbeddings, RecallOptions
-from langchain_episodic.scoring.credit import EpisodeUtility
+from langchain_episodic.scoring.credit import EpisodeUtility, utility_factor
 from langchain_episodic.scoring.evidence import candidate_utilities, near_duplicate_groups
 from langchain_episodic.scoring.ranking import why_recalled
 from langchain_episodic.stores import InMemoryEpisodeStore
@@ -38,8 +38,9 @@ def test_pooled_evidence_is_the_groups_and_the_prior_without_any() -> None:
         "a": EpisodeUtility("a", helped=2.0, hurt=0.0, updated_at=NOW),
         "b": EpisodeUtility("b", helped=1.0, hurt=1.0, updated_at=NOW),
     }
+    # Pooled: 3 helped, 1 hurt, over the ranking's prior of 8 pseudo-runs a side.
     assert candidate_utilities(["a", "b", "c"], [0, 0, 2], rows, NOW) == pytest.approx(
-        [4 / 6, 4 / 6, 0.5]
+        [11 / 20, 11 / 20, 0.5]
     )
 
 
@@ -120,3 +121,14 @@ def test_exploration_draws_from_the_posterior_with_the_memorys_seeded_rng() -> N
 def test_explore_is_a_flag() -> None:
     with pytest.raises(TypeError, match="explore='yes'"):
         RecallOptions(explore="yes")  # type: ignore[arg-type]
+
+
+def test_one_credited_run_moves_rank_a_little_and_runs_that_agree_move_it_a_lot() -> None:
+    # One run at reward 0.4 against a baseline of 0.8: h = 0.1 (the example).
+    one = {"a": EpisodeUtility("a", helped=0.1, hurt=0.9, credited_runs=1, updated_at=NOW)}
+    [shrunk] = candidate_utilities(["a"], [0], one, NOW)
+    assert 0.89 * utility_factor(shrunk) > 0.69  # still above the one at 0.69
+    assert utility_factor(one["a"].estimate(NOW)) < 0.69 / 0.89  # the prior of 1 swung it
+    ten = {"a": EpisodeUtility("a", helped=1.0, hurt=9.0, credited_runs=10, updated_at=NOW)}
+    [agreed] = candidate_utilities(["a"], [0], ten, NOW)
+    assert 0.89 * utility_factor(agreed) < 0.69

@@ -45,6 +45,7 @@ from langchain_episodic.reflection import (
     reflect,
     reflection_batch,
 )
+from langchain_episodic.scoring.decay import ranking_mean
 from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.helpers.embeddings import TableEmbeddings
 from tests.helpers.models import structured_model
@@ -676,7 +677,8 @@ def test_recall_keeps_an_index_of_the_active_lessons_rebuilt_only_on_change(
     assert after_credit.matrix is first.matrix
     utilities = after_credit.utilities(NOW, memory._s.journal.credit.half_life)
     for row, one in enumerate(lessons):
-        assert math.isclose(utilities[row], memory.lesson_utility(one.lesson_id), rel_tol=1e-9)
+        evidence = service._evidence(service.get(one.lesson_id), NOW)
+        assert math.isclose(utilities[row], ranking_mean(*evidence), rel_tol=1e-9)
     assert utilities[2] > 0.5 == utilities[0]
     assert memory.recall_lessons(LOGIN, k=1) == (lessons[2],)  # the credited one first
     # A quarantined source, a revision, a new lesson: a new index, the right lessons.
@@ -712,4 +714,5 @@ def test_many_credits_since_the_index_read_it_rebuild_its_evidence(
     now = memory.now()
     utilities = service.active_index(384).utilities(now, memory._s.journal.credit.half_life)
     assert utilities[1] > 0.5
-    assert math.isclose(utilities[1], memory.lesson_utility(lessons[1].lesson_id), rel_tol=1e-6)
+    evidence = service._evidence(service.get(lessons[1].lesson_id), now)
+    assert math.isclose(utilities[1], ranking_mean(*evidence), rel_tol=1e-6)
