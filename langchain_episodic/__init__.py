@@ -118,10 +118,22 @@ _LAZY = {
 
 def _retriever(memory: EpisodicMemory, **kwargs: Any) -> EpisodicRetriever:
     from langchain_episodic._validation import check_int  # noqa: PLC0415
-    from langchain_episodic.integrations.retriever import EpisodicRetriever  # noqa: PLC0415
+    from langchain_episodic.integrations.retriever import (  # noqa: PLC0415
+        EpisodicRetriever,
+        options_from_search,
+    )
+    from langchain_episodic.scoring.options import RECALL_OPTION_NAMES  # noqa: PLC0415
 
+    unknown = sorted(set(kwargs) - RECALL_OPTION_NAMES - {"k", "search_type", "search_kwargs"})
+    if unknown:
+        known = sorted(RECALL_OPTION_NAMES | {"k", "search_type", "search_kwargs"})
+        msg = f"as_retriever() got unknown option(s) {unknown}; known: {known}"
+        raise TypeError(msg)
     if kwargs.get("k") is not None:  # checked here, so the error names k (its top_k)
         check_int("k", kwargs["k"], 1)
+    if "search_type" in kwargs or "search_kwargs" in kwargs:
+        # Checked here too, so a bad one raises its own error, not pydantic's wrapper.
+        options_from_search(kwargs.get("search_type", "similarity"), kwargs.get("search_kwargs"))
     return EpisodicRetriever(memory=memory, **kwargs)
 
 

@@ -7,7 +7,7 @@ and every method delegates to the one that owns the job.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -26,6 +26,8 @@ from langchain_episodic.model.episode import Episode, TaskDescription, as_task
 from langchain_episodic.model.erasure import ForgetReceipt
 from langchain_episodic.model.lesson import MERGE_SIMILARITY, Lesson, LessonStatus
 from langchain_episodic.model.quarantine import QuarantineAction, QuarantineEvent
+from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
+from langchain_episodic.prompting.renderers import RendererArg
 from langchain_episodic.scoring.credit import (
     UTILITY_HALF_LIFE,
     CreditEvent,
@@ -863,12 +865,94 @@ class EpisodicMemory:
         """Make ``factory(memory, **kwargs)`` what ``as_retriever`` / ``as_runnable`` return."""
         cls._adapters[kind] = factory
 
-    def as_retriever(self, **kwargs: Any) -> BaseRetriever:
-        """This memory as an :class:`~langchain_episodic.EpisodicRetriever` (``k``, options)."""
-        retriever: BaseRetriever = self._adapters["retriever"](self, **kwargs)
+    def as_retriever(
+        self,
+        *,
+        k: int | None = None,
+        search_type: str = "similarity",
+        search_kwargs: Mapping[str, Any] | None = None,
+        options: RecallOptions | None = None,
+        fetch_k: int | None = None,
+        weights: ReplayWeights | None = None,
+        half_life: float | None = None,
+        current_time: float | None = None,
+        **recall_options: Unpack[RecallKeywords],
+    ) -> BaseRetriever:
+        """This memory as an :class:`~langchain_episodic.EpisodicRetriever`.
+
+        Takes what LangChain's ``VectorStore.as_retriever`` takes: ``search_type``
+        (``"similarity"``, ``"similarity_score_threshold"``; ``"mmr"`` is refused by
+        name) and ``search_kwargs`` (``k``, ``fetch_k``, ``filter``,
+        ``score_threshold``, any recall option by name); or the recall options flat
+        (``k=2``, ``category="debugging"``). An option it does not know is refused,
+        naming it.
+
+        Example:
+            >>> from langchain_episodic import EpisodicMemory
+            >>> memory = EpisodicMemory()
+            >>> memory.as_retriever(search_kwargs={"k": 2, "filter": {"outcome": "success"}}).k
+            2
+        """
+        given: dict[str, Any] = {
+            name: value
+            for name, value in (
+                ("k", k),
+                ("options", options),
+                ("fetch_k", fetch_k),
+                ("weights", weights),
+                ("half_life", half_life),
+                ("current_time", current_time),
+            )
+            if value is not None
+        }
+        if search_type != "similarity" or search_kwargs is not None:
+            given.update(search_type=search_type, search_kwargs=search_kwargs)
+        retriever: BaseRetriever = self._adapters["retriever"](self, **given, **recall_options)
         return retriever
 
-    def as_runnable(self, **kwargs: Any) -> Runnable[Any, str]:
-        """A runnable mapping a task to its replay prompt (``create_replay_runnable``)."""
-        runnable: Runnable[Any, str] = self._adapters["runnable"](self, **kwargs)
+    def as_runnable(
+        self,
+        *,
+        input_key: str = "task",
+        options: RecallOptions | None = None,
+        max_tokens: int | None = DEFAULT_MAX_TOKENS,
+        token_counter: Callable[[str], int] = approximate_token_count,
+        include_strategy: bool = False,
+        renderer: RendererArg = "auto",
+        top_k: int | None = None,
+        fetch_k: int | None = None,
+        weights: ReplayWeights | None = None,
+        half_life: float | None = None,
+        current_time: float | None = None,
+        **recall_options: Unpack[RecallKeywords],
+    ) -> Runnable[Any, str]:
+        """A runnable mapping a task to its replay prompt (``create_replay_runnable``).
+
+        Example:
+            >>> from langchain_episodic import EpisodicMemory
+            >>> EpisodicMemory().as_runnable(top_k=2).invoke("Add a signup form")
+            ''
+        """
+        flat = {
+            name: value
+            for name, value in (
+                ("top_k", top_k),
+                ("fetch_k", fetch_k),
+                ("weights", weights),
+                ("half_life", half_life),
+                ("current_time", current_time),
+            )
+            if value is not None
+        }
+        runnable: Runnable[Any, str] = self._adapters["runnable"](
+            self,
+            input_key=input_key,
+            options=options,
+            max_tokens=max_tokens,
+            token_counter=token_counter,
+            include_strategy=include_strategy,
+            renderer=renderer,
+            **flat,
+            **recall_options,
+        )
         return runnable

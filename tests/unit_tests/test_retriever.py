@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
+import re
+from typing import Any
+
 import pytest
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
@@ -200,3 +204,53 @@ def test_retrieved_episodes_reach_the_model_in_a_rag_chain() -> None:
     assert "Fix the CSV parser dropping quoted commas" in system
     assert "quoted fields now parse" in system
     assert "csv.reader(f, quotechar='\"')" in system
+
+
+# ------------------------------------------------------------------ LangChain's as_retriever
+
+
+def test_search_kwargs_k_and_filter_are_honoured(memory: EpisodicMemory) -> None:
+    docs = memory.as_retriever(search_kwargs={"k": 2}).invoke("login")
+    assert len(docs) == 2
+    failures = memory.as_retriever(search_kwargs={"k": 5, "filter": {"outcome": "failure"}})
+    found = failures.invoke("login")
+    assert found
+    assert {d.metadata["outcome"] for d in found} == {"failure"}
+    assert memory.as_retriever(search_kwargs={"fetch_k": 7}).options.fetch_k == 7
+
+
+def test_a_score_threshold_is_the_least_similarity(memory: EpisodicMemory) -> None:
+    retriever = memory.as_retriever(
+        search_type="similarity_score_threshold", search_kwargs={"score_threshold": 0.99}
+    )
+    assert retriever.options.min_similarity == 0.99
+    assert retriever.invoke("a request unlike anything stored") == []
+    with pytest.raises(EpisodicValueError, match="needs search_kwargs\\['score_threshold'\\]"):
+        memory.as_retriever(search_type="similarity_score_threshold")
+    with pytest.raises(EpisodicValueError, match="needs search_type='similarity_score_threshold'"):
+        memory.as_retriever(search_kwargs={"score_threshold": 0.5})
+
+
+@pytest.mark.parametrize(
+    ("given", "error", "named"),
+    [
+        ({"kk": 2}, TypeError, "kk"),
+        ({"search_type": "mmr"}, EpisodicValueError, "search_type='mmr' is not supported"),
+        ({"search_kwargs": {"kk": 1}}, TypeError, "kk"),
+        ({"search_kwargs": {"filter": {"colour": "red"}}}, TypeError, "colour"),
+        ({"search_kwargs": "k=2"}, TypeError, "search_kwargs='k=2'"),
+        ({"k": 2, "search_kwargs": {"k": 3}}, TypeError, "either flat or in search_kwargs"),
+    ],
+)
+def test_what_the_retriever_does_not_know_is_refused_by_name(
+    memory: EpisodicMemory, given: dict[str, Any], error: type[Exception], named: str
+) -> None:
+    with pytest.raises(error, match=re.escape(named)):
+        memory.as_retriever(**given)
+
+
+def test_the_retriever_refuses_unknown_fields_and_help_shows_the_options() -> None:
+    with pytest.raises(ValueError, match="kk"):
+        EpisodicRetriever(memory=EpisodicMemory(), kk=2)  # type: ignore[call-arg]
+    signature = inspect.signature(EpisodicMemory.as_retriever)
+    assert {"k", "search_type", "search_kwargs", "options"} <= set(signature.parameters)
