@@ -374,12 +374,16 @@ class EpisodicMemory:
         *,
         evidence_k: int = 0,
         lesson_k: int = 0,
+        keep: int | None = None,
     ) -> RecallReport:
         """:meth:`recall_with`, explained: the results and the candidates turned away.
 
         The same search also returns up to ``evidence_k`` most similar episodes at
         or above the floor as ``neighbours`` (a strategy's evidence) and ``lesson_k``
         lessons (:meth:`recall_lessons`); the results are unchanged by either.
+        ``keep``: return up to this many ranked results instead of ``options.top_k``
+        (the same candidates, ranked the same; the replay lets its renderer choose the
+        ``top_k`` it shows among them).
 
         Example:
             .. code-block:: python
@@ -389,7 +393,9 @@ class EpisodicMemory:
                     print(rejected.episode_id, rejected.reason)
         """
         task = as_task(query, "query")
-        return self._s.recall.report(task, options, evidence_k=evidence_k, lesson_k=lesson_k)
+        return self._s.recall.report(
+            task, options, evidence_k=evidence_k, lesson_k=lesson_k, keep=keep
+        )
 
     arecall, arecall_with = async_twin(recall), async_twin(recall_with)
     arecall_report = async_twin(recall_report)

@@ -77,7 +77,9 @@ class Replay:
 
     Attributes:
         task: The task recalled for.
-        results: The recalled episodes, best-ranked first.
+        results: The recalled episodes the prompt was rendered from, best-ranked first:
+            recall's ``top_k``, or what the renderer selected among every relevant
+            candidate (the compact renderer: what worked first).
         prompt: The replay prompt
             (:func:`~langchain_episodic.prompting.episodes.format_replay_prompt`).
         strategy: The strategy chosen from the same recall and the memory's skill
@@ -188,18 +190,23 @@ def build_replay(
     )
     if run_id is not None and memory.is_holdout(run_id):
         return _holdout_replay(memory, task, run_id, thread_id, include_strategy)
+    select = getattr(chosen, "select", None)
     report = memory.recall_report(
         task,
         options,
         evidence_k=_evidence_k(options) if include_strategy else 0,
         lesson_k=lesson_k,
+        # A renderer that selects sees every relevant candidate (what worked can come
+        # first even where more similar failures outrank it); the others, the top_k.
+        keep=None if select is None else options.candidate_count(learning=True),
     )
+    results = report.results if select is None else tuple(select(report.results, options.top_k))
     token_counter = checked_token_counter(token_counter)
     lessons, section = _fit_lessons(report.lessons, max_tokens, token_counter)
     budget = max_tokens
     if section and max_tokens is not None:
         budget = max(1, max_tokens - token_counter(section + "\n\n"))
-    rendered = render(chosen, report.results, task, max_tokens=budget, token_counter=token_counter)
+    rendered = render(chosen, results, task, max_tokens=budget, token_counter=token_counter)
     prompt = rendered.text
     if section:
         prompt = f"{section}\n\n{prompt}" if prompt else section
@@ -214,7 +221,7 @@ def build_replay(
             _log.warning("could not note the injection of run_id=%r", run_id, exc_info=True)
     return Replay(
         task=task,
-        results=report.results,
+        results=results,
         prompt=prompt,
         strategy=strategy,
         run_id=run_id,

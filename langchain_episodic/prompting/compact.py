@@ -145,6 +145,41 @@ class CompactRenderer:
             msg = f"failures={self.failures!r} is invalid: must be one of {list(FAILURE_DISPLAYS)}"
             raise EpisodicValueError(msg)
 
+    def select(
+        self, results: Sequence[PrioritizedResult], top_k: int
+    ) -> tuple[PrioritizedResult, ...]:
+        """The ``top_k`` of ``results`` (every relevant candidate, best first) to show.
+
+        The replay hands the renderer all the relevant candidates recall ranked, so
+        that what worked can be shown first even when more similar failures outrank
+        it: the best ``top_k`` successes, then (in rank order, while there is room)
+        the failed attempts this renderer shows: with ``failures="fixed"`` those a
+        selected success fixed, otherwise any.
+
+        Example:
+            >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
+            >>> def result(name, outcome, similarity):
+            ...     episode = Episode(name, TaskDescription(f"task {name}"), "...",
+            ...                       Feedback(1.0), outcome, timestamp=0.0)
+            ...     return PrioritizedResult(episode, similarity, similarity)
+            >>> ranked = [result("f1", "failure", 0.9), result("s1", "success", 0.8),
+            ...           result("f2", "failure", 0.7), result("s2", "success", 0.6)]
+            >>> [r.episode.episode_id for r in CompactRenderer().select(ranked, 3)]
+            ['s1', 's2']
+            >>> [r.episode.episode_id for r in CompactRenderer("feedback").select(ranked, 3)]
+            ['s1', 's2', 'f1']
+        """
+        relevant = [r for r in results if r.relevant]
+        chosen = [r for r in relevant if _worked(r)][:top_k]
+        failed = [r for r in relevant if not _worked(r)]
+        if self.failures == "fixed" and chosen and failed:
+            groups = near_duplicate_groups([r.episode.task.description for r in chosen + failed])
+            fixers = set(groups[: len(chosen)])
+            failed = [r for i, r in enumerate(failed) if groups[len(chosen) + i] in fixers]
+        elif self.failures == "fixed":
+            failed = []
+        return (*chosen, *failed[: max(0, top_k - len(chosen))])
+
     @property
     def raw_attempts(self) -> bool:
         """Whether failed attempts are shown with their code (``failures="code"``)."""

@@ -518,7 +518,9 @@ class ReplayRenderer(Protocol):
 
     :class:`~langchain_episodic.prompting.compact.CompactRenderer` and
     :class:`DetailedRenderer` are the package's; any callable of this shape works. It
-    may return a plain ``str``: every result then counts as shown.
+    may return a plain ``str``: every result then counts as shown. A renderer with a
+    ``select(results, top_k)`` method is handed every relevant candidate recall ranked
+    and renders what it selects; the others get recall's ``top_k``.
     """
 
     def __call__(

@@ -163,8 +163,11 @@ class Recall:
         options: RecallOptions,
         evidence_k: int = 0,
         lesson_k: int = 0,
+        keep: int | None = None,
     ) -> RecallReport:
         """The results for ``task``, what was turned away and why, neighbours and lessons.
+
+        ``keep``: how many ranked results to return (``options.top_k`` when ``None``).
 
         Raises:
             TypeError: ``options`` is not a :class:`RecallOptions`.
@@ -227,7 +230,7 @@ class Recall:
         ordered = ranked.ordered
         if backed_off:  # memory hurts here: only what worked, one at most
             ordered = [row for row in ordered if row[1].outcome is OutcomeStatus.SUCCESS][:1]
-        results = _winners(ordered, options.top_k)
+        results = _winners(ordered, options.top_k if keep is None else check_int("keep", keep, 1))
         rejected = tuple(
             Rejected(hit.episode_id, _task_text(hit), hit.similarity, reason)
             for hit, reason in ranked.rejected

@@ -12,6 +12,7 @@ from langchain_episodic import (
     RecallOptions,
     ReplayWeights,
     StaticEmbeddings,
+    build_replay,
 )
 from langchain_episodic.scoring.priority import SearchResult
 from langchain_episodic.scoring.relevance import (
@@ -268,3 +269,27 @@ def test_the_articles_strategy_hierarchy_counts_every_recalled_episode() -> None
     assert (article.strategy, article.reason) == ("example_driven", "experience")
     # The default counts only the relevant failure: nothing supports another strategy.
     assert choose_strategy(task, memory) == StrategyChoice("iterative", "complexity")
+
+
+def test_the_replay_shows_what_worked_even_below_more_similar_failures() -> None:
+    # Three failures more similar than the one success: recall's top 3 are failures,
+    # the compact replay (the default) shows the success, and no failed code.
+    memory = table_memory({"f1": 0.95, "f2": 0.93, "f3": 0.92, "worked": 0.55})
+    for name in ("f1", "f2", "f3"):
+        memory.record(
+            make_episode(
+                episode_id=name, description=name, outcome="failure", reward=0.0,
+                timestamp=NOW, solution=f"broken {name}",
+            )
+        )  # fmt: skip
+    memory.record(
+        make_episode(episode_id="worked", description="worked", timestamp=NOW, solution="good")
+    )
+    assert "worked" not in ids(memory.recall("query", top_k=3, current_time=NOW))
+    replay = build_replay(memory, "query", top_k=3, current_time=NOW)
+    assert replay.shown == ("worked",)
+    assert "good" in replay.text
+    assert "broken" not in replay.text
+    # The detailed renderer shows recall's top 3, as it always did.
+    detailed = build_replay(memory, "query", top_k=3, current_time=NOW, renderer="detailed")
+    assert detailed.shown == ("f1", "f2", "f3")
