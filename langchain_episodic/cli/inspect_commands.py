@@ -371,13 +371,12 @@ def _print_relevance_recall(recall: _Recall) -> None:
     from langchain_episodic.scoring.ranking import why_recalled  # noqa: PLC0415
     from langchain_episodic.scoring.relevance import (  # noqa: PLC0415
         BACKGROUND_TOP,
-        MERIT_EMPHASIS,
         RECENCY_FLOOR,
         VALUE_SHARE,
     )
 
     args, weights, half_life, report = recall.args, recall.weights, recall.half_life, recall.report
-    mix = weights.recency + MERIT_EMPHASIS * (weights.reward + weights.outcome_bonus)
+    mix = weights.recency + weights.reward + weights.outcome_bonus
     print(f"query      {args.query!r} (namespace {recall.memory.namespace!r})")
     print(
         f"ranking    relevance: the relevant ones of {recall.report.candidates} candidates "
@@ -403,8 +402,8 @@ def _print_relevance_recall(recall: _Recall) -> None:
         f" never below {RECENCY_FLOOR:g}"
     )
     print(
-        f"value      ({weights.recency:g}*recency + {MERIT_EMPHASIS:g}*({weights.reward:g}*reward"
-        f" + {weights.outcome_bonus:g}*outcome)) / {mix:g}  (phase {args.phase})"
+        f"value      ({weights.recency:g}*recency + {weights.reward:g}*reward"
+        f" + {weights.outcome_bonus:g}*outcome) / {mix:g}  (phase {args.phase})"
         if mix
         else f"value      1 (recency, reward and outcome weigh nothing; phase {args.phase})"
     )

@@ -17,17 +17,18 @@ This ranking keeps the article's signals but puts relevance first:
    where the model's similarities are low. No margin below the best candidate
    (unless ``relevance_margin`` asks for one): every candidate about the task
    competes on value; recall may return fewer than ``top_k`` episodes, or none.
-2. **Value decides among the relevant.** Each relevant episode gets a value in [0, 1]:
-   the article's recency, reward and outcome signals mixed by the recency / reward /
-   outcome weights of :class:`~langchain_episodic.ReplayWeights`, what it earned
-   (reward and outcome) counting :data:`MERIT_EMPHASIS` times its weight, and recency
-   decaying with a half-life of :data:`RELEVANCE_HALF_LIFE` (30 days, for agents that
+2. **Value scales relevance.** Each relevant episode gets a value in [0, 1]: the
+   article's recency, reward and outcome signals mixed by the recency / reward /
+   outcome weights of :class:`~langchain_episodic.ReplayWeights`, where recency
+   decays with a half-life of :data:`RELEVANCE_HALF_LIFE` (30 days, for agents that
    run for weeks) down to a floor of :data:`RECENCY_FLOOR` rather than to zero. The
-   priority is ``similarity * (1 - VALUE_SHARE + VALUE_SHARE * value)``. With the
-   default weights a failure loses 30% of its similarity and age costs at most 5% more
-   (as it did before): a success of the same kind beats a somewhat more similar
-   failure (a real model copies what it is shown first, ``benchmarks/real_model.py``),
-   while an episode less than 65% as similar as another never overtakes it.
+   priority is ``similarity * (1 - VALUE_SHARE + VALUE_SHARE * value)``: among
+   equally similar episodes a recent success beats an old failure, but value never
+   lifts a clearly less similar episode above a closer one. (The replay goes further:
+   its compact renderer shows what worked among *every* relevant candidate first,
+   :meth:`~langchain_episodic.prompting.compact.CompactRenderer.select`. A stronger
+   value share here cost the exact task its first place on the labelled paraphrases,
+   ``benchmarks/relevance.py``: hit@1 52% -> 47% with the static model.)
 
 The constants were chosen by measurement (``benchmarks/relevance.py`` and
 ``benchmarks/retrieval_quality.py``, see ``benchmarks/results/``). The article's
@@ -77,7 +78,6 @@ __all__ = [
     "BACKGROUND_TOP",
     "DEFAULT_CALIBRATION",
     "DEFAULT_RANKING",
-    "MERIT_EMPHASIS",
     "RECENCY_FLOOR",
     "RELEVANCE_FLOOR",
     "RELEVANCE_HALF_LIFE",
@@ -158,20 +158,8 @@ RELEVANCE_HALF_LIFE = 30 * 86_400.0
 RECENCY_FLOOR = 0.5
 """The recency signal never falls below this: old knowledge loses value, not relevance."""
 
-VALUE_SHARE = 0.4
-"""Share of the priority that value (recency, reward, outcome) can move.
-
-It was 0.2, with reward and outcome at their plain weights: a failure then lost at most
-7% of its similarity, so a slightly more similar failure outranked a success of the same
-kind, and on a real model 73.5% of replay prompts led with a failed attempt, which the
-model copied (``benchmarks/results/real_model.md``)."""
-
-MERIT_EMPHASIS = 3.0
-"""How many times its weight what an episode earned (reward and outcome) counts in value.
-
-With the article's weights (recency 0.3, reward 0.2, outcome 0.1) value is then three
-quarters merit and one quarter recency: a failure loses 30% of its similarity, and age
-at most 5% more, as it could before."""
+VALUE_SHARE = 0.2
+"""Share of the priority that value (recency, reward, outcome) can move."""
 
 _C = TypeVar("_C", bound=Rankable)
 
@@ -332,27 +320,23 @@ def episode_value(
 
     The recency (decaying to :data:`RECENCY_FLOOR`), reward and outcome signals,
     mixed in proportion to the weights' ``recency``, ``reward`` and ``outcome_bonus``
-    (the article's 0.3 / 0.2 / 0.1 by default), reward and outcome each counting
-    :data:`MERIT_EMPHASIS` times their weight. With all three weights zero the value
-    is 1: nothing but relevance counts.
+    (the article's 0.3 / 0.2 / 0.1 by default). With all three weights zero the
+    value is 1: nothing but relevance counts.
 
     Example:
         >>> round(episode_value(0.0, 1.0, OutcomeStatus.SUCCESS, current_time=0.0), 3)
         1.0
-        >>> round(episode_value(0.0, 0.0, OutcomeStatus.FAILURE, current_time=0.0), 3)
+        >>> round(episode_value(0.0, 0.0, OutcomeStatus.FAILURE, current_time=1e12), 3)
         0.25
-        >>> round(episode_value(0.0, 1.0, OutcomeStatus.SUCCESS, current_time=1e12), 3)
-        0.875
     """
     w = weights or DEFAULT_WEIGHTS
-    merit_weight = MERIT_EMPHASIS * (w.reward + w.outcome_bonus)
-    total = w.recency + merit_weight
+    total = w.recency + w.reward + w.outcome_bonus
     if total == 0:
         return 1.0
     decay = half_life_decay(current_time - timestamp, half_life)
     recency = RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * decay
-    merit = MERIT_EMPHASIS * (w.reward * reward + w.outcome_bonus * outcome_score(outcome))
-    return (w.recency * recency + merit) / total
+    mixed = w.recency * recency + w.reward * reward + w.outcome_bonus * outcome_score(outcome)
+    return mixed / total
 
 
 def relevance_priority(similarity: float, value: float) -> float:
@@ -360,7 +344,7 @@ def relevance_priority(similarity: float, value: float) -> float:
 
     Example:
         >>> relevance_priority(0.8, 1.0), round(relevance_priority(0.8, 0.0), 2)
-        (0.8, 0.48)
+        (0.8, 0.64)
     """
     return max(0.0, similarity) * (1.0 - VALUE_SHARE + VALUE_SHARE * value)
 

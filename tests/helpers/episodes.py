@@ -103,9 +103,8 @@ def relevance_recall(
     Candidates: the ``fetch_k`` (default ``2 * top_k``) most similar. Background: the
     mean similarity of the query to its 5 nearest packaged background texts, plus the
     embedder's offset. Relevant: similarity >= floor and >= background. Value: (0.3
-    recency + 3 * (0.2 reward + 0.1 outcome)) / 1.2 with recency decaying from 1 to 0.5
-    (what an episode earned counts three times its weight). Priority: similarity *
-    (0.6 + 0.4 * value).
+    recency + 0.2 reward + 0.1 outcome) / 0.6 with recency decaying from 1 to 0.5.
+    Priority: similarity * (0.8 + 0.2 * value).
     """
     calibration = calibration_for(embeddings)
     floor = calibration.floor if floor is None else floor
@@ -132,9 +131,10 @@ def relevance_recall(
         if similarity < floor or similarity < background:
             continue
         recency = 0.5 + 0.5 * 2 ** (-max(0.0, now - ep.timestamp) / half_life)
-        merit = 0.2 * ep.feedback.reward + 0.1 * outcome_value[ep.outcome.value]
-        value = (0.3 * recency + 3 * merit) / 1.2
-        ranked.append((max(0.0, similarity) * (0.6 + 0.4 * value), ep.episode_id))
+        value = (
+            0.3 * recency + 0.2 * ep.feedback.reward + 0.1 * outcome_value[ep.outcome.value]
+        ) / 0.6
+        ranked.append((max(0.0, similarity) * (0.8 + 0.2 * value), ep.episode_id))
     ranked.sort(key=lambda pair: pair[0], reverse=True)
     return [(episode_id, priority) for priority, episode_id in ranked[:top_k]]
 

@@ -348,8 +348,8 @@ def test_recall_relevance_table_states_the_rule_why_and_the_nearest_rejected(
         f"background), {offset:+g} for this embedder"
     ) in out
     assert "half-life 30d (2592000 s), never below 0.5" in out
-    assert "value      (0.3*recency + 3*(0.2*reward + 0.1*outcome)) / 1.2  (phase normal)" in out
-    assert "priority   similarity * (0.6 + 0.4*value)" in out
+    assert "value      (0.3*recency + 0.2*reward + 0.1*outcome) / 0.6  (phase normal)" in out
+    assert "priority   similarity * (0.8 + 0.2*value)" in out
     header = next(line for line in out.splitlines() if line.startswith("#"))
     assert re.split(r"\s{2,}", header) == [*TABLE_START, "value", "utility", "priority", "task"]
     rows = table_rows(out, "#")
