@@ -203,8 +203,9 @@ def test_the_evidence_is_every_neighbour_above_the_floor_not_only_what_the_promp
         record(memory, f"stranger-{i}", "stranger", "defensive", "success")
 
     replay = build_replay(memory, TASK, RecallOptions(top_k=1), include_strategy=True)
-    # The prompt shows only the twin (top_k=1).
-    assert [r.episode.episode_id for r in replay.results] == ["twin"]
+    # Recall's first is the twin, which failed; the prompt (top_k=1) shows what worked.
+    assert [r.episode.episode_id for r in memory.recall(TASK, top_k=1)] == ["twin"]
+    assert [r.episode.episode_id for r in replay.results] == ["cousin-a"]
     # The strategy counts the cousins too, but never the strangers below the floor.
     assert replay.strategy == StrategyChoice("example_driven", "evidence")
     report = memory.recall_report(TASK, RecallOptions(), evidence_k=DEFAULT_EVIDENCE_K)
