@@ -12,7 +12,8 @@ suite reads this list and checks every import against it):
 
 1. base: :mod:`~langchain_episodic.errors`, :mod:`~langchain_episodic._validation`,
    :mod:`~langchain_episodic._async` (async twins), :mod:`~langchain_episodic._adapters`
-   (where the façade finds its retriever and runnable)
+   (where the façade finds its retriever and runnable), :mod:`~langchain_episodic._extras`
+   (which extra brings an integration)
 2. model, pure data and rules: :mod:`langchain_episodic.model`
 3. scoring, pure maths: :mod:`langchain_episodic.scoring`
 4. prompting, pure text: :mod:`langchain_episodic.prompting`
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_episodic import _moved
 from langchain_episodic._adapters import ADAPTERS
+from langchain_episodic._extras import EXTRA_OF, available, missing_extra
 
 if TYPE_CHECKING:
     from langchain_episodic.embeddings import HashingEmbeddings, StaticEmbeddings
@@ -155,13 +157,17 @@ def __getattr__(name: str) -> Any:
     if module is None:
         msg = f"module 'langchain_episodic' has no attribute {name!r}"
         raise AttributeError(msg)
+    if name in EXTRA_OF and not available(name):
+        raise missing_extra(name, EXTRA_OF[name][0])
     value = getattr(import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    # Not the names whose extra is missing: help() reads every name dir() lists.
+    usable = {name for name in _LAZY if name not in EXTRA_OF or available(name)}
+    return sorted(set(globals()) | usable)
 
 
 __all__ = [
@@ -197,3 +203,8 @@ __all__ = [
     "episode_from_tests",
     "migrate_namespace",
 ]
+# What `from langchain_episodic import *` and help() read: every public name whose
+# extra is installed (a core install leaves out the middleware and the classic memory,
+# which raise ImportError naming their extra when asked for by name).
+for _name in [name for name in EXTRA_OF if name in __all__ and not available(name)]:
+    __all__.remove(_name)

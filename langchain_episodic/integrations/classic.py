@@ -22,14 +22,12 @@ from langchain_core.runnables.config import run_in_executor
 from pydantic import Field, PrivateAttr
 from typing_extensions import Unpack  # typing has it from 3.11 only
 
+from langchain_episodic._extras import missing_extra
+
 try:
     from langchain_classic.base_memory import BaseMemory
-except ImportError as error:  # pragma: no cover - exercised by a test that hides the module
-    _MISSING = (
-        "EpisodicChainMemory needs langchain-classic, which is not installed: "
-        'pip install "langchain-episodic[classic]"'
-    )
-    raise ImportError(_MISSING) from error
+except ImportError as error:
+    raise missing_extra("EpisodicChainMemory", "classic") from error
 
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._fields import RecallOptionsFields

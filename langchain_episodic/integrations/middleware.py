@@ -26,6 +26,7 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langchain_core.runnables.config import run_in_executor
 from typing_extensions import NotRequired, TypedDict  # typing has them from 3.11 only
 
+from langchain_episodic._extras import missing_extra
 from langchain_episodic._validation import check_int
 from langchain_episodic.errors import EpisodicValueError, StoreConfigurationError
 from langchain_episodic.integrations._background import EXIT_FLUSH_TIMEOUT, BackgroundWorker
@@ -54,7 +55,6 @@ from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
 from langchain_episodic.reflection import LessonWriter, reflect
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE
-from langchain_episodic.stores.langgraph_store import LangGraphEpisodeStore
 
 try:
     from langchain.agents.middleware.types import (
@@ -67,12 +67,10 @@ try:
         ResponseT,
     )
     from langgraph.config import get_config
-except ImportError as error:  # pragma: no cover - exercised only without the extra
-    _msg = (
-        "EpisodicMemoryMiddleware needs LangChain 1.x agents (the `langchain` package). "
-        'Install it with: pip install "langchain-episodic[agents]"'
-    )
-    raise ImportError(_msg) from error
+except ImportError as error:
+    raise missing_extra("EpisodicMemoryMiddleware", "agents") from error
+
+from langchain_episodic.stores.langgraph_store import LangGraphEpisodeStore
 
 if TYPE_CHECKING:
     from langchain_core.messages import AIMessage

@@ -99,9 +99,15 @@ from typing import Any, Literal, cast, get_args
 
 import numpy as np
 from langchain_core.stores import BaseStore as ByteStore
-from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem, SearchOp
-from langgraph.store.memory import InMemoryStore
 from numpy.typing import NDArray
+
+from langchain_episodic._extras import missing_extra
+
+try:
+    from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem, SearchOp
+    from langgraph.store.memory import InMemoryStore
+except ImportError as error:
+    raise missing_extra("LangGraphEpisodeStore", "agents") from error
 
 from langchain_episodic._validation import check_int
 from langchain_episodic.errors import (
