@@ -576,6 +576,18 @@ def summarise(results: dict[str, dict[int, list[Attempt]]], total: int) -> list[
     return summaries
 
 
+def load_attempts(paths: Sequence[Path]) -> dict[str, dict[int, list[Attempt]]]:
+    """Attempts from ``--json`` files, arms in report order; a later file's arm wins."""
+    merged: dict[str, dict[int, list[Attempt]]] = {}
+    for path in paths:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        for arm, by_seed in raw.items():
+            merged[arm] = {
+                int(seed): [Attempt(**a) for a in rows] for seed, rows in by_seed.items()
+            }
+    return {arm: merged[arm] for arm in ARMS if arm in merged}
+
+
 def versions() -> dict[str, str]:
     """The versions the figures were measured with."""
     found = {"python": platform.python_version()}
@@ -597,8 +609,9 @@ def report(
     total: int,
     temperature: float,
     seconds: float,
+    sources: Sequence[Path] = (),
 ) -> str:
-    """The markdown report."""
+    """The markdown report (``sources``: the ``--json`` files it was made from, if any)."""
     real = model not in ("scripted", "scripted-chat")
     kind = "real model" if real else "scripted model (a harness check, not a learning figure)"
     lines = [
@@ -631,7 +644,11 @@ def report(
     lines += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in versions().items())]
     if real and model == "gemma":
         lines.append(f"Model file sha256: `{GEMMA_SHA256}` (checked before the run).")
-    lines += ["", f"Wall-clock: {seconds / 60:.1f} min.", ""]
+    if sources:
+        lines += ["", "Made from the attempts of: " + ", ".join(f"`{p.name}`" for p in sources)]
+    else:
+        lines += ["", f"Wall-clock: {seconds / 60:.1f} min."]
+    lines.append("")
     return "\n".join(lines)
 
 
@@ -655,6 +672,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="markdown report (default: print)")
     parser.add_argument("--json", type=Path, default=None, help="every attempt, as JSON")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="report from the --json files of earlier runs (same model, tasks and seeds; a "
+        "later file's arm replaces an earlier one's) instead of running",
+    )
     args = parser.parse_args(argv)  # fmt: skip
     arms = [arm.strip() for arm in args.arms.split(",") if arm.strip()]
     unknown = sorted(set(arms) - set(ARMS))
@@ -662,6 +687,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown arm(s) {unknown}; known: {list(ARMS)}")
     if args.temperature <= 0:
         parser.error("--temperature must be above 0: seeds must differ")
+    if args.from_json:
+        merged = load_attempts(args.from_json)
+        total = 1 + max(a.index for by in merged.values() for v in by.values() for a in v)
+        seeds = sorted({seed for by in merged.values() for seed in by})
+        text = report(
+            summarise(merged, total),
+            model=args.model,
+            tasks=args.tasks,
+            seeds=seeds,
+            total=total,
+            temperature=args.temperature,
+            seconds=0.0,
+            sources=args.from_json,
+        )
+        if args.out:
+            args.out.write_text(text, encoding="utf-8")
+        print(text)
+        return 0
     tasks = family_tasks() if args.tasks == "families" else humaneval_tasks()
     models = _Models(args.model, tasks, args.temperature, args.max_new_tokens)
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))

@@ -122,6 +122,15 @@ def test_the_benchmark_runs_end_to_end_with_a_scripted_copier(tmp_path: Path) ->
     holdouts = [a for a in credit if a["holdout"]]
     assert holdouts
     assert all(a["shown"] == 0 for a in holdouts)
+    # The report can be made again from the attempts, with no model.
+    again = tmp_path / "again.md"
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "real_model.py"), "--model", "scripted",
+         "--from-json", str(tmp_path / "attempts.json"), "--out", str(again)],
+        capture_output=True, text=True, timeout=300, check=False, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _rows(again.read_text(encoding="utf-8")) == rows
 
 
 def test_the_chat_path_goes_through_create_agent_and_the_middleware(tmp_path: Path) -> None:
