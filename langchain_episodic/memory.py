@@ -397,8 +397,24 @@ class EpisodicMemory:
             task, options, evidence_k=evidence_k, lesson_k=lesson_k, keep=keep
         )
 
+    def task(self, task: str | TaskDescription) -> TaskDescription:
+        """``task`` as the memory reads it: text gets its category inferred.
+
+        A task without a category (text, or ``TaskCategory.UNKNOWN``) gets the one its
+        nearest labelled example tasks vote for (code generation, debugging,
+        refactoring, testing, architecture; measured in ``benchmarks/categories.py``),
+        or stays ``unknown`` when it is not about software work. A task that names its
+        category keeps it. The middleware reads every agent run's task this way.
+
+        Example:
+            >>> EpisodicMemory().task("Fix the crash when the cart is empty").category.value
+            'debugging'
+        """
+        return self._s.recall.with_category(as_task(task, "task"))
+
     arecall, arecall_with = async_twin(recall), async_twin(recall_with)
     arecall_report = async_twin(recall_report)
+    atask = async_twin(task)
 
     # -------------------------------------------------------------- quarantine
 

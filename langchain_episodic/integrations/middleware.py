@@ -204,6 +204,13 @@ def _append_to_system(system: SystemMessage | None, text: str) -> SystemMessage:
     return system.model_copy(update={"content": new_content})
 
 
+def _check_bools(**flags: object) -> None:
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            msg = f"{name}={value!r} is invalid: must be a bool"
+            raise TypeError(msg)
+
+
 class EpisodicMemoryMiddleware(
     AgentMiddleware[EpisodicMemoryState[ResponseT], ContextT, ResponseT]
 ):
@@ -341,6 +348,11 @@ class EpisodicMemoryMiddleware(
             text of the latest human message (as a task of category ``unknown``).
             Return a :class:`TaskDescription` to give category and complexity, which
             the prompt and the strategy selection use. ``None`` skips the replay.
+        infer_category: A task without a category (the latest message's text, or a
+            ``TaskDescription`` of category ``unknown``) gets the one the memory infers
+            from its text (:meth:`~langchain_episodic.EpisodicMemory.task`), so skill
+            profiles and credit's baselines are per category; ``False``: it stays
+            ``unknown``. A category the ``task_extractor`` gives is kept.
         follow_ups: ``"thread"`` (default): a follow-up turn's task carries its
             thread's task (see *Threads* above); ``"alone"``: every turn's task is
             what ``task_extractor`` gives for it.
@@ -393,6 +405,7 @@ class EpisodicMemoryMiddleware(
         include_strategy: bool = False,
         renderer: RendererArg = "auto",
         task_extractor: TaskExtractor | None = None,
+        infer_category: bool = True,
         follow_ups: FollowUps = "thread",
         record_episode: RecordEpisode | None = None,
         namespace: NamespaceScope | None = None,
@@ -435,9 +448,7 @@ class EpisodicMemoryMiddleware(
                 "langchain_episodic.reflection.LessonWriter or None"
             )
             raise TypeError(msg)
-        if not isinstance(reflect_in_background, bool):
-            msg = f"reflect_in_background={reflect_in_background!r} is invalid: must be a bool"
-            raise TypeError(msg)
+        _check_bools(reflect_in_background=reflect_in_background, infer_category=infer_category)
         check_int("reflection_queue", reflection_queue, 1)
         resolve_renderer(renderer, options.ranking)  # refuse a bad renderer now, not per run
         self.memory = memory
@@ -452,6 +463,7 @@ class EpisodicMemoryMiddleware(
         self.include_strategy = include_strategy
         self.renderer = renderer
         self.task_extractor = task_extractor
+        self.infer_category = infer_category
         self.follow_ups = follow_ups
         self.record_episode = record_episode
         self.on_record_error = on_record_error
@@ -646,6 +658,8 @@ class EpisodicMemoryMiddleware(
             return None
         task, thread_task, turn = found
         memory = self.memory_for(runtime)
+        if self.infer_category:
+            task, thread_task = memory.task(task), memory.task(thread_task)
         replay = build_replay(
             memory,
             task,
@@ -665,6 +679,10 @@ class EpisodicMemoryMiddleware(
             return None
         task, thread_task, turn = found
         memory = await run_in_executor(None, self.memory_for, runtime)
+        if self.infer_category:
+            task, thread_task = await run_in_executor(
+                None, lambda: (memory.task(task), memory.task(thread_task))
+            )
         replay = await abuild_replay(
             memory,
             task,

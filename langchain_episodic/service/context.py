@@ -9,6 +9,7 @@ stays a façade.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -20,6 +21,8 @@ from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.stores.base import EpisodeStore
 
 __all__ = ["NamespaceContext", "check_vectors"]
+
+_QUERY_CACHE = 8
 
 
 def check_vectors(vectors: Sequence[Sequence[float]], names: Sequence[str]) -> NDArray[np.float32]:
@@ -71,6 +74,10 @@ class NamespaceContext:
     embeddings: Embeddings
     clock: Callable[[], float]
     lock: threading.RLock = field(default_factory=threading.RLock)
+    # The latest query vectors: a run's task is embedded to infer its category and
+    # again to recall for it; an embedder is deterministic, so once is enough.
+    _queries: OrderedDict[str, NDArray[np.float32]] = field(default_factory=OrderedDict, repr=False)
+    _queries_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def now(self) -> float:
         """The current time in seconds."""
@@ -81,8 +88,18 @@ class NamespaceContext:
         return check_vectors(self.embeddings.embed_documents(list(texts)), names)
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
-        """The checked query vector of ``text``."""
+        """The checked query vector of ``text`` (the latest few are kept, read-only)."""
+        with self._queries_lock:
+            found = self._queries.get(text)
+            if found is not None:
+                self._queries.move_to_end(text)
+                return found
         vector: NDArray[np.float32] = check_vectors(
             [self.embeddings.embed_query(text)], [f"query={text!r}"]
         )[0]
+        vector.setflags(write=False)
+        with self._queries_lock:
+            self._queries[text] = vector
+            while len(self._queries) > _QUERY_CACHE:
+                self._queries.popitem(last=False)
         return vector

@@ -17,11 +17,13 @@ from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int
 from langchain_episodic.embeddings.background import background_vectors
+from langchain_episodic.embeddings.categories import default_category_examples
 from langchain_episodic.embeddings.fingerprint import EmbedderFingerprint
 from langchain_episodic.errors import EpisodeValidationError, MalformedRecordWarning
-from langchain_episodic.model.episode import OutcomeStatus, TaskDescription
+from langchain_episodic.model.episode import OutcomeStatus, TaskCategory, TaskDescription
 from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.model.lesson import Lesson
+from langchain_episodic.scoring.categories import head, vote
 from langchain_episodic.scoring.credit import ALL_CATEGORIES
 from langchain_episodic.scoring.evidence import candidate_utilities, near_duplicate_groups
 from langchain_episodic.scoring.lift import memory_hurts
@@ -63,6 +65,15 @@ def _grade_of(hit: StoredHit) -> float:
     if not (isinstance(passed, int) and isinstance(total, int) and 0 <= passed <= total):
         passed = total = 0  # not written by this package: grade by the reward
     return success_grade(hit.outcome, hit.reward, passed, total)
+
+
+def _unit_similarities(
+    matrix: NDArray[np.float32], vector: NDArray[np.float32]
+) -> NDArray[np.float32]:
+    """Cosine similarities of ``vector`` to the unit rows of ``matrix``."""
+    unit = np.asarray(vector, dtype=np.float32)
+    result: NDArray[np.float32] = matrix @ (unit / (float(np.linalg.norm(unit)) or 1.0))
+    return result
 
 
 def _winners(
@@ -156,6 +167,32 @@ class Recall:
                         self._context.embeddings, self.background_texts, self._fingerprint
                     )
         return background_similarity(vector, self._background) + self.calibration.offset
+
+    def with_category(self, task: TaskDescription) -> TaskDescription:
+        """``task``, its category inferred from its text when it has none (``unknown``).
+
+        The nearest of the packaged labelled examples vote
+        (:func:`~langchain_episodic.scoring.categories.vote`); a task that is no more like
+        them than like its everyday background stays ``unknown``.
+        """
+        if task.category is not TaskCategory.UNKNOWN:
+            return task
+        examples = default_category_examples()
+        labels = [category for category, _ in examples]
+        vector = self._context.embed_query(task.description)
+        opening = self._context.embed_query(head(task.description) or task.description)
+        whole = _unit_similarities(self._example_vectors([t for _, t in examples]), vector)
+        bar = self.background_bar(vector)
+        if bar is not None and not float(whole.max()) > bar:
+            return task  # not about the memory's work: more like its everyday background
+        openings = self._example_vectors([head(t) for _, t in examples])
+        label = vote(0.5 * (whole + _unit_similarities(openings, opening)), labels, None)
+        if label is None:
+            return task
+        return TaskDescription(task.description, TaskCategory(label), task.complexity)
+
+    def _example_vectors(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        return background_vectors(self._context.embeddings, texts, self._fingerprint)
 
     def report(
         self,

@@ -358,7 +358,10 @@ def test_task_extractor_returning_text_gives_a_task_of_category_unknown(
 ) -> None:
     model = make_model("ok")
     middleware = EpisodicMemoryMiddleware(
-        login_memory, task_extractor=lambda state: LOGIN_TASK + " again", renderer="detailed"
+        login_memory,
+        task_extractor=lambda state: LOGIN_TASK + " again",
+        renderer="detailed",
+        infer_category=False,
     )
     agent = create_agent(model, tools=[], system_prompt=SYSTEM, middleware=[middleware])
     agent.invoke(user("go"))

@@ -205,7 +205,8 @@ def through_middleware(memory: EpisodicMemory) -> str:
 def test_every_integration_recalls_once_per_replay(counted: Any, call: IntegrationCall) -> None:
     text = call(counted[0])
     assert "login form" in text
-    assert calls(counted) == (1, 1)
+    # The middleware also embeds the task's opening words, to infer its category.
+    assert calls(counted) == ((2, 1) if call is through_middleware else (1, 1))
 
 
 def test_integrations_inject_the_pipelines_text(counted: Any) -> None:

@@ -1,0 +1,34 @@
+"""The labelled example tasks the memory infers a task's category from.
+
+125 short software tasks written for this package, 25 per category (code generation,
+debugging, refactoring, testing, architecture), in ``data/categories_en.txt``. Their
+vectors are computed once per model (the cache of
+:func:`~langchain_episodic.embeddings.background.background_vectors`).
+
+Example:
+    >>> examples = default_category_examples()
+    >>> len(examples), examples[0]
+    (125, ('code_generation', 'Implement a login form with email and password validation'))
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+__all__ = ["CATEGORY_FILE", "default_category_examples"]
+
+CATEGORY_FILE = "data/categories_en.txt"
+"""The packaged examples, ``category<TAB>task`` a line, relative to this package."""
+
+
+@lru_cache(maxsize=1)
+def default_category_examples() -> tuple[tuple[str, str], ...]:
+    """The packaged ``(category, task)`` examples."""
+    raw = resources.files("langchain_episodic.embeddings").joinpath(CATEGORY_FILE)
+    found = []
+    for line in raw.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            category, text = line.split("\t", 1)
+            found.append((category.strip(), text.strip()))
+    return tuple(found)
