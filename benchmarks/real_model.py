@@ -88,6 +88,8 @@ ARM_DESCRIPTIONS = {
     "none": "no memory",
     "article": 'the article\'s ranking and prompt (ranking="article")',
     "similarity": "similarity only (the article's prompt, weights 1/0/0/0)",
+    "detailed": "the default ranking in the previous default's full-metadata prompt "
+    '(renderer="detailed")',
     "default": "the package's default replay",
     "credit": "the default with credit (each outcome credited, holdout=0.1)",
     "minilm": "the default over all-MiniLM-L6-v2 embeddings instead of the packaged static model",
@@ -113,6 +115,8 @@ def replay_options(arm: str) -> dict[str, Any] | None:
         options["ranking"] = "article"
     elif arm == "similarity":
         options.update(ranking="article", weights=SIMILARITY_ONLY)
+    elif arm == "detailed":
+        options["renderer"] = "detailed"
     return options
 
 
@@ -715,6 +719,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.quiet:
             print(line, file=sys.stderr, flush=True)
 
+    def save_attempts() -> None:
+        # after every arm and seed, so a run cut short keeps what it measured
+        if args.json:
+            raw = {
+                arm: {str(s): [asdict(a) for a in v] for s, v in by.items()}
+                for arm, by in results.items()
+            }
+            args.json.write_text(json.dumps(raw, indent=1), encoding="utf-8")
+
     total = 0
     with tempfile.TemporaryDirectory(prefix="real-model-") as folder:
         for seed in seeds:
@@ -724,6 +737,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results[arm][seed] = run_arm(arm, stream, models, seed, Path(folder), progress=say)
                 done = results[arm][seed]
                 say(f"== {arm} seed {seed}: pass {sum(a.passed for a in done)}/{len(done)}")
+                save_attempts()
     text = report(
         summarise(results, total),
         model=args.model,
@@ -736,12 +750,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out:
         args.out.write_text(text, encoding="utf-8")
     print(text)
-    if args.json:
-        raw = {
-            arm: {str(s): [asdict(a) for a in v] for s, v in by.items()}
-            for arm, by in results.items()
-        }
-        args.json.write_text(json.dumps(raw, indent=1), encoding="utf-8")
     return 0
 
 
