@@ -292,7 +292,7 @@ class EpisodicMemoryMiddleware(
         >>> model = GenericFakeChatModel(messages=iter(["def signup(email): ..."]))
         >>> agent = create_agent(model, tools=[], middleware=[EpisodicMemoryMiddleware(memory)])
         >>> result = agent.invoke({"messages": [{"role": "user", "content": "Add a signup form"}]})
-        >>> result["messages"][-1].content
+        >>> result["messages"].pop().content
         'def signup(email): ...'
 
     Record the outcome of each run:

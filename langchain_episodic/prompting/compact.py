@@ -164,9 +164,10 @@ class CompactRenderer:
             ...     return PrioritizedResult(episode, similarity, similarity)
             >>> ranked = [result("f1", "failure", 0.9), result("s1", "success", 0.8),
             ...           result("f2", "failure", 0.7), result("s2", "success", 0.6)]
-            >>> [r.episode.episode_id for r in CompactRenderer().select(ranked, 3)]
+            >>> def ids(chosen): return [r.episode.episode_id for r in chosen]
+            >>> ids(CompactRenderer().select(ranked, 3))
             ['s1', 's2']
-            >>> [r.episode.episode_id for r in CompactRenderer("feedback").select(ranked, 3)]
+            >>> ids(CompactRenderer("feedback").select(ranked, 3))
             ['s1', 's2', 'f1']
         """
         relevant = [r for r in results if r.relevant]

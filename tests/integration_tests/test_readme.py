@@ -1,6 +1,7 @@
-"""Every Python snippet in README.md runs, offline, in the order a reader meets them.
+"""Every Python snippet of README.md and of the docs runs, offline, in reading order.
 
-The fenced ``python`` blocks of README.md are executed top to bottom in one namespace
+The fenced ``python`` blocks of README.md, then of every page of the docs site in the
+order of ``mkdocs.yml``'s nav, are executed top to bottom in one namespace
 (a reader who copies them in order has the names earlier blocks defined), in a fresh
 working directory, so the folders they create (``./episodic-memory``, ...) land in a
 temporary directory. Then they run again, in a fresh namespace but on what the first
@@ -44,18 +45,28 @@ from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.cli import main as cli_main
 from tests.postgres_server import fresh_database
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+
+
+def documents() -> list[Path]:
+    """README.md, then the docs pages in the nav order of mkdocs.yml."""
+    nav = re.findall(r":\s*(\S+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), re.M)
+    return [README, *(ROOT / "docs" / page for page in nav)]
+
+
 SKIP_MARKER = re.compile(r"^<!--\s*readme-test:\s*skip\s*\((?P<reason>[^)]*)\)\s*-->$")
 MAX_SKIPPED = 1
 
-# The server the README's "Chroma server" block talks to.
-README_SERVER = ("localhost", 8000)
+# The servers the README's and the docs' Chroma server blocks talk to.
+README_SERVERS = {("localhost", 8000), ("memory.internal", 8000)}
 
 
 @dataclass(frozen=True)
 class Block:
-    """One fenced code block of the README."""
+    """One fenced code block of the README or a docs page."""
 
+    document: str  # its file, relative to the repository
     language: str
     line: int  # 1-based line of the block's first code line
     section: str  # the closest heading above it
@@ -63,7 +74,7 @@ class Block:
     skip_reason: str | None
 
 
-def readme_blocks(text: str) -> list[Block]:
+def readme_blocks(text: str, document: str = "README.md") -> list[Block]:
     blocks: list[Block] = []
     lines = text.splitlines()
     section = ""
@@ -91,6 +102,7 @@ def readme_blocks(text: str) -> list[Block]:
         marker = SKIP_MARKER.match(previous)
         blocks.append(
             Block(
+                document=document,
                 language=fence["language"],
                 line=start + 1,
                 section=section,
@@ -102,7 +114,11 @@ def readme_blocks(text: str) -> list[Block]:
     return blocks
 
 
-BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
+BLOCKS = [
+    block
+    for path in documents()
+    for block in readme_blocks(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+]
 PYTHON_BLOCKS = [block for block in BLOCKS if block.language == "python"]
 
 
@@ -118,9 +134,14 @@ def test_few_blocks_are_skipped_and_each_says_why() -> None:
     skipped = [block for block in PYTHON_BLOCKS if block.skip_reason is not None]
     assert len(skipped) <= MAX_SKIPPED, [(block.line, block.skip_reason) for block in skipped]
     for block in skipped:
-        assert len(block.skip_reason or "") >= 10, f"README.md:{block.line}: say why it is skipped"
+        assert len(block.skip_reason or "") >= 10, f"{block.document}:{block.line}: say why"
     # A marker that matches no block (a typo, a moved block) would be dead text.
-    markers = [line for line in README.read_text().splitlines() if "readme-test" in line]
+    markers = [
+        line
+        for path in documents()
+        for line in path.read_text().splitlines()
+        if "readme-test" in line
+    ]
     assert len(markers) == len(skipped), markers
 
 
@@ -129,7 +150,7 @@ def redirecting_http_client(address: tuple[str, int]) -> Any:
     real = chromadb.HttpClient
 
     def http_client(*args: Any, host: str = "localhost", port: int = 8000, **kwargs: Any) -> Any:
-        if (host, port) == README_SERVER:
+        if (host, port) in README_SERVERS:
             host, port = address
         return real(*args, host=host, port=port, **kwargs)
 
@@ -178,12 +199,12 @@ def run_python_blocks(which: str) -> dict[str, Any]:
     for block in PYTHON_BLOCKS:
         if block.skip_reason is not None:
             continue
-        code = compile(block.code, f"README.md:{block.line}", "exec")
+        code = compile(block.code, f"{block.document}:{block.line}", "exec")
         try:
             exec(code, namespace)
         except Exception as error:
             msg = (
-                f"README.md:{block.line} (section {block.section!r}) failed on the "
+                f"{block.document}:{block.line} (section {block.section!r}) failed on the "
                 f"{which}: {error!r}"
             )
             raise AssertionError(msg) from error
@@ -201,10 +222,17 @@ def check_what_the_blocks_did(namespace: dict[str, Any], tmp_path: Path) -> None
 
     assert isinstance(namespace["model"], GenericFakeChatModel)
     # Read back from the folder they wrote.
-    assert "Strategy: " in namespace["replay"].text
+    getting_started = namespace["replay"]
+    assert "Task: Implement a login form with validation" in getting_started.text
+    assert "Strategy: " in getting_started.text
+    # The credit example's comment: login-1 was shown in its runs, which were credited
+    # (each run of the page, and later pages' runs, add to the counts).
+    credited = namespace["row"]
+    assert credited.episode_id == "login-1"
+    assert credited.injections >= credited.credited_runs >= 1
     memory = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path / "episodic-memory"))
     recorded = {episode.task.description: episode for episode in memory.episodes()}
-    assert recorded["Implement a login form with validation"].outcome.value == "partial"  # 9/10
+    assert recorded["Implement a login form with validation"].outcome.value == "success"
     # Each turn of the middleware's thread is recorded.
     assert "Add password reset to the login form" in recorded
     assert any("Now add rate limiting to it" in description for description in recorded)
@@ -283,7 +311,7 @@ def test_the_quickstart_then_every_cli_command_of_the_readme_runs(
 
 
 def api_table_rows(text: str) -> list[list[str]]:
-    section = text.split("### Public API in brief", 1)[1].split("\n### ", 1)[0]
+    section = text.split("## Public API in brief", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("|")]
     assert len(rows) > 2, "the API table is missing"
     return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows[2:]]
@@ -332,7 +360,7 @@ def check_cell(cell: str, module: Any, *, modules_allowed: bool) -> list[str]:
 
 def test_the_api_table_names_import_from_where_it_says() -> None:
     missing: list[str] = []
-    rows = api_table_rows(README.read_text(encoding="utf-8"))
+    rows = api_table_rows((ROOT / "docs" / "api.md").read_text(encoding="utf-8"))
     for area, top_level, from_module in rows:
         missing += [
             f"{area}: {name}"
@@ -346,7 +374,7 @@ def test_the_api_table_names_import_from_where_it_says() -> None:
 
 
 def test_the_top_level_names_in_the_table_are_all_of_all() -> None:
-    rows = api_table_rows(README.read_text(encoding="utf-8"))
+    rows = api_table_rows((ROOT / "docs" / "api.md").read_text(encoding="utf-8"))
     listed = {
         leading_name(token)
         for _area, top_level, _module in rows
