@@ -4,7 +4,7 @@ Three sections, each printed as it ends; ``all`` writes them together to
 ``results/credit.md``:
 
 * ``simulate``: the simulated credit world
-  (:mod:`langchain_episodic.simulation.credit_world`): episodes differ in how much
+  (`benchmarks/simulation/credit_world.py`): episodes differ in how much
   they help when shown (transferable fixes, lucky successes, warnings, plain
   failures, misleading look-alikes), and a control world where every episode helps
   equally. Four agents on the same tasks and luck per seed: no memory, the article's
@@ -54,7 +54,8 @@ import langchain_episodic.scoring.decay as decay_module
 import langchain_episodic.scoring.ranking as ranking_module
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, HashingEmbeddings, RecallOptions
 from langchain_episodic.embeddings.static import StaticEmbeddings
-from langchain_episodic.simulation import (
+from langchain_episodic.stores import EpisodeStore, InMemoryEpisodeStore
+from simulation import (
     CREDIT_VARIANT_DESCRIPTIONS,
     CREDIT_VARIANTS,
     ORACLE_VARIANT,
@@ -64,7 +65,6 @@ from langchain_episodic.simulation import (
     compare_credit_variants,
     format_credit_report,
 )
-from langchain_episodic.stores import EpisodeStore, InMemoryEpisodeStore
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -479,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
                 "# Credit: does utility pay off, and what does it cost?",
                 f"Produced by `{command}` in {elapsed:.0f} s on a shared 2-core machine. "
                 "Reward figures are **simulated** "
-                "(`langchain_episodic.simulation.credit_world`), not measured on a model.",
+                "(`benchmarks/simulation/credit_world.py`), not measured on a model.",
                 f"Variants:\n\n{legend}\n- `{ORACLE_VARIANT}`: diagnostic, not an agent: "
                 "relevant candidates ordered by their true hidden effect (the ceiling of "
                 "any utility estimate)",

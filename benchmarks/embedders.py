@@ -46,7 +46,7 @@ from langchain_core.embeddings import Embeddings
 import langchain_episodic
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, HashingEmbeddings
 from langchain_episodic.embeddings.static import StaticEmbeddings
-from langchain_episodic.simulation import CodingTaskEnvironment
+from simulation import CodingTaskEnvironment
 
 try:
     from benchmarks.retrieval_quality import (

@@ -1,6 +1,6 @@
 """Does memory make an agent better? Learning curves of every strategy-selection variant.
 
-Runs :func:`langchain_episodic.simulation.compare_variants` on the simulated coding
+Runs `simulation.compare_variants` on the simulated coding
 tasks, prints the summary table side by side (``no_memory`` is the baseline), and
 writes ``learning_curves.png`` and ``learning_curves.md`` to the output folder.
 
@@ -23,7 +23,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")  # keep Chroma's client o
 
 from langchain_episodic import HashingEmbeddings
 from langchain_episodic.embeddings.static import StaticEmbeddings
-from langchain_episodic.simulation import (
+from simulation import (
     VARIANT_DESCRIPTIONS,
     VARIANTS,
     compare_variants,

@@ -1,7 +1,7 @@
 """How should a partial success count? Graded strategy evidence and the definition of weak.
 
-Runs :func:`langchain_episodic.simulation.compare_variants` over
-:data:`~langchain_episodic.simulation.EVIDENCE_VARIANTS` on the simulated coding tasks
+Runs `simulation.compare_variants` over
+`simulation.EVIDENCE_VARIANTS` on the simulated coding tasks
 (the learning benchmark's: same tasks and luck per seed for every variant), and prints
 each variant's reward gain over ``no_memory`` and the paired differences that decide:
 
@@ -30,7 +30,7 @@ import numpy as np
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")  # keep Chroma's client offline
 
 from langchain_episodic import HashingEmbeddings
-from langchain_episodic.simulation import (
+from simulation import (
     EVIDENCE_VARIANTS,
     VARIANT_DESCRIPTIONS,
     BenchmarkReport,

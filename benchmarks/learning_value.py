@@ -1,6 +1,6 @@
 """Does the memory learn which episodes to show? The value stage against today's default.
 
-In the simulated credit world (:mod:`langchain_episodic.simulation.credit_world`) half
+In the simulated credit world (`benchmarks/simulation/credit_world.py`) half
 of the successes were luck, some failures carry the warning that fixes the next
 attempt, and look-alikes mislead; choosing the right 3 of the 12 most similar
 episodes is what pays. On the same tasks and luck per seed:
@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from langchain_episodic import HashingEmbeddings, StaticEmbeddings
-from langchain_episodic.simulation import (
+from simulation import (
     CREDIT_VARIANT_DESCRIPTIONS,
     DIFFERENTIATED_WORLD,
     EQUAL_WORLD,
@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "",
         f"Produced by `python benchmarks/learning_value.py --seeds {args.seeds} --tasks "
         f"{args.tasks}`. Every reward figure is **simulated** "
-        "(`langchain_episodic.simulation.credit_world`), not measured on a model.",
+        "(`benchmarks/simulation/credit_world.py`), not measured on a model.",
         "",
         *legend,
         "",

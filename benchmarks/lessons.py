@@ -3,7 +3,7 @@
 Two sections, each printed as it ends; ``all`` writes both to ``results/lessons.md``:
 
 * ``simulate``: the simulated lesson world
-  (:mod:`langchain_episodic.simulation.lesson_world`, built on the credit world): a
+  (`benchmarks/simulation/lesson_world.py`, built on the credit world): a
   good lesson (sources share the sub-topic's fix) adds +0.35 to the success
   probability of tasks of its sub-topic, more than one raw episode; a bad one (mixed
   sources) -0.30. A scripted fake reflector, called through the real ``reflect()``
@@ -35,7 +35,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_episodic import HashingEmbeddings
 from langchain_episodic.embeddings.static import StaticEmbeddings
-from langchain_episodic.simulation import (
+from simulation import (
     BASELINE_LESSON_VARIANT,
     DEFAULT_LESSON_WORLD,
     LESSON_VARIANTS,
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
                 "# Lessons: what are they worth, and what does reflection cost?",
                 f"Produced by `{command}` in {elapsed:.0f} s on a shared 2-core machine. "
                 "Every reward figure is **simulated** "
-                "(`langchain_episodic.simulation.lesson_world`, built on the credit world), "
+                "(`benchmarks/simulation/lesson_world.py`, built on the credit world), "
                 "not measured on a model; the reflector is a scripted fake, so the model "
                 "calls are counted, not made.",
                 "Hidden truth: a good lesson (its sources share the sub-topic's fix) adds "

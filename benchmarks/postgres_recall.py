@@ -46,8 +46,8 @@ from langchain_episodic import (
     ReplayWeights,
     StaticEmbeddings,
 )
-from langchain_episodic.simulation import CodingTaskEnvironment
 from langchain_episodic.stores import LangGraphEpisodeStore
+from simulation import CodingTaskEnvironment
 from tests.postgres_server import fresh_database, postgres_server
 
 K = 6

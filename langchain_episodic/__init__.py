@@ -24,10 +24,9 @@ suite reads this list and checks every import against it):
 9. with a memory: :mod:`~langchain_episodic.pipeline` (one recall per replay, strategy
    choices), :mod:`~langchain_episodic.reflection`, :mod:`~langchain_episodic.migration`
 10. LangChain integrations, loaded on first use: :mod:`langchain_episodic.integrations`
-11. measurement: :mod:`langchain_episodic.simulation`
-12. the package: ``langchain_episodic`` itself (the curated names),
+11. the package: ``langchain_episodic`` itself (the curated names),
     :mod:`~langchain_episodic._moved` (old module paths, for one release)
-13. the command line: :mod:`langchain_episodic.cli`, :mod:`~langchain_episodic.__main__`
+12. the command line: :mod:`langchain_episodic.cli`, :mod:`~langchain_episodic.__main__`
 
 Everything not listed in ``__all__`` is importable from its module.
 """

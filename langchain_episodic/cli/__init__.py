@@ -21,10 +21,8 @@ Usage::
     langchain-episodic lessons reflect --model my_models:reflector --limit 20
     langchain-episodic lessons quarantine lesson-0123abcd --reason "wrong advice"
     langchain-episodic lessons release lesson-0123abcd --reason "fixed upstream"
-    langchain-episodic demo --tasks 60 --seeds 1
 
-The store options may also follow the command (``langchain-episodic stats --path P``);
-``demo`` runs in memories of its own and takes none.
+The store options may also follow the command (``langchain-episodic stats --path P``).
 The memory lives in an embedded on-disk Chroma at ``--path`` (default: the
 ``LANGCHAIN_EPISODIC_PATH`` environment variable, else ``./episodic-memory``), or on a
 Chroma server given by ``--host`` / ``--port``.

@@ -29,17 +29,6 @@ RELEVANCE_HALF_LIFE = 30 * 86_400.0
 """``langchain_episodic.scoring.relevance.RELEVANCE_HALF_LIFE``."""
 DEFAULT_HALF_LIFE = 86_400.0
 """``langchain_episodic.scoring.priority.DEFAULT_HALF_LIFE`` (the article's ranking)."""
-DEMO_VARIANTS = (
-    "no_memory",
-    "similarity_only",
-    "prioritized",
-    "prioritized_article",
-    "prioritized_explore",
-    "phase_early",
-    "phase_late",
-    "phase_auto",
-)
-"""``langchain_episodic.simulation.VARIANTS``: what ``demo --variants`` accepts."""
 
 PATH_ENV = "LANGCHAIN_EPISODIC_PATH"
 """Environment variable naming the default on-disk memory."""

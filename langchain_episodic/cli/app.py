@@ -16,7 +16,6 @@ from langchain_episodic.cli._shared import (
     _one_line,
 )
 from langchain_episodic.cli._terminal import SafeStream, terminal_safe
-from langchain_episodic.cli.demo_command import _configure_demo, _run_demo
 from langchain_episodic.cli.forget_commands import (
     _configure_forget,
     _configure_prune,
@@ -75,15 +74,12 @@ class Command:
         help: One line for ``--help``.
         configure: Adds the command's own arguments to its parser.
         run: Does the work; returns the exit code.
-        uses_store: Whether the command opens a memory, and so takes the store options
-            (``--path``, ``--host``, ...).
     """
 
     name: str
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
-    uses_store: bool = True
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -142,18 +138,10 @@ COMMANDS: tuple[Command, ...] = (
         _configure_verify,
         _run_verify,
     ),
-    Command(
-        "demo",
-        "compare memory variants on simulated coding tasks (learning curves)",
-        _configure_demo,
-        _run_demo,
-        uses_store=False,
-    ),
 )
 
 _EPILOG = """\
 Store options may also follow the command: langchain-episodic stats --path PATH
-(demo uses no memory and takes none)
 
 exit codes:
   0    success
@@ -189,22 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         sub = commands.add_parser(command.name, help=command.help, description=command.help)
         command.configure(sub)
-        if command.uses_store:
-            _add_store_options(sub)
-        sub.set_defaults(run=command.run, uses_store=command.uses_store)
+        _add_store_options(sub)
+        sub.set_defaults(run=command.run)
     return parser
-
-
-_STORE_OPTIONS = ("path", "host", "port", "collection", "namespace", "lock_timeout")
-
-
-def _refuse_unused_store_options(args: argparse.Namespace) -> None:
-    """A store option given before a command that opens no memory is a mistake: say so."""
-    given = [name for name in _STORE_OPTIONS if hasattr(args, name)]
-    if given and not args.uses_store:
-        options = ", ".join("--" + name.replace("_", "-") for name in given)
-        msg = f"{args.command} uses no memory: {options} is not one of its options"
-        raise CliError(msg)
 
 
 def _error(message: object) -> None:
@@ -271,11 +246,6 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
     if args.command is None:
         parser.print_help(sys.stderr)
-        return 2
-    try:
-        _refuse_unused_store_options(args)
-    except CliError as exc:
-        _error(exc)
         return 2
     run: Callable[[argparse.Namespace], int] = args.run
     stdout = sys.stdout

@@ -304,7 +304,6 @@ def test_the_quickstart_then_every_cli_command_of_the_readme_runs(
     assert capsys.readouterr().out.count("recency    now 2026-05-30 20:26:40 UTC") == recalls
     assert (tmp_path / "episodes.jsonl").is_file()
     assert (tmp_path / "curve.png").is_file()
-    assert (tmp_path / "demo.png").is_file()
 
 
 # ------------------------------------------------------------------ the API table

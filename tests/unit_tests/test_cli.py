@@ -859,37 +859,3 @@ def test_real_processes_python_dash_m_and_console_script(
     assert script_out.startswith("imported 2, already present 0, rejected 1 (of 3 lines")
     assert len(open_memory(fresh_store)) == 14
     assert not (tmp_path / "unused").exists()
-
-
-# --------------------------------------------------------------------------- demo
-
-
-def test_demo_compares_variants_and_plots(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    png = tmp_path / "demo.png"
-    code, out, _ = run(
-        capsys,
-        "demo",
-        "--tasks",
-        "30",
-        "--seeds",
-        "1",
-        "--variants",
-        "no_memory",
-        "prioritized",
-        "--plot",
-        str(png),
-        "-q",
-    )
-    assert code == 0
-    rows = [line for line in out.splitlines() if line.startswith(("no_memory ", "prioritized "))]
-    assert [row.split()[0] for row in rows] == ["no_memory", "prioritized"]
-    assert "+0.0 ± 0.0" in rows[0]  # the baseline gains nothing over itself
-    assert png.read_bytes().startswith(PNG_MAGIC)
-
-
-def test_demo_refuses_unknown_variants(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "demo", "--variants", "telepathy")
-    assert code == 2
-    assert "telepathy" in err

@@ -34,7 +34,6 @@ HEAVY = (
     "langchain_episodic.service",
     "langchain_episodic.embeddings",
     "langchain_episodic.pipeline",
-    "langchain_episodic.simulation",
     "langchain_episodic.scoring.priority",
 )
 """Modules (and their submodules) that building the parser and printing help must not load."""
@@ -129,56 +128,24 @@ def test_the_defaults_the_help_states_are_the_librarys() -> None:
         DEFAULT_RANKING,
         RELEVANCE_HALF_LIFE,
     )
-    from langchain_episodic.simulation import VARIANTS  # noqa: PLC0415
     from langchain_episodic.stores.base import DEFAULT_NAMESPACE  # noqa: PLC0415
 
     assert shared.DEFAULT_NAMESPACE == DEFAULT_NAMESPACE
     assert shared.DEFAULT_RANKING == DEFAULT_RANKING
     assert shared.RELEVANCE_HALF_LIFE == RELEVANCE_HALF_LIFE
     assert shared.DEFAULT_HALF_LIFE == DEFAULT_HALF_LIFE
-    assert shared.DEMO_VARIANTS == VARIANTS
 
 
 # --------------------------------------------------------------------------- what each offers
 
 
-def test_demo_offers_no_store_option(capsys: pytest.CaptureFixture[str]) -> None:
-    demo = subcommands(build_parser())["demo"]
-    offered = {option for action in demo._actions for option in action.option_strings}
-    assert offered.isdisjoint(STORE_OPTIONS)
-    assert {"--tasks", "--seeds", "--variants", "--window", "--plot"} <= offered
-    code, out, _ = run(capsys, "demo", "--help")
-    assert code == 0
-    assert "store options" not in out
-    assert not [option for option in STORE_OPTIONS if option in out]
-
-
-@pytest.mark.parametrize("command", [c.name for c in COMMANDS if c.name != "demo"])
-def test_every_other_command_offers_the_store_options(command: str) -> None:
+@pytest.mark.parametrize("command", [c.name for c in COMMANDS])
+def test_every_command_offers_the_store_options(command: str) -> None:
     sub = subcommands(build_parser())[command]
     parsers = [sub, *subcommands(sub).values()] if subcommands(sub) else [sub]
     for parser in parsers:
         offered = {option for action in parser._actions for option in action.option_strings}
         assert set(STORE_OPTIONS) <= offered, (command, parser.prog)
-
-
-@pytest.mark.parametrize(
-    ("argv", "named"),
-    [
-        (["demo", "--path", "x"], "unrecognized arguments: --path x"),
-        (["--path", "x", "demo"], "demo uses no memory: --path is not one of its options"),
-        (
-            ["--namespace", "n", "--host", "h", "demo"],
-            "demo uses no memory: --host, --namespace is not one of its options",
-        ),
-    ],
-)
-def test_a_store_option_given_to_demo_is_refused(
-    capsys: pytest.CaptureFixture[str], argv: list[str], named: str
-) -> None:
-    code, out, err = run(capsys, *argv)
-    assert (code, out) == (2, "")
-    assert_one_line_error(err, named)
 
 
 def test_the_lessons_summary_names_every_action(capsys: pytest.CaptureFixture[str]) -> None:

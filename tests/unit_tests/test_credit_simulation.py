@@ -7,7 +7,7 @@ import math
 import pytest
 
 from langchain_episodic import EpisodicValueError, OutcomeStatus
-from langchain_episodic.simulation import (
+from simulation import (
     CREDIT_VARIANTS,
     DIFFERENTIATED_WORLD,
     EPISODE_KINDS,

@@ -300,7 +300,7 @@ def test_credit_evidence_widens_the_candidates_and_the_report_says_how_many() ->
 
 
 def test_the_simulated_default_and_its_oracle_run() -> None:
-    from langchain_episodic.simulation import run_credit_variant  # noqa: PLC0415
+    from simulation import run_credit_variant  # noqa: PLC0415
 
     runs = {
         variant: run_credit_variant(variant, n_tasks=40, seed=0)

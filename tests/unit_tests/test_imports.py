@@ -134,15 +134,15 @@ def test_every_module_has_a_stated_layer() -> None:
         if not any(m == p or m.startswith(p + ".") for p, _ in LAYERS)
     ] == []
     # The list is ordered and every layer names at least one module.
-    assert sorted({layer for _, layer in LAYERS}) == list(range(1, 14))
+    assert sorted({layer for _, layer in LAYERS}) == list(range(1, 13))
 
 
 def test_the_layer_check_sees_imports_inside_functions_and_type_checking() -> None:
     # pipeline imports the memory only under TYPE_CHECKING; the CLI imports lazily.
     assert "langchain_episodic.memory" in package_imports("langchain_episodic.pipeline")
     assert layer_of("langchain_episodic.service.recall") == 7
-    assert layer_of("langchain_episodic") == 12
-    assert layer_of("langchain_episodic.cli.app") == 13
+    assert layer_of("langchain_episodic") == 11
+    assert layer_of("langchain_episodic.cli.app") == 12
 
 
 def test_all_is_exactly_the_expected_names() -> None:
@@ -182,7 +182,7 @@ def test_importing_the_package_loads_no_integration() -> None:
         "import sys, langchain_episodic\n"
         "loaded = sorted(m for m in sys.modules if m.startswith("
         "('langchain_episodic.integrations', 'langchain_episodic.cli', "
-        "'langchain_episodic.simulation', 'langchain.', 'langchain_classic')))\n"
+        "'langchain.', 'langchain_classic')))\n"
         "print(loaded)"
     )
     out = subprocess.run(

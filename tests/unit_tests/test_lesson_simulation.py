@@ -8,7 +8,8 @@ from langchain_episodic import EpisodicMemory, EpisodicValueError, HashingEmbedd
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.reflection import LessonDrafts, LessonWriter, reflect
 from langchain_episodic.scoring.strategy import complexity_strategy
-from langchain_episodic.simulation import (
+from langchain_episodic.stores import InMemoryEpisodeStore
+from simulation import (
     BASELINE_LESSON_VARIANT,
     DIFFERENTIATED_WORLD,
     LESSON_VARIANTS,
@@ -23,7 +24,6 @@ from langchain_episodic.simulation import (
     format_lesson_report,
     run_lesson_variant,
 )
-from langchain_episodic.stores import InMemoryEpisodeStore
 
 N = 30  # tasks per run in these tests: small and fast
 

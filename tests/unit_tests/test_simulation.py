@@ -30,7 +30,7 @@ from langchain_episodic.scoring.strategy import (
     strategy_evidence,
     thompson_sample,
 )
-from langchain_episodic.simulation import (
+from simulation import (
     EVIDENCE_VARIANTS,
     START_TIME,
     SUBTOPICS,
@@ -471,3 +471,38 @@ def test_plot_report_without_matplotlib_says_how_to_install(
     with pytest.raises(ImportError, match=r"langchain-episodic\[plot\]"):
         plot_report(small_report, tmp_path / "never.png")
     assert not (tmp_path / "never.png").exists()
+
+
+# --------------------------------------------------------------------------- the demo script
+
+
+def test_the_demo_script_compares_variants_and_plots(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import demo  # noqa: PLC0415  (benchmarks/demo.py)
+
+    png = tmp_path / "demo.png"
+    argv = ["--tasks", "30", "--seeds", "1", "--variants", "no_memory", "prioritized"]
+    assert demo.main([*argv, "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith(("no_memory ", "prioritized "))]
+    assert [row.split()[0] for row in rows] == ["no_memory", "prioritized"]
+    assert "+0.0 ± 0.0" in rows[0]  # the baseline gains nothing over itself
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_the_demo_script_refuses_unknown_variants(capsys: pytest.CaptureFixture[str]) -> None:
+    import demo  # noqa: PLC0415
+
+    with pytest.raises(SystemExit) as exited:
+        demo.main(["--variants", "telepathy"])
+    assert exited.value.code == 2
+    assert "telepathy" in capsys.readouterr().err
+
+
+def test_no_simulation_ships_in_the_package() -> None:
+    import langchain_episodic  # noqa: PLC0415
+
+    package = Path(langchain_episodic.__file__).parent
+    assert not (package / "simulation").exists()
+    assert "langchain_episodic.simulation" not in sys.modules

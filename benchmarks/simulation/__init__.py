@@ -34,13 +34,13 @@ which :func:`format_report` prints and :func:`plot_report` draws.
 Example:
     .. code-block:: python
 
-        from langchain_episodic.simulation import compare_variants, format_report
+        from simulation import compare_variants, format_report
 
         report = compare_variants(n_tasks=100, seeds=(0, 1))
         print(format_report(report))
 """
 
-from langchain_episodic.simulation.benchmark import (
+from simulation.benchmark import (
     EVIDENCE_VARIANTS,
     VARIANT_DESCRIPTIONS,
     VARIANTS,
@@ -51,7 +51,7 @@ from langchain_episodic.simulation.benchmark import (
     plot_report,
     run_variant,
 )
-from langchain_episodic.simulation.credit_world import (
+from simulation.credit_world import (
     CREDIT_VARIANT_DESCRIPTIONS,
     CREDIT_VARIANTS,
     DIFFERENTIATED_WORLD,
@@ -74,7 +74,7 @@ from langchain_episodic.simulation.credit_world import (
     run_credit_variant,
     t_interval,
 )
-from langchain_episodic.simulation.environment import (
+from simulation.environment import (
     DEFAULT_SEEDS,
     START_TIME,
     SUBTOPICS,
@@ -84,7 +84,7 @@ from langchain_episodic.simulation.environment import (
     SimulatedTask,
     Subtopic,
 )
-from langchain_episodic.simulation.lesson_world import (
+from simulation.lesson_world import (
     BASELINE_LESSON_VARIANT,
     DEFAULT_LESSON_WORLD,
     LESSON_VARIANTS,

@@ -40,7 +40,7 @@ from langchain_episodic.scoring.strategy import (
     strategy_from_results,
     thompson_sample,
 )
-from langchain_episodic.simulation.environment import (
+from simulation.environment import (
     _EXPLORE_SALT,
     DEFAULT_SEEDS,
     START_TIME,

@@ -12,14 +12,14 @@ what showing them does to the next attempt, which their own reward does not tell
   the sub-topic's other hidden variant: tasks that only look similar (the variant is
   drawn independently of the description, so no embedder can tell them apart).
 
-Every task belongs to a sub-topic of :data:`~langchain_episodic.simulation.SUBTOPICS`
+Every task belongs to a sub-topic of :data:`~simulation.SUBTOPICS`
 and to one of :attr:`CreditWorld.hidden_variants` hidden variants. Its success
 probability is the sub-topic's rate for the strategy the complexity fallback picks
 (:func:`~langchain_episodic.scoring.strategy.complexity_strategy`: one fixed strategy per
 task, so only the episodes shown differ between agents), plus the hidden effects of
 the episodes shown, clipped to [0.02, 0.98]. An attempt then runs 10 simulated tests
 as :meth:`CodingTaskEnvironment.attempt
-<langchain_episodic.simulation.CodingTaskEnvironment.attempt>` does; its pass
+<simulation.CodingTaskEnvironment.attempt>` does; its pass
 fraction is the reward. A recorded episode's kind is drawn from its outcome when it
 is recorded. In :data:`EQUAL_WORLD` every episode has the same effect.
 
@@ -33,7 +33,7 @@ paired. All figures it produces are simulated, not measured on a model.
 Example:
     .. code-block:: python
 
-        from langchain_episodic.simulation import compare_credit_variants, format_credit_report
+        from simulation import compare_credit_variants, format_credit_report
 
         comparisons = compare_credit_variants(n_tasks=100, seeds=(0, 1))
         print(format_credit_report(comparisons))
@@ -44,8 +44,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -56,17 +55,24 @@ from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.model.episode import Episode, Feedback, OutcomeStatus
+from langchain_episodic.model.episode import Episode, Feedback, OutcomeStatus, TaskDescription
 from langchain_episodic.model.feedback import feedback_from_tests
 from langchain_episodic.pipeline import build_replay
 from langchain_episodic.prompting.compact import CompactRenderer
+from langchain_episodic.prompting.episodes import (
+    DEFAULT_MAX_TOKENS,
+    DetailedRenderer,
+    RenderedReplay,
+    approximate_token_count,
+)
 from langchain_episodic.prompting.renderers import RendererArg
-from langchain_episodic.scoring import ranking as ranking_module
 from langchain_episodic.scoring.lift import t95
 from langchain_episodic.scoring.options import RecallOptions
+from langchain_episodic.scoring.priority import PrioritizedResult
 from langchain_episodic.scoring.strategy import complexity_strategy
-from langchain_episodic.service import recall as recall_module
-from langchain_episodic.simulation.environment import (
+from langchain_episodic.stores.base import EpisodeStore
+from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
+from simulation.environment import (
     DEFAULT_SEEDS,
     START_TIME,
     SUBTOPICS,
@@ -76,8 +82,6 @@ from langchain_episodic.simulation.environment import (
     SimulatedTask,
     Subtopic,
 )
-from langchain_episodic.stores.base import EpisodeStore
-from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 
 __all__ = [
     "CREDIT_VARIANTS",
@@ -279,7 +283,7 @@ class CreditWorldEnvironment:
     Example:
         .. code-block:: python
 
-            from langchain_episodic.simulation import CreditWorldEnvironment
+            from simulation import CreditWorldEnvironment
 
             env = CreditWorldEnvironment(seed=0)
             task = env.task_at(0)
@@ -443,33 +447,40 @@ def _previous_floor(embeddings: Embeddings) -> float:
     return next((floor for needle, floor in _PREVIOUS_FLOORS if needle in name), 0.2)
 
 
-def _previous_utility_factor(estimate: float, power: float = 0.0) -> float:
+def _previous_utility_factor(estimate: float) -> float:
     return 1.0 + 0.5 * (2.0 * estimate - 1.0)
 
 
-def _no_duplicates(texts: Sequence[str]) -> list[int]:
-    return list(range(len(texts)))
+@dataclass(frozen=True)
+class _PreviousDefaultRenderer:
+    """The previous default, rebuilt: its utility factor over recall's relevant candidates.
 
-
-@contextmanager
-def _previous_rules() -> Iterator[None]:
-    """The previous default's utility factor, without shared evidence, for one recall.
-
-    The ranking and the recall service call both by name, so swapping the names
-    rebuilds the previous rule exactly (it reproduces that release's figures).
+    Recall ranks them without credit (``use_utility=False``); :meth:`select` scales each
+    priority by ``1 + 0.5·(2u - 1)`` of the episode's own utility (no evidence shared
+    between near-duplicates, as then) and keeps the best ``top_k``, every one shown with
+    the article's detailed rendering, as that release showed them.
     """
-    swaps = (
-        (vars(ranking_module), "utility_factor", _previous_utility_factor),
-        (vars(recall_module), "near_duplicate_groups", _no_duplicates),
-    )
-    saved = [(names, name, names[name]) for names, name, _ in swaps]
-    for names, name, replacement in swaps:
-        names[name] = replacement
-    try:
-        yield
-    finally:
-        for names, name, original in saved:
-            names[name] = original
+
+    memory: EpisodicMemory
+
+    def select(self, results: Sequence[PrioritizedResult], top_k: int) -> list[PrioritizedResult]:
+        now = self.memory.now()
+
+        def scaled(result: PrioritizedResult) -> float:
+            utility = self.memory.utility(result.episode.episode_id).estimate(now)
+            return result.priority * _previous_utility_factor(utility)
+
+        return sorted((r for r in results if r.relevant), key=scaled, reverse=True)[:top_k]
+
+    def __call__(
+        self,
+        results: Sequence[PrioritizedResult],
+        task: TaskDescription | str,
+        *,
+        max_tokens: int | None = DEFAULT_MAX_TOKENS,
+        token_counter: Callable[[str], int] = approximate_token_count,
+    ) -> RenderedReplay:
+        return DetailedRenderer()(results, task, max_tokens=max_tokens, token_counter=token_counter)
 
 
 def _options(
@@ -489,6 +500,7 @@ def _options(
             fetch_k=fetch_k or 2 * top_k,
             relevance_margin=_PREVIOUS_MARGIN if relevance_margin is None else relevance_margin,
             min_similarity=_previous_floor(embeddings or HashingEmbeddings()),
+            use_utility=False,  # _PreviousDefaultRenderer applies that release's factor
         )
     if variant in (*CREDIT_VARIANTS, *LEARNING_VARIANTS, ORACLE_VARIANT):
         return RecallOptions(
@@ -619,10 +631,12 @@ def run_credit_variant(
             shown = candidates[:top_k]
             memory.note_injection(run_id, [e.episode_id for e in shown], task.task)
         elif options is not None:
-            feedback = variant == "relevance_feedback"
-            renderer: RendererArg = CompactRenderer("feedback") if feedback else "auto"
-            with _previous_rules() if variant == "previous_default" else nullcontext():
-                replay = build_replay(memory, task.task, options, run_id=run_id, renderer=renderer)
+            renderer: RendererArg = "auto"
+            if variant == "relevance_feedback":
+                renderer = CompactRenderer("feedback")
+            elif variant == "previous_default":
+                renderer = _PreviousDefaultRenderer(memory)
+            replay = build_replay(memory, task.task, options, run_id=run_id, renderer=renderer)
             shown = [hidden[i] for i in replay.shown]
         for episode in shown:
             same = episode.subtopic == task.subtopic

@@ -1,8 +1,8 @@
 """A simulated world where lessons (reflection) are worth something, or mislead.
 
-It builds on :mod:`~langchain_episodic.simulation.credit_world`: the same seeded
+It builds on :mod:`~simulation.credit_world`: the same seeded
 tasks, hidden variants, episode kinds and hidden episode effects
-(:data:`~langchain_episodic.simulation.DIFFERENTIATED_WORLD` by default), with one
+(:data:`~simulation.DIFFERENTIATED_WORLD` by default), with one
 addition: a shown **lesson** (:mod:`langchain_episodic.model.lesson`) also changes the
 task's success probability.
 
@@ -44,7 +44,7 @@ figures it produces are simulated, not measured on a model.
 Example:
     .. code-block:: python
 
-        from langchain_episodic.simulation import compare_lesson_variants, format_lesson_report
+        from simulation import compare_lesson_variants, format_lesson_report
 
         comparison = compare_lesson_variants(n_tasks=100, seeds=(0, 1))
         print(format_lesson_report(comparison))
@@ -84,7 +84,8 @@ from langchain_episodic.reflection import (
 )
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.strategy import complexity_strategy
-from langchain_episodic.simulation.credit_world import (
+from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
+from simulation.credit_world import (
     DIFFERENTIATED_WORLD,
     CreditWorld,
     CreditWorldEnvironment,
@@ -93,13 +94,12 @@ from langchain_episodic.simulation.credit_world import (
     _table,
     t_interval,
 )
-from langchain_episodic.simulation.environment import (
+from simulation.environment import (
     DEFAULT_SEEDS,
     START_TIME,
     TASK_INTERVAL,
     SimulatedTask,
 )
-from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 
 __all__ = [
     "BASELINE_LESSON_VARIANT",
@@ -173,7 +173,7 @@ class HiddenLesson(HiddenEpisode):
 
 
 class LessonWorldEnvironment(CreditWorldEnvironment):
-    """:class:`~langchain_episodic.simulation.CreditWorldEnvironment` where shown lessons count too.
+    """:class:`~simulation.CreditWorldEnvironment` where shown lessons count too.
 
     ``shown`` may mix :class:`HiddenEpisode` and :class:`HiddenLesson` values: their
     effects add up, clipped to [0.02, 0.98], as in the credit world.

@@ -477,7 +477,7 @@ class CodingTaskEnvironment:
     Instantiate:
         .. code-block:: python
 
-            from langchain_episodic.simulation import CodingTaskEnvironment
+            from simulation import CodingTaskEnvironment
 
             env = CodingTaskEnvironment(seed=0)
 
