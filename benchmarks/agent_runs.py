@@ -106,10 +106,10 @@ def multi_user(runs: int) -> None:
     )
     for _ in range(runs):
         agent.invoke({"messages": [("user", "Add a signup form")]}, context=Context("alice"))
-    row = alice.utility("seed")
+    row = alice.runs.utility("seed")
     print(f"the README's multi-user agent, {runs} runs, 2 recall-tool calls each:")
-    print(f"  runs left open        {len(alice.open_runs())}")
-    print(f"  runs credited         {len(alice.credit_log())}")
+    print(f"  runs left open        {len(alice.runs.pending())}")
+    print(f"  runs credited         {len(alice.runs.log())}")
     print(f"  'seed' injections     {row.injections}")
     print(f"  'seed' credited runs  {row.credited_runs}")
 

@@ -307,8 +307,8 @@ def _credited_memory(
     for run in range(runs):
         now[0] += 60.0
         shown = [f"ep-{(run * 7 + k * 13) % episodes:07d}" for k in range(3)]
-        memory.note_injection(f"setup-{run}", shown, f"task {run % episodes} setup")
-        memory.credit(f"setup-{run}", (run % 11) / 10)
+        memory.runs.note(f"setup-{run}", shown, f"task {run % episodes} setup")
+        memory.runs.credit(f"setup-{run}", (run % 11) / 10)
     return memory, now
 
 
@@ -346,20 +346,20 @@ def cost(args: argparse.Namespace) -> str:
             names = list(arms)
             for warm in range(20):
                 for options in arms.values():
-                    memory.recall_with(f"query {warm % 200}", options)
+                    memory.recall(f"query {warm % 200}", options=options)
             for repeat in range(repeats):
                 query = f"query {repeat % 200}"
                 shift = repeat % len(names)
                 for arm in names[shift:] + names[:shift]:
                     start = time.perf_counter()
-                    memory.recall_with(query, arms[arm])
+                    memory.recall(query, options=arms[arm])
                     timed[arm].append(time.perf_counter() - start)
             off, on = (_median_ms(timed[arm]) for arm in names)
             rows.append(
                 (
                     name,
                     f"{len(memory):,}",
-                    f"{len(memory.credit_log()):,}",
+                    f"{len(memory.runs.log()):,}",
                     f"{off:.3f}",
                     f"{on:.3f}",
                     f"{on / off:.3f}x",
@@ -378,10 +378,10 @@ def cost(args: argparse.Namespace) -> str:
                 record_t.append(time.perf_counter() - start)
                 shown = [f"ep-{(i * 5 + k) % episodes:07d}" for k in range(3)]
                 start = time.perf_counter()
-                memory.note_injection(f"timed-{i}", shown, episode.task)
+                memory.runs.note(f"timed-{i}", shown, episode.task)
                 note_t.append(time.perf_counter() - start)
                 start = time.perf_counter()
-                memory.credit(f"timed-{i}", episode.feedback.reward)
+                memory.runs.credit(f"timed-{i}", episode.feedback.reward)
                 credit_t.append(time.perf_counter() - start)
             rec, note, cred = (_median_ms(t) for t in (record_t, note_t, credit_t))
             writes.append(

@@ -50,12 +50,12 @@ def measure(size: int, workdir: Path) -> list[object]:
     for start in range(0, size, 1000):
         memory.record_many(episodes[start : start + 1000])
     for run in range(0, min(size, 500), 5):
-        memory.note_injection(
+        memory.runs.note(
             f"run-{run}",
             [e.episode_id for e in episodes[run : run + 3]],
             TaskDescription(f"task {run}"),
         )
-        memory.credit(f"run-{run}", 0.7)
+        memory.runs.credit(f"run-{run}", 0.7)
     bob = EpisodicMemory(store=store, namespace="bob", clock=lambda: 2e9)
     bob.record_many(
         [
@@ -70,14 +70,14 @@ def measure(size: int, workdir: Path) -> list[object]:
     start = time.perf_counter()
     memory.record(victim)
     record = time.perf_counter() - start
-    memory.note_injection("victim-run", [victim.episode_id], TaskDescription(f"task {SECRET}"))
-    memory.credit("victim-run", 0.9)
+    memory.runs.note("victim-run", [victim.episode_id], TaskDescription(f"task {SECRET}"))
+    memory.runs.credit("victim-run", 0.9)
     mb = folder_size(folder) / 1e6
     start = time.perf_counter()
     memory.forget([victim.episode_id], reason="benchmark")
     forget_one = time.perf_counter() - start
     start = time.perf_counter()
-    bob.forget_all(reason="benchmark")
+    bob.forgetting.forget_all(reason="benchmark")
     forget_all = time.perf_counter() - start
     store.close()
     clean = not holds(folder, SECRET)

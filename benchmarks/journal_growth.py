@@ -54,7 +54,7 @@ OPENER = textwrap.dedent(
     seconds = time.perf_counter() - began
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"seconds": seconds, "rss_mb": (after - before) / 1024,
-                      "credited": len(memory.utilities())}))
+                      "credited": len(memory.runs.utilities())}))
     """
 )
 
@@ -80,7 +80,7 @@ def build(path: Path, entries: int) -> None:
             store.append_journal(memory.namespace, batch)
             batch = []
     store.append_journal(memory.namespace, batch)
-    memory.reload_credit()  # folded in, as the agent that wrote them would have
+    memory.runs.reload()  # folded in, as the agent that wrote them would have
     memory.flush()
     store.close()
 
@@ -110,8 +110,8 @@ def run_costs(path: Path, runs: int) -> tuple[float, float]:
         memory.recall("Implement feature 3 of module 4")
         recalls.append((time.perf_counter() - began) * 1e3)
         began = time.perf_counter()
-        memory.note_injection(f"new-{run}", ["ep-0000001"], "Implement feature 3")
-        memory.credit(f"new-{run}", 0.8)
+        memory.runs.note(f"new-{run}", ["ep-0000001"], "Implement feature 3")
+        memory.runs.credit(f"new-{run}", 0.8)
         bookkeeping.append((time.perf_counter() - began) * 1e3)
     memory.store.close()
     return median(bookkeeping), median(recalls)

@@ -69,8 +69,8 @@ def main() -> None:
             )
             for memory in (bare, taught):
                 memory.record_many(episodes)
-            taught.add_lessons(lessons_for(count, [e.episode_id for e in episodes]))
-            assert len(taught.lessons("active")) == count
+            taught.lessons.add(lessons_for(count, [e.episode_id for e in episodes]))
+            assert len(taught.lessons.list("active")) == count
             samples: dict[str, list[float]] = {"without lessons": [], "with lessons": []}
             run = 0
             for round_number in range(args.rounds):
@@ -85,7 +85,7 @@ def main() -> None:
                 for memory in (bare, taught):  # credit between rounds: its effects are fresh
                     run += 1
                     replay = build_replay(memory, tasks[run % len(tasks)], run_id=f"run-{run}")
-                    memory.credit(replay.run_id or f"run-{run}", reward=0.7)
+                    memory.runs.credit(replay.run_id or f"run-{run}", reward=0.7)
             bare_ms, taught_ms = median(samples["without lessons"]), median(samples["with lessons"])
             shown = build_replay(taught, tasks[0]).lessons
             rows.append(

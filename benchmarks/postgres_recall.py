@@ -118,7 +118,7 @@ def main() -> None:
                 load_s = time.perf_counter() - started
                 found = 0
                 for text, bar in zip(queries, kth, strict=True):
-                    got = memory.recall_with(text, BY_SIMILARITY)
+                    got = memory.recall(text, options=BY_SIMILARITY)
                     found += sum(r.similarity >= bar - 1e-4 for r in got)
                 times = []
                 recall: Callable[[str], object] = memory.recall

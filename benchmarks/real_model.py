@@ -415,7 +415,7 @@ def run_arm(
         )
         success = total > 0 and passed == total
         if arm == "credit":
-            memory.credit(run_id, passed / total if total else 0.0)
+            memory.runs.credit(run_id, passed / total if total else 0.0)
         if success:
             passing[task.family] = f"{arm}-{seed}-{index}"
         blocks = shown_blocks(replay_text)
@@ -434,7 +434,7 @@ def run_arm(
                 None if not blocks else families.get(blocks[0].task) == task.family,
                 copy is not None,
                 copy is not None and copy.outcome != "success",
-                holdout=arm == "credit" and memory.is_holdout(run_id),
+                holdout=arm == "credit" and memory.runs.is_holdout(run_id),
             )
         )
         progress(f"{arm} seed {seed} {index + 1}/{len(stream)} {'pass' if success else 'fail'}")

@@ -60,8 +60,8 @@ def main() -> None:
         # A journal of credited runs, so that the default is learning.
         for j in range(200):
             shown = [r.episode.episode_id for r in memory.recall(tasks[j % len(tasks)])]
-            memory.note_injection(f"run-{j}", shown, tasks[j % len(tasks)])
-            memory.credit(f"run-{j}", reward=(j % 10) / 10)
+            memory.runs.note(f"run-{j}", shown, tasks[j % len(tasks)])
+            memory.runs.credit(f"run-{j}", reward=(j % 10) / 10)
         previous = EpisodicMemory(store=store, embeddings=embeddings, clock=lambda: NOW,
                                   background=())  # fmt: skip
         collection = store.collection(memory.namespace)
@@ -71,8 +71,8 @@ def main() -> None:
             "no credit": RecallOptions(use_utility=False),
             "learning": RecallOptions(),
         }
-        assert memory.recall_report(tasks[0], rules["learning"]).candidates == 12
-        assert memory.recall_report(tasks[0], rules["no credit"]).candidates == 6
+        assert memory.recall(tasks[0], options=rules["learning"], explain=True).candidates == 12
+        assert memory.recall(tasks[0], options=rules["no credit"], explain=True).candidates == 6
 
         def raw(count: int) -> Callable[[int], object]:
             def query(j: int) -> object:
@@ -86,7 +86,7 @@ def main() -> None:
 
         def recall(owner: EpisodicMemory, options: RecallOptions) -> Callable[[int], object]:
             def run(j: int) -> object:
-                return owner.recall_with(tasks[j], options)
+                return owner.recall(tasks[j], options=options)
 
             return run
 

@@ -150,7 +150,7 @@ class Row:
 
 
 def recalled(memory: EpisodicMemory, text: str, options: RecallOptions, now: float) -> list[str]:
-    results = memory.recall_with(text, options.replace(current_time=now))
+    results = memory.recall(text, options=options.replace(current_time=now))
     return [r.episode.episode_id for r in results]
 
 

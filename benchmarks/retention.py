@@ -136,9 +136,9 @@ class Agent:
             run = f"run-{self.runs}"
             self.runs += 1
             ids = [hit.episode.episode_id for hit in shown]
-            self.memory.note_injection(run, ids, TaskDescription(task.description, category))
+            self.memory.runs.note(run, ids, TaskDescription(task.description, category))
             helped = any(key_of(i) == task.key for i in ids)
-            self.memory.credit(run, 1.0 if helped else 0.4)
+            self.memory.runs.credit(run, 1.0 if helped else 0.4)
         self.memory.record(episode(episode_id, text, category, at))
 
 

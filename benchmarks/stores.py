@@ -101,7 +101,7 @@ def exactness(memory: EpisodicMemory, matrix: np.ndarray, queries: np.ndarray, n
     for j in range(n):
         exact = np.argsort(-(matrix @ queries[j]))[:FETCH_K]
         expected = {f"ep-{i:07d}" for i in exact}
-        got = {r.episode.episode_id for r in memory.recall_with(f"query {j}", BY_SIMILARITY)}
+        got = {r.episode.episode_id for r in memory.recall(f"query {j}", options=BY_SIMILARITY)}
         found += len(got & expected)
     return found / (n * FETCH_K)
 

@@ -20,7 +20,8 @@ suite reads this list and checks every import against it):
 5. embeddings: :mod:`langchain_episodic.embeddings`
 6. stores, the only modules that talk to a database: :mod:`langchain_episodic.stores`
 7. services, one job each over a namespace: :mod:`langchain_episodic.service`
-8. the façade: :mod:`~langchain_episodic.memory`
+8. the façade: :mod:`~langchain_episodic.memory` and its areas
+   (:mod:`langchain_episodic.areas`: ``memory.runs``, ``.lessons``, ``.quarantine``, ...)
 9. with a memory: :mod:`~langchain_episodic.pipeline` (one recall per replay, strategy
    choices), :mod:`~langchain_episodic.reflection`, :mod:`~langchain_episodic.migration`
 10. LangChain integrations, loaded on first use: :mod:`langchain_episodic.integrations`

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import reprlib
+from collections.abc import Iterable
 
 from langchain_episodic.errors import EpisodicValueError
 
@@ -66,3 +67,17 @@ def check_number(name: str, value: object, low: float = -math.inf, high: float =
         msg = f"{name}={describe(value)} is invalid: must be a finite number{bounds}"
         raise EpisodicValueError(msg)
     return number
+
+
+def as_ids(ids: object, name: str = "episode_ids") -> list[str]:
+    """One id, or an iterable of ids, as a list (the façade's ``str | Iterable[str]``).
+
+    Raises:
+        EpisodicValueError: ``ids`` is neither a string nor iterable.
+    """
+    if isinstance(ids, str):
+        return [ids]
+    if not isinstance(ids, Iterable):
+        msg = f"{name}={ids!r} is invalid: must be an id or an iterable of ids"
+        raise EpisodicValueError(msg)
+    return list(ids)

@@ -8,44 +8,40 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, overload
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
+from langchain_core.runnables.config import run_in_executor
 from typing_extensions import Unpack
 
 from langchain_episodic._adapters import ADAPTERS
 from langchain_episodic._async import async_twin
-from langchain_episodic._validation import check_int, check_number
+from langchain_episodic._validation import as_ids, check_int
+from langchain_episodic.areas import (
+    MemoryForgetting,
+    MemoryJournal,
+    MemoryLessons,
+    MemoryQuarantine,
+    MemoryRuns,
+)
+from langchain_episodic.areas._deprecated import deprecated_call, moved_method, moved_property
 from langchain_episodic.embeddings.background import default_background_texts
 from langchain_episodic.embeddings.builtin import default_embeddings
-from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import Episode, TaskDescription, as_task
 from langchain_episodic.model.erasure import ForgetReceipt
-from langchain_episodic.model.lesson import MERGE_SIMILARITY, Lesson, LessonStatus
-from langchain_episodic.model.quarantine import QuarantineAction, QuarantineEvent
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
 from langchain_episodic.prompting.renderers import RendererArg
 from langchain_episodic.scoring.credit import (
     UTILITY_HALF_LIFE,
-    CreditEvent,
-    EpisodeUtility,
-    Injection,
-    SubjectKind,
-)
-from langchain_episodic.scoring.lift import (
-    DEFAULT_MIN_HOLDOUT,
-    DEFAULT_SUCCESS_AT,
-    LiftReport,
-    lift_report,
 )
 from langchain_episodic.scoring.options import RecallKeywords, RecallOptions
-from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights, check_time
+from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
 from langchain_episodic.scoring.ranking import RecallReport
 from langchain_episodic.scoring.relevance import Calibration, calibration_for
-from langchain_episodic.scoring.retention import PrunePlan, Retention
+from langchain_episodic.scoring.retention import Retention
 from langchain_episodic.scoring.skills import SkillProfile, profiles_from_tallies
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.opening import (
@@ -57,23 +53,13 @@ from langchain_episodic.service.opening import (
     open_services,
     require_namespace,
 )
-from langchain_episodic.service.quarantine import QuarantineLog
-from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore, JournalEntry
+from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore
 from langchain_episodic.stores.chroma import ChromaEpisodeStore
 
 __all__ = ["OPEN_RUN_TTL", "EpisodicMemory"]
 
 OPEN_RUN_TTL = 7 * 86_400.0
 """Seven days, in seconds: how long a run may wait for its outcome before it is closed."""
-
-
-def _ids(episode_ids: str | Iterable[str]) -> list[str]:
-    if isinstance(episode_ids, str):
-        return [episode_ids]
-    if not isinstance(episode_ids, Iterable):
-        msg = f"episode_ids={episode_ids!r} is invalid: must be an id or an iterable of ids"
-        raise EpisodicValueError(msg)
-    return list(episode_ids)
 
 
 class EpisodicMemory:
@@ -129,7 +115,7 @@ class EpisodicMemory:
         namespace: Episodes of one namespace are invisible to every other.
         clock: Returns "now" in seconds when ``current_time`` is not given.
         open_run_ttl: Seconds a run may stay open (shown episodes, no outcome yet)
-            before :meth:`expire_open_runs` closes it without credit; ``None``:
+            before ``memory.runs.expire()`` closes it without credit; ``None``:
             never. Stale runs are closed when the memory opens.
         utility_half_life: How fast credit evidence is forgotten, in seconds.
         on_embedding_mismatch: ``"raise"`` (default) refuses a namespace built with
@@ -146,7 +132,7 @@ class EpisodicMemory:
         holdout: The fraction of runs, in [0, 1), shown no memory by chance
             (:func:`~langchain_episodic.build_replay` with a ``run_id`` shows them
             nothing and notes them as holdout runs): the causal baseline that credit
-            compares shown episodes with and :meth:`lift` reports against. ``0``
+            compares shown episodes with and ``memory.runs.lift()`` reports against. ``0``
             (default): none.
         rng: Draws the holdout runs (``np.random.default_rng(seed)`` to reproduce).
         background: Texts the agent's tasks are *not* about, which the relevance
@@ -158,7 +144,7 @@ class EpisodicMemory:
             own tasks are everyday ones passes texts of what it does not do.
         retention: How much the namespace keeps
             (:class:`~langchain_episodic.scoring.retention.Retention`: a maximum age
-            and/or number of episodes), applied by :meth:`prune` and, with
+            and/or number of episodes), applied by ``memory.forgetting.prune()`` and, with
             ``on_write=True``, after writes. ``None`` (default): everything is kept.
 
     The embedding model is part of the namespace: opening embeds one probe text and
@@ -170,12 +156,25 @@ class EpisodicMemory:
     a different one under a stored ``episode_id`` raises :class:`EpisodeConflictError`.
     One process should write to a namespace at a time; readers may be many.
 
-    The memory is a façade: each job lives in a service of
-    :mod:`langchain_episodic.service` (writing, recall, quarantine, credit, lessons,
-    summary) over one :class:`~langchain_episodic.service.context.NamespaceContext`.
-    Every method that embeds or reads or writes the store has an ``a``-prefixed async
-    twin (one executor hop); what the memory already holds (utilities, lessons, the
-    quarantine log, skill profiles) is returned at once and has none.
+    The memory is a façade: its core verbs (record, recall, episodes, skill profiles,
+    namespaces, forget, the LangChain adapters) and one sub-object per other area:
+
+    - ``memory.runs`` (:class:`~langchain_episodic.areas.MemoryRuns`): runs, credit,
+      utilities, probation, holdout and lift;
+    - ``memory.lessons`` (:class:`~langchain_episodic.areas.MemoryLessons`);
+    - ``memory.quarantine`` (:class:`~langchain_episodic.areas.MemoryQuarantine`):
+      quarantine and pins;
+    - ``memory.forgetting`` (:class:`~langchain_episodic.areas.MemoryForgetting`):
+      a whole namespace, retention, erasure receipts;
+    - ``memory.journal`` (:class:`~langchain_episodic.areas.MemoryJournal`).
+
+    Each job lives in a service of :mod:`langchain_episodic.service` over one
+    :class:`~langchain_episodic.service.context.NamespaceContext`. Every method that
+    embeds or reads or writes the store has an ``a``-prefixed async twin (one executor
+    hop); what the memory already holds (utilities, lessons, the quarantine log, skill
+    profiles) is returned at once and has none. The names of earlier releases
+    (``memory.credit``, ``memory.add_lessons``, ``memory.recall_report``, ...) still
+    work for one release, with a ``DeprecationWarning`` naming the new spelling.
     """
 
     def __init__(
@@ -228,6 +227,34 @@ class EpisodicMemory:
             rng=rng,
             retention=retention,
         )
+        self._runs, self._lessons = MemoryRuns(self._s), MemoryLessons(self._s)
+        self._quarantine = MemoryQuarantine(self._s)
+        self._forgetting, self._journal = MemoryForgetting(self._s), MemoryJournal(self._s)
+
+    @property
+    def runs(self) -> MemoryRuns:
+        """Runs, their outcomes and credit: utilities, probation, holdout and lift."""
+        return self._runs
+
+    @property
+    def lessons(self) -> MemoryLessons:
+        """The namespace's lessons: add, list, revise, consolidate, recall."""
+        return self._lessons
+
+    @property
+    def quarantine(self) -> MemoryQuarantine:
+        """Quarantine (hidden from recall, kept) and pins (shown whatever credit says)."""
+        return self._quarantine
+
+    @property
+    def forgetting(self) -> MemoryForgetting:
+        """Forgetting a whole namespace, retention, and the receipts of every erasure."""
+        return self._forgetting
+
+    @property
+    def journal(self) -> MemoryJournal:
+        """The journal of injections, outcomes and lessons: copy, merge, checkpoint."""
+        return self._journal
 
     def __repr__(self) -> str:
         return (
@@ -238,25 +265,6 @@ class EpisodicMemory:
     def __len__(self) -> int:
         """Number of episodes in this namespace's long-term tier."""
         return self.store.count(self.namespace)
-
-    @property
-    def open_run_ttl(self) -> float | None:
-        """Seconds a run may stay open before it is closed without credit."""
-        return self._s.runs.open_run_ttl
-
-    @property
-    def holdout(self) -> float:
-        """The fraction of runs shown no memory, by chance: the baseline of credit and lift."""
-        return self._s.runs.holdout
-
-    def is_holdout(self, run_id: str) -> bool:
-        """Whether run ``run_id`` is a holdout run (shown no memory); drawn once, then kept."""
-        return self._s.runs.is_holdout(run_id)
-
-    @property
-    def relevance_floor(self) -> float:
-        """The relevance ranking's similarity floor for this embedder (``calibration_for``)."""
-        return self._s.recall.calibration.floor
 
     @property
     def calibration(self) -> Calibration:
@@ -278,7 +286,7 @@ class EpisodicMemory:
         Both are caught up on open; saved here, the next open reads less (call it
         before a planned shutdown). The checkpoint is saved only when journal entries
         were folded in since the last one, and only on stores that keep one
-        (:meth:`checkpoint_journal`).
+        (``memory.journal.checkpoint()``).
         """
         self._s.summary.save(force=True)
         self._s.journal.checkpoint(only_if_behind=True)
@@ -305,7 +313,7 @@ class EpisodicMemory:
 
     def get_episodes(self, episode_ids: str | Iterable[str]) -> dict[str, Episode]:
         """The stored episodes among ``episode_ids``, by id (missing ones left out)."""
-        return self.store.get(self.namespace, _ids(episode_ids))
+        return self.store.get(self.namespace, as_ids(episode_ids))
 
     arecord, arecord_many = async_twin(record), async_twin(record_many)
     aget_episodes = async_twin(get_episodes)
@@ -330,17 +338,50 @@ class EpisodicMemory:
 
     # ------------------------------------------------------------------ recall
 
+    @overload
     def recall(
         self,
         query: str | TaskDescription,
-        top_k: int = 3,
+        top_k: int | None = None,
         current_time: float | None = None,
         weights: ReplayWeights | None = None,
         half_life: float | None = None,
         fetch_k: int | None = None,
-        **options: Unpack[RecallKeywords],
-    ) -> tuple[PrioritizedResult, ...]:
-        """At most ``top_k`` past episodes worth replaying for ``query``, best first.
+        *,
+        options: RecallOptions | None = None,
+        explain: Literal[False] = False,
+        **fields: Unpack[RecallKeywords],
+    ) -> tuple[PrioritizedResult, ...]: ...
+
+    @overload
+    def recall(
+        self,
+        query: str | TaskDescription,
+        top_k: int | None = None,
+        current_time: float | None = None,
+        weights: ReplayWeights | None = None,
+        half_life: float | None = None,
+        fetch_k: int | None = None,
+        *,
+        options: RecallOptions | None = None,
+        explain: Literal[True],
+        **fields: Unpack[RecallKeywords],
+    ) -> RecallReport: ...
+
+    def recall(
+        self,
+        query: str | TaskDescription,
+        top_k: int | None = None,
+        current_time: float | None = None,
+        weights: ReplayWeights | None = None,
+        half_life: float | None = None,
+        fetch_k: int | None = None,
+        *,
+        options: RecallOptions | None = None,
+        explain: bool = False,
+        **fields: Unpack[RecallKeywords],
+    ) -> tuple[PrioritizedResult, ...] | RecallReport:
+        """At most ``top_k`` (3) past episodes worth replaying for ``query``, best first.
 
         Fetches ``fetch_k`` candidates by similarity (default ``2 * top_k``, as in the
         article), then ranks them. By default (``ranking="relevance"``) only relevant
@@ -349,23 +390,65 @@ class EpisodicMemory:
         ``ranking="article"`` is the article's additive priority, exactly. Every
         argument is the :class:`~langchain_episodic.RecallOptions` field of its name
         (``min_similarity``, ``filters``, ``category``, ``outcome``, ``ranking``,
-        ``relevance_margin``, ``use_utility`` by keyword), checked by building one.
+        ``relevance_margin``, ``use_utility`` by keyword), checked by building one;
+        ``options=`` gives them as one ``RecallOptions`` (the others apply on top).
+
+        ``explain=True`` returns the :class:`~langchain_episodic.scoring.ranking.RecallReport`
+        instead: the same results, each with its scores and why it was kept, and the
+        candidates turned away with the reason.
+
+        Example:
+            >>> memory = EpisodicMemory()
+            >>> memory.recall("Fix the login crash", top_k=2)
+            ()
+            >>> report = memory.recall("Fix the login crash", explain=True)
+            >>> report.results, report.rejected
+            ((), ())
 
         Raises:
             EpisodicValueError: An argument is out of range; the message names it.
             TypeError: An unknown option, or ``weights`` / ``filters`` of another type.
         """
-        given = RecallOptions(
-            top_k=top_k, fetch_k=fetch_k, weights=weights, half_life=half_life,
-            current_time=current_time, **options,
-        )  # fmt: skip
-        return self.recall_with(query, given)
+        given = {
+            name: value
+            for name, value in (
+                ("top_k", top_k), ("current_time", current_time), ("weights", weights),
+                ("half_life", half_life), ("fetch_k", fetch_k),
+            )
+            if value is not None
+        }  # fmt: skip
+        chosen = RecallOptions.from_mapping(options, {**given, **fields})
+        report = self._report(query, chosen)
+        return report if explain else report.results
+
+    def _report(
+        self,
+        query: str | TaskDescription,
+        options: RecallOptions,
+        *,
+        evidence_k: int = 0,
+        lesson_k: int = 0,
+        keep: int | None = None,
+    ) -> RecallReport:
+        """``recall(..., explain=True)``, with what the replay also needs of the search.
+
+        The same search also returns up to ``evidence_k`` most similar episodes at
+        or above the floor as ``neighbours`` (a strategy's evidence) and ``lesson_k``
+        lessons; the results are unchanged by either. ``keep``: return up to this many
+        ranked results instead of ``options.top_k`` (the same candidates, ranked the
+        same; the replay lets its renderer choose the ``top_k`` it shows among them).
+        """
+        task = as_task(query, "query")
+        return self._s.recall.report(
+            task, options, evidence_k=evidence_k, lesson_k=lesson_k, keep=keep
+        )
 
     def recall_with(
         self, query: str | TaskDescription, options: RecallOptions
     ) -> tuple[PrioritizedResult, ...]:
-        """:meth:`recall` with its options as one :class:`RecallOptions`."""
-        return self.recall_report(query, options).results
+        """Deprecated: use ``memory.recall(query, options=options)``; removed next release."""
+        deprecated_call("recall_with()", "recall(query, options=options)")
+        return self._report(query, options).results
 
     def recall_report(
         self,
@@ -376,26 +459,12 @@ class EpisodicMemory:
         lesson_k: int = 0,
         keep: int | None = None,
     ) -> RecallReport:
-        """:meth:`recall_with`, explained: the results and the candidates turned away.
+        """Deprecated: use ``memory.recall(query, options=options, explain=True)``.
 
-        The same search also returns up to ``evidence_k`` most similar episodes at
-        or above the floor as ``neighbours`` (a strategy's evidence) and ``lesson_k``
-        lessons (:meth:`recall_lessons`); the results are unchanged by either.
-        ``keep``: return up to this many ranked results instead of ``options.top_k``
-        (the same candidates, ranked the same; the replay lets its renderer choose the
-        ``top_k`` it shows among them).
-
-        Example:
-            .. code-block:: python
-
-                report = memory.recall_report("Fix the login crash", RecallOptions())
-                for rejected in report.rejected:
-                    print(rejected.episode_id, rejected.reason)
+        Removed in the next release.
         """
-        task = as_task(query, "query")
-        return self._s.recall.report(
-            task, options, evidence_k=evidence_k, lesson_k=lesson_k, keep=keep
-        )
+        deprecated_call("recall_report()", "recall(query, options=options, explain=True)")
+        return self._report(query, options, evidence_k=evidence_k, lesson_k=lesson_k, keep=keep)
 
     def task(self, task: str | TaskDescription) -> TaskDescription:
         """``task`` as the memory reads it: text gets its category inferred.
@@ -412,340 +481,32 @@ class EpisodicMemory:
         """
         return self._s.recall.with_category(as_task(task, "task"))
 
-    arecall, arecall_with = async_twin(recall), async_twin(recall_with)
-    arecall_report = async_twin(recall_report)
+    arecall = async_twin(recall)
+
+    async def arecall_with(
+        self, query: str | TaskDescription, options: RecallOptions
+    ) -> tuple[PrioritizedResult, ...]:
+        """Deprecated: use ``await memory.arecall(query, options=options)``.
+
+        Removed in the next release.
+        """
+        deprecated_call("arecall_with()", "arecall(query, options=options)")
+        report = await run_in_executor(None, self._report, query, options)
+        return report.results
+
+    async def arecall_report(
+        self, query: str | TaskDescription, options: RecallOptions
+    ) -> RecallReport:
+        """Deprecated: use ``await memory.arecall(query, options=options, explain=True)``.
+
+        Removed in the next release.
+        """
+        deprecated_call("arecall_report()", "arecall(query, options=options, explain=True)")
+        return await run_in_executor(None, self._report, query, options)
+
     atask = async_twin(task)
 
-    # -------------------------------------------------------------- quarantine
-
-    def quarantine(
-        self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None
-    ) -> int:
-        """Hide stored episodes (or lessons) from recall without deleting them.
-
-        They keep their place in :meth:`episodes` and :meth:`skill_profiles`, but no
-        recall (so no retriever, prompt or strategy) nor :attr:`short_term` returns
-        them, nor the lessons derived from them; every call goes to
-        :meth:`quarantine_log`. Returns how many were newly quarantined.
-
-        Example:
-            .. code-block:: python
-
-                memory.quarantine("login-7", "solution came from a poisoned tool run", by="ops")
-                memory.release("login-7", "tool run was fine after all", by="ops")
-
-        Raises:
-            EpisodicValueError: An id is not stored here, or ``reason`` is empty.
-        """
-        return self._change_quarantine("quarantine", episode_ids, reason, by)
-
-    def release(
-        self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None
-    ) -> int:
-        """Undo :meth:`quarantine`; how many were released (others are skipped)."""
-        return self._change_quarantine("release", episode_ids, reason, by)
-
-    aquarantine, arelease = async_twin(quarantine), async_twin(release)
-
-    def pin(self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None) -> int:
-        """Keep episodes (or lessons) shown whatever credit says: never on probation.
-
-        A memory credited in :data:`~langchain_episodic.scoring.credit.PROBATION_MIN_RUNS`
-        runs whose utility is confidently below 0.5 is put on probation: recall stops
-        showing it (it stays stored, listed by :meth:`demoted` and :meth:`harmful`,
-        and returns when its evidence fades or improves). A person who knows better
-        pins it. Quarantine still wins over a pin. Returns how many were newly pinned.
-        """
-        return self._change_log(self._s.pins, "pin", episode_ids, reason, by)
-
-    def unpin(self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None) -> int:
-        """Undo :meth:`pin`; how many were unpinned."""
-        return self._change_log(self._s.pins, "unpin", episode_ids, reason, by)
-
-    apin, aunpin = async_twin(pin), async_twin(unpin)
-
-    def pinned(self) -> dict[str, QuarantineEvent]:
-        """The ids pinned now, each with the event that pinned it."""
-        return dict(self._s.pins.active)
-
-    def demoted(self) -> tuple[str, ...]:
-        """The episodes and lessons on probation now (confidently harmful, not pinned)."""
-        return tuple(sorted(self._s.runs.demoted(self._s.pins.active.keys())))
-
-    def _change_quarantine(
-        self, action: QuarantineAction, ids: str | Iterable[str], reason: str, by: str | None
-    ) -> int:
-        return self._change_log(self._s.quarantine, action, ids, reason, by)
-
-    def _change_log(
-        self,
-        log: QuarantineLog,
-        action: QuarantineAction,
-        ids: str | Iterable[str],
-        reason: str,
-        by: str | None,
-    ) -> int:
-        with self._s.context.lock:
-            known = self._s.lessons.ids()
-            return log.change(action, _ids(ids), reason, by, self.now(), known)
-
-    def quarantined(self) -> dict[str, QuarantineEvent]:
-        """The ids quarantined now, each with the event that quarantined it."""
-        return dict(self._s.quarantine.active)
-
-    def quarantine_log(self) -> tuple[QuarantineEvent, ...]:
-        """Every quarantine and release in this namespace, oldest first: the audit trail."""
-        return self._s.quarantine.events
-
-    def merge_quarantine_log(self, events: Sequence[QuarantineEvent]) -> int:
-        """Append the events of another namespace's log that this one lacks; how many."""
-        with self._s.context.lock:
-            return self._s.quarantine.merge(events)
-
-    # ------------------------------------------------------------------ credit
-
-    def note_injection(
-        self,
-        run_id: str,
-        episode_ids: Iterable[str],
-        task: str | TaskDescription,
-        *,
-        thread_id: str | None = None,
-        holdout: bool = False,
-    ) -> Injection:
-        """Note that a prompt showing ``episode_ids`` reached a model in run ``run_id``.
-
-        :func:`~langchain_episodic.build_replay` calls it for every prompt built with
-        a ``run_id``; a run may be noted several times, and its outcome
-        (:meth:`credit`) credits everything it was shown. ``holdout=True`` notes a
-        holdout run (shown nothing by chance, see ``holdout=``).
-
-        Example:
-            .. code-block:: python
-
-                replay = build_replay(memory, task)
-                memory.note_injection("run-7", [r.episode.episode_id for r in replay.results], task)
-                memory.credit("run-7", reward=0.9)  # once the tests ran
-        """
-        return self._s.runs.note(run_id, episode_ids, as_task(task), thread_id, holdout)
-
-    def credit(self, run_id: str, reward: float, *, by: str | None = None) -> CreditEvent:
-        """Credit run ``run_id``'s reward, once, to every episode and lesson it was shown.
-
-        Each one's utility moves by the run's advantage over runs of the same
-        category without it (:mod:`langchain_episodic.scoring.credit`).
-
-        Raises:
-            EpisodicValueError: ``reward`` not in [0, 1], or ``run_id`` / ``by`` empty.
-            CreditError: No injection names the run, or its outcome is written (by
-                any memory or process). Nothing is written.
-        """
-        return self._s.runs.credit(run_id, reward, by)
-
-    def close_run(self, run_id: str, reward: float, *, by: str | None = None) -> CreditEvent | None:
-        """Close a run with its reward if open: its outcome, or ``None`` if shown nothing.
-
-        Idempotent (a closed run keeps and returns its outcome) and quiet (a journal
-        failure is logged): what :meth:`record`, the middleware and the classic
-        memory use. Raises :class:`EpisodicValueError` only for a bad argument.
-        """
-        return self._s.runs.close(run_id, reward, by)
-
-    def expire_open_runs(self, older_than: float | None = None) -> int:
-        """Close without credit every run open longer than ``older_than`` (``open_run_ttl``)."""
-        return self._s.runs.expire(older_than)
-
-    def reload_credit(self) -> None:
-        """Read what other processes added to the journal: injections, credits and lessons.
-
-        On a store that keeps its journal in order (Chroma, in-memory) only the
-        entries written since this memory last read it are read.
-        """
-        with self._s.context.lock:
-            self._s.journal.sync()
-
-    def checkpoint_journal(self) -> None:
-        """Save the journal checkpoint now: the next open reads only what is written after it.
-
-        The memory saves one by itself every
-        :data:`~langchain_episodic.service.checkpoint.CHECKPOINT_EVERY` journal entries;
-        call this before a planned shutdown to make the next open read nothing more.
-        Stores that do not keep their journal in order (see
-        :class:`~langchain_episodic.stores.OrderedJournal`) have no checkpoint: a no-op.
-
-        Example:
-            >>> from langchain_episodic import Episode, Feedback, OutcomeStatus
-            >>> memory = EpisodicMemory()
-            >>> _ = memory.record(Episode(
-            ...     episode_id="ep-1", task=TaskDescription("Implement login form"),
-            ...     solution="...", feedback=Feedback(reward=1.0),
-            ...     outcome=OutcomeStatus.SUCCESS, timestamp=1.0))
-            >>> _ = memory.note_injection("run-1", ["ep-1"], "Implement login form")
-            >>> memory.checkpoint_journal()
-            >>> EpisodicMemory(store=memory.store).open_runs().keys()
-            dict_keys(['run-1'])
-        """
-        self._s.journal.checkpoint()
-
-    anote_injection, acredit = async_twin(note_injection), async_twin(credit)
-    aclose_run, aexpire_open_runs = async_twin(close_run), async_twin(expire_open_runs)
-    areload_credit = async_twin(reload_credit)
-    acheckpoint_journal = async_twin(checkpoint_journal)
-
-    def open_runs(self) -> dict[str, tuple[Injection, ...]]:
-        """Runs shown something whose outcome is not in yet, with their injections."""
-        return self._s.runs.open_runs()
-
-    def credit_log(self) -> tuple[CreditEvent, ...]:
-        """Every run's outcome (credit, or closing without one), oldest first."""
-        return self._s.runs.outcomes()
-
-    def utility(self, episode_id: str) -> EpisodeUtility:
-        """What credit says of an episode or lesson (never shown: the prior, 0.5).
-
-        Raises:
-            EpisodicValueError: ``episode_id`` names no stored episode or lesson, and
-                no credit names it.
-        """
-        known = self._s.runs.has_row(episode_id) or episode_id in self._s.lessons.ids()
-        if not known and episode_id not in self.store.get(self.namespace, [episode_id]):
-            msg = (
-                f"episode_id={episode_id!r} is not stored in namespace={self.namespace!r} "
-                "(no episode, lesson or credit names it)"
-            )
-            raise EpisodicValueError(msg)
-        return self._s.runs.utility(episode_id)
-
-    def utilities(self, kind: SubjectKind | None = None) -> dict[str, EpisodeUtility]:
-        """Every episode and lesson shown in a run (``kind="episode"``: episodes only)."""
-        return self._s.runs.utilities(kind)
-
-    def harmful(
-        self, min_runs: int = 3, max_utility: float = 0.4, *, kind: SubjectKind | None = None
-    ) -> list[EpisodeUtility]:
-        """Quarantine candidates: credited in ``min_runs`` runs, utility <= ``max_utility``.
-
-        Worst first; each row's ``kind`` says episode or lesson. A person decides.
-        """
-        return self._s.runs.harmful(min_runs, max_utility, kind)
-
-    def lift(
-        self,
-        *,
-        min_holdout: int = DEFAULT_MIN_HOLDOUT,
-        success_at: float = DEFAULT_SUCCESS_AT,
-        periods: int = 4,
-        top: int = 5,
-    ) -> LiftReport:
-        """Does memory help this agent? Runs shown memory against holdout runs.
-
-        From the journal (:func:`~langchain_episodic.scoring.lift.lift_report`: holdout
-        runs needed, the reward that counts as a success, periods, most-shown episodes):
-        mean reward and success with memory and without (holdout runs, see
-        ``holdout=``), overall, per category, over time, and for each lesson and the
-        most-shown episodes, with 95% intervals. Without enough holdout runs,
-        ``report.note`` says so.
-
-        Example:
-            .. code-block:: python
-
-                report = memory.lift()
-                print(report.note or f"{report.overall.reward_lift:+.3f} reward with memory")
-        """
-        return lift_report(
-            self._s.runs.outcomes(),
-            min_holdout=min_holdout,
-            success_at=success_at,
-            periods=periods,
-            top=top,
-        )
-
-    def journal_entries(self) -> list[JournalEntry]:
-        """Every journal entry (injections, outcomes, lessons) as stored: for copying."""
-        return self._s.journal.entries()
-
-    def merge_journal(self, entries: Sequence[JournalEntry]) -> list[str]:
-        """Append another namespace's journal entries; the ids held here under others.
-
-        What names an episode erased here is redacted first, as the erasure did here.
-        """
-        with self._s.context.lock:
-            return self._s.journal.merge(self._s.eraser.redact_incoming(entries))
-
-    # ------------------------------------------------------------------ lessons
-
-    def add_lessons(self, lessons: Iterable[Lesson]) -> int:
-        """Store lessons, each embedded for recall, all or nothing; how many were new.
-
-        Every source must be an episode stored here and every superseded lesson
-        stored, or nothing is written (:class:`EpisodicValueError`).
-
-        Example:
-            .. code-block:: python
-
-                from langchain_episodic.model.lesson import Lesson, LessonSource
-
-                memory.add_lessons([Lesson.create(
-                    title="Strip e-mail addresses before validating them",
-                    applies_when="a form validates an e-mail address",
-                    do="call .strip() first", sources=[LessonSource("login-1")],
-                    created_at=memory.now(),
-                )])
-        """
-        return self._s.lessons.add(lessons)
-
-    def lessons(self, status: LessonStatus | None = "active") -> tuple[Lesson, ...]:
-        """Lessons of one status (``None``: all), oldest first.
-
-        ``"active"`` ones are recalled; ``"archived"`` ones were superseded;
-        ``"quarantined"`` ones are, or derive from a quarantined episode.
-        """
-        return self._s.lessons.of_status(status)
-
-    def lesson(self, lesson_id: str) -> Lesson:
-        """The stored lesson ``lesson_id`` (:class:`EpisodicValueError` if none)."""
-        return self._s.lessons.get(lesson_id)
-
-    def lesson_status(self, lesson_id: str) -> LessonStatus:
-        """Whether ``lesson_id`` is active, archived or quarantined."""
-        return self._s.lessons.status(lesson_id)
-
-    def lesson_utility(self, lesson_id: str, current_time: float | None = None) -> float:
-        """The lesson's utility: its credit plus what the lessons it merged carried.
-
-        Read at ``current_time`` (the memory's clock when ``None``): evidence fades with age.
-        """
-        now = None if current_time is None else check_time("current_time", current_time)
-        return self._s.lessons.utility(lesson_id, now)
-
-    def revise_lesson(self, lesson_id: str, /, **changes: Any) -> Lesson:
-        """Store a revision of an active lesson (``title``, ``applies_when``, ``do``, ...).
-
-        The new lesson supersedes the old one, which is archived.
-        """
-        return self._s.lessons.revise(lesson_id, changes)
-
-    def consolidate_lessons(self, threshold: float = MERGE_SIMILARITY) -> tuple[Lesson, ...]:
-        """Merge near-duplicate active lessons (cosine >= ``threshold``), keeping evidence.
-
-        The merges supersede them (they are archived); running it again changes nothing.
-        """
-        return self._s.lessons.consolidate(check_number("threshold", threshold, -1.0, 1.0))
-
-    def recall_lessons(self, query: str | TaskDescription, k: int = 2) -> tuple[Lesson, ...]:
-        """The ``k`` active lessons at the relevance floor, by similarity scaled by utility."""
-        return self._s.recall.lessons(as_task(query, "query"), k)
-
-    aadd_lessons, arevise_lesson = async_twin(add_lessons), async_twin(revise_lesson)
-    aconsolidate_lessons = async_twin(consolidate_lessons)
-    arecall_lessons = async_twin(recall_lessons)
-
     # ------------------------------------------------------------------ forgetting
-
-    @property
-    def retention(self) -> Retention | None:
-        """The retention policy :meth:`prune` applies (``None``: everything is kept)."""
-        return self._s.eraser.retention
 
     def forget(
         self,
@@ -789,63 +550,68 @@ class EpisodicMemory:
                 counted in ``receipt.already_forgotten``.
             StoreConfigurationError: The store cannot delete.
         """
-        return self._s.eraser.forget(_ids(episode_ids), reason, by, dry_run=dry_run)
+        return self._s.eraser.forget(as_ids(episode_ids), reason, by, dry_run=dry_run)
 
-    def forget_all(
-        self, *, reason: str, by: str | None = None, dry_run: bool = False
-    ) -> ForgetReceipt:
-        """Erase this whole namespace (one user's memory); a receipt of what went.
+    aforget = async_twin(forget)
 
-        Every episode, lesson, injection, outcome, quarantine and pin event goes; the
-        tombstones, the receipts and the embedding model's fingerprint stay, and the
-        memory stays usable. Other namespaces are untouched.
+    # ------------------------------------------------- old spellings (one release)
 
-        Raises:
-            EpisodicValueError: ``reason`` is empty.
-            StoreConfigurationError: The store cannot delete.
-        """
-        return self._s.eraser.forget_all(reason, by, dry_run=dry_run)
-
-    def prune(
-        self,
-        retention: Retention | None = None,
-        *,
-        current_time: float | None = None,
-        by: str | None = None,
-        dry_run: bool = False,
-    ) -> tuple[PrunePlan, ForgetReceipt | None]:
-        """Apply a retention policy (the memory's when ``None``): the plan and its receipt.
-
-        Expired episodes go, then, beyond ``max_episodes``, the least valuable ones
-        (never helpful, then low utility, then old); pinned and quarantined ones stay
-        (listed in ``plan.protected``). The receipt is ``None`` when nothing goes.
-
-        Example:
-            >>> from langchain_episodic.scoring.retention import Retention
-            >>> memory = EpisodicMemory()
-            >>> plan, receipt = memory.prune(Retention(max_episodes=100), dry_run=True)
-            >>> plan.episode_ids, receipt
-            ((), None)
-
-        Raises:
-            EpisodicValueError: No policy is given or set.
-        """
-        return self._s.eraser.prune(retention, now=current_time, by=by, dry_run=dry_run)
-
-    def erasures(self) -> tuple[ForgetReceipt, ...]:
-        """The receipt of every finished erasure in this namespace, oldest first."""
-        return self._s.eraser.receipts()
-
-    def forgotten(self, episode_ids: str | Iterable[str]) -> dict[str, tuple[str, float]]:
-        """The ids among ``episode_ids`` an erasure removed, each with ``(erasure_id, at)``."""
-        return self._s.eraser.forgotten(_ids(episode_ids))
-
-    def unfinished_erasures(self) -> list[str]:
-        """Erasures begun and never finished (a killed process): run ``forget`` again."""
-        return self._s.eraser.unfinished()
-
-    aforget, aforget_all, aprune = async_twin(forget), async_twin(forget_all), async_twin(prune)
-    aerasures = async_twin(erasures)
+    note_injection = moved_method("note_injection", "runs", "note")
+    anote_injection = moved_method("anote_injection", "runs", "anote")
+    credit = moved_method("credit", "runs", "credit")
+    acredit = moved_method("acredit", "runs", "acredit")
+    close_run = moved_method("close_run", "runs", "close")
+    aclose_run = moved_method("aclose_run", "runs", "aclose")
+    expire_open_runs = moved_method("expire_open_runs", "runs", "expire")
+    aexpire_open_runs = moved_method("aexpire_open_runs", "runs", "aexpire")
+    reload_credit = moved_method("reload_credit", "runs", "reload")
+    areload_credit = moved_method("areload_credit", "runs", "areload")
+    open_runs = moved_method("open_runs", "runs", "pending")
+    credit_log = moved_method("credit_log", "runs", "log")
+    utility = moved_method("utility", "runs", "utility")
+    utilities = moved_method("utilities", "runs", "utilities")
+    harmful = moved_method("harmful", "runs", "harmful")
+    demoted = moved_method("demoted", "runs", "demoted")
+    lift = moved_method("lift", "runs", "lift")
+    is_holdout = moved_method("is_holdout", "runs", "is_holdout")
+    holdout = moved_property("holdout", "runs", "holdout")
+    open_run_ttl = moved_property("open_run_ttl", "runs", "open_run_ttl")
+    aquarantine = moved_method("aquarantine", "quarantine", "aadd")
+    release = moved_method("release", "quarantine", "release")
+    arelease = moved_method("arelease", "quarantine", "arelease")
+    pin = moved_method("pin", "quarantine", "pin")
+    apin = moved_method("apin", "quarantine", "apin")
+    unpin = moved_method("unpin", "quarantine", "unpin")
+    aunpin = moved_method("aunpin", "quarantine", "aunpin")
+    pinned = moved_method("pinned", "quarantine", "pinned")
+    quarantined = moved_method("quarantined", "quarantine", "list")
+    quarantine_log = moved_method("quarantine_log", "quarantine", "log")
+    merge_quarantine_log = moved_method("merge_quarantine_log", "quarantine", "merge_log")
+    add_lessons = moved_method("add_lessons", "lessons", "add")
+    aadd_lessons = moved_method("aadd_lessons", "lessons", "aadd")
+    lesson = moved_method("lesson", "lessons", "get")
+    lesson_status = moved_method("lesson_status", "lessons", "status")
+    lesson_utility = moved_method("lesson_utility", "lessons", "utility")
+    revise_lesson = moved_method("revise_lesson", "lessons", "revise")
+    arevise_lesson = moved_method("arevise_lesson", "lessons", "arevise")
+    consolidate_lessons = moved_method("consolidate_lessons", "lessons", "consolidate")
+    aconsolidate_lessons = moved_method("aconsolidate_lessons", "lessons", "aconsolidate")
+    recall_lessons = moved_method("recall_lessons", "lessons", "recall")
+    arecall_lessons = moved_method("arecall_lessons", "lessons", "arecall")
+    forget_all = moved_method("forget_all", "forgetting", "forget_all")
+    aforget_all = moved_method("aforget_all", "forgetting", "aforget_all")
+    prune = moved_method("prune", "forgetting", "prune")
+    aprune = moved_method("aprune", "forgetting", "aprune")
+    erasures = moved_method("erasures", "forgetting", "receipts")
+    aerasures = moved_method("aerasures", "forgetting", "areceipts")
+    forgotten = moved_method("forgotten", "forgetting", "forgotten")
+    unfinished_erasures = moved_method("unfinished_erasures", "forgetting", "unfinished")
+    retention = moved_property("retention", "forgetting", "retention")
+    relevance_floor = moved_property("relevance_floor", "calibration", "floor")
+    journal_entries = moved_method("journal_entries", "journal", "entries")
+    merge_journal = moved_method("merge_journal", "journal", "merge")
+    checkpoint_journal = moved_method("checkpoint_journal", "journal", "checkpoint")
+    acheckpoint_journal = moved_method("acheckpoint_journal", "journal", "acheckpoint")
 
     # ------------------------------------------------------------ namespaces
 
@@ -865,12 +631,12 @@ class EpisodicMemory:
                     self.short_term_limit,
                     namespace,
                     clock=self._s.context.clock,
-                    open_run_ttl=self.open_run_ttl,
+                    open_run_ttl=self._s.runs.open_run_ttl,
                     utility_half_life=self._s.journal.credit.half_life,
-                    holdout=self.holdout,
+                    holdout=self._s.runs.holdout,
                     rng=self._s.runs.rng,
                     background=self.background,
-                    retention=self.retention,
+                    retention=self._s.eraser.retention,
                 )
             return self._scoped[namespace]
 
@@ -884,7 +650,11 @@ class EpisodicMemory:
     def register_adapter(
         cls, kind: Literal["retriever", "runnable"], factory: Callable[..., Any]
     ) -> None:
-        """Make ``factory(memory, **kwargs)`` what ``as_retriever`` / ``as_runnable`` return."""
+        """Deprecated: the package registers its adapters; removed in the next release.
+
+        Made ``factory(memory, **kwargs)`` what ``as_retriever`` / ``as_runnable`` return.
+        """
+        deprecated_call("register_adapter()", "as_retriever() / as_runnable()")
         cls._adapters[kind] = factory
 
     def as_retriever(

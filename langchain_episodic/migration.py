@@ -4,7 +4,7 @@ Stores keep vectors in their own formats, so a migration re-embeds each episode 
 the target memory's embeddings (which may differ from the source's: a migration is
 also how to move to a new embedding model). Episodes keep their recording order, and
 the quarantine log and the credit journal (every run's injection records and outcome,
-:mod:`langchain_episodic.scoring.credit`) come along: the target's ``credit_log()`` and
+:mod:`langchain_episodic.scoring.credit`) come along: the target's ``runs.log()`` and
 utilities are the source's afterwards. Running a migration again copies nothing twice.
 
 Example:
@@ -73,7 +73,7 @@ def _verify(source: EpisodicMemory, target: EpisodicMemory, batch: Sequence[Epis
 
 def _copy_journal(source: EpisodicMemory, target: EpisodicMemory) -> None:
     """Append the source's credit journal to the target's, verified; ids held are kept."""
-    wrong = target.merge_journal(source.journal_entries())
+    wrong = target.journal.merge(source.journal.entries())
     if wrong:
         msg = (
             f"the target namespace={target.namespace!r} holds other credit journal entries "
@@ -87,7 +87,7 @@ def _copy_journal(source: EpisodicMemory, target: EpisodicMemory) -> None:
 def _carry_tombstones(source: EpisodicMemory, target: EpisodicMemory, batch_size: int) -> None:
     """Erase from the target what the source erased (a copy made before the erasure)."""
     held = [episode.episode_id for episode in target.episodes(page_size=batch_size)]
-    erased = source.forgotten(held)
+    erased = source.forgetting.forgotten(held)
     if erased:
         target.forget(
             sorted(erased),
@@ -150,7 +150,7 @@ def migrate_namespace(
         read = 0
         for batch in _batches(source.episodes(page_size=batch_size), batch_size):
             # An episode the target erased stays erased: its tombstone there wins.
-            gone = target.forgotten([episode.episode_id for episode in batch])
+            gone = target.forgetting.forgotten([episode.episode_id for episode in batch])
             wanted = [episode for episode in batch if episode.episode_id not in gone]
             copied += target.record_many(wanted, in_time_order=False)
             _verify(source, target, wanted)
@@ -158,7 +158,7 @@ def migrate_namespace(
             erased_in_target += len(gone)
             bar.update(len(batch))
     _carry_tombstones(source, target, batch_size)
-    target.merge_quarantine_log(source.quarantine_log())
+    target.quarantine.merge_log(source.quarantine.log())
     _copy_journal(source, target)
     if read < total:
         msg = (

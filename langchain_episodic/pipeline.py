@@ -147,9 +147,9 @@ def build_replay(
         token_counter: Counts tokens for the budget, e.g. ``model.get_num_tokens``.
         include_strategy: Also choose a strategy.
         run_id: The run the prompt is for. When given, the episodes it shows are
-            noted (:meth:`~langchain_episodic.EpisodicMemory.note_injection`), so
+            noted (:meth:`~langchain_episodic.areas.MemoryRuns.note`), so
             the run's outcome can credit them later
-            (:meth:`~langchain_episodic.EpisodicMemory.credit`). A failure to note
+            (:meth:`~langchain_episodic.areas.MemoryRuns.credit`). A failure to note
             is logged, never raised: the prompt is built regardless.
         thread_id: The conversation thread, noted with the run.
         lesson_k: Lessons (:mod:`langchain_episodic.model.lesson`) to show above the
@@ -188,10 +188,10 @@ def build_replay(
         options.ranking,
         asks_for_failures=outcomes is not None and OutcomeStatus.SUCCESS not in outcomes,
     )
-    if run_id is not None and memory.is_holdout(run_id):
+    if run_id is not None and memory.runs.is_holdout(run_id):
         return _holdout_replay(memory, task, run_id, thread_id, include_strategy)
     select = getattr(chosen, "select", None)
-    report = memory.recall_report(
+    report = memory._report(
         task,
         options,
         evidence_k=_evidence_k(options) if include_strategy else 0,
@@ -216,7 +216,7 @@ def build_replay(
     if run_id is not None:
         shown = [lesson.lesson_id for lesson in lessons] + list(rendered.shown)
         try:
-            memory.note_injection(run_id, shown, task, thread_id=thread_id)
+            memory.runs.note(run_id, shown, task, thread_id=thread_id)
         except Exception:  # credit must never break the run it observes
             _log.warning("could not note the injection of run_id=%r", run_id, exc_info=True)
     return Replay(
@@ -239,7 +239,7 @@ def _holdout_replay(
 ) -> Replay:
     """What a holdout run gets: no recall, no prompt, the memory-free strategy."""
     try:
-        memory.note_injection(run_id, [], task, thread_id=thread_id, holdout=True)
+        memory.runs.note(run_id, [], task, thread_id=thread_id, holdout=True)
     except Exception:  # credit must never break the run it observes
         _log.warning("could not note the holdout run_id=%r", run_id, exc_info=True)
     strategy = StrategyChoice(complexity_strategy(task), "holdout") if include_strategy else None
@@ -407,9 +407,7 @@ def choose_strategy(
     options = RecallOptions(
         top_k=HIERARCHY_EVIDENCE_K, current_time=current_time, weights=weights, ranking=ranking
     )
-    report = memory.recall_report(
-        task, options, evidence_k=0 if ranking == "article" else evidence_k
-    )
+    report = memory._report(task, options, evidence_k=0 if ranking == "article" else evidence_k)
     return strategy_for_report(
         task,
         report,

@@ -262,7 +262,7 @@ def reflection_batch(memory: EpisodicMemory, episode: Episode, size: int = 6) ->
         relevance_margin=2.0,
         use_utility=False,
     )
-    neighbours = [r.episode for r in memory.recall_with(episode.task, options)]
+    neighbours = [r.episode for r in memory.recall(episode.task, options=options)]
     batch = [episode, *(n for n in neighbours if n.episode_id != episode.episode_id)]
     return batch[:size]
 
@@ -296,8 +296,8 @@ def reflect(
         raise EpisodicValueError(msg)
     result = writer.write(reflection_batch(memory, found, batch_size), memory.now())
     if result.lessons:
-        before = {lesson.lesson_id for lesson in memory.lessons(None)}
-        memory.add_lessons(result.lessons)
+        before = {lesson.lesson_id for lesson in memory.lessons.list(None)}
+        memory.lessons.add(result.lessons)
         fresh = {one.lesson_id: one for one in result.lessons if one.lesson_id not in before}
         result.stored = list(fresh.values())
     return result

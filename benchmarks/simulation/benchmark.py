@@ -189,7 +189,7 @@ def _evidence_policy(variant: str, seed: int, evidence_k: int) -> Policy | None:
         def article(simulated: SimulatedTask, memory: EpisodicMemory, now: float, _n: int) -> str:
             weak = article_weakness.weak_profiles(memory)
             options = RecallOptions(top_k=HIERARCHY_EVIDENCE_K, current_time=now, ranking="article")
-            results = memory.recall_report(simulated.task, options).results
+            results = memory.recall(simulated.task, options=options, explain=True).results
             return strategy_from_results(simulated.task, results, weak).strategy
 
         return article
@@ -205,7 +205,7 @@ def _evidence_policy(variant: str, seed: int, evidence_k: int) -> Policy | None:
         # What choose_strategy does by default, with the variant's grades or weakness.
         profiles = memory.skill_profiles() if weakness is None else weakness.weak_profiles(memory)
         options = RecallOptions(top_k=HIERARCHY_EVIDENCE_K, current_time=now)
-        neighbours = memory.recall_report(simulated.task, options, evidence_k=evidence_k).neighbours
+        neighbours = memory._report(simulated.task, options, evidence_k=evidence_k).neighbours
         if variant == "prioritized_binary":
             neighbours = tuple(_binary(n) for n in neighbours)
         elif variant == "prioritized_graded_failures":

@@ -467,7 +467,7 @@ class _PreviousDefaultRenderer:
         now = self.memory.now()
 
         def scaled(result: PrioritizedResult) -> float:
-            utility = self.memory.utility(result.episode.episode_id).estimate(now)
+            utility = self.memory.runs.utility(result.episode.episode_id).estimate(now)
             return result.priority * _previous_utility_factor(utility)
 
         return sorted((r for r in results if r.relevant), key=scaled, reverse=True)[:top_k]
@@ -625,11 +625,13 @@ def run_credit_variant(
         if variant == ORACLE_VARIANT and options is not None:
             # The relevant candidates the default ranks once credit has evidence.
             pool = options.candidate_count(learning=True)
-            report = memory.recall_report(task.task, options.replace(top_k=pool, fetch_k=pool))
+            report = memory.recall(
+                task.task, options=options.replace(top_k=pool, fetch_k=pool), explain=True
+            )
             candidates = [hidden[r.episode.episode_id] for r in report.results]
             candidates.sort(key=lambda e: env.effect(e, task), reverse=True)
             shown = candidates[:top_k]
-            memory.note_injection(run_id, [e.episode_id for e in shown], task.task)
+            memory.runs.note(run_id, [e.episode_id for e in shown], task.task)
         elif options is not None:
             renderer: RendererArg = "auto"
             if variant == "relevance_feedback":
@@ -660,7 +662,7 @@ def run_credit_variant(
             )
         )
         hidden[episode_id] = env.hidden_episode(episode_id, task, attempt.outcome)
-        memory.credit(run_id, attempt.feedback.reward)
+        memory.runs.credit(run_id, attempt.feedback.reward)
     return CreditRun(
         variant=variant,
         world=env.world.name,

@@ -443,7 +443,7 @@ def _register_merged(
         keeper = next(
             hidden[old]
             for old in lesson.supersedes
-            if old in hidden and text(memory.lesson(old)) == text(lesson)
+            if old in hidden and text(memory.lessons.get(old)) == text(lesson)
         )
         hidden[lesson.lesson_id] = HiddenLesson.of(lesson.lesson_id, keeper.subtopic, keeper.good)
 
@@ -545,7 +545,7 @@ def run_lesson_variant(
             )
         )
         known[episode_id] = _Known(env.hidden_episode(episode_id, task, attempt.outcome), task)
-        memory.credit(run_id, attempt.feedback.reward)
+        memory.runs.credit(run_id, attempt.feedback.reward)
         if not variant.reflects:
             continue
         if (index + 1) % variant.reflect_every == 0:
@@ -557,7 +557,7 @@ def run_lesson_variant(
                 good_written=_register_reflected(reflector, reflection, hidden_lessons),
             )
         if variant.consolidate_every and (index + 1) % variant.consolidate_every == 0:
-            done = memory.consolidate_lessons(variant.consolidate_threshold)
+            done = memory.lessons.consolidate(variant.consolidate_threshold)
             _register_merged(memory, done, hidden_lessons)
             tally["merged"] += len(done)
     if reflector.calls != tally["model_calls"]:  # the writer's count and the model's agree
@@ -577,7 +577,7 @@ def run_lesson_variant(
         lessons_written=tally["lessons_written"],
         good_written=tally["good_written"],
         merged=tally["merged"],
-        active_lessons=len(memory.lessons("active")),
+        active_lessons=len(memory.lessons.list("active")),
         rejected=tally["rejected"],
         seconds=time.perf_counter() - started,
     )

@@ -103,7 +103,7 @@ def _run_forget(args: argparse.Namespace) -> int:
     if args.all:
         if not args.yes and not args.dry_run:
             _confirm(memory.namespace, len(memory))
-        receipt = memory.forget_all(reason=args.reason, by=args.by, dry_run=args.dry_run)
+        receipt = memory.forgetting.forget_all(reason=args.reason, by=args.by, dry_run=args.dry_run)
     else:
         receipt = memory.forget(
             args.episode_ids, reason=args.reason, by=args.by, dry_run=args.dry_run
@@ -130,7 +130,9 @@ def _run_prune(args: argparse.Namespace) -> int:
         raise CliError(msg)
     policy = Retention(max_age=args.max_age, max_episodes=args.max_episodes)
     memory = _open_memory(args, create=False)
-    plan, receipt = memory.prune(policy, current_time=args.now, by=args.by, dry_run=args.dry_run)
+    plan, receipt = memory.forgetting.prune(
+        policy, current_time=args.now, by=args.by, dry_run=args.dry_run
+    )
     extra: dict[str, object] = {
         "plan": {
             "expired": list(plan.expired),

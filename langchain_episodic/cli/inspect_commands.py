@@ -110,13 +110,13 @@ def _run_stats(args: argparse.Namespace) -> int:
 
 def _runs_line(memory: EpisodicMemory) -> str:
     """The credit loop in one line: credited and holdout runs, open ones, probation, pins."""
-    outcomes = memory.credit_log()
+    outcomes = memory.runs.log()
     credited = [event for event in outcomes if event.reward is not None]
     holdout = sum(event.holdout for event in credited)
     return (
         f"{len(credited)} credited ({holdout} holdout: shown no memory), "
-        f"{len(memory.open_runs())} open; {len(memory.demoted())} on probation, "
-        f"{len(memory.pinned())} pinned"
+        f"{len(memory.runs.pending())} open; {len(memory.runs.demoted())} on probation, "
+        f"{len(memory.quarantine.pinned())} pinned"
     )
 
 
@@ -208,7 +208,7 @@ class _Recall:
 
     @property
     def floor(self) -> float:
-        return self.options.relevance_floor(self.memory.relevance_floor)
+        return self.options.relevance_floor(self.memory.calibration.floor)
 
     def article_cells(self, result: PrioritizedResult) -> tuple[float, ...]:
         """The article's four signals, their weighted parts and the priority of a result."""
@@ -244,7 +244,7 @@ class _Recall:
         """
         episode_id = result.episode.episode_id
         ranked = self.report.estimates.get(episode_id)
-        return self.memory.utility(episode_id).estimate(self.now) if ranked is None else ranked
+        return self.memory.runs.utility(episode_id).estimate(self.now) if ranked is None else ranked
 
     def value_signals(self, result: PrioritizedResult) -> tuple[float, float]:
         """The relevance ranking's recency signal and value of a result."""
@@ -284,7 +284,14 @@ def _run_recall(args: argparse.Namespace) -> int:
         ranking=args.ranking,
         use_utility=args.use_utility,
     )
-    recall = _Recall(args, memory, options, memory.recall_report(args.query, options), now, weights)
+    recall = _Recall(
+        args,
+        memory,
+        options,
+        memory.recall(args.query, options=options, explain=True),
+        now,
+        weights,
+    )
     if args.json:
         _print_recall_json(recall)
     elif options.ranking == "article":
@@ -482,7 +489,9 @@ def _result_json(recall: _Recall, rank: int, result: PrioritizedResult) -> dict[
             "reward": result.episode.feedback.reward,
             "outcome_score": outcome_score(result.episode.outcome),
             "value": value,
-            "utility": _utility_json(recall.memory.utility(result.episode.episode_id), recall.now),
+            "utility": _utility_json(
+                recall.memory.runs.utility(result.episode.episode_id), recall.now
+            ),
             "priority": result.priority,
         }
     row |= {
@@ -570,7 +579,7 @@ def _run_harmful(args: argparse.Namespace) -> int:
     now = time.time() if args.now is None else float(args.now)
     rows = [
         row
-        for row in memory.utilities().values()
+        for row in memory.runs.utilities().values()
         if row.credited_runs >= args.min_runs and row.estimate(now) <= args.max_utility
     ]
     rows.sort(key=lambda row: (row.estimate(now), row.episode_id))
@@ -583,7 +592,7 @@ def _run_harmful(args: argparse.Namespace) -> int:
     # Lessons get credit too: show what the lesson is in place of a task.
     tasks |= {
         lesson.lesson_id: f"lesson: {lesson.title}"
-        for lesson in memory.lessons(None)
+        for lesson in memory.lessons.list(None)
         if lesson.lesson_id in wanted
     }
     if args.json:
@@ -597,7 +606,7 @@ def _run_harmful(args: argparse.Namespace) -> int:
         ]
         print(json.dumps({"namespace": memory.namespace, "harmful": listed}, indent=2))
         return 0
-    credited = sum(1 for row in memory.utilities().values() if row.credited_runs)
+    credited = sum(1 for row in memory.runs.utilities().values() if row.credited_runs)
     print(
         f"{len(rows)} of {credited} credited episodes in namespace {memory.namespace!r} have "
         f"utility <= {args.max_utility:g} after >= {args.min_runs} credited runs"
@@ -623,7 +632,7 @@ def _run_harmful(args: argparse.Namespace) -> int:
     print(
         "advantage: mean reward of the runs shown it minus runs of the same category without "
         "it; streak: latest credited runs in a row below that baseline. Nothing is "
-        "quarantined: to hide one from recall, memory.quarantine(episode_id, reason)."
+        "quarantined: to hide one from recall, memory.quarantine.add(episode_id, reason)."
     )
     return 0
 

@@ -134,9 +134,9 @@ def _run_lessons(args: argparse.Namespace) -> int:
 
 
 def _counters(memory: EpisodicMemory, lesson: Lesson, now: float | None) -> dict[str, Any]:
-    row = memory.utility(lesson.lesson_id)
+    row = memory.runs.utility(lesson.lesson_id)
     return {
-        "utility": memory.lesson_utility(lesson.lesson_id, now),
+        "utility": memory.lessons.utility(lesson.lesson_id, now),
         "shown": row.injections,
         "credited": row.credited_runs,
     }
@@ -145,8 +145,8 @@ def _counters(memory: EpisodicMemory, lesson: Lesson, now: float | None) -> dict
 def _run_list(args: argparse.Namespace) -> int:
     """Every lesson of one status (or all), oldest first."""
     memory = _open_memory(args, create=False)
-    lessons = memory.lessons(None if args.status == "all" else args.status)
-    statuses = {lesson.lesson_id: memory.lesson_status(lesson.lesson_id) for lesson in lessons}
+    lessons = memory.lessons.list(None if args.status == "all" else args.status)
+    statuses = {lesson.lesson_id: memory.lessons.status(lesson.lesson_id) for lesson in lessons}
     if args.json:
         listed = [
             {
@@ -164,7 +164,7 @@ def _run_list(args: argparse.Namespace) -> int:
     which = "" if args.status == "all" else f"{args.status} "
     print(f"{len(lessons)} {which}lessons in namespace {memory.namespace!r}")
     if not lessons:
-        total = len(memory.lessons(None))
+        total = len(memory.lessons.list(None))
         if total:
             print(f"({total} lessons in all: --status all lists them)")
         else:
@@ -207,7 +207,7 @@ def _lesson(memory: EpisodicMemory, lesson_id: str) -> Lesson:
         )
         raise CliError(msg)
     try:
-        return memory.lesson(lesson_id)
+        return memory.lessons.get(lesson_id)
     except EpisodicValueError as exc:
         msg = f"{exc} ('lessons list --status all' lists the lessons)"
         raise CliError(msg) from exc
@@ -215,8 +215,8 @@ def _lesson(memory: EpisodicMemory, lesson_id: str) -> Lesson:
 
 def _why(memory: EpisodicMemory, lesson: Lesson) -> tuple[str, list[dict[str, Any]]]:
     """The lesson's status and the reasons for it (quarantine events, superseders)."""
-    status = memory.lesson_status(lesson.lesson_id)
-    quarantined = memory.quarantined()
+    status = memory.lessons.status(lesson.lesson_id)
+    quarantined = memory.quarantine.list()
     reasons: list[dict[str, Any]] = []
     for identifier in (lesson.lesson_id, *lesson.source_ids):
         event = quarantined.get(identifier)
@@ -236,7 +236,7 @@ def _why(memory: EpisodicMemory, lesson: Lesson) -> tuple[str, list[dict[str, An
 
 
 def _superseded_by(memory: EpisodicMemory, lesson: Lesson) -> list[Lesson]:
-    return [other for other in memory.lessons(None) if lesson.lesson_id in other.supersedes]
+    return [other for other in memory.lessons.list(None) if lesson.lesson_id in other.supersedes]
 
 
 def _run_show(args: argparse.Namespace) -> int:
@@ -245,7 +245,7 @@ def _run_show(args: argparse.Namespace) -> int:
     lesson = _lesson(memory, args.lesson_id)
     status, reasons = _why(memory, lesson)
     stored = memory.get_episodes(lesson.source_ids)
-    quarantined = memory.quarantined()
+    quarantined = memory.quarantine.list()
 
     def recorded(episode_id: str, field: str) -> Any:
         """A field of the source episode's own provenance (``None`` when it has none)."""
@@ -403,8 +403,8 @@ def _run_reflect(args: argparse.Namespace) -> int:
     newest_first = sorted(
         ((episode.timestamp, episode.episode_id) for episode in memory.episodes()), reverse=True
     )
-    quarantined = memory.quarantined()
-    cited = {i for lesson in memory.lessons(None) for i in lesson.source_ids}
+    quarantined = memory.quarantine.list()
+    cited = {i for lesson in memory.lessons.list(None) for i in lesson.source_ids}
     pending = [i for _, i in newest_first if i not in quarantined and i not in cited]
     skipped = len(newest_first) - len(pending)
     if args.limit is not None:
@@ -448,10 +448,10 @@ def _run_quarantine(args: argparse.Namespace) -> int:
     lessons = [_lesson(memory, lesson_id) for lesson_id in dict.fromkeys(args.lesson_ids)]
     ids = [lesson.lesson_id for lesson in lessons]
     if args.lesson_action == "quarantine":
-        changed = memory.quarantine(ids, args.reason, by=args.by)
+        changed = memory.quarantine.add(ids, args.reason, by=args.by)
         print(f"quarantined {changed} of {len(ids)} lessons ({len(ids) - changed} already were)")
     else:
-        changed = memory.release(ids, args.reason, by=args.by)
+        changed = memory.quarantine.release(ids, args.reason, by=args.by)
         print(f"released {changed} of {len(ids)} lessons ({len(ids) - changed} were not)")
     for lesson in lessons:
         status, reasons = _why(memory, lesson)

@@ -127,7 +127,7 @@ def _run_lift(args: argparse.Namespace) -> int:
     if args.plot is not None:
         _require_matplotlib()
     memory = _open_memory(args, create=False)
-    report = memory.lift(
+    report = memory.runs.lift(
         min_holdout=args.min_holdout,
         success_at=args.success_at,
         periods=args.periods,

@@ -66,7 +66,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
     The episodes a loaded prompt shows are noted for the credit loop under the run
     named by a ``run_id`` chain input (else a new run per task), and
     :meth:`record_outcome` credits the run's reward to them
-    (:meth:`~langchain_episodic.EpisodicMemory.credit`).
+    (:meth:`~langchain_episodic.areas.MemoryRuns.credit`).
 
     :meth:`clear` deletes nothing: episodes are immutable, and this memory keeps no
     state between runs of its own. To start afresh, use a new ``namespace`` of
@@ -376,7 +376,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         )
         self.memory.record(episode)  # credits the run when the source names it
         if run_id is not None and given is None:
-            self.memory.close_run(run_id, episode.feedback.reward, by="EpisodicChainMemory")
+            self.memory.runs.close(run_id, episode.feedback.reward, by="EpisodicChainMemory")
         return episode
 
     async def arecord_outcome(

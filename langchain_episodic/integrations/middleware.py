@@ -258,7 +258,7 @@ class EpisodicMemoryMiddleware(
     **Credit** — each run's replay is noted under a run id of its own (the call's
     ``config={"configurable": {"run_id": ...}}`` when given, else a new one;
     ``self.run_id_of(state)``), and the recorded episode's reward is credited to the
-    episodes the run was shown (:meth:`~langchain_episodic.EpisodicMemory.credit`), so
+    episodes the run was shown (:meth:`~langchain_episodic.areas.MemoryRuns.credit`), so
     those that help rise in later recalls. The recall tool
     (:func:`~langchain_episodic.create_recall_tool`) called inside the run notes what
     it shows under the same run id, so one agent run is one credited run. A run
@@ -829,14 +829,14 @@ class EpisodicMemoryMiddleware(
         return episode if source == episode.source else replace(episode, source=source)
 
     def _credit(self, state: Mapping[str, Any], episode: Episode, memory: EpisodicMemory) -> None:
-        """Close the run with its reward (idempotent, never raises: ``close_run``).
+        """Close the run with its reward (idempotent, never raises: ``memory.runs.close``).
 
         Before the episode is recorded: recording an episode whose source names the
         run would close it too, without saying who closed it.
         """
         run_id = self.run_id_of(state)
         if run_id is not None:
-            memory.close_run(run_id, episode.feedback.reward, by=_CREDITED_BY)
+            memory.runs.close(run_id, episode.feedback.reward, by=_CREDITED_BY)
 
     async def aafter_agent(
         self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]

@@ -261,7 +261,9 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         k: int | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        return report_to_documents(self.memory.recall_report(query, self._options(k, kwargs)))
+        return report_to_documents(
+            self.memory.recall(query, options=self._options(k, kwargs), explain=True)
+        )
 
     async def _aget_relevant_documents(
         self,
@@ -272,5 +274,5 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         **kwargs: Any,
     ) -> list[Document]:
         options = self._options(k, kwargs)
-        report = await run_in_executor(None, self.memory.recall_report, query, options)
+        report = await run_in_executor(None, self.memory._report, query, options)
         return report_to_documents(report)

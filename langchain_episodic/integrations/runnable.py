@@ -64,7 +64,7 @@ def create_replay_runnable(
     the prompt and, with ``include_strategy``, the strategy line. The episodes shown
     are noted for the credit loop under the run named by
     ``config={"configurable": {"run_id": ...}}`` (else the call's LangChain run
-    id); credit the outcome with ``memory.credit(run_id, reward)``.
+    id); credit the outcome with ``memory.runs.credit(run_id, reward)``.
 
     Example:
         .. code-block:: python
@@ -81,7 +81,7 @@ def create_replay_runnable(
                 "Add password reset to the login form",
                 config={"configurable": {"run_id": "job-42"}},
             )
-            memory.credit("job-42", reward=0.9)  # once the tests have run
+            memory.runs.credit("job-42", reward=0.9)  # once the tests have run
 
     Args:
         memory: Where to recall from.

@@ -300,7 +300,7 @@ def lift_report(
     interval) before a figure.
 
     Args:
-        outcomes: The journal's outcome events (``memory.credit_log()``).
+        outcomes: The journal's outcome events (``memory.runs.log()``).
         min_holdout: Holdout runs needed before the report states a lift.
         success_at: The reward a run needs to count as a success.
         periods: How many equal-count periods ``over_time`` splits the runs into.

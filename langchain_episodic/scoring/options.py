@@ -94,7 +94,7 @@ class RecallOptions:
             say memory confidently hurts (the task's category, or every category:
             :func:`~langchain_episodic.scoring.lift.memory_hurts`), recall returns only
             what worked, at most one episode, until it stops hurting;
-            ``memory.lift().backing_off`` says where. Only for ``"relevance"``, and only
+            ``memory.runs.lift().backing_off`` says where. Only for ``"relevance"``, and only
             for a memory with ``holdout`` runs (nothing else can tell).
         explore: Rank by a draw from each candidate's utility posterior instead of
             its mean (Thompson sampling, with the memory's ``rng``): episodes with

@@ -2,7 +2,7 @@
 
 Pure logic: :func:`plan_prune` takes the episodes' ids and timestamps and their
 credit (:class:`~langchain_episodic.scoring.credit.EpisodeUtility`), and returns which
-to remove; :meth:`~langchain_episodic.EpisodicMemory.prune` removes them through an
+to remove; :meth:`~langchain_episodic.areas.MemoryForgetting.prune` removes them through an
 erasure (:mod:`langchain_episodic.service.erasure`).
 
 What goes first is the least valuable: an episode that never helped a run before one
@@ -38,7 +38,7 @@ class Retention:
         max_episodes: At most this many episodes are kept; the least valuable go
             first. ``None``: no cap.
         on_write: Prune after writes too (see :data:`PRUNE_SLACK`), not only when
-            :meth:`~langchain_episodic.EpisodicMemory.prune` is called.
+            :meth:`~langchain_episodic.areas.MemoryForgetting.prune` is called.
 
     Example:
         >>> Retention(max_age=90 * 86_400, max_episodes=10_000)
@@ -47,7 +47,7 @@ class Retention:
     Raises:
         EpisodicValueError: Neither limit is given, ``max_age`` is not positive, or
             ``max_episodes`` is below 1 (a policy that keeps nothing is
-            ``memory.forget_all``, said explicitly).
+            ``memory.forgetting.forget_all``, said explicitly).
     """
 
     max_age: float | None = None
@@ -63,7 +63,7 @@ class Retention:
             if self.max_age <= 0:
                 msg = (
                     f"max_age={self.max_age!r} is invalid: must be positive (removing every "
-                    "episode is memory.forget_all, said explicitly)"
+                    "episode is memory.forgetting.forget_all, said explicitly)"
                 )
                 raise EpisodicValueError(msg)
         if self.max_episodes is not None:

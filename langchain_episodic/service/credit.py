@@ -70,7 +70,7 @@ class Runs:
         """Whether run ``run_id`` is shown no memory: drawn once per run, then kept.
 
         A run already noted keeps what its injections say (in this process or, after
-        :meth:`~langchain_episodic.EpisodicMemory.reload_credit`, another's); a new
+        :meth:`~langchain_episodic.areas.MemoryRuns.reload`, another's); a new
         run is a holdout run with probability ``holdout``, drawn from the memory's
         random generator (seeded, reproducible).
         """

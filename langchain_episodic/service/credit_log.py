@@ -8,7 +8,7 @@ every credit reads its run's outcome by id before and after writing it, so memor
 several processes never credit one run twice. A run noted by another process is read
 from the journal when this memory closes it; a run noted here and also by another
 process counts the other's injections once this memory next reads the journal
-(:meth:`~langchain_episodic.EpisodicMemory.reload_credit`, or a checkpoint).
+(:meth:`~langchain_episodic.areas.MemoryRuns.reload`, or a checkpoint).
 """
 
 from __future__ import annotations

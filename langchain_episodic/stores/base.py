@@ -327,8 +327,8 @@ class ForgetsRecords(Protocol):
     """An optional capability: a store that can delete records and journal entries.
 
     What :meth:`~langchain_episodic.EpisodicMemory.forget`,
-    :meth:`~langchain_episodic.EpisodicMemory.forget_all` and
-    :meth:`~langchain_episodic.EpisodicMemory.prune` need; every store of the package
+    ``memory.forgetting.forget_all`` and
+    :meth:`~langchain_episodic.areas.MemoryForgetting.prune` need; every store of the package
     has it. A store without it can still be used: those methods then raise
     :class:`~langchain_episodic.errors.StoreConfigurationError` naming it.
 

@@ -359,13 +359,13 @@ CREDITOR = textwrap.dedent(
             if mode == "distinct":
                 run_id = f"p{process_index}-t{thread_index}-{i}"
                 shown = [f"ep-{i % 12}", f"ep-{(i + thread_index) % 12}"]
-                memory.note_injection(run_id, shown, task)
+                memory.runs.note(run_id, shown, task)
                 reward = (37 * i + process_index) % 101 / 100
             else:
                 run_id = f"race-{i}"
                 reward = process_index / 10
             try:
-                event = memory.credit(run_id, reward, by=f"p{process_index}")
+                event = memory.runs.credit(run_id, reward, by=f"p{process_index}")
             except BaseException as error:
                 answer = {"run": run_id, "error": type(error).__name__, "message": str(error)}
             else:
@@ -434,21 +434,21 @@ def test_concurrent_credits_of_distinct_runs_through_a_server_lose_nothing(
     assert len(returned) == len(answers)
 
     memory = EpisodicMemory(store=store, namespace="shared")
-    log = memory.credit_log()
+    log = memory.runs.log()
     assert {event.run_id: event.reward for event in log} == returned  # every one, once
-    assert memory.open_runs() == {}
+    assert memory.runs.pending() == {}
     outcomes = [e for e in store.read_journal("shared") if e.entry_id.startswith("outcome:")]
     assert len(outcomes) == len(returned)
     # Every episode counts every run that showed it, once; the memory opened before the
     # writes sees the same table once it re-reads the journal.
-    for episode_id, row in memory.utilities().items():
+    for episode_id, row in memory.runs.utilities().items():
         assert row.credited_runs == sum(episode_id in event.episode_ids for event in log)
-    assert sum(row.credited_runs for row in memory.utilities().values()) > len(log)
-    before.reload_credit()
-    assert before.credit_log() == log
+    assert sum(row.credited_runs for row in memory.runs.utilities().values()) > len(log)
+    before.runs.reload()
+    assert before.runs.log() == log
     expected = book_from(log).rows
     now = memory.now()
-    for episode_id, row in before.utilities().items():
+    for episode_id, row in before.runs.utilities().items():
         assert row.credited_runs == expected[episode_id].credited_runs
         assert math.isclose(row.estimate(now), expected[episode_id].estimate(now), rel_tol=1e-12)
 
@@ -461,10 +461,10 @@ def test_processes_racing_to_credit_one_run_store_one_outcome(
     memory = EpisodicMemory(store=store, namespace="shared")
     memory.record_many(corpus(12))
     for i in range(runs):
-        memory.note_injection(f"race-{i}", [f"ep-{i % 12}"], "Fix the login session bug")
+        memory.runs.note(f"race-{i}", [f"ep-{i % 12}"], "Fix the login session bug")
     reports = run_creditors(chroma_server_address, unique_name, "race", processes, threads, runs)
-    memory.reload_credit()
-    stored = {event.run_id: event for event in memory.credit_log()}
+    memory.runs.reload()
+    stored = {event.run_id: event for event in memory.runs.log()}
     assert sorted(stored) == sorted(f"race-{i}" for i in range(runs))
     for i in range(runs):
         run_id = f"race-{i}"
@@ -483,10 +483,10 @@ def test_processes_racing_to_credit_one_run_store_one_outcome(
                 assert "already credited" in str(answer["message"])
         assert len(store.read_journal("shared", run_id)) == 2  # its injection, one outcome
     # Each episode counts each run once, whoever won it.
-    for episode_id, row in memory.utilities().items():
+    for episode_id, row in memory.runs.utilities().items():
         assert row.credited_runs == sum(f"ep-{i % 12}" == episode_id for i in range(runs))
     with pytest.raises(CreditError, match="already credited"):
-        memory.credit("race-0", 1.0)
+        memory.runs.credit("race-0", 1.0)
 
 
 def test_the_cli_waits_with_lock_timeout_for_a_store_another_process_holds(
@@ -532,5 +532,5 @@ def test_forgetting_in_a_folder_another_process_holds_fails_clearly_and_removes_
     with ChromaEpisodeStore(path=tmp_path / "store") as store:
         memory = EpisodicMemory(store=store)
         assert len(memory) == 3  # what the other process recorded, all of it
-        assert memory.unfinished_erasures() == []
+        assert memory.forgetting.unfinished() == []
         assert store.read_journal("default") == []

@@ -216,9 +216,9 @@ CREDITOR = textwrap.dedent(
     print("ready", flush=True)
     for i in range(count):
         run_id = f"{prefix}-{i}"
-        memory.note_injection(run_id, [f"ep-{i % 12}", f"ep-{(5 * i + 1) % 12}"], task)
+        memory.runs.note(run_id, [f"ep-{i % 12}", f"ep-{(5 * i + 1) % 12}"], task)
         print(f"noted {run_id}", flush=True)
-        event = memory.credit(run_id, (37 * i % 101) / 100, by=prefix)
+        event = memory.runs.credit(run_id, (37 * i % 101) / 100, by=prefix)
         print(f"ack {run_id} {event.reward!r}", flush=True)
     """
 )
@@ -237,9 +237,9 @@ def check_credit_after_kill(
             entries = store.read_journal("default")
             decoded = [decode_entry(e.entry_id, e.run_id, e.payload) for e in entries]
             memory = EpisodicMemory(store=store, open_run_ttl=None)
-            log = memory.credit_log()
-            open_runs = set(memory.open_runs())
-            utilities = memory.utilities()
+            log = memory.runs.log()
+            open_runs = set(memory.runs.pending())
+            utilities = memory.runs.utilities()
         finally:
             store.close()
     assert len({e.entry_id for e in entries}) == len(entries)
@@ -307,10 +307,10 @@ def test_acknowledged_credits_survive_sigkill_exactly_once(tmp_path: Path) -> No
     # The journal goes on: a run left open by a kill is credited once, and only once.
     with ChromaEpisodeStore(path=path) as store:
         memory = EpisodicMemory(store=store, open_run_ttl=None)
-        runs = noted | set(memory.open_runs())
-        for run_id in memory.open_runs():
-            memory.credit(run_id, 1.0)
+        runs = noted | set(memory.runs.pending())
+        for run_id in memory.runs.pending():
+            memory.runs.credit(run_id, 1.0)
             with pytest.raises(CreditError, match="already credited"):
-                memory.credit(run_id, 1.0)
-        assert memory.open_runs() == {}
-        assert sorted(e.run_id for e in memory.credit_log()) == sorted(runs)
+                memory.runs.credit(run_id, 1.0)
+        assert memory.runs.pending() == {}
+        assert sorted(e.run_id for e in memory.runs.log()) == sorted(runs)

@@ -56,7 +56,7 @@ def fill(memory: EpisodicMemory, prefix: str, secret: str, count: int = 60) -> N
         for i, episode in enumerate(diverse_corpus(count))
     ]
     memory.record_many(episodes)
-    memory.add_lessons(
+    memory.lessons.add(
         [
             Lesson.create(
                 title=f"Lesson about {secret}",
@@ -68,18 +68,18 @@ def fill(memory: EpisodicMemory, prefix: str, secret: str, count: int = 60) -> N
         ]
     )
     for run in range(5):
-        memory.note_injection(f"{prefix}-run-{run}", [f"{prefix}-{run}"], f"task of {secret}")
-        memory.credit(f"{prefix}-run-{run}", 0.8)
-    memory.note_injection(f"{prefix}-open", [f"{prefix}-9"], f"open task of {secret}")
-    memory.quarantine([f"{prefix}-3"], reason=f"bad output about {secret}")
+        memory.runs.note(f"{prefix}-run-{run}", [f"{prefix}-{run}"], f"task of {secret}")
+        memory.runs.credit(f"{prefix}-run-{run}", 0.8)
+    memory.runs.note(f"{prefix}-open", [f"{prefix}-9"], f"open task of {secret}")
+    memory.quarantine.add([f"{prefix}-3"], reason=f"bad output about {secret}")
 
 
 def bob_view(memory: EpisodicMemory) -> tuple[object, ...]:
     return (
         [[hit.episode.episode_id for hit in memory.recall(q, top_k=5)] for q in QUERIES],
-        memory.lessons(None),
-        memory.utilities(),
-        memory.quarantined().keys(),
+        memory.lessons.list(None),
+        memory.runs.utilities(),
+        memory.quarantine.list().keys(),
         len(memory),
     )
 
@@ -96,7 +96,7 @@ def test_an_erased_user_leaves_no_byte_in_the_folder(tmp_path: Path) -> None:
     before = bob_view(bob)
     assert files_holding(folder, SECRET)  # the search finds what is there
 
-    receipt = alice.forget_all(reason="account deleted", by="gdpr")
+    receipt = alice.forgetting.forget_all(reason="account deleted", by="gdpr")
     assert receipt.episodes == 60
     assert "vacuumed" in receipt.storage
     assert bob_view(bob) == before
@@ -120,8 +120,8 @@ def test_forgetting_some_episodes_leaves_no_byte_of_theirs(tmp_path: Path) -> No
         episode_id="private-1", description=f"Handle {SECRET} medical record", timestamp=NOW
     )
     memory.record(secret_one)
-    memory.note_injection("private-run", ["private-1", "a-2"], f"a task naming {SECRET}")
-    memory.credit("private-run", 0.9)
+    memory.runs.note("private-run", ["private-1", "a-2"], f"a task naming {SECRET}")
+    memory.runs.credit("private-run", 0.9)
     memory.forget(["private-1"], reason="user asked")
     store.close()
     assert files_holding(folder, SECRET) == []
@@ -144,8 +144,8 @@ FORGETTER = textwrap.dedent(
         for n, i in enumerate(ids)
     ])
     for n in range(0, 120, 2):
-        memory.note_injection(f"run-{n}", ids[n : n + 2], f"run task of {secret}")
-        memory.credit(f"run-{n}", 0.5)
+        memory.runs.note(f"run-{n}", ids[n : n + 2], f"run task of {secret}")
+        memory.runs.credit(f"run-{n}", 0.5)
     print("forgetting", flush=True)
     memory.forget(ids[:100], reason="user asked")
     print("done", flush=True)
@@ -175,10 +175,10 @@ def test_sigkill_during_forget_leaves_episode_or_tombstone_and_forget_finishes(
     store = ChromaEpisodeStore(path=folder)
     memory = EpisodicMemory(store=store, clock=lambda: NOW)
     ids = [f"s-{i}" for i in range(100)]
-    stored, forgotten = memory.get_episodes(ids), memory.forgotten(ids)
+    stored, forgotten = memory.get_episodes(ids), memory.forgetting.forgotten(ids)
     assert all(i in stored or i in forgotten for i in ids)
     assert len(memory) == 120 - len(set(forgotten) - set(stored))
-    half_done = memory.unfinished_erasures()
+    half_done = memory.forgetting.unfinished()
     store.close()
     code, out, _ = run_cli(capsys, "verify", "--path", str(folder))
     if half_done:
@@ -190,10 +190,10 @@ def test_sigkill_during_forget_leaves_episode_or_tombstone_and_forget_finishes(
     memory = EpisodicMemory(store=store, clock=lambda: NOW)
     memory.forget(ids, reason="finish the job")
     assert memory.get_episodes(ids) == {}
-    assert memory.unfinished_erasures() == []
+    assert memory.forgetting.unfinished() == []
     assert len(memory) == 20
     kept_runs = {f"run-{n}" for n in range(100, 120, 2)}  # they showed only kept episodes
-    naming = {entry.run_id for entry in memory.journal_entries() if SECRET in entry.payload}
+    naming = {entry.run_id for entry in memory.journal.entries() if SECRET in entry.payload}
     assert naming == kept_runs
     store.close()
     code, out, _ = run_cli(capsys, "verify", "--path", str(folder), "--json")

@@ -54,8 +54,8 @@ WRITER = textwrap.dedent(
         else:
             memory.record_many(batch)
         run = f"run-{index}-{os.getpid()}-{position}"
-        memory.note_injection(run, [batch[0].episode_id], batch[0].task)
-        memory.credit(run, 0.5 + 0.05 * (position % 10), by=f"w{index}")
+        memory.runs.note(run, [batch[0].episode_id], batch[0].task)
+        memory.runs.credit(run, 0.5 + 0.05 * (position % 10), by=f"w{index}")
         position += len(batch)
         print("".join(f"ack {e.episode_id}\\n" for e in batch), end="", flush=True)
     print("done", flush=True)
@@ -127,7 +127,7 @@ def check_everything_once(memory: EpisodicMemory, episodes: list[Episode], runs:
     assert stored == sorted(e.episode_id for e in episodes)  # each once
     counted = {p.category: p.total_episodes for p in memory.skill_profiles()}
     assert counted == {p.category: p.total_episodes for p in compute_skill_profiles(episodes)}
-    log = memory.credit_log()
+    log = memory.runs.log()
     assert len(log) == runs  # every credit, once
     assert len({event.run_id for event in log}) == len(log)
     now = float(total)
@@ -162,7 +162,7 @@ def test_acknowledged_writes_survive_sigkill(postgres_uri: str, tmp_path: Path) 
             stored = {e.episode_id for e in memory.episodes(page_size=100)}
             assert set(acked) <= stored, sorted(set(acked) - stored)[:5]
             assert len(memory) == len(stored)
-            runs = [event.run_id for event in memory.credit_log()]
+            runs = [event.run_id for event in memory.runs.log()]
             assert len(runs) == len(set(runs))
     assert acked  # the writer got somewhere before the kills
     # A last writer runs to the end: what a killed one wrote but never committed (items
@@ -198,9 +198,9 @@ def test_an_erased_user_has_no_row_left_in_postgres(postgres_uri: str) -> None:
                     for e in diverse_corpus(20)
                 ]
             )
-            memory.note_injection("run-1", ["ep-1"], f"task {text}")
-            memory.credit("run-1", 0.8)
-        receipt = alice.forget_all(reason="account closed")
+            memory.runs.note("run-1", ["ep-1"], f"task {text}")
+            memory.runs.credit("run-1", 0.8)
+        receipt = alice.forgetting.forget_all(reason="account closed")
         assert "VACUUM" in receipt.storage
         rows = connection.execute(
             "SELECT count(*) AS n FROM store WHERE value::text LIKE %s", (f"%{secret}%",)

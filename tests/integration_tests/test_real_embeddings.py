@@ -248,7 +248,7 @@ def test_memory_records_and_recalls_with_minilm_on_disk_chroma(
     hits = memory.recall(query, 3, NOW)
     assert hits[0].episode.episode_id == "login"
     assert hits[0].similarity > 0.4
-    report = memory.recall_report(query, RecallOptions(current_time=NOW))
+    report = memory.recall(query, options=RecallOptions(current_time=NOW), explain=True)
     assert report.threshold is not None
     assert all(h.relevant and h.similarity >= report.threshold for h in hits)
     assert "trap-handler" not in [h.episode.episode_id for h in hits]

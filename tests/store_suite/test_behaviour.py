@@ -244,20 +244,20 @@ def test_quarantine_hides_from_recall_is_logged_and_persists(harness: StoreHarne
     memory.record_many(episodes)
     query = QUERIES[1]
     first = memory.recall(query, top_k=3, current_time=NOW, ranking="article")[0].episode.episode_id
-    assert memory.quarantine([first, "ep-35"], "poisoned tool output", by="ops") == 2
-    assert memory.quarantine(first, "again") == 0
+    assert memory.quarantine.add([first, "ep-35"], "poisoned tool output", by="ops") == 2
+    assert memory.quarantine.add(first, "again") == 0
     remaining = [e for e in episodes if e.episode_id not in {first, "ep-35"}]
     assert_recall_is_the_reference(memory, remaining, 3)
     assert "ep-35" not in {e.episode_id for e in memory.short_term}
     assert len(memory) == 36
     assert len(list(memory.episodes())) == 36
     with pytest.raises(EpisodicValueError, match="nope"):
-        memory.quarantine(["ep-1", "nope"], "typo")
-    assert "ep-1" not in memory.quarantined()
+        memory.quarantine.add(["ep-1", "nope"], "typo")
+    assert "ep-1" not in memory.quarantine.list()
     reopened = memory_on(harness)
-    assert set(reopened.quarantined()) == {first, "ep-35"}
-    assert reopened.release("ep-35", "false alarm", by="ops") == 1
-    assert [(e.episode_id, e.action, e.by) for e in reopened.quarantine_log()] == [
+    assert set(reopened.quarantine.list()) == {first, "ep-35"}
+    assert reopened.quarantine.release("ep-35", "false alarm", by="ops") == 1
+    assert [(e.episode_id, e.action, e.by) for e in reopened.quarantine.log()] == [
         (first, "quarantine", "ops"),
         ("ep-35", "quarantine", "ops"),
         ("ep-35", "release", "ops"),
@@ -271,13 +271,13 @@ def test_a_memory_opened_earlier_never_undoes_another_ones_state(harness: StoreH
     first.record_many(episodes[:10])
     first.flush()
     second = memory_on(harness)  # another store object over the same data
-    second.quarantine("ep-3", "poisoned", by="ops")
+    second.quarantine.add("ep-3", "poisoned", by="ops")
     first.record_many(episodes[10:])
     first.flush()  # saves its summary: must keep the quarantine log it never saw
-    first.quarantine("ep-4", "also poisoned")  # merges with the log, never overwrites
+    first.quarantine.add("ep-4", "also poisoned")  # merges with the log, never overwrites
     reopened = memory_on(harness)
-    assert set(reopened.quarantined()) == {"ep-3", "ep-4"}
-    assert [event.episode_id for event in reopened.quarantine_log()] == ["ep-3", "ep-4"]
+    assert set(reopened.quarantine.list()) == {"ep-3", "ep-4"}
+    assert [event.episode_id for event in reopened.quarantine.log()] == ["ep-3", "ep-4"]
     assert len(reopened) == 12
     assert reopened.skill_profiles() == compute_skill_profiles(episodes)
 

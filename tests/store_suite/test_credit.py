@@ -57,9 +57,9 @@ def journal(memory: EpisodicMemory, run_id: str | None = None) -> set[JournalEnt
 def snapshot(memory: EpisodicMemory) -> tuple[object, ...]:
     """Everything credit says, to compare before and after a refused call."""
     return (
-        memory.credit_log(),
-        memory.open_runs(),
-        {k: dataclasses.astuple(v) for k, v in memory.utilities().items()},
+        memory.runs.log(),
+        memory.runs.pending(),
+        {k: dataclasses.astuple(v) for k, v in memory.runs.utilities().items()},
         journal(memory),
     )
 
@@ -107,26 +107,26 @@ def test_a_noted_run_is_credited_once_and_moves_utility(harness: StoreHarness) -
     clock = Clock()
     memory = memory_on(harness, clock)
     memory.record_many(corpus(12))
-    assert memory.credit_log() == ()
-    assert memory.utilities() == {}
-    assert memory.open_runs() == {}
+    assert memory.runs.log() == ()
+    assert memory.runs.utilities() == {}
+    assert memory.runs.pending() == {}
     # A baseline: runs of the same category, shown only "ep-5", that fail.
     for i in range(3):
-        memory.note_injection(f"base-{i}", ["ep-5"], TASK)
+        memory.runs.note(f"base-{i}", ["ep-5"], TASK)
         clock.now += 1
-        memory.credit(f"base-{i}", 0.0)
-    shown = memory.note_injection("run-1", ["ep-1", "ep-10"], TASK, thread_id="t-1")
+        memory.runs.credit(f"base-{i}", 0.0)
+    shown = memory.runs.note("run-1", ["ep-1", "ep-10"], TASK, thread_id="t-1")
     assert (shown.run_id, shown.episode_ids, shown.category) == (
         "run-1",
         ("ep-1", "ep-10"),
         "debugging",
     )
     assert (shown.at, shown.thread_id) == (clock.now, "t-1")
-    assert memory.open_runs() == {"run-1": (shown,)}
-    assert memory.utility("ep-1").injections == 1
-    assert memory.utility("ep-1").estimate(clock.now) == 0.5  # shown, not yet credited
+    assert memory.runs.pending() == {"run-1": (shown,)}
+    assert memory.runs.utility("ep-1").injections == 1
+    assert memory.runs.utility("ep-1").estimate(clock.now) == 0.5  # shown, not yet credited
     clock.now += 10
-    event = memory.credit("run-1", 0.9, by="ci")
+    event = memory.runs.credit("run-1", 0.9, by="ci")
     assert (event.run_id, event.reward, event.episode_ids, event.by, event.at) == (
         "run-1",
         0.9,
@@ -134,18 +134,18 @@ def test_a_noted_run_is_credited_once_and_moves_utility(harness: StoreHarness) -
         "ci",
         clock.now,
     )
-    assert memory.credit_log()[-1] == event
-    assert len(memory.credit_log()) == 4
-    assert memory.open_runs() == {}
+    assert memory.runs.log()[-1] == event
+    assert len(memory.runs.log()) == 4
+    assert memory.runs.pending() == {}
     for episode_id in ("ep-1", "ep-10"):
-        row = memory.utility(episode_id)
+        row = memory.runs.utility(episode_id)
         assert (row.injections, row.credited_runs, row.reward_sum) == (1, 1, 0.9)
         assert row.mean_advantage is not None
         assert row.mean_advantage > 0.5
         assert row.estimate(clock.now) == pytest.approx(2 / 3)  # one full "helped" run
-    assert memory.utility("ep-5").estimate(clock.now) < 0.5
-    assert memory.utility("ep-2").credited_runs == 0
-    assert set(memory.utilities()) == {"ep-1", "ep-10", "ep-5"}
+    assert memory.runs.utility("ep-5").estimate(clock.now) < 0.5
+    assert memory.runs.utility("ep-2").credited_runs == 0
+    assert set(memory.runs.utilities()) == {"ep-1", "ep-10", "ep-5"}
     # Written to the store: one injection record and one outcome for the run.
     assert len(journal(memory, "run-1")) == 2
     assert len(journal(memory)) == 8
@@ -153,11 +153,11 @@ def test_a_noted_run_is_credited_once_and_moves_utility(harness: StoreHarness) -
     before = snapshot(memory)
     clock.now += 10
     with pytest.raises(CreditError, match=r"run_id='run-1'.*already credited.*0\.900"):
-        memory.credit("run-1", 0.1)
+        memory.runs.credit("run-1", 0.1)
     with pytest.raises(CreditError, match="already credited"):
-        memory.credit("run-1", 0.9, by="ci")  # the same outcome again counts nothing either
+        memory.runs.credit("run-1", 0.9, by="ci")  # the same outcome again counts nothing either
     with pytest.raises(CreditError, match=r"run_id='run-404'.*no injection record") as caught:
-        memory.credit("run-404", 0.5)
+        memory.runs.credit("run-404", 0.5)
     assert (caught.value.run_id, caught.value.namespace) == ("run-404", "default")
     assert snapshot(memory) == before
 
@@ -166,16 +166,16 @@ def test_a_noted_run_is_credited_once_and_moves_utility(harness: StoreHarness) -
 def test_a_reward_outside_zero_to_one_writes_nothing(harness: StoreHarness, reward: float) -> None:
     memory = memory_on(harness)
     memory.record_many(corpus(3))
-    memory.note_injection("run-1", ["ep-0"], TASK)
+    memory.runs.note("run-1", ["ep-0"], TASK)
     before = snapshot(memory)
     with pytest.raises(EpisodicValueError, match=r"^reward=") as caught:
-        memory.credit("run-1", reward)
+        memory.runs.credit("run-1", reward)
     assert not isinstance(caught.value, CreditError)
     with pytest.raises(EpisodicValueError, match=r"^reward="):
-        memory.credit("run-404", reward)  # checked before the run is looked up
+        memory.runs.credit("run-404", reward)  # checked before the run is looked up
     assert snapshot(memory) == before
-    assert set(memory.open_runs()) == {"run-1"}
-    assert memory.credit("run-1", 1.0).reward == 1.0  # the run is still open
+    assert set(memory.runs.pending()) == {"run-1"}
+    assert memory.runs.credit("run-1", 1.0).reward == 1.0  # the run is still open
 
 
 def test_credit_survives_reopening_the_store(harness: StoreHarness) -> None:
@@ -183,76 +183,76 @@ def test_credit_survives_reopening_the_store(harness: StoreHarness) -> None:
     memory = memory_on(harness, clock)
     memory.record_many(corpus(12))
     for i in range(6):
-        memory.note_injection(f"run-{i}", [f"ep-{i}", f"ep-{i + 1}"], TASK)
+        memory.runs.note(f"run-{i}", [f"ep-{i}", f"ep-{i + 1}"], TASK)
         clock.now += 60
     for i, reward in enumerate([0.2, 1.0, 0.0, 0.7, 0.5]):
-        memory.credit(f"run-{i}", reward, by=f"judge-{i % 2}")
+        memory.runs.credit(f"run-{i}", reward, by=f"judge-{i % 2}")
         clock.now += 60
     memory.flush()
     reopened = memory_on(harness, clock)
-    assert reopened.credit_log() == memory.credit_log()
-    assert [e.reward for e in reopened.credit_log()] == [0.2, 1.0, 0.0, 0.7, 0.5]
-    assert reopened.open_runs() == memory.open_runs()
-    assert set(reopened.open_runs()) == {"run-5"}
-    assert set(reopened.utilities()) == {f"ep-{i}" for i in range(7)}
-    for episode_id, row in memory.utilities().items():
-        again = reopened.utility(episode_id)
+    assert reopened.runs.log() == memory.runs.log()
+    assert [e.reward for e in reopened.runs.log()] == [0.2, 1.0, 0.0, 0.7, 0.5]
+    assert reopened.runs.pending() == memory.runs.pending()
+    assert set(reopened.runs.pending()) == {"run-5"}
+    assert set(reopened.runs.utilities()) == {f"ep-{i}" for i in range(7)}
+    for episode_id, row in memory.runs.utilities().items():
+        again = reopened.runs.utility(episode_id)
         assert (again.injections, again.credited_runs) == (row.injections, row.credited_runs)
         assert again.estimate(clock.now) == pytest.approx(row.estimate(clock.now), rel=1e-12)
     # The reopened memory knows the settled runs and can credit the open one.
     with pytest.raises(CreditError, match="already credited"):
-        reopened.credit("run-3", 0.1)
-    reopened.credit("run-5", 0.8)
+        reopened.runs.credit("run-3", 0.1)
+    reopened.runs.credit("run-5", 0.8)
     # ... which the first memory sees as soon as it looks at that run (or reloads).
     with pytest.raises(CreditError, match="already credited"):
-        memory.credit("run-5", 0.3)
-    assert memory.credit_log() == reopened.credit_log()
+        memory.runs.credit("run-5", 0.3)
+    assert memory.runs.log() == reopened.runs.log()
     fresh = memory_on(harness, clock)
-    assert [e.run_id for e in fresh.credit_log()] == [f"run-{i}" for i in range(6)]
+    assert [e.run_id for e in fresh.runs.log()] == [f"run-{i}" for i in range(6)]
 
 
 def test_stale_open_runs_are_closed_without_credit(harness: StoreHarness) -> None:
     clock = Clock()
     memory = memory_on(harness, clock, open_run_ttl=3_600.0)
     memory.record_many(corpus(4))
-    memory.note_injection("crashed", ["ep-0", "ep-1"], TASK)
+    memory.runs.note("crashed", ["ep-0", "ep-1"], TASK)
     clock.now += 3_000
-    memory.note_injection("recent", ["ep-1"], TASK)
+    memory.runs.note("recent", ["ep-1"], TASK)
     clock.now += 1_000  # "crashed" is 4,000 s old, "recent" 1,000 s
     memory.flush()
     reopened = memory_on(harness, clock, open_run_ttl=3_600.0)
-    assert set(reopened.open_runs()) == {"recent"}
-    [closed] = reopened.credit_log()
+    assert set(reopened.runs.pending()) == {"recent"}
+    [closed] = reopened.runs.log()
     assert (closed.run_id, closed.reward, closed.by) == ("crashed", None, "open_run_ttl")
     assert closed.closed_without_credit
     assert closed.at == clock.now
     assert closed.episode_ids == ("ep-0", "ep-1")
     for episode_id in ("ep-0", "ep-1"):
-        row = reopened.utility(episode_id)
+        row = reopened.runs.utility(episode_id)
         assert row.credited_runs == 0
         assert row.estimate(clock.now) == 0.5
     with pytest.raises(CreditError, match=r"'crashed'.*closed without credit"):
-        reopened.credit("crashed", 1.0)
+        reopened.runs.credit("crashed", 1.0)
     with pytest.raises(CreditError, match="closed without credit"):
-        memory.credit("crashed", 1.0)  # the first memory reads the outcome, too
-    assert reopened.credit("recent", 1.0).reward == 1.0
-    assert reopened.utility("ep-0").credited_runs == 0
-    assert reopened.utility("ep-1").credited_runs == 1
+        memory.runs.credit("crashed", 1.0)  # the first memory reads the outcome, too
+    assert reopened.runs.credit("recent", 1.0).reward == 1.0
+    assert reopened.runs.utility("ep-0").credited_runs == 0
+    assert reopened.runs.utility("ep-1").credited_runs == 1
     # Closing is idempotent: a third memory closes nothing more.
     clock.now += 10 * 3_600
     third = memory_on(harness, clock, open_run_ttl=3_600.0)
-    assert third.expire_open_runs() == 0
-    assert [(e.run_id, e.reward) for e in third.credit_log()] == [
+    assert third.runs.expire() == 0
+    assert [(e.run_id, e.reward) for e in third.runs.log()] == [
         ("crashed", None),
         ("recent", 1.0),
     ]
     # With no time to live, nothing is ever closed; by hand, with an age, it is.
     never = memory_on(harness, clock, open_run_ttl=None)
-    never.note_injection("slow", ["ep-2"], TASK)
+    never.runs.note("slow", ["ep-2"], TASK)
     clock.now += 365 * DAY
-    assert set(memory_on(harness, clock, open_run_ttl=None).open_runs()) == {"slow"}
-    assert never.expire_open_runs(older_than=30 * DAY) == 1
-    assert never.open_runs() == {}
+    assert set(memory_on(harness, clock, open_run_ttl=None).runs.pending()) == {"slow"}
+    assert never.runs.expire(older_than=30 * DAY) == 1
+    assert never.runs.pending() == {}
 
 
 def test_recording_an_episode_credits_the_run_it_came_from(harness: StoreHarness) -> None:
@@ -260,33 +260,33 @@ def test_recording_an_episode_credits_the_run_it_came_from(harness: StoreHarness
     memory = memory_on(harness, clock)
     episodes = corpus(6)
     memory.record_many(episodes[:4])
-    memory.note_injection("run-7", ["ep-0", "ep-2"], TASK)
+    memory.runs.note("run-7", ["ep-0", "ep-2"], TASK)
     clock.now += 5
     produced = dataclasses.replace(episodes[4], source=EpisodeSource(agent="coder", run_id="run-7"))
     assert memory.record(produced) is True
-    [event] = memory.credit_log()
+    [event] = memory.runs.log()
     assert (event.run_id, event.reward, event.episode_ids) == (
         "run-7",
         produced.feedback.reward,
         ("ep-0", "ep-2"),
     )
-    assert memory.open_runs() == {}
+    assert memory.runs.pending() == {}
     # Recording it again is a no-op, and credits nothing twice.
     assert memory.record(produced) is False
-    assert memory.credit_log() == (event,)
+    assert memory.runs.log() == (event,)
     # An episode from a run no injection names (or one already credited) is recorded,
     # and credit is left alone.
     stranger = dataclasses.replace(episodes[5], source=EpisodeSource(run_id="run-unknown"))
     before = journal(memory)
     assert memory.record(stranger) is True
     assert len(memory) == 6
-    assert memory.credit_log() == (event,)
+    assert memory.runs.log() == (event,)
     assert journal(memory) == before
     late = dataclasses.replace(
         corpus(7)[6], source=EpisodeSource(run_id="run-7")
     )  # a second episode of the credited run
     assert memory.record(late) is True
-    assert memory.credit_log() == (event,)
+    assert memory.runs.log() == (event,)
 
 
 def test_namespaces_keep_separate_journals(harness: StoreHarness) -> None:
@@ -296,28 +296,28 @@ def test_namespaces_keep_separate_journals(harness: StoreHarness) -> None:
     theirs = memory_on(harness, clock, store=store, namespace="$or")
     ours.record_many(corpus(3))
     theirs.record_many(corpus(3))
-    ours.note_injection("run-1", ["ep-0"], TASK)
-    assert theirs.open_runs() == {}
+    ours.runs.note("run-1", ["ep-0"], TASK)
+    assert theirs.runs.pending() == {}
     with pytest.raises(CreditError, match=r"namespace='\$or'.*no injection record"):
-        theirs.credit("run-1", 1.0)
-    theirs.note_injection("run-1", ["ep-1"], TASK)
-    ours.credit("run-1", 1.0)
-    assert set(theirs.open_runs()) == {"run-1"}  # the same run id, another journal
-    assert theirs.credit("run-1", 0.0).episode_ids == ("ep-1",)
-    assert [(e.reward, e.episode_ids) for e in ours.credit_log()] == [(1.0, ("ep-0",))]
-    assert [(e.reward, e.episode_ids) for e in theirs.credit_log()] == [(0.0, ("ep-1",))]
-    assert set(ours.utilities()) == {"ep-0"}
-    assert set(theirs.utilities()) == {"ep-1"}
+        theirs.runs.credit("run-1", 1.0)
+    theirs.runs.note("run-1", ["ep-1"], TASK)
+    ours.runs.credit("run-1", 1.0)
+    assert set(theirs.runs.pending()) == {"run-1"}  # the same run id, another journal
+    assert theirs.runs.credit("run-1", 0.0).episode_ids == ("ep-1",)
+    assert [(e.reward, e.episode_ids) for e in ours.runs.log()] == [(1.0, ("ep-0",))]
+    assert [(e.reward, e.episode_ids) for e in theirs.runs.log()] == [(0.0, ("ep-1",))]
+    assert set(ours.runs.utilities()) == {"ep-0"}
+    assert set(theirs.runs.utilities()) == {"ep-1"}
     assert len(store.read_journal("ours")) == len(store.read_journal("$or")) == 2
     assert store.read_journal("nobody") == []
     names = set(store.namespaces())
     assert {"ours", "$or"} <= names  # a journal is not a namespace of its own
     assert not any("journal" in name for name in names)
     reopened = harness.open()
-    assert memory_on(harness, clock, store=reopened, namespace="ours").credit_log() == (
-        ours.credit_log()
+    assert memory_on(harness, clock, store=reopened, namespace="ours").runs.log() == (
+        ours.runs.log()
     )
-    assert memory_on(harness, clock, store=reopened, namespace="nobody").credit_log() == ()
+    assert memory_on(harness, clock, store=reopened, namespace="nobody").runs.log() == ()
 
 
 def test_a_recall_without_utility_is_the_plain_recall(
@@ -337,13 +337,13 @@ def test_a_recall_without_utility_is_the_plain_recall(
     assert helpful
     assert harmful
     for i in range(8):
-        credited.note_injection(f"good-{i}", sorted(helpful), TASK)
-        credited.note_injection(f"bad-{i}", sorted(harmful), TASK)
+        credited.runs.note(f"good-{i}", sorted(helpful), TASK)
+        credited.runs.note(f"bad-{i}", sorted(harmful), TASK)
         clock.now += 1
-        credited.credit(f"good-{i}", 1.0)
-        credited.credit(f"bad-{i}", 0.0)
-    assert all(credited.utility(e).estimate(clock.now) > 0.75 for e in helpful)
-    assert all(credited.utility(e).estimate(clock.now) < 0.25 for e in harmful)
+        credited.runs.credit(f"good-{i}", 1.0)
+        credited.runs.credit(f"bad-{i}", 0.0)
+    assert all(credited.runs.utility(e).estimate(clock.now) > 0.75 for e in helpful)
+    assert all(credited.runs.utility(e).estimate(clock.now) < 0.25 for e in harmful)
 
     # A recall reads nothing of the journal: the memory holds the table it needs.
     def no_journal(*args: object) -> list[JournalEntry]:
@@ -353,20 +353,23 @@ def test_a_recall_without_utility_is_the_plain_recall(
     changed = False
     for query in QUERIES:
         options = RecallOptions(top_k=3, current_time=NOW)
-        expected = plain.recall_with(query, options)
-        ignoring = credited.recall_with(query, options.replace(use_utility=False))
+        expected = plain.recall(query, options=options)
+        ignoring = credited.recall(query, options=options.replace(use_utility=False))
         assert [(r.episode, r.similarity, r.relevant) for r in ignoring] == [
             (r.episode, r.similarity, r.relevant) for r in expected
         ]
         for mine, theirs in zip(ignoring, expected, strict=True):
             assert mine.priority == pytest.approx(theirs.priority, abs=1e-9)
-        assert credited.recall_report(query, options.replace(use_utility=False)).utility == {}
+        assert (
+            credited.recall(query, options=options.replace(use_utility=False), explain=True).utility
+            == {}
+        )
         # The journal is there, and used when asked: utility changes the priorities.
-        using = credited.recall_with(query, options)
+        using = credited.recall(query, options=options)
         changed |= [r.priority for r in using] != [r.priority for r in expected]
         # The article's ranking ignores utility altogether.
         article = RecallOptions(top_k=3, current_time=NOW, ranking="article")
-        assert credited.recall_with(query, article) == plain.recall_with(query, article)
+        assert credited.recall(query, options=article) == plain.recall(query, options=article)
     assert changed
 
 
@@ -379,12 +382,12 @@ def test_utilities_do_not_depend_on_the_order_runs_were_credited_in(
     memory = memory_on(harness, clock)
     memory.record_many(corpus(6))
     for run_id, shown in (("run-c", "ep-0"), ("run-b", "ep-1"), ("run-a", "ep-2")):
-        memory.note_injection(run_id, [shown, "ep-5"], TASK)
+        memory.runs.note(run_id, [shown, "ep-5"], TASK)
     for run_id, reward in (("run-c", 0.4), ("run-b", 0.3), ("run-a", 0.7)):
-        memory.credit(run_id, reward)
+        memory.runs.credit(run_id, reward)
     reopened = memory_on(harness, clock)
-    assert {k: dataclasses.astuple(v) for k, v in memory.utilities().items()} == {
-        k: dataclasses.astuple(v) for k, v in reopened.utilities().items()
+    assert {k: dataclasses.astuple(v) for k, v in memory.runs.utilities().items()} == {
+        k: dataclasses.astuple(v) for k, v in reopened.runs.utilities().items()
     }
 
 
@@ -393,15 +396,15 @@ def test_the_async_twins_note_and_credit_once(harness: StoreHarness) -> None:
     memory.record_many(corpus(3))
 
     async def run() -> None:
-        shown = await memory.anote_injection("run-1", ["ep-0", "ep-1"], TASK)
+        shown = await memory.runs.anote("run-1", ["ep-0", "ep-1"], TASK)
         assert shown.episode_ids == ("ep-0", "ep-1")
-        event = await memory.acredit("run-1", 0.25, by="async")
+        event = await memory.runs.acredit("run-1", 0.25, by="async")
         assert (event.reward, event.by) == (0.25, "async")
         with pytest.raises(CreditError, match="already credited"):
-            await memory.acredit("run-1", 0.25)
+            await memory.runs.acredit("run-1", 0.25)
 
     asyncio.run(run())
-    assert [(e.run_id, e.reward) for e in memory_on(harness).credit_log()] == [("run-1", 0.25)]
+    assert [(e.run_id, e.reward) for e in memory_on(harness).runs.log()] == [("run-1", 0.25)]
 
 
 def test_a_credit_learnt_late_from_another_memory_is_counted_in_time_order(
@@ -413,19 +416,19 @@ def test_a_credit_learnt_late_from_another_memory_is_counted_in_time_order(
     second = memory_on(harness, early_clock, store=store)
     first.record_many(corpus(6))
     for run_id, shown in (("run-1", "ep-0"), ("run-2", "ep-1"), ("run-3", "ep-0")):
-        first.note_injection(run_id, [shown, "ep-5"], TASK)
-    first.credit("run-2", 0.9)  # at NOW + 100
-    second.credit("run-1", 0.2)  # earlier, by another memory (its clock is behind)
+        first.runs.note(run_id, [shown, "ep-5"], TASK)
+    first.runs.credit("run-2", 0.9)  # at NOW + 100
+    second.runs.credit("run-1", 0.2)  # earlier, by another memory (its clock is behind)
     with pytest.raises(CreditError, match=r"'run-1'.*already credited.*0\.200"):
-        first.credit("run-1", 0.8)  # learns of it here, out of time order
-    first.credit("run-3", 0.6)
+        first.runs.credit("run-1", 0.8)  # learns of it here, out of time order
+    first.runs.credit("run-3", 0.6)
     reopened = memory_on(harness, late_clock)
-    assert first.credit_log() == reopened.credit_log()
-    assert [e.run_id for e in first.credit_log()] == ["run-1", "run-2", "run-3"]
-    assert {k: dataclasses.astuple(v) for k, v in first.utilities().items()} == {
-        k: dataclasses.astuple(v) for k, v in reopened.utilities().items()
+    assert first.runs.log() == reopened.runs.log()
+    assert [e.run_id for e in first.runs.log()] == ["run-1", "run-2", "run-3"]
+    assert {k: dataclasses.astuple(v) for k, v in first.runs.utilities().items()} == {
+        k: dataclasses.astuple(v) for k, v in reopened.runs.utilities().items()
     }
-    assert first.utility("ep-5").credited_runs == 3
+    assert first.runs.utility("ep-5").credited_runs == 3
 
 
 def test_holdout_runs_survive_reopening_and_stay_holdout_runs(harness: StoreHarness) -> None:
@@ -444,18 +447,18 @@ def test_holdout_runs_survive_reopening_and_stay_holdout_runs(harness: StoreHarn
             assert replay.prompt == ""
         clock.now += 60
         if i < 10:
-            memory.credit(f"run-{i}", 0.3 if replay.holdout else 0.9)
+            memory.runs.credit(f"run-{i}", 0.3 if replay.holdout else 0.9)
     assert held
     memory.flush()
     reopened = memory_on(harness, clock, holdout=0.5, rng=np.random.default_rng(99))
-    assert reopened.credit_log() == memory.credit_log()
-    assert {e.run_id for e in reopened.credit_log() if e.holdout} == {
+    assert reopened.runs.log() == memory.runs.log()
+    assert {e.run_id for e in reopened.runs.log() if e.holdout} == {
         run for run in held if int(run.split("-")[1]) < 10
     }
     # What the journal says of a run wins over a new draw, in a memory with another seed.
     for i in range(12):
-        assert reopened.is_holdout(f"run-{i}") == (f"run-{i}" in held)
-    lift = reopened.lift(min_holdout=1)
+        assert reopened.runs.is_holdout(f"run-{i}") == (f"run-{i}" in held)
+    lift = reopened.runs.lift(min_holdout=1)
     assert lift.overall.holdout.runs == sum(1 for run in held if int(run.split("-")[1]) < 10)
     assert lift.overall.reward_lift == pytest.approx(0.6)
 
@@ -465,18 +468,18 @@ def test_probation_and_pins_on_every_store(harness: StoreHarness) -> None:
     memory = memory_on(harness, clock)
     memory.record_many(corpus(4))
     for index in range(6):
-        memory.note_injection(f"base-{index}", ["ep-1"], TASK)
-        memory.credit(f"base-{index}", 0.9)
+        memory.runs.note(f"base-{index}", ["ep-1"], TASK)
+        memory.runs.credit(f"base-{index}", 0.9)
         clock.now += 60
-        memory.note_injection(f"bad-{index}", ["ep-0"], TASK)
-        memory.credit(f"bad-{index}", 0.0)
+        memory.runs.note(f"bad-{index}", ["ep-0"], TASK)
+        memory.runs.credit(f"bad-{index}", 0.0)
         clock.now += 60
-    assert memory.demoted() == ("ep-0",)
+    assert memory.runs.demoted() == ("ep-0",)
     assert "ep-0" not in [r.episode.episode_id for r in memory.recall(TASK, top_k=4, fetch_k=4)]
-    memory.pin("ep-0", "checked by a person", by="ops")
+    memory.quarantine.pin("ep-0", "checked by a person", by="ops")
     memory.flush()
     reopened = memory_on(harness, clock)
-    assert list(reopened.pinned()) == ["ep-0"]
-    assert reopened.demoted() == ()
-    reopened.unpin("ep-0", "the rule again")
-    assert reopened.demoted() == ("ep-0",)
+    assert list(reopened.quarantine.pinned()) == ["ep-0"]
+    assert reopened.runs.demoted() == ()
+    reopened.quarantine.unpin("ep-0", "the rule again")
+    assert reopened.runs.demoted() == ("ep-0",)

@@ -55,9 +55,9 @@ def filled(harness: StoreHarness) -> EpisodicMemory:
     """Eight episodes; ep-1 and ep-2 shown in credited run r1, ep-3 in open run r2."""
     memory = memory_on(harness)
     memory.record_many(corpus(8))
-    memory.note_injection("r1", ["ep-1", "ep-2"], f"{SECRET} login task")
-    memory.credit("r1", 0.9)
-    memory.note_injection("r2", ["ep-3"], "payment task")
+    memory.runs.note("r1", ["ep-1", "ep-2"], f"{SECRET} login task")
+    memory.runs.credit("r1", 0.9)
+    memory.runs.note("r2", ["ep-3"], "payment task")
     return memory
 
 
@@ -68,7 +68,7 @@ def test_every_store_can_forget(harness: StoreHarness) -> None:
 def test_forgetting_removes_episodes_and_redacts_the_journal(
     harness: StoreHarness, filled: EpisodicMemory
 ) -> None:
-    before_e3 = filled.utility("ep-3")
+    before_e3 = filled.runs.utility("ep-3")
     receipt = filled.forget(["ep-1", "ep-5"], reason="user asked", by="support")
     assert (receipt.episodes, receipt.vectors, receipt.already_forgotten) == (2, 2, 0)
     assert (receipt.injections_redacted, receipt.outcomes_redacted) == (1, 1)
@@ -84,19 +84,19 @@ def test_forgetting_removes_episodes_and_redacts_the_journal(
         for query in QUERIES:
             shown = {hit.episode.episode_id for hit in memory.recall(query, top_k=8)}
             assert not shown & {"ep-1", "ep-5"}
-        assert "ep-1" not in memory.utilities()
-        assert "ep-2" in memory.utilities()
-        assert memory.utility("ep-3") == before_e3
-        (outcome,) = memory.credit_log()
+        assert "ep-1" not in memory.runs.utilities()
+        assert "ep-2" in memory.runs.utilities()
+        assert memory.runs.utility("ep-3") == before_e3
+        (outcome,) = memory.runs.log()
         assert outcome.episode_ids == ("ep-2",)
         assert outcome.reward == 0.9
-        assert memory.open_runs().keys() == {"r2"}
-        payloads = [e.payload for e in memory.journal_entries()]
+        assert memory.runs.pending().keys() == {"r2"}
+        payloads = [e.payload for e in memory.journal.entries()]
         assert not any(SECRET in p for p in payloads)
         assert any(ERASED_TASK in p for p in payloads)
         assert sum(p.total_episodes for p in memory.skill_profiles()) == 6
-        assert memory.erasures()[-1].erasure_id == receipt.erasure_id
-        assert memory.unfinished_erasures() == []
+        assert memory.forgetting.receipts()[-1].erasure_id == receipt.erasure_id
+        assert memory.forgetting.unfinished() == []
 
 
 def test_new_episodes_after_an_erasure_are_numbered_and_found(
@@ -135,24 +135,24 @@ def test_derived_lessons_and_log_events_go_with_their_episode(
     harness: StoreHarness, filled: EpisodicMemory
 ) -> None:
     derived, kept = lesson("ep-1", "ep-4", title="derived"), lesson("ep-4", title="kept")
-    filled.add_lessons([derived, kept])
-    revision = filled.revise_lesson(derived.lesson_id, do="call .strip() and .lower()")
-    filled.quarantine(["ep-1", "ep-4"], reason=f"bad tool run {SECRET}")
-    filled.pin(["ep-1"], reason="keep")
+    filled.lessons.add([derived, kept])
+    revision = filled.lessons.revise(derived.lesson_id, do="call .strip() and .lower()")
+    filled.quarantine.add(["ep-1", "ep-4"], reason=f"bad tool run {SECRET}")
+    filled.quarantine.pin(["ep-1"], reason="keep")
     receipt = filled.forget(["ep-1"], reason="user asked")
     assert set(receipt.lessons_removed) == {derived.lesson_id, revision.lesson_id}
     assert (receipt.quarantine_entries, receipt.pin_entries) == (1, 1)
     for memory in (filled, memory_on(harness)):
-        assert [one.lesson_id for one in memory.lessons(None)] == [kept.lesson_id]
-        assert memory.quarantined().keys() == {"ep-4"}
-        assert memory.pinned() == {}
+        assert [one.lesson_id for one in memory.lessons.list(None)] == [kept.lesson_id]
+        assert memory.quarantine.list().keys() == {"ep-4"}
+        assert memory.quarantine.pinned() == {}
         assert all(
             SECRET not in event.reason or event.episode_id == "ep-4"
-            for event in memory.quarantine_log()
+            for event in memory.quarantine.log()
         )
     # A lesson id may be forgotten by itself.
     assert filled.forget(kept.lesson_id, reason="wrong").lessons_removed == (kept.lesson_id,)
-    assert filled.lessons(None) == ()
+    assert filled.lessons.list(None) == ()
 
 
 def test_forget_all_empties_one_namespace_and_no_other(
@@ -160,32 +160,32 @@ def test_forget_all_empties_one_namespace_and_no_other(
 ) -> None:
     bob = memory_on(harness, namespace="bob", store=filled.store)
     bob.record_many(corpus(5))
-    bob.add_lessons([lesson("ep-0", title="bob's lesson")])
-    bob.note_injection("b1", ["ep-0"], "bob's task")
-    bob.credit("b1", 0.7)
+    bob.lessons.add([lesson("ep-0", title="bob's lesson")])
+    bob.runs.note("b1", ["ep-0"], "bob's task")
+    bob.runs.credit("b1", 0.7)
     bob_before = (
         [h.episode.episode_id for h in bob.recall(QUERIES[0], top_k=5)],
-        bob.lessons(None),
-        bob.utilities(),
+        bob.lessons.list(None),
+        bob.runs.utilities(),
     )
-    filled.add_lessons([lesson("ep-1", title="alice's lesson")])
-    receipt = filled.forget_all(reason="account deleted", by="gdpr-bot")
+    filled.lessons.add([lesson("ep-1", title="alice's lesson")])
+    receipt = filled.forgetting.forget_all(reason="account deleted", by="gdpr-bot")
     assert receipt.episodes == 8
     assert len(receipt.lessons_removed) == 1
     for store in (filled.store, harness.open()):
         alice, bob_again = memory_on(harness, store=store), memory_on(harness, "bob", store)
         assert len(alice) == 0
-        assert alice.lessons(None) == ()
-        assert alice.utilities() == {}
-        assert alice.open_runs() == {}
-        assert alice.credit_log() == ()
+        assert alice.lessons.list(None) == ()
+        assert alice.runs.utilities() == {}
+        assert alice.runs.pending() == {}
+        assert alice.runs.log() == ()
         assert not alice.recall(QUERIES[0])
         assert alice.skill_profiles() == ()
-        assert [e for e in alice.journal_entries() if "task" in e.payload] == []
+        assert [e for e in alice.journal.entries() if "task" in e.payload] == []
         bob_now = (
             [h.episode.episode_id for h in bob_again.recall(QUERIES[0], top_k=5)],
-            bob_again.lessons(None),
-            bob_again.utilities(),
+            bob_again.lessons.list(None),
+            bob_again.runs.utilities(),
         )
         assert bob_now == bob_before
     with pytest.raises(EpisodeForgottenError):
@@ -200,22 +200,22 @@ def test_retention_prunes_the_least_valuable_and_never_a_pinned_episode(
 ) -> None:
     memory = memory_on(harness, retention=Retention(max_episodes=5))
     memory.record_many(corpus(8))
-    memory.note_injection("r1", ["ep-0"], "login task")
-    memory.credit("r1", 1.0)
-    memory.pin(["ep-1"], reason="reference solution")
-    plan, preview = memory.prune(dry_run=True)
+    memory.runs.note("r1", ["ep-0"], "login task")
+    memory.runs.credit("r1", 1.0)
+    memory.quarantine.pin(["ep-1"], reason="reference solution")
+    plan, preview = memory.forgetting.prune(dry_run=True)
     assert preview is not None
     assert preview.dry_run
     assert len(memory) == 8
     assert len(plan.episode_ids) == 3
     assert not {"ep-0", "ep-1"} & set(plan.episode_ids)
     assert plan.episode_ids == ("ep-2", "ep-3", "ep-4")  # never helpful, then oldest
-    plan, receipt = memory.prune()
+    plan, receipt = memory.forgetting.prune()
     assert receipt is not None
     assert receipt.episodes == 3
     assert "retention" in receipt.reason
     assert len(memory_on(harness)) == 5
-    old = memory.prune(Retention(max_age=NOW - 5 * 3_600 + 1))[0]
+    old = memory.forgetting.prune(Retention(max_age=NOW - 5 * 3_600 + 1))[0]
     assert "ep-1" in old.protected
     assert "ep-1" in memory.get_episodes("ep-1")
 
@@ -238,10 +238,10 @@ def test_a_migration_after_an_erasure_carries_tombstones_not_content(
     report = migrate_namespace(filled, target)
     assert report.target_count == 7
     assert "ep-1" not in target.get_episodes("ep-1")
-    assert not any(SECRET in e.payload for e in target.journal_entries())
+    assert not any(SECRET in e.payload for e in target.journal.entries())
     with pytest.raises(EpisodeForgottenError):
         target.record(kept_copy.get_episodes("ep-1")["ep-1"])
     # Into the old copy: the tombstone travels and erases what the copy still held.
     migrate_namespace(filled, kept_copy)
     assert "ep-1" not in kept_copy.get_episodes("ep-1")
-    assert not any(SECRET in e.payload for e in kept_copy.journal_entries())
+    assert not any(SECRET in e.payload for e in kept_copy.journal.entries())

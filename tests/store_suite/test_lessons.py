@@ -42,7 +42,9 @@ def lesson(*sources: str, title: str = "Strip e-mail addresses before validating
 
 
 def statuses(memory: EpisodicMemory) -> dict[str, str]:
-    return {one.lesson_id: memory.lesson_status(one.lesson_id) for one in memory.lessons(None)}
+    return {
+        one.lesson_id: memory.lessons.status(one.lesson_id) for one in memory.lessons.list(None)
+    }
 
 
 @pytest.fixture
@@ -51,8 +53,8 @@ def filled(harness: StoreHarness) -> EpisodicMemory:
     memory = memory_on(harness)
     memory.record_many(corpus(6))
     a, b, c = lesson("ep-0"), lesson("ep-0", "ep-4", title="b"), lesson("ep-1", title="c")
-    assert memory.add_lessons([a, b, c]) == 3
-    memory.revise_lesson(c.lesson_id, do="call .strip() and .lower() first")
+    assert memory.lessons.add([a, b, c]) == 3
+    memory.lessons.revise(c.lesson_id, do="call .strip() and .lower() first")
     return memory
 
 
@@ -62,33 +64,33 @@ def test_lessons_and_their_status_survive_reopening(
     before = statuses(filled)
     assert sorted(before.values()) == ["active", "active", "active", "archived"]
     again = memory_on(harness)
-    assert again.lessons(None) == filled.lessons(None)
+    assert again.lessons.list(None) == filled.lessons.list(None)
     assert statuses(again) == before
-    assert again.recall_lessons(LOGIN, k=4) == filled.recall_lessons(LOGIN, k=4)
-    assert again.recall_lessons(LOGIN, k=4)
-    (revised,) = (one for one in again.lessons() if one.title == "c")
+    assert again.lessons.recall(LOGIN, k=4) == filled.lessons.recall(LOGIN, k=4)
+    assert again.lessons.recall(LOGIN, k=4)
+    (revised,) = (one for one in again.lessons.list() if one.title == "c")
     assert revised.do == "call .strip() and .lower() first"
     assert revised.sources[0] == LessonSource("ep-1", agent="coder", run_id="run-ep-1")
     # Another namespace of the same store has none of them.
-    assert EpisodicMemory(store=harness.open(), namespace="other").lessons(None) == ()
+    assert EpisodicMemory(store=harness.open(), namespace="other").lessons.list(None) == ()
 
 
 def test_trust_follows_lineage_and_survives_reopening(
     harness: StoreHarness, filled: EpisodicMemory
 ) -> None:
-    a, b = (one for one in filled.lessons() if one.title in {lesson("ep-0").title, "b"})
-    filled.quarantine("ep-0", "poisoned tool output", by="ops")
-    assert set(filled.lessons("quarantined")) == {a, b}
+    a, b = (one for one in filled.lessons.list() if one.title in {lesson("ep-0").title, "b"})
+    filled.quarantine.add("ep-0", "poisoned tool output", by="ops")
+    assert set(filled.lessons.list("quarantined")) == {a, b}
     again = memory_on(harness)
-    assert set(again.lessons("quarantined")) == {a, b}
-    assert [one.title for one in again.lessons()] == ["c"]
-    assert {one.title for one in again.recall_lessons(LOGIN, k=4)} <= {"c"}
-    again.release("ep-0", "false alarm", by="ops")
-    again.quarantine(b.lesson_id, "misleading", by="ops")
+    assert set(again.lessons.list("quarantined")) == {a, b}
+    assert [one.title for one in again.lessons.list()] == ["c"]
+    assert {one.title for one in again.lessons.recall(LOGIN, k=4)} <= {"c"}
+    again.quarantine.release("ep-0", "false alarm", by="ops")
+    again.quarantine.add(b.lesson_id, "misleading", by="ops")
     third = memory_on(harness)
-    assert third.lesson_status(a.lesson_id) == "active"
-    assert third.lesson_status(b.lesson_id) == "quarantined"
-    assert "ep-0" not in third.quarantined()
+    assert third.lessons.status(a.lesson_id) == "active"
+    assert third.lessons.status(b.lesson_id) == "quarantined"
+    assert "ep-0" not in third.quarantine.list()
 
 
 def test_a_refused_batch_writes_nothing(harness: StoreHarness) -> None:
@@ -97,9 +99,9 @@ def test_a_refused_batch_writes_nothing(harness: StoreHarness) -> None:
     EpisodicMemory(store=memory.store, namespace="other").record_many(corpus(4)[2:])
     for bad in ("ghost", "ep-3"):  # unknown, and stored in another namespace only
         with pytest.raises(EpisodicValueError, match="no lesson was stored"):
-            memory.add_lessons([lesson("ep-0"), lesson("ep-1", bad, title="bad")])
+            memory.lessons.add([lesson("ep-0"), lesson("ep-1", bad, title="bad")])
     again = memory_on(harness)
-    assert again.lessons(None) == ()
+    assert again.lessons.list(None) == ()
     assert not any(is_lesson_entry(e.entry_id) for e in again.store.read_journal(NAMESPACE))
 
 
@@ -108,23 +110,23 @@ def test_consolidation_converges_and_survives_reopening(harness: StoreHarness) -
     memory.record_many(corpus(4))
     twins = [lesson("ep-0"), lesson("ep-1"), lesson("ep-2")]  # same text, other sources
     apart = lesson("ep-3", title="Write unit tests for every CSV parser edge case")
-    memory.add_lessons([*twins, apart])
-    (merged,) = memory.consolidate_lessons()
+    memory.lessons.add([*twins, apart])
+    (merged,) = memory.lessons.consolidate()
     assert set(merged.source_ids) == {"ep-0", "ep-1", "ep-2"}
     assert set(merged.supersedes) == {one.lesson_id for one in twins}
-    assert memory.consolidate_lessons() == ()
+    assert memory.lessons.consolidate() == ()
     again = memory_on(harness)
-    assert set(again.lessons()) == {merged, apart}
-    assert set(again.lessons("archived")) == set(twins)
-    assert again.consolidate_lessons() == ()
+    assert set(again.lessons.list()) == {merged, apart}
+    assert set(again.lessons.list("archived")) == set(twins)
+    assert again.lessons.consolidate() == ()
 
 
 def test_migration_carries_lessons_their_archive_and_quarantine(
     harness: StoreHarness, filled: EpisodicMemory
 ) -> None:
-    a, b, d = filled.lessons()
-    filled.quarantine("ep-4", "bad run")  # b, by lineage
-    filled.quarantine(d.lesson_id, "misleading")  # d, by its own id
+    a, b, d = filled.lessons.list()
+    filled.quarantine.add("ep-4", "bad run")  # b, by lineage
+    filled.quarantine.add(d.lesson_id, "misleading")  # d, by its own id
     before = statuses(filled)
     assert (before[a.lesson_id], before[b.lesson_id], before[d.lesson_id]) == (
         "active",
@@ -141,10 +143,10 @@ def test_migration_carries_lessons_their_archive_and_quarantine(
         if source is not filled:  # into the harness's store, from an in-memory copy
             migrate_namespace(filled, source)
         migrate_namespace(source, target)
-        assert target.lessons(None) == filled.lessons(None)
+        assert target.lessons.list(None) == filled.lessons.list(None)
         assert statuses(target) == before
         migrate_namespace(source, target)  # again: nothing twice
-        assert target.lessons(None) == filled.lessons(None)
+        assert target.lessons.list(None) == filled.lessons.list(None)
     reopened = EpisodicMemory(store=harness.open(), namespace="copy", clock=lambda: NOW)
     assert statuses(reopened) == before
-    assert reopened.recall_lessons(LOGIN, k=3) == (a,)
+    assert reopened.lessons.recall(LOGIN, k=3) == (a,)

@@ -46,8 +46,8 @@ def test_a_namespace_travels_through_four_stores_intact(
     notebook = EpisodicMemory(store=InMemoryEpisodeStore(), namespace="agent-1")
     for start in range(0, 2_500, 500):
         notebook.record_many(episodes[start : start + 500])
-    notebook.quarantine(["ep-7", "ep-8"], "bad tool run", by="ops")
-    notebook.release("ep-8", "fine after all", by="ops")
+    notebook.quarantine.add(["ep-7", "ep-8"], "bad tool run", by="ops")
+    notebook.quarantine.release("ep-8", "fine after all", by="ops")
     recorded = list(notebook.episodes())
 
     on_disk = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path / "disk"), namespace="agent-1")
@@ -69,8 +69,8 @@ def test_a_namespace_travels_through_four_stores_intact(
         assert [e.source for e in copy.episodes()][:50] == [sourced] * 50
         assert copy.short_term == notebook.short_term
         assert copy.skill_profiles() == notebook.skill_profiles()
-        assert copy.quarantine_log() == notebook.quarantine_log()
-        assert set(copy.quarantined()) == {"ep-7"}
+        assert copy.quarantine.log() == notebook.quarantine.log()
+        assert set(copy.quarantine.list()) == {"ep-7"}
         for query in QUERIES[:2]:
             got = copy.recall(query, top_k=3, current_time=NOW)
             assert "ep-7" not in {hit.episode.episode_id for hit in got}
@@ -85,7 +85,7 @@ def test_running_a_migration_again_copies_nothing_twice(tmp_path: Path) -> None:
     assert (report.copied, report.already_present, report.target_count) == (20, 10, 30)
     again = migrate_namespace(source, target)
     assert (again.copied, again.already_present) == (0, 30)
-    assert target.quarantine_log() == ()
+    assert target.quarantine.log() == ()
 
 
 def test_a_conflicting_target_is_refused_and_keeps_its_episode(tmp_path: Path) -> None:
@@ -168,15 +168,15 @@ def test_the_credit_journal_travels_with_the_namespace(
     )
     notebook.record_many(corpus(12))
     for i in range(8):
-        notebook.note_injection(f"run-{i}", [f"ep-{i}", f"ep-{i + 3}"], task, thread_id="t")
+        notebook.runs.note(f"run-{i}", [f"ep-{i}", f"ep-{i + 3}"], task, thread_id="t")
         clock[0] += 60
     for i, reward in enumerate([0.9, 0.1, 1.0, 0.0, 0.6]):
-        notebook.credit(f"run-{i}", reward, by="ci")
+        notebook.runs.credit(f"run-{i}", reward, by="ci")
         clock[0] += 60
     clock[0] += 8 * 86_400.0  # runs 5 to 7 are now older than the default time to live
-    notebook.note_injection("run-8", ["ep-11"], task)
-    assert notebook.expire_open_runs() == 3
-    credits, open_runs = notebook.credit_log(), notebook.open_runs()
+    notebook.runs.note("run-8", ["ep-11"], task)
+    assert notebook.runs.expire() == 3
+    credits, open_runs = notebook.runs.log(), notebook.runs.pending()
     assert len(credits) == 8
     assert set(open_runs) == {"run-8"}
     journal = set(notebook.store.read_journal("agent-1"))
@@ -185,7 +185,7 @@ def test_the_credit_journal_travels_with_the_namespace(
     def estimates(memory: EpisodicMemory) -> dict[str, tuple[int, int, float]]:
         return {
             episode_id: (row.injections, row.credited_runs, round(row.estimate(clock[0]), 12))
-            for episode_id, row in memory.utilities().items()
+            for episode_id, row in memory.runs.utilities().items()
         }
 
     expected = estimates(notebook)
@@ -202,24 +202,24 @@ def test_the_credit_journal_travels_with_the_namespace(
     faiss_copy = opened(faiss_harness(tmp_path).open())
     migrate_namespace(server, faiss_copy)
     for copy in (on_disk, server, faiss_copy):
-        assert copy.credit_log() == credits
-        assert copy.open_runs() == open_runs
+        assert copy.runs.log() == credits
+        assert copy.runs.pending() == open_runs
         assert estimates(copy) == expected
         assert set(copy.store.read_journal("agent-1")) == journal
         # ... and reopened, from the store alone.
-        assert opened(copy.store).credit_log() == credits
+        assert opened(copy.store).runs.log() == credits
         with pytest.raises(CreditError, match="already credited"):
-            copy.credit("run-2", 0.5)
+            copy.runs.credit("run-2", 0.5)
     # Migrating again copies nothing twice.
     migrate_namespace(notebook, on_disk)
     migrate_namespace(server, faiss_copy)
     for copy in (on_disk, faiss_copy):
         assert len(copy.store.read_journal("agent-1")) == len(journal)
-        assert copy.credit_log() == credits
+        assert copy.runs.log() == credits
         assert estimates(copy) == expected
     # The open run can be credited once, in the copy, after the move.
-    assert faiss_copy.credit("run-8", 1.0).episode_ids == ("ep-11",)
-    assert faiss_copy.utility("ep-11").credited_runs == 1
+    assert faiss_copy.runs.credit("run-8", 1.0).episode_ids == ("ep-11",)
+    assert faiss_copy.runs.utility("ep-11").credited_runs == 1
 
 
 def test_a_run_credited_differently_in_the_target_is_named_and_kept(tmp_path: Path) -> None:
@@ -228,12 +228,12 @@ def test_a_run_credited_differently_in_the_target_is_named_and_kept(tmp_path: Pa
     target = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path), clock=lambda: NOW)
     for memory, reward in ((source, 1.0), (target, 0.0)):
         memory.record_many(corpus(3))
-        memory.note_injection("run-1", ["ep-0"], task)
-        memory.credit("run-1", reward)
-    source.note_injection("run-2", ["ep-1"], task)
-    source.credit("run-2", 0.5)
+        memory.runs.note("run-1", ["ep-0"], task)
+        memory.runs.credit("run-1", reward)
+    source.runs.note("run-2", ["ep-1"], task)
+    source.runs.credit("run-2", 0.5)
     with pytest.raises(MigrationError, match=r"entry_ids=\['outcome:run-1'\]"):
         migrate_namespace(source, target)
     # The target's outcome is kept, not doubled; every other entry was copied.
-    assert [(e.run_id, e.reward) for e in target.credit_log()] == [("run-1", 0.0), ("run-2", 0.5)]
-    assert target.utility("ep-0").credited_runs == 1
+    assert [(e.run_id, e.reward) for e in target.runs.log()] == [("run-1", 0.0), ("run-2", 0.5)]
+    assert target.runs.utility("ep-0").credited_runs == 1

@@ -67,21 +67,23 @@ def test_on_topic_neighbours_stay_where_a_margin_dropped_them() -> None:
 def test_an_off_topic_task_that_shares_a_word_is_turned_away_with_the_reason() -> None:
     stored = "Scheduled reports run an hour late after the daylight saving time change"
     memory = remembering(stored, *QUICKSTART)
-    report = memory.recall_report(
-        "Schedule a dentist appointment next week", RecallOptions(current_time=NOW)
+    report = memory.recall(
+        "Schedule a dentist appointment next week",
+        options=RecallOptions(current_time=NOW),
+        explain=True,
     )
     assert report.results == ()
     nearest = report.nearest_rejected
     assert nearest is not None
     assert nearest.task == stored
     assert report.background is not None
-    assert nearest.similarity > memory.relevance_floor  # the floor alone would let it in
+    assert nearest.similarity > memory.calibration.floor  # the floor alone would let it in
     assert nearest.reason == (
         f"similarity {nearest.similarity:.2f} is below the task's background "
         f"{report.background:.2f} (its nearest everyday texts)"
     )
     assert report.threshold == pytest.approx(
-        relevance_threshold(memory.relevance_floor, background=report.background)
+        relevance_threshold(memory.calibration.floor, background=report.background)
     )
     # Without a background only the floor decides, and the look-alike comes back.
     bare = remembering(stored, *QUICKSTART, background=())
@@ -92,7 +94,7 @@ def test_an_off_topic_task_that_shares_a_word_is_turned_away_with_the_reason() -
 def test_the_background_is_the_tasks_mean_similarity_to_its_five_nearest_texts() -> None:
     memory = remembering(*QUICKSTART)
     query = "Plan a seating chart for a wedding of 120 guests"
-    report = memory.recall_report(query, RecallOptions(current_time=NOW))
+    report = memory.recall(query, options=RecallOptions(current_time=NOW), explain=True)
     embeddings = StaticEmbeddings()
     texts = np.asarray(embeddings.embed_documents(list(default_background_texts())))
     texts /= np.linalg.norm(texts, axis=1, keepdims=True)
@@ -108,7 +110,7 @@ def test_a_users_own_background_says_what_the_agent_is_not_about() -> None:
     assert len(remembering(*QUICKSTART).recall(query)) >= 1
     memory = remembering(*QUICKSTART, background=[query, query + ".", query + "!"])
     assert memory.background == (query, query + ".", query + "!")
-    report = memory.recall_report(query, RecallOptions(current_time=NOW))
+    report = memory.recall(query, options=RecallOptions(current_time=NOW), explain=True)
     assert report.results == ()
     assert report.background is not None
     assert report.background > 0.9
@@ -118,7 +120,7 @@ def test_a_users_own_background_says_what_the_agent_is_not_about() -> None:
 def test_strategy_evidence_and_lessons_use_the_same_bar() -> None:
     stored = "Scheduled reports run an hour late after the daylight saving time change"
     memory = remembering(stored, stored + " again", stored + " twice")
-    report = memory.recall_report(
+    report = memory._report(
         "Schedule a dentist appointment next week",
         RecallOptions(current_time=NOW),
         evidence_k=5,

@@ -42,19 +42,19 @@ def test_a_run_cannot_be_shown_an_episode_the_namespace_does_not_hold(
     memory: EpisodicMemory,
 ) -> None:
     with pytest.raises(EpisodicValueError, match=r"episode_ids=\['ghost'\].*nothing was noted"):
-        memory.note_injection("run-1", ["e1", "ghost"], "Implement login form")
-    assert memory.open_runs() == {}
+        memory.runs.note("run-1", ["e1", "ghost"], "Implement login form")
+    assert memory.runs.pending() == {}
     assert memory.store.read_journal(memory.namespace) == []
     with pytest.raises(EpisodicValueError, match="one string"):
-        memory.note_injection("run-1", "e1", "Implement login form")
-    memory.note_injection("run-1", ["e1"], "Implement login form")
-    assert memory.open_runs().keys() == {"run-1"}
+        memory.runs.note("run-1", "e1", "Implement login form")
+    memory.runs.note("run-1", ["e1"], "Implement login form")
+    assert memory.runs.pending().keys() == {"run-1"}
 
 
 def test_the_utility_of_an_id_nothing_names_is_refused(memory: EpisodicMemory) -> None:
     with pytest.raises(EpisodicValueError, match="episode_id='nope' is not stored"):
-        memory.utility("nope")
-    assert memory.utility("e1").estimate(NOW) == 0.5  # stored, never shown: the prior
+        memory.runs.utility("nope")
+    assert memory.runs.utility("e1").estimate(NOW) == 0.5  # stored, never shown: the prior
 
 
 def test_all_zero_weights_are_refused() -> None:
@@ -111,12 +111,12 @@ def test_a_namespace_template_field_must_be_a_string(user_id: object) -> None:
 def test_a_credit_error_names_the_date_beside_the_time(memory: EpisodicMemory) -> None:
     from langchain_episodic.errors import CreditError  # noqa: PLC0415
 
-    memory.note_injection("run-1", ["e1"], "Implement login form")
-    memory.credit("run-1", 0.9)
+    memory.runs.note("run-1", ["e1"], "Implement login form")
+    memory.runs.credit("run-1", 0.9)
     with pytest.raises(
         CreditError, match=r"already credited at 1000000 \(1970-01-12 13:46:40 UTC\)"
     ):
-        memory.credit("run-1", 0.9)
+        memory.runs.credit("run-1", 0.9)
 
 
 @pytest.mark.parametrize("k", ["3", 0, -1, 2.5])

@@ -136,12 +136,12 @@ def test_a_long_journal_is_checkpointed_on_open_and_the_next_open_reads_only_wha
     store.reads_from.clear()
     third = open_memory(store)
     assert store.reads_from == []  # nothing written since: a count and a read by id
-    assert third.utilities() == second.utilities()
-    assert second.utilities() == {
+    assert third.runs.utilities() == second.runs.utilities()
+    assert second.runs.utilities() == {
         subject: row for subject, row in replayed_book(store).rows.items()
     }
-    assert set(second.open_runs()) == {f"run-{r}" for r in range(33) if r % 7 == 6}
-    assert first.utilities() != second.utilities()  # the tail was folded in
+    assert set(second.runs.pending()) == {f"run-{r}" for r in range(33) if r % 7 == 6}
+    assert first.runs.utilities() != second.runs.utilities()  # the tail was folded in
     assert replayed_checkpoint(store, NAMESPACE) == []
 
 
@@ -152,9 +152,9 @@ def test_runs_noted_and_credited_checkpoint_as_they_go_and_agree_with_a_replay(
     memory = open_memory(store)
     record_shown(memory, "ep-0", "ep-1", "ep-2", "ep-3", "ep-9")
     for run in range(25):
-        memory.note_injection(f"r{run}", [f"ep-{run % 4}", "ep-9"], "Implement login form")
+        memory.runs.note(f"r{run}", [f"ep-{run % 4}", "ep-9"], "Implement login form")
         if run % 5:
-            memory.credit(f"r{run}", (run % 3) / 2)
+            memory.runs.credit(f"r{run}", (run % 3) / 2)
     saved = decode_checkpoint(store.read_checkpoint(NAMESPACE))
     assert saved is not None
     assert 0 < saved.position <= len(store.read_journal(NAMESPACE))
@@ -162,9 +162,9 @@ def test_runs_noted_and_credited_checkpoint_as_they_go_and_agree_with_a_replay(
 
     reopened = open_memory(store)
 
-    assert reopened.utilities() == memory.utilities() == replayed_book(store).rows
-    assert reopened.open_runs() == memory.open_runs()
-    assert [e.run_id for e in reopened.credit_log()] == [e.run_id for e in memory.credit_log()]
+    assert reopened.runs.utilities() == memory.runs.utilities() == replayed_book(store).rows
+    assert reopened.runs.pending() == memory.runs.pending()
+    assert [e.run_id for e in reopened.runs.log()] == [e.run_id for e in memory.runs.log()]
 
 
 def test_another_writers_entries_are_in_the_checkpoint_this_memory_writes(
@@ -174,31 +174,31 @@ def test_another_writers_entries_are_in_the_checkpoint_this_memory_writes(
     mine, theirs = open_memory(store), open_memory(store)
     record_shown(mine, "ep-1", "ep-2")
     for run in range(small_checkpoints + 5):
-        theirs.note_injection(f"theirs-{run}", ["ep-1"], "Fix the login redirect")
-        theirs.credit(f"theirs-{run}", 1.0)
-        mine.note_injection(f"mine-{run}", ["ep-2"], "Fix the login redirect")
-        mine.credit(f"mine-{run}", 0.0)
+        theirs.runs.note(f"theirs-{run}", ["ep-1"], "Fix the login redirect")
+        theirs.runs.credit(f"theirs-{run}", 1.0)
+        mine.runs.note(f"mine-{run}", ["ep-2"], "Fix the login redirect")
+        mine.runs.credit(f"mine-{run}", 0.0)
 
     reopened = open_memory(store)
 
     assert replayed_checkpoint(store, NAMESPACE) == []
-    assert reopened.utilities() == replayed_book(store).rows
-    assert reopened.utility("ep-1").credited_runs == small_checkpoints + 5
-    assert reopened.utility("ep-2").credited_runs == small_checkpoints + 5
+    assert reopened.runs.utilities() == replayed_book(store).rows
+    assert reopened.runs.utility("ep-1").credited_runs == small_checkpoints + 5
+    assert reopened.runs.utility("ep-2").credited_runs == small_checkpoints + 5
 
 
 def test_a_run_noted_by_another_memory_is_credited_with_its_injections() -> None:
     store = InMemoryEpisodeStore()
     noting, crediting = open_memory(store), open_memory(store)
     record_shown(noting, "ep-1", "ep-2")
-    noting.note_injection("shared-run", ["ep-1", "ep-2"], "Implement login form")
+    noting.runs.note("shared-run", ["ep-1", "ep-2"], "Implement login form")
 
-    event = crediting.credit("shared-run", 1.0)
+    event = crediting.runs.credit("shared-run", 1.0)
 
     assert event.episode_ids == ("ep-1", "ep-2")
-    assert crediting.utility("ep-1").credited_runs == 1
+    assert crediting.runs.utility("ep-1").credited_runs == 1
     with pytest.raises(Exception, match="already credited"):
-        noting.credit("shared-run", 0.0)
+        noting.runs.credit("shared-run", 0.0)
 
 
 def test_a_checkpoint_that_does_not_fit_the_journal_is_ignored(small_checkpoints: int) -> None:
@@ -218,7 +218,7 @@ def test_a_checkpoint_that_does_not_fit_the_journal_is_ignored(small_checkpoints
     reopened = open_memory(store)
 
     assert store.reads_from == [0]  # the checkpoint refused: a replay from the start
-    assert reopened.utilities() == replayed_book(store).rows
+    assert reopened.runs.utilities() == replayed_book(store).rows
     assert replayed_checkpoint(store, NAMESPACE) == []  # the replay saved a fresh one
 
 
@@ -230,7 +230,7 @@ def test_a_damaged_checkpoint_is_replayed_not_fatal(damage: str) -> None:
 
     memory = open_memory(store)
 
-    assert memory.utilities() == replayed_book(store).rows
+    assert memory.runs.utilities() == replayed_book(store).rows
     problems = replayed_checkpoint(store, NAMESPACE)
     assert problems == ([] if damage == "" else [problems[0]])
     if damage:
@@ -269,14 +269,14 @@ def test_an_outcome_older_than_one_folded_in_replays_in_time_order() -> None:
     clock = [NOW]
     memory = EpisodicMemory(store=store, clock=lambda: clock[0], open_run_ttl=None)
     record_shown(memory, "ep-1")
-    memory.note_injection("late", ["ep-1"], "Implement login form")
-    memory.note_injection("early", ["ep-1"], "Implement login form")
-    memory.credit("early", 1.0)
+    memory.runs.note("late", ["ep-1"], "Implement login form")
+    memory.runs.note("early", ["ep-1"], "Implement login form")
+    memory.runs.credit("early", 1.0)
     clock[0] -= 100.0  # a clock that went back: this outcome sorts first
 
-    memory.credit("late", 0.0)
+    memory.runs.credit("late", 0.0)
 
-    assert memory.utilities() == replayed_book(store).rows
+    assert memory.runs.utilities() == replayed_book(store).rows
 
 
 def test_lessons_survive_an_open_from_the_checkpoint(small_checkpoints: int) -> None:
@@ -284,13 +284,13 @@ def test_lessons_survive_an_open_from_the_checkpoint(small_checkpoints: int) -> 
     memory = open_memory(store)
     memory.record(make_episode(episode_id="login-1", description="Implement login form"))
     lesson = login_lesson()
-    assert memory.add_lessons([lesson]) == 1
+    assert memory.lessons.add([lesson]) == 1
     store.append_journal(NAMESPACE, journal_of(30))
-    memory.checkpoint_journal()
+    memory.journal.checkpoint()
 
     reopened = open_memory(store)
 
-    assert [one.lesson_id for one in reopened.lessons()] == [lesson.lesson_id]
+    assert [one.lesson_id for one in reopened.lessons.list()] == [lesson.lesson_id]
     assert replayed_checkpoint(store, NAMESPACE) == []
 
 
@@ -301,7 +301,7 @@ def test_chroma_opens_from_its_checkpoint_after_a_restart(
     store = ChromaEpisodeStore(path=path)
     store.append_journal(NAMESPACE, journal_of(30))
     memory = open_memory(store)
-    expected = memory.utilities()
+    expected = memory.runs.utilities()
     store.close()
     del memory
 
@@ -311,7 +311,7 @@ def test_chroma_opens_from_its_checkpoint_after_a_restart(
     assert saved.position == len(store.read_journal(NAMESPACE))
     reopened = open_memory(store)
 
-    assert reopened.utilities() == expected
+    assert reopened.runs.utilities() == expected
     assert replayed_checkpoint(store, NAMESPACE) == []
     store.close()
     code, out, err = run_cli(capsys, "--path", str(path), "verify")
@@ -346,9 +346,9 @@ def test_a_checkpoint_saved_by_the_write_of_a_lesson_holds_that_lesson(
     memory = open_memory(store)
     memory.record(make_episode(episode_id="login-1", description="Implement login form"))
     lesson = login_lesson()
-    memory.add_lessons([lesson])  # the last write: the checkpoint it saved is the last
+    memory.lessons.add([lesson])  # the last write: the checkpoint it saved is the last
 
     reopened = open_memory(store)
 
-    assert [one.lesson_id for one in reopened.lessons()] == [lesson.lesson_id]
+    assert [one.lesson_id for one in reopened.lessons.list()] == [lesson.lesson_id]
     assert replayed_checkpoint(store, NAMESPACE) == []

@@ -272,7 +272,9 @@ def test_recall_accepts_iso_times(capsys: pytest.CaptureFixture[str], store_path
 
 def relevance_report(store_path: Path, query: str, now: float, **options: Any) -> RecallReport:
     """What the command's default ranking recalls, straight from the memory."""
-    return open_memory(store_path).recall_report(query, RecallOptions(current_time=now, **options))
+    return open_memory(store_path).recall(
+        query, options=RecallOptions(current_time=now, **options), explain=True
+    )
 
 
 def test_recall_relevance_json_says_why_each_made_it_and_the_nearest_did_not(
@@ -289,7 +291,7 @@ def test_recall_relevance_json_says_why_each_made_it_and_the_nearest_did_not(
     assert report.rejected  # some turned away
     assert payload["ranking"] == "relevance"
     assert payload["threshold"] == report.threshold
-    assert payload["floor"] == open_memory(store_path).relevance_floor
+    assert payload["floor"] == open_memory(store_path).calibration.floor
     assert payload["margin"] is None  # no margin below the best unless asked
     assert payload["background"] == report.background
     assert payload["half_life"] == RecallOptions().recency_half_life  # the ranking's own: 30d
@@ -337,7 +339,7 @@ def test_recall_relevance_table_states_the_rule_why_and_the_nearest_rejected(
     assert report.threshold is not None
     assert report.nearest_rejected is not None
     memory = open_memory(store_path)
-    floor, offset = memory.relevance_floor, memory.calibration.offset
+    floor, offset = memory.calibration.floor, memory.calibration.offset
     assert report.background is not None
     assert (
         f"relevant   similarity >= threshold = max(floor {floor:.4f}, background"
@@ -425,7 +427,9 @@ def test_recall_article_table_flags_the_episodes_the_relevance_test_would_reject
     query = "architecture for notifications"  # one episode about it; the rest are not
     argv = ("--path", str(store_path), "recall", query, "--now", str(DAY), "--ranking", "article")
     memory = open_memory(store_path)
-    report = memory.recall_report(query, RecallOptions(current_time=DAY, ranking="article"))
+    report = memory.recall(
+        query, options=RecallOptions(current_time=DAY, ranking="article"), explain=True
+    )
     below = [f"#{i}" for i, r in enumerate(report.results, start=1) if not r.relevant]
     assert below  # the article's ranking returns episodes the relevance test rejects
     _, out, _ = run(capsys, *argv)

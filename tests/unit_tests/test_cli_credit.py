@@ -34,13 +34,13 @@ def credited_path(tmp_path: Path) -> Path:
         ]
     )
     for i in range(4):
-        memory.note_injection(f"none-{i}", [], TASK)
-        memory.credit(f"none-{i}", 0.5)
-        memory.note_injection(f"good-{i}", ["good"], TASK)
-        memory.credit(f"good-{i}", 1.0)
-        memory.note_injection(f"bad-{i}", ["bad"], TASK)
-        memory.credit(f"bad-{i}", 0.0)
-    memory.note_injection("open", ["bad"], TASK)  # never credited: stays open
+        memory.runs.note(f"none-{i}", [], TASK)
+        memory.runs.credit(f"none-{i}", 0.5)
+        memory.runs.note(f"good-{i}", ["good"], TASK)
+        memory.runs.credit(f"good-{i}", 1.0)
+        memory.runs.note(f"bad-{i}", ["bad"], TASK)
+        memory.runs.credit(f"bad-{i}", 0.0)
+    memory.runs.note("open", ["bad"], TASK)  # never credited: stays open
     memory.store.close()  # type: ignore[attr-defined]
     return tmp_path
 
@@ -55,7 +55,7 @@ def test_harmful_lists_the_episode_whose_runs_keep_failing(
     (row,) = [line for line in out.splitlines() if line.startswith("bad ")]
     cells = re.split(r"\s{2,}", row)
     memory = _reader(credited_path)
-    utility = memory.utility("bad")
+    utility = memory.runs.utility("bad")
     assert cells[:7] == [
         "bad",
         f"{utility.estimate(NOW):.3f}",
@@ -65,9 +65,9 @@ def test_harmful_lists_the_episode_whose_runs_keep_failing(
         f"{utility.mean_advantage:+.3f}",
         "4",
     ]
-    assert "memory.quarantine(episode_id, reason)" in out
-    assert memory.quarantined() == {}  # listing quarantines nothing
-    assert list(memory.open_runs()) == ["open"]  # and closes nothing
+    assert "memory.quarantine.add(episode_id, reason)" in out
+    assert memory.quarantine.list() == {}  # listing quarantines nothing
+    assert list(memory.runs.pending()) == ["open"]  # and closes nothing
 
 
 def test_harmful_json_and_thresholds(
@@ -115,10 +115,10 @@ def test_recall_shows_utility_and_can_rank_without_it(
 
 def test_reading_never_closes_stale_runs(credited_path: Path) -> None:
     assert main(["--path", str(credited_path), "stats"]) == 0
-    assert list(_reader(credited_path).open_runs()) == ["open"]
+    assert list(_reader(credited_path).runs.pending()) == ["open"]
     late = EpisodicMemory(
         store=ChromaEpisodeStore(path=credited_path), clock=lambda: NOW + 8 * 86_400.0
     )
-    assert list(late.open_runs()) == []  # a writer's memory, opened late, closes it
-    (closed,) = [e for e in late.credit_log() if e.run_id == "open"]
+    assert list(late.runs.pending()) == []  # a writer's memory, opened late, closes it
+    (closed,) = [e for e in late.runs.log() if e.run_id == "open"]
     assert closed.closed_without_credit

@@ -69,10 +69,10 @@ def lesson_path(tmp_path: Path) -> Path:
         ]
     )
     lesson = _strip_lesson(("login-ok", "login-bad"))
-    memory.add_lessons([lesson])
-    memory.note_injection("run-1", [lesson.lesson_id], "Implement a contact form")
-    memory.credit("run-1", 1.0)
-    memory.note_injection("run-2", [lesson.lesson_id], "Implement a contact form")
+    memory.lessons.add([lesson])
+    memory.runs.note("run-1", [lesson.lesson_id], "Implement a contact form")
+    memory.runs.credit("run-1", 1.0)
+    memory.runs.note("run-2", [lesson.lesson_id], "Implement a contact form")
     memory.store.close()  # type: ignore[attr-defined]
     return tmp_path
 
@@ -87,7 +87,7 @@ def script(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
 
 def _lesson_id(path: Path) -> str:
-    (lesson,) = _memory(path).lessons(None)
+    (lesson,) = _memory(path).lessons.list(None)
     return lesson.lesson_id
 
 
@@ -104,7 +104,7 @@ def test_list_shows_sources_utility_and_counts(
     assert "1 active lessons in namespace 'default'" in out
     (row,) = [line for line in out.splitlines() if line.startswith(lesson_id)]
     cells = re.split(r"\s{2,}", row)
-    utility = _memory(lesson_path).lesson_utility(lesson_id)
+    utility = _memory(lesson_path).lessons.utility(lesson_id)
     assert cells == [
         lesson_id,
         "active",
@@ -114,7 +114,7 @@ def test_list_shows_sources_utility_and_counts(
         "login-ok, login-bad",
         "Strip e-mail addresses before validating them",
     ]
-    assert _memory(lesson_path).open_runs().keys() == {"run-2"}  # listing closes nothing
+    assert _memory(lesson_path).runs.pending().keys() == {"run-2"}  # listing closes nothing
 
 
 def test_list_json_and_status_filter(capsys: pytest.CaptureFixture[str], lesson_path: Path) -> None:
@@ -153,8 +153,8 @@ def test_list_and_show_read_utility_at_now(
     # Evidence fades with age: read at the credit's time, the CLI agrees with the API
     # there; read at the wall clock (years later), the lesson's utility has faded.
     lesson_id = _lesson_id(lesson_path)
-    at_credit = _memory(lesson_path).lesson_utility(lesson_id, current_time=NOW)
-    later = _memory(lesson_path).lesson_utility(lesson_id)
+    at_credit = _memory(lesson_path).lessons.utility(lesson_id, current_time=NOW)
+    later = _memory(lesson_path).lessons.utility(lesson_id)
     assert at_credit > later > 0.5
 
     _, out, _ = run(capsys, "--path", str(lesson_path), "lessons", "list", "--json")
@@ -206,7 +206,7 @@ def test_show_json_names_what_supersedes_it(
 ) -> None:
     old = _lesson_id(lesson_path)
     memory = _memory(lesson_path)
-    new = memory.revise_lesson(old, do="call .strip() and .lower() first", by="reviewer")
+    new = memory.lessons.revise(old, do="call .strip() and .lower() first", by="reviewer")
     memory.store.close()  # type: ignore[attr-defined]
 
     code, out, _ = run(capsys, "--path", str(lesson_path), "lessons", "show", old, "--json")
@@ -272,8 +272,8 @@ def test_quarantine_and_release_change_the_status(
     assert (code, err) == (0, "")
     assert "quarantined 1 of 1 lessons" in out
     assert f"{lesson_id}: quarantined" in out
-    assert _memory(lesson_path).lesson_status(lesson_id) == "quarantined"
-    (event,) = _memory(lesson_path).quarantine_log()
+    assert _memory(lesson_path).lessons.status(lesson_id) == "quarantined"
+    (event,) = _memory(lesson_path).quarantine.log()
     assert (event.episode_id, event.reason, event.by) == (lesson_id, "wrong", "ops")
 
     _, out, _ = run(capsys, "--path", path, "lessons", "show", lesson_id)
@@ -287,7 +287,7 @@ def test_quarantine_and_release_change_the_status(
     assert code == 0
     assert "released 1 of 1 lessons" in out
     assert f"{lesson_id}: active" in out
-    assert _memory(lesson_path).lesson_status(lesson_id) == "active"
+    assert _memory(lesson_path).lessons.status(lesson_id) == "active"
 
 
 def test_release_says_when_a_source_keeps_it_quarantined(
@@ -295,7 +295,7 @@ def test_release_says_when_a_source_keeps_it_quarantined(
 ) -> None:
     lesson_id = _lesson_id(lesson_path)
     memory = _memory(lesson_path)
-    memory.quarantine("login-bad", "poisoned tool run")
+    memory.quarantine.add("login-bad", "poisoned tool run")
     memory.store.close()  # type: ignore[attr-defined]
 
     _, out, _ = run(capsys, "--path", str(lesson_path), "lessons", "show", lesson_id)
@@ -322,7 +322,7 @@ def test_quarantine_needs_a_lesson_id_and_a_reason(
     code, _, err = run(capsys, "--path", path, "lessons")
     assert code == 2
     assert_one_line_error(err, "ACTION")
-    assert _memory(lesson_path).quarantine_log() == ()
+    assert _memory(lesson_path).quarantine.log() == ()
 
 
 # --------------------------------------------------------------------------- reflect
@@ -354,7 +354,7 @@ def test_reflect_stores_lessons_and_reports_rejections(
     assert "reflected on 2 of 2 episodes" in out
     assert "2 model calls, 1 lessons stored, 1 rejected" in out
     assert "new: lesson 0 ('Strip e-mail addresses') cites episodes not reflected on" in out
-    (lesson,) = _memory(tmp_path).lessons()
+    (lesson,) = _memory(tmp_path).lessons.list()
     assert lesson.title == "Read CSV files with the csv module"
     assert lesson.source_ids == ("old",)
     assert lesson.by == "StructuredChatModel"
@@ -368,7 +368,7 @@ def test_reflect_stores_lessons_and_reports_rejections(
     assert code == 0
     assert "reflected on 1 of 2 episodes" in out
     assert "(1 already cited by a lesson or quarantined): 1 model calls, 1 lessons stored" in out
-    assert len(_memory(tmp_path).lessons()) == 2
+    assert len(_memory(tmp_path).lessons.list()) == 2
 
 
 def test_reflect_limit_and_a_failing_model(
@@ -383,7 +383,7 @@ def test_reflect_limit_and_a_failing_model(
     assert "reflected on 1 of 4 episodes" in out
     assert "1 model calls, 0 lessons stored, 1 rejected" in out
     assert "csv: the model call failed: RuntimeError: rate limited" in out
-    assert len(_memory(lesson_path).lessons(None)) == 1
+    assert len(_memory(lesson_path).lessons.list(None)) == 1
 
 
 @pytest.mark.parametrize(

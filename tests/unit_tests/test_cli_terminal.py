@@ -65,9 +65,9 @@ def hostile_path(tmp_path: Path) -> Path:
             ]
         )
         for run_id in ("r1", "r2", "r3", "r4"):
-            memory.note_injection(run_id, [EVIL_ID], "Implement a login form")
-            memory.credit(run_id, 0.0)
-        memory.add_lessons(
+            memory.runs.note(run_id, [EVIL_ID], "Implement a login form")
+            memory.runs.credit(run_id, 0.0)
+        memory.lessons.add(
             [
                 Lesson.create(
                     title=f"Validate input {HOSTILE}",
@@ -106,7 +106,7 @@ def test_lessons_show_and_errors_are_inert_too(
     hostile_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with ChromaEpisodeStore(path=hostile_path) as store:
-        (lesson,) = EpisodicMemory(store=store).lessons()
+        (lesson,) = EpisodicMemory(store=store).lessons.list()
     code, out, err = run(capsys, "lessons", "show", lesson.lesson_id, "--path", str(hostile_path))
     assert code == 0, err
     assert raw_unsafe(out) == []

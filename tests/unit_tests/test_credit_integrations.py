@@ -72,13 +72,13 @@ def test_middleware_credits_the_runs_reward_to_the_episodes_it_showed(
     runs: list[str | None] = []
     _agent(memory, _recorder(9, runs)).invoke(user("Add a login form with email checks"))
 
-    (event,) = memory.credit_log()
+    (event,) = memory.runs.log()
     assert [event.run_id] == runs
     assert event.episode_ids == ("login-1",)
     assert event.reward == pytest.approx(0.9)
     assert event.by == "EpisodicMemoryMiddleware"
-    assert memory.open_runs() == {}
-    row = memory.utility("login-1")
+    assert memory.runs.pending() == {}
+    row = memory.runs.utility("login-1")
     assert (row.injections, row.credited_runs) == (1, 1)
     assert row.estimate(NOW) > 0.5
 
@@ -87,10 +87,10 @@ def test_middleware_credits_under_ainvoke_too(memory: EpisodicMemory) -> None:
     runs: list[str | None] = []
     asyncio.run(_agent(memory, _recorder(2, runs)).ainvoke(user("Add a login form")))
 
-    (event,) = memory.credit_log()
+    (event,) = memory.runs.log()
     assert [event.run_id] == runs
     assert event.reward == pytest.approx(0.2)
-    assert memory.utility("login-1").estimate(NOW) < 0.5
+    assert memory.runs.utility("login-1").estimate(NOW) < 0.5
 
 
 def test_a_run_without_an_outcome_stays_open(memory: EpisodicMemory) -> None:
@@ -98,8 +98,8 @@ def test_a_run_without_an_outcome_stays_open(memory: EpisodicMemory) -> None:
     _agent(memory, _recorder(None, runs)).invoke(user("Add a login form"))
 
     assert runs[0] is not None
-    assert list(memory.open_runs()) == runs
-    assert memory.credit_log() == ()
+    assert list(memory.runs.pending()) == runs
+    assert memory.runs.log() == ()
 
 
 def test_each_agent_run_is_its_own_run(memory: EpisodicMemory) -> None:
@@ -108,7 +108,7 @@ def test_each_agent_run_is_its_own_run(memory: EpisodicMemory) -> None:
     agent.invoke(user("Add a login form"))
     agent.invoke(user("Add a login form"))
 
-    assert sorted(event.run_id for event in memory.credit_log()) == sorted(runs)  # type: ignore[type-var]
+    assert sorted(event.run_id for event in memory.runs.log()) == sorted(runs)  # type: ignore[type-var]
     assert len(set(runs)) == 2
 
 
@@ -118,7 +118,7 @@ def test_the_callers_run_id_and_thread_are_used(memory: EpisodicMemory) -> None:
         user("Add a login form"), config={"configurable": {"run_id": "job-7", "thread_id": "t1"}}
     )
 
-    (injection,) = memory.open_runs()["job-7"]
+    (injection,) = memory.runs.pending()["job-7"]
     assert injection.thread_id == "t1"
     assert injection.episode_ids == ("login-1",)
 
@@ -126,26 +126,26 @@ def test_the_callers_run_id_and_thread_are_used(memory: EpisodicMemory) -> None:
 def test_an_episode_naming_its_run_is_credited_once(memory: EpisodicMemory) -> None:
     _agent(memory, _recorder(9, [], source_from_state=True)).invoke(user("Add a login form"))
 
-    (event,) = memory.credit_log()
+    (event,) = memory.runs.log()
     # The middleware credits before recording; record()'s own close is then a no-op.
     assert event.by == "EpisodicMemoryMiddleware"
-    assert memory.utility("login-1").credited_runs == 1
+    assert memory.runs.utility("login-1").credited_runs == 1
 
 
 def test_runnable_notes_under_the_configured_run(memory: EpisodicMemory) -> None:
     runnable = create_replay_runnable(memory)
     runnable.invoke("Add a login form", config={"configurable": {"run_id": "chain-1"}})
 
-    (injection,) = memory.open_runs()["chain-1"]
+    (injection,) = memory.runs.pending()["chain-1"]
     assert injection.episode_ids == ("login-1",)
-    memory.credit("chain-1", 1.0)
-    assert memory.utility("login-1").credited_runs == 1
+    memory.runs.credit("chain-1", 1.0)
+    assert memory.runs.utility("login-1").credited_runs == 1
 
 
 def test_runnable_without_a_run_id_notes_under_the_calls_run_id(memory: EpisodicMemory) -> None:
     asyncio.run(create_replay_runnable(memory).ainvoke("Add a login form"))
 
-    (run_id,) = memory.open_runs()
+    (run_id,) = memory.runs.pending()
     assert len(run_id) >= 32  # a LangChain run id (a UUID)
 
 
@@ -155,8 +155,8 @@ def test_recall_tool_notes_each_call(memory: EpisodicMemory) -> None:
     tool.invoke({"query": "login form"}, config=config)
     tool.invoke({"query": "email validation"}, config=config)
 
-    assert len(memory.open_runs()["agent-3"]) == 2
-    event = memory.credit("agent-3", 0.5)
+    assert len(memory.runs.pending()["agent-3"]) == 2
+    event = memory.runs.credit("agent-3", 0.5)
     assert event.episode_ids == ("login-1",)  # one credit per run, however often shown
 
 
@@ -166,7 +166,7 @@ def test_classic_memory_credits_the_loaded_prompt(memory: EpisodicMemory) -> Non
     chain_memory.load_memory_variables(inputs)
     episode = chain_memory.record_outcome(inputs, "def login(): ...", 10, 10)
 
-    (event,) = memory.credit_log()
+    (event,) = memory.runs.log()
     assert (event.reward, event.episode_ids, event.by) == (1.0, ("login-1",), "EpisodicChainMemory")
     # A generated run id is not part of the episode; who recorded it and where are.
     assert episode.source == EpisodeSource("EpisodicChainMemory", namespace="default")
@@ -179,7 +179,7 @@ def test_classic_memory_uses_the_run_id_input(memory: EpisodicMemory) -> None:
     episode = chain_memory.record_outcome(inputs, "def login(): ...", 3, 10)
 
     assert episode.source == EpisodeSource("EpisodicChainMemory", "nightly-12", namespace="default")
-    (event,) = memory.credit_log()
+    (event,) = memory.runs.log()
     assert event.run_id == "nightly-12"
     assert event.reward == pytest.approx(0.3)
 

@@ -69,15 +69,15 @@ def test_a_fix_recorded_five_times_earns_its_credit_once() -> None:
     # Only the first copy was ever shown; runs with it succeed, runs with the
     # look-alike fail.
     for index in range(4):
-        memory.note_injection(f"fix-run-{index}", ["fix-0"], TASK)
-        memory.credit(f"fix-run-{index}", 1.0)
-        memory.note_injection(f"other-run-{index}", ["look-alike"], TASK)
-        memory.credit(f"other-run-{index}", 0.0)
-    report = memory.recall_report(TASK, RecallOptions(top_k=6))
+        memory.runs.note(f"fix-run-{index}", ["fix-0"], TASK)
+        memory.runs.credit(f"fix-run-{index}", 1.0)
+        memory.runs.note(f"other-run-{index}", ["look-alike"], TASK)
+        memory.runs.credit(f"other-run-{index}", 0.0)
+    report = memory.recall(TASK, options=RecallOptions(top_k=6), explain=True)
     estimates = report.estimates
     assert {estimates[f"fix-{i}"] for i in range(5)} == {estimates["fix-0"]}
     assert estimates["fix-0"] > 0.5 > estimates["look-alike"]
-    assert memory.utility("fix-3").credited_runs == 0  # its own row stays empty
+    assert memory.runs.utility("fix-3").credited_runs == 0  # its own row stays empty
     assert report.results[-1].episode.episode_id == "look-alike"
     copy = next(r for r in report.results if r.episode.episode_id == "fix-3")
     assert why_recalled(copy, report).endswith(
@@ -106,10 +106,12 @@ def test_exploration_draws_from_the_posterior_with_the_memorys_seeded_rng() -> N
                 )
             ]
         )
-        memory.note_injection("r0", ["e5"], TASK)
-        memory.credit("r0", 0.6)
+        memory.runs.note("r0", ["e5"], TASK)
+        memory.runs.credit("r0", 0.6)
         options = RecallOptions(top_k=6, explore=explore)
-        return [[r.episode.episode_id for r in memory.recall_with(TASK, options)] for _ in range(8)]
+        return [
+            [r.episode.episode_id for r in memory.recall(TASK, options=options)] for _ in range(8)
+        ]
 
     assert orders(3, explore=True) == orders(3, explore=True)  # reproducible
     explored = orders(3, explore=True) + orders(4, explore=True)

@@ -12,6 +12,13 @@ import sys
 import pytest
 
 from langchain_episodic import EpisodicMemory, HashingEmbeddings
+from langchain_episodic.areas import (
+    MemoryForgetting,
+    MemoryJournal,
+    MemoryLessons,
+    MemoryQuarantine,
+    MemoryRuns,
+)
 from langchain_episodic.errors import CreditError, EpisodeValidationError, EpisodicValueError
 from langchain_episodic.model.lesson import Lesson, LessonSource
 from langchain_episodic.scoring.options import RecallOptions
@@ -50,57 +57,57 @@ def a_lesson(source: str = "login-1", title: str = "Strip e-mails first") -> Les
 
 
 def test_close_run_is_idempotent_and_returns_the_runs_outcome(memory: EpisodicMemory) -> None:
-    memory.note_injection("run-1", ["login-1"], "Implement a login form")
-    first = memory.close_run("run-1", 0.9, by="agent")
+    memory.runs.note("run-1", ["login-1"], "Implement a login form")
+    first = memory.runs.close("run-1", 0.9, by="agent")
     assert first is not None
     assert first.reward == 0.9
     assert first.episode_ids == ("login-1",)
     # Again, from anyone, with another reward: the first outcome stands and is returned.
-    assert memory.close_run("run-1", 0.1) == first
-    assert memory.credit_log() == (first,)
+    assert memory.runs.close("run-1", 0.1) == first
+    assert memory.runs.log() == (first,)
     with pytest.raises(CreditError, match="already credited"):
-        memory.credit("run-1", 0.5)
+        memory.runs.credit("run-1", 0.5)
 
 
 def test_close_run_of_a_run_shown_nothing_is_none_and_writes_nothing(
     memory: EpisodicMemory,
 ) -> None:
-    assert memory.close_run("never-noted", 0.5) is None
-    assert memory.credit_log() == ()
+    assert memory.runs.close("never-noted", 0.5) is None
+    assert memory.runs.log() == ()
 
 
 def test_close_run_refuses_a_bad_reward_naming_it(memory: EpisodicMemory) -> None:
-    memory.note_injection("run-1", ["login-1"], "Implement a login form")
+    memory.runs.note("run-1", ["login-1"], "Implement a login form")
     with pytest.raises(EpisodicValueError, match=r"reward=1\.5"):
-        memory.close_run("run-1", 1.5)
+        memory.runs.close("run-1", 1.5)
     with pytest.raises(EpisodicValueError, match="run_id=''"):
-        memory.credit("", 0.5)
-    assert memory.open_runs().keys() == {"run-1"}
+        memory.runs.credit("", 0.5)
+    assert memory.runs.pending().keys() == {"run-1"}
 
 
 def test_a_journal_that_fails_while_closing_is_logged_not_raised(
     memory: EpisodicMemory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    memory.note_injection("run-1", ["login-1"], "Implement a login form")
+    memory.runs.note("run-1", ["login-1"], "Implement a login form")
 
     def broken(*_: object, **__: object) -> None:
         raise OSError("disk gone")
 
     monkeypatch.setattr(memory.store, "append_journal", broken)
     with caplog.at_level(logging.WARNING):
-        assert memory.close_run("run-1", 0.9) is None
+        assert memory.runs.close("run-1", 0.9) is None
     assert "could not credit run_id='run-1'" in caplog.text
 
 
 def test_recording_the_runs_episode_closes_it_once(memory: EpisodicMemory) -> None:
     from langchain_episodic.model.episode import EpisodeSource  # noqa: PLC0415
 
-    memory.note_injection("run-9", ["login-1"], "Implement a login form")
+    memory.runs.note("run-9", ["login-1"], "Implement a login form")
     episode = make_episode(episode_id="login-3", reward=0.7)
     sourced = type(episode)(**{**episode.__dict__, "source": EpisodeSource("agent", "run-9")})
     memory.record(sourced)
-    assert [(e.run_id, e.reward) for e in memory.credit_log()] == [("run-9", 0.7)]
-    assert memory.close_run("run-9", 0.2) == memory.credit_log()[0]
+    assert [(e.run_id, e.reward) for e in memory.runs.log()] == [("run-9", 0.7)]
+    assert memory.runs.close("run-9", 0.2) == memory.runs.log()[0]
 
 
 # ------------------------------------------------------------------ typed subjects
@@ -113,35 +120,35 @@ def test_an_episode_id_that_looks_like_a_lesson_id_is_refused() -> None:
 
 def test_utility_rows_say_their_kind_and_can_be_kept_by_kind(memory: EpisodicMemory) -> None:
     lesson = a_lesson()
-    memory.add_lessons([lesson])
+    memory.lessons.add([lesson])
     for run in range(3):
-        memory.note_injection(f"run-{run}", [lesson.lesson_id, "login-2"], "Fix a login form")
-        memory.credit(f"run-{run}", 0.0)
-    rows = memory.utilities()
+        memory.runs.note(f"run-{run}", [lesson.lesson_id, "login-2"], "Fix a login form")
+        memory.runs.credit(f"run-{run}", 0.0)
+    rows = memory.runs.utilities()
     assert {i: row.kind for i, row in rows.items()} == {
         lesson.lesson_id: "lesson",
         "login-2": "episode",
     }
-    assert set(memory.utilities(kind="episode")) == {"login-2"}
-    assert set(memory.utilities(kind="lesson")) == {lesson.lesson_id}
-    assert {row.kind for row in memory.harmful(min_runs=3, max_utility=1.0)} == {
+    assert set(memory.runs.utilities(kind="episode")) == {"login-2"}
+    assert set(memory.runs.utilities(kind="lesson")) == {lesson.lesson_id}
+    assert {row.kind for row in memory.runs.harmful(min_runs=3, max_utility=1.0)} == {
         "lesson",
         "episode",
     }
-    assert [r.episode_id for r in memory.harmful(3, 1.0, kind="lesson")] == [lesson.lesson_id]
+    assert [r.episode_id for r in memory.runs.harmful(3, 1.0, kind="lesson")] == [lesson.lesson_id]
     with pytest.raises(EpisodicValueError, match="kind='episodes'"):
-        memory.utilities(kind="episodes")  # type: ignore[arg-type]
+        memory.runs.utilities(kind="episodes")  # type: ignore[arg-type]
 
 
 def test_one_string_of_ids_is_refused_not_read_as_letters(memory: EpisodicMemory) -> None:
     with pytest.raises(EpisodicValueError, match="episode_ids='b1'"):
-        memory.note_injection("run", "b1", "task")
-    assert memory.open_runs() == {}
+        memory.runs.note("run", "b1", "task")
+    assert memory.runs.pending() == {}
 
 
 def test_quarantine_of_something_not_ids_names_the_argument(memory: EpisodicMemory) -> None:
     with pytest.raises(EpisodicValueError, match="episode_ids=5"):
-        memory.quarantine(5, "why")  # type: ignore[arg-type]
+        memory.quarantine.add(5, "why")  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------ public reads
@@ -157,72 +164,76 @@ def test_get_episodes_reads_by_id(memory: EpisodicMemory) -> None:
 def test_journal_entries_merge_into_another_namespace_and_conflicts_are_named(
     memory: EpisodicMemory,
 ) -> None:
-    memory.note_injection("run-1", ["login-1"], "Implement a login form")
-    memory.credit("run-1", 0.8)
+    memory.runs.note("run-1", ["login-1"], "Implement a login form")
+    memory.runs.credit("run-1", 0.8)
     other = memory.for_namespace("other")
     other.record_many(memory.episodes())
-    entries = memory.journal_entries()
-    assert other.merge_journal(entries) == []
-    assert [e.run_id for e in other.credit_log()] == ["run-1"]
-    assert other.merge_journal(entries) == []  # again: nothing new, nothing wrong
+    entries = memory.journal.entries()
+    assert other.journal.merge(entries) == []
+    assert [e.run_id for e in other.runs.log()] == ["run-1"]
+    assert other.journal.merge(entries) == []  # again: nothing new, nothing wrong
     clash = JournalEntry("outcome:run-1", "run-1", '{"reward": 0.1}')
-    assert other.merge_journal([clash]) == ["outcome:run-1"]
-    assert other.credit_log()[0].reward == 0.8
+    assert other.journal.merge([clash]) == ["outcome:run-1"]
+    assert other.runs.log()[0].reward == 0.8
 
 
 # ------------------------------------------------------------------ async twins
 
-TWINS = {
-    "arecord": "record",
-    "arecord_many": "record_many",
-    "aget_episodes": "get_episodes",
-    "arecall": "recall",
-    "arecall_with": "recall_with",
-    "arecall_report": "recall_report",
-    "arecall_lessons": "recall_lessons",
-    "aquarantine": "quarantine",
-    "arelease": "release",
-    "anote_injection": "note_injection",
-    "acredit": "credit",
-    "aclose_run": "close_run",
-    "aexpire_open_runs": "expire_open_runs",
-    "areload_credit": "reload_credit",
-    "aadd_lessons": "add_lessons",
-    "arevise_lesson": "revise_lesson",
-    "aconsolidate_lessons": "consolidate_lessons",
-}
+TWINS = [
+    (EpisodicMemory, "arecord", "record"),
+    (EpisodicMemory, "arecord_many", "record_many"),
+    (EpisodicMemory, "aget_episodes", "get_episodes"),
+    (EpisodicMemory, "arecall", "recall"),
+    (EpisodicMemory, "atask", "task"),
+    (EpisodicMemory, "aforget", "forget"),
+    (MemoryRuns, "anote", "note"),
+    (MemoryRuns, "acredit", "credit"),
+    (MemoryRuns, "aclose", "close"),
+    (MemoryRuns, "aexpire", "expire"),
+    (MemoryRuns, "areload", "reload"),
+    (MemoryLessons, "aadd", "add"),
+    (MemoryLessons, "arevise", "revise"),
+    (MemoryLessons, "aconsolidate", "consolidate"),
+    (MemoryLessons, "arecall", "recall"),
+    (MemoryQuarantine, "aadd", "add"),
+    (MemoryQuarantine, "arelease", "release"),
+    (MemoryQuarantine, "apin", "pin"),
+    (MemoryQuarantine, "aunpin", "unpin"),
+    (MemoryForgetting, "aforget_all", "forget_all"),
+    (MemoryForgetting, "aprune", "prune"),
+    (MemoryForgetting, "areceipts", "receipts"),
+    (MemoryJournal, "acheckpoint", "checkpoint"),
+]
 
 
-@pytest.mark.parametrize(("twin", "method"), TWINS.items())
+@pytest.mark.parametrize(("owner", "twin", "method"), TWINS)
 def test_every_async_twin_is_a_coroutine_function_with_its_methods_signature(
-    twin: str, method: str
+    owner: type, twin: str, method: str
 ) -> None:
-    assert inspect.iscoroutinefunction(getattr(EpisodicMemory, twin))
-    assert getattr(EpisodicMemory, twin).__name__ == twin
-    assert inspect.signature(getattr(EpisodicMemory, twin)) == inspect.signature(
-        getattr(EpisodicMemory, method)
-    )
+    assert inspect.iscoroutinefunction(getattr(owner, twin))
+    assert getattr(owner, twin).__name__ == twin
+    assert inspect.signature(getattr(owner, twin)) == inspect.signature(getattr(owner, method))
 
 
 async def test_async_twins_give_what_their_methods_give(memory: EpisodicMemory) -> None:
     options = RecallOptions(top_k=2)
-    assert await memory.arecall_report("login form", options) == memory.recall_report(
-        "login form", options
+    assert await memory.arecall("login form", options=options, explain=True) == memory.recall(
+        "login form", options=options, explain=True
     )
     assert (await memory.aget_episodes(["login-1"])).keys() == {"login-1"}
     lesson = a_lesson()
-    assert await memory.aadd_lessons([lesson]) == 1
-    assert await memory.arecall_lessons("login form e-mail", 1) == memory.recall_lessons(
+    assert await memory.lessons.aadd([lesson]) == 1
+    assert await memory.lessons.arecall("login form e-mail", 1) == memory.lessons.recall(
         "login form e-mail", 1
     )
-    revised = await memory.arevise_lesson(lesson.lesson_id, title="Strip every e-mail")
-    assert memory.lesson_status(lesson.lesson_id) == "archived"
-    assert await memory.aconsolidate_lessons() == ()
-    assert memory.lessons() == (revised,)
-    await memory.anote_injection("run-a", ["login-1"], "login form")
-    event = await memory.aclose_run("run-a", 0.6)
+    revised = await memory.lessons.arevise(lesson.lesson_id, title="Strip every e-mail")
+    assert memory.lessons.status(lesson.lesson_id) == "archived"
+    assert await memory.lessons.aconsolidate() == ()
+    assert memory.lessons.list() == (revised,)
+    await memory.runs.anote("run-a", ["login-1"], "login form")
+    event = await memory.runs.aclose("run-a", 0.6)
     assert event is not None
-    assert await memory.aclose_run("run-a", 0.1) == event
+    assert await memory.runs.aclose("run-a", 0.1) == event
 
 
 def test_as_retriever_and_as_runnable_are_wired_by_the_package(memory: EpisodicMemory) -> None:

@@ -40,7 +40,7 @@ def test_an_erasure_needs_a_reason(reason: object) -> None:
     with pytest.raises(EpisodicValueError, match="reason="):
         memory.forget(["ep-1"], reason=reason)  # type: ignore[arg-type]
     with pytest.raises(EpisodicValueError, match="reason="):
-        memory.forget_all(reason=reason)  # type: ignore[arg-type]
+        memory.forgetting.forget_all(reason=reason)  # type: ignore[arg-type]
     assert len(memory) == 6
 
 
@@ -74,7 +74,7 @@ def test_a_retention_policy_that_would_keep_nothing_is_refused() -> None:
     with pytest.raises(TypeError, match="retention="):
         EpisodicMemory(retention={"max_episodes": 3})  # type: ignore[arg-type]
     with pytest.raises(EpisodicValueError, match="no retention policy"):
-        memory_with().prune()
+        memory_with().forgetting.prune()
 
 
 def test_the_forgotten_error_names_the_id_and_the_date() -> None:
@@ -97,8 +97,8 @@ def test_an_erasure_cut_short_is_reported_and_finished_by_forgetting_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     memory = memory_with()
-    memory.note_injection("r1", ["ep-1", "ep-2"], "secret task text")
-    memory.credit("r1", 0.9)
+    memory.runs.note("r1", ["ep-1", "ep-2"], "secret task text")
+    memory.runs.credit("r1", 0.9)
     store = memory.store
     assert isinstance(store, InMemoryEpisodeStore)
 
@@ -110,16 +110,16 @@ def test_an_erasure_cut_short_is_reported_and_finished_by_forgetting_again(
         memory.forget(["ep-1"], reason="user asked")
     monkeypatch.undo()
     fresh = EpisodicMemory(store=store, clock=lambda: NOW)
-    (unfinished,) = fresh.unfinished_erasures()
-    assert "ep-1" in fresh.forgotten(["ep-1"])  # the tombstone was written first
-    assert any("secret task text" in e.payload for e in fresh.journal_entries())
+    (unfinished,) = fresh.forgetting.unfinished()
+    assert "ep-1" in fresh.forgetting.forgotten(["ep-1"])  # the tombstone was written first
+    assert any("secret task text" in e.payload for e in fresh.journal.entries())
     receipt = fresh.forget(["ep-1"], reason="user asked")
     assert receipt.already_forgotten == 1
-    assert fresh.unfinished_erasures() == []
-    assert not any("secret task text" in e.payload for e in fresh.journal_entries())
-    (outcome,) = fresh.credit_log()
+    assert fresh.forgetting.unfinished() == []
+    assert not any("secret task text" in e.payload for e in fresh.journal.entries())
+    (outcome,) = fresh.runs.log()
     assert outcome.episode_ids == ("ep-2",)
-    assert unfinished in {r.erasure_id for r in fresh.erasures()}
+    assert unfinished in {r.erasure_id for r in fresh.forgetting.receipts()}
 
 
 def test_an_erasure_between_the_writers_check_and_its_write_wins() -> None:
@@ -170,7 +170,7 @@ def test_a_capped_memory_keeps_recalling_what_it_keeps() -> None:
     for episode in memory.episodes():
         hits = memory.recall(episode.task, top_k=len(kept))
         assert {h.episode.episode_id for h in hits} <= kept
-    assert len(memory.erasures()) >= 8
+    assert len(memory.forgetting.receipts()) >= 8
 
 
 # ------------------------------------------------------------------ the command line
@@ -249,18 +249,18 @@ def test_cli_prune_lists_what_would_go(tmp_path: Path, capsys: pytest.CaptureFix
 def test_forget_all_on_a_namespace_that_holds_nothing_is_refused() -> None:
     memory = memory_with()
     with pytest.raises(EpisodicValueError, match="holds nothing to erase"):
-        memory.for_namespace("typo").forget_all(reason="x")
+        memory.for_namespace("typo").forgetting.forget_all(reason="x")
     assert len(memory) == 6
-    memory.forget_all(reason="user left")
-    again = memory.forget_all(reason="asked twice")  # tombstones remain: a no-op
+    memory.forgetting.forget_all(reason="user left")
+    again = memory.forgetting.forget_all(reason="asked twice")  # tombstones remain: a no-op
     assert again.episodes == 0
 
 
 def test_forget_all_keeps_no_run_id_in_its_records() -> None:
     memory = memory_with()
-    memory.note_injection("run-of-alice-smith", ["ep-1"], "a task")
-    memory.credit("run-of-alice-smith", 0.8, by="alice-smith-reviewer")
-    memory.forget_all(reason="account closed")
+    memory.runs.note("run-of-alice-smith", ["ep-1"], "a task")
+    memory.runs.credit("run-of-alice-smith", 0.8, by="alice-smith-reviewer")
+    memory.forgetting.forget_all(reason="account closed")
     stored = memory.store.read_journal(memory.namespace)
     assert stored  # the tombstones, the erasure record and the receipt
     assert not any("alice-smith" in entry.entry_id + entry.payload for entry in stored)

@@ -98,7 +98,7 @@ def test_every_namespace_is_refused_clearly_or_fully_isolated(names: list[str]) 
             assert [hit.episode for hit in hits] == [mine]
             profiles = reader.skill_profiles()
             assert [(p.category, p.total_episodes) for p in profiles] == [(mine.task.category, 1)]
-            assert reader.quarantined() == {}
+            assert reader.quarantine.list() == {}
         assert store.get(name, ["same-id"]) == {"same-id": mine}
         assert store.count(name) == 1
         assert store.verify(name) == []

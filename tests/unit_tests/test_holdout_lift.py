@@ -82,23 +82,23 @@ def test_an_rng_of_another_type_is_refused() -> None:
 def test_the_draw_is_seeded_kept_per_run_and_near_its_fraction() -> None:
     first, again = memory_with(0.3, seed=5), memory_with(0.3, seed=5)
     runs = [f"run-{i}" for i in range(400)]
-    drawn = [first.is_holdout(run) for run in runs]
-    assert drawn == [again.is_holdout(run) for run in runs]  # reproducible
-    assert drawn == [first.is_holdout(run) for run in runs]  # kept per run
+    drawn = [first.runs.is_holdout(run) for run in runs]
+    assert drawn == [again.runs.is_holdout(run) for run in runs]  # reproducible
+    assert drawn == [first.runs.is_holdout(run) for run in runs]  # kept per run
     assert 0.22 < sum(drawn) / len(drawn) < 0.38
-    assert not any(memory_with(0.0).is_holdout(run) for run in runs)
+    assert not any(memory_with(0.0).runs.is_holdout(run) for run in runs)
 
 
 def test_a_holdout_replay_recalls_nothing_and_notes_a_holdout_run() -> None:
     memory = memory_with(0.5, seed=1)
-    held = next(f"run-{i}" for i in range(50) if memory.is_holdout(f"run-{i}"))
-    shown = next(f"run-{i}" for i in range(50) if not memory.is_holdout(f"run-{i}"))
+    held = next(f"run-{i}" for i in range(50) if memory.runs.is_holdout(f"run-{i}"))
+    shown = next(f"run-{i}" for i in range(50) if not memory.runs.is_holdout(f"run-{i}"))
     replay = build_replay(memory, TASK, run_id=held, include_strategy=True)
     assert replay.holdout
     assert (replay.prompt, replay.results, replay.lessons) == ("", (), ())
     assert replay.strategy is not None
     assert replay.strategy.reason == "holdout"
-    assert memory.open_runs()[held][0].holdout
+    assert memory.runs.pending()[held][0].holdout
     # The same run asked again (a tool called twice) stays a holdout run.
     assert build_replay(memory, TASK, run_id=held).holdout
     normal = build_replay(memory, TASK, run_id=shown)
@@ -115,24 +115,24 @@ def test_a_holdout_run_is_credited_once_credits_no_episode_and_is_the_baseline()
         run = f"run-{index}"
         replay = build_replay(memory, TASK, run_id=run)
         rewards[run] = 0.3 if replay.holdout else 0.8
-        memory.credit(run, rewards[run])
-    held = [e for e in memory.credit_log() if e.holdout]
+        memory.runs.credit(run, rewards[run])
+    held = [e for e in memory.runs.log() if e.holdout]
     assert held
     assert all(e.episode_ids == () for e in held)
-    assert memory.close_run(held[0].run_id, 1.0) == held[0]  # once: nothing double-counted
-    row = memory.utility("login-1")
+    assert memory.runs.close(held[0].run_id, 1.0) == held[0]  # once: nothing double-counted
+    row = memory.runs.utility("login-1")
     assert row.credited_runs == 40 - len(held)
     # Against the holdout runs (0.3) every run with memory (0.8) has a clear advantage.
     assert row.mean_advantage is not None
     assert row.mean_advantage > 0.3
-    assert memory.utility("login-1").estimate(NOW) > 0.9
+    assert memory.runs.utility("login-1").estimate(NOW) > 0.9
 
 
 def test_the_middleware_state_says_whether_the_run_was_held_out() -> None:
     from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware  # noqa: PLC0415
 
     memory = memory_with(0.5, seed=2)
-    held = next(f"run-{i}" for i in range(50) if memory.is_holdout(f"run-{i}"))
+    held = next(f"run-{i}" for i in range(50) if memory.runs.is_holdout(f"run-{i}"))
     replay = build_replay(memory, TASK, run_id=held)
     state = EpisodicMemoryMiddleware._state_of(replay, memory, replay.task, 1)
     assert state["holdout"] is True
@@ -160,7 +160,7 @@ def test_the_baseline_switches_to_holdout_runs_once_a_category_has_enough() -> N
 
 def test_lift_says_not_enough_until_there_are_holdout_runs() -> None:
     memory = memory_with(0.0)
-    report = memory.lift()
+    report = memory.runs.lift()
     assert not report.enough
     assert report.note == "not enough holdout runs yet: 0 of the 10 needed"
     assert report.overall.reward_lift is None
@@ -172,8 +172,10 @@ def test_lift_reports_overall_per_category_over_time_and_per_item() -> None:
     for index in range(120):
         run = f"run-{index}"
         replay = build_replay(memory, TASK, run_id=run)
-        memory.credit(run, float(np.clip(rng.normal(0.45 if replay.holdout else 0.7, 0.1), 0, 1)))
-    report = memory.lift(periods=3)
+        memory.runs.credit(
+            run, float(np.clip(rng.normal(0.45 if replay.holdout else 0.7, 0.1), 0, 1))
+        )
+    report = memory.runs.lift(periods=3)
     assert report.enough
     assert report.note == ""
     assert report.overall.with_memory.runs + report.overall.holdout.runs == 120
@@ -219,7 +221,7 @@ def test_welch_interval_needs_two_values_a_side() -> None:
 )
 def test_bad_report_options_are_refused_by_name(options: dict[str, float], named: str) -> None:
     with pytest.raises(EpisodicValueError, match=named):
-        memory_with(0.1).lift(**options)
+        memory_with(0.1).runs.lift(**options)
 
 
 # ------------------------------------------------------------------ the command line
@@ -235,7 +237,7 @@ def test_the_cli_lift_command_prints_and_writes_json(tmp_path, capsys) -> None: 
     for index in range(60):
         run = f"run-{index}"
         replay = build_replay(memory, TASK, run_id=run)
-        memory.credit(run, 0.4 if replay.holdout else 0.9)
+        memory.runs.credit(run, 0.4 if replay.holdout else 0.9)
     store.close()
     assert main(["--path", str(tmp_path / "memory"), "lift"]) == 0
     out = capsys.readouterr().out
@@ -272,10 +274,10 @@ def test_the_default_lets_an_episode_that_keeps_helping_beat_a_closer_look_alike
     first = memory.recall(TASK, top_k=1)
     assert [r.episode.episode_id for r in first] == ["look-alike"]  # nothing learnt: similarity
     for index in range(6):
-        memory.note_injection(f"a{index}", ["look-alike"], TASK)
-        memory.credit(f"a{index}", 0.1)
-        memory.note_injection(f"b{index}", ["keeps-helping"], TASK)
-        memory.credit(f"b{index}", 0.9)
+        memory.runs.note(f"a{index}", ["look-alike"], TASK)
+        memory.runs.credit(f"a{index}", 0.1)
+        memory.runs.note(f"b{index}", ["keeps-helping"], TASK)
+        memory.runs.credit(f"b{index}", 0.9)
     learnt = memory.recall(TASK, top_k=1)
     assert [r.episode.episode_id for r in learnt] == ["keeps-helping"]
     # Without credit the closer one comes first again.
@@ -290,13 +292,13 @@ def test_credit_evidence_widens_the_candidates_and_the_report_says_how_many() ->
     assert RecallOptions(fetch_k=5).candidate_count(learning=True) == 5
     assert RecallOptions(use_utility=False).candidate_count(learning=True) == 6
     memory = memory_with(0.0)
-    report = memory.recall_report("Bake a sourdough loaf", RecallOptions())
+    report = memory.recall("Bake a sourdough loaf", options=RecallOptions(), explain=True)
     assert report.results == ()
     assert report.candidates == 6  # no credit evidence yet
     assert [r.episode_id for r in report.rejected] == ["login-1"]
-    memory.note_injection("r1", ["login-1"], TASK)
-    memory.credit("r1", 0.9)
-    assert memory.recall_report(TASK, RecallOptions()).candidates == 12
+    memory.runs.note("r1", ["login-1"], TASK)
+    memory.runs.credit("r1", 0.9)
+    assert memory.recall(TASK, options=RecallOptions(), explain=True).candidates == 12
 
 
 def test_the_simulated_default_and_its_oracle_run() -> None:
@@ -339,11 +341,11 @@ def harmful_memory() -> EpisodicMemory:
 
 def runs_until_demoted(memory: EpisodicMemory, shown: str, reward: float, baseline: float) -> int:
     for index in range(40):
-        memory.note_injection(f"base-{index}", ["good"], TASK)
-        memory.credit(f"base-{index}", baseline)
-        memory.note_injection(f"bad-{index}", [shown], TASK)
-        memory.credit(f"bad-{index}", reward)
-        if shown in memory.demoted():
+        memory.runs.note(f"base-{index}", ["good"], TASK)
+        memory.runs.credit(f"base-{index}", baseline)
+        memory.runs.note(f"bad-{index}", [shown], TASK)
+        memory.runs.credit(f"bad-{index}", reward)
+        if shown in memory.runs.demoted():
             return index + 1
     return -1
 
@@ -353,21 +355,21 @@ def test_a_confidently_harmful_episode_goes_on_probation_and_a_pin_brings_it_bac
     assert runs_until_demoted(memory, "bad", 0.0, 0.9) == 5  # PROBATION_MIN_RUNS
     ids = [r.episode.episode_id for r in memory.recall(TASK, top_k=2)]
     assert "bad" not in ids
-    assert "bad" in [row.episode_id for row in memory.harmful()]
+    assert "bad" in [row.episode_id for row in memory.runs.harmful()]
     assert len(memory) == 2  # never deleted
     # Probation is credit's: a recall without credit, and the article's, are the plain ones.
     for plain in ({"use_utility": False}, {"ranking": "article"}):
         assert "bad" in [r.episode.episode_id for r in memory.recall(TASK, top_k=2, **plain)]  # type: ignore[arg-type]
-    assert memory.pin("bad", "a person checked it", by="ops") == 1
-    assert memory.demoted() == ()
+    assert memory.quarantine.pin("bad", "a person checked it", by="ops") == 1
+    assert memory.runs.demoted() == ()
     assert "bad" in [r.episode.episode_id for r in memory.recall(TASK, top_k=2)]
     # Quarantine still wins over a pin.
-    memory.quarantine("bad", "poisoned")
+    memory.quarantine.add("bad", "poisoned")
     assert "bad" not in [r.episode.episode_id for r in memory.recall(TASK, top_k=2)]
-    memory.release("bad", "not poisoned")
-    assert memory.unpin("bad", "back to the rule") == 1
-    assert memory.demoted() == ("bad",)
-    assert list(memory.pinned()) == []
+    memory.quarantine.release("bad", "not poisoned")
+    assert memory.quarantine.unpin("bad", "back to the rule") == 1
+    assert memory.runs.demoted() == ("bad",)
+    assert list(memory.quarantine.pinned()) == []
 
 
 def test_a_mildly_harmful_episode_needs_more_runs_and_a_mixed_one_is_never_demoted() -> None:
@@ -386,23 +388,25 @@ def test_a_demoted_lesson_is_not_shown() -> None:
         sources=(LessonSource("bad"),),
         created_at=NOW,
     )
-    memory.add_lessons([lesson])
-    assert memory.recall_lessons(TASK, 1) == (lesson,)
+    memory.lessons.add([lesson])
+    assert memory.lessons.recall(TASK, 1) == (lesson,)
     assert runs_until_demoted(memory, lesson.lesson_id, 0.0, 0.9) == 5
-    assert memory.recall_lessons(TASK, 1) == ()
-    assert memory.lesson_status(lesson.lesson_id) == "active"  # stored and listed, not shown
+    assert memory.lessons.recall(TASK, 1) == ()
+    assert memory.lessons.status(lesson.lesson_id) == "active"  # stored and listed, not shown
 
 
 def test_pins_survive_reopening_and_unknown_ids_are_refused() -> None:
     store = InMemoryEpisodeStore()
     memory = EpisodicMemory(store=store, embeddings=HashingEmbeddings(), clock=lambda: NOW)
     memory.record(make_episode(episode_id="e1"))
-    memory.pin("e1", "keep")
-    assert list(EpisodicMemory(store=store, embeddings=HashingEmbeddings()).pinned()) == ["e1"]
+    memory.quarantine.pin("e1", "keep")
+    assert list(
+        EpisodicMemory(store=store, embeddings=HashingEmbeddings()).quarantine.pinned()
+    ) == ["e1"]
     with pytest.raises(EpisodicValueError, match="nope"):
-        memory.pin("nope", "keep")
+        memory.quarantine.pin("nope", "keep")
     with pytest.raises(EpisodicValueError, match="reason"):
-        memory.pin("e1", "")
+        memory.quarantine.pin("e1", "")
 
 
 # ------------------------------------------------------------------ backing off
@@ -438,22 +442,22 @@ def _hurting_memory(store: Any = None, *, hashing: bool = True) -> EpisodicMemor
 
 def _credit_runs(memory: EpisodicMemory, count: int, shown: float, held: float) -> None:
     """``count`` runs earning about ``shown`` with memory and ``held`` without."""
-    start = len(memory.credit_log())
+    start = len(memory.runs.log())
     for i in range(start, start + count):
         replay = build_replay(memory, TASK, run_id=f"run-{i}", use_lift=False)
-        memory.credit(f"run-{i}", (held if replay.holdout else shown) - 0.1 * (i % 2))
+        memory.runs.credit(f"run-{i}", (held if replay.holdout else shown) - 0.1 * (i % 2))
 
 
 def test_where_the_holdout_says_memory_hurts_recall_shows_only_one_success() -> None:
     memory = _hurting_memory()
     assert len(memory.recall(TASK, top_k=3)) == 3
     _credit_runs(memory, 60, shown=0.2, held=0.9)
-    report = memory.lift(min_holdout=5)
+    report = memory.runs.lift(min_holdout=5)
     assert report.overall.reward_interval is not None
     assert report.overall.reward_interval[1] < 0
     assert report.backing_off == ("all", "code_generation")
     # (use_utility=False: credit has put the episodes shown in those runs on probation.)
-    backed = memory.recall_report(TASK, RecallOptions(top_k=3, use_utility=False))
+    backed = memory.recall(TASK, options=RecallOptions(top_k=3, use_utility=False), explain=True)
     assert backed.backed_off
     assert [r.episode.episode_id for r in backed.results] == ["won"]
     # One option turns it off; the article's ranking never backs off.
@@ -461,30 +465,30 @@ def test_where_the_holdout_says_memory_hurts_recall_shows_only_one_success() -> 
     assert len(memory.recall(TASK, top_k=3, ranking="article")) == 3
     # Another category's tasks back off too, because every category together says so.
     other = TaskDescription(TASK.description, "debugging")
-    assert memory.recall_report(other, RecallOptions(top_k=3)).backed_off
+    assert memory.recall(other, options=RecallOptions(top_k=3), explain=True).backed_off
 
 
 def test_backing_off_lets_go_once_memory_stops_hurting_and_survives_a_reopen() -> None:
     store = InMemoryEpisodeStore()
     memory = _hurting_memory(store)
     _credit_runs(memory, 60, shown=0.2, held=0.9)
-    assert memory.recall_report(TASK, RecallOptions()).backed_off
-    memory.checkpoint_journal()
+    assert memory.recall(TASK, options=RecallOptions(), explain=True).backed_off
+    memory.journal.checkpoint()
     reopened = _hurting_memory(store)
-    assert reopened.recall_report(TASK, RecallOptions()).backed_off
+    assert reopened.recall(TASK, options=RecallOptions(), explain=True).backed_off
     # Better runs with memory push the old ones out of the window: the rule lets go.
     _credit_runs(reopened, 150, shown=0.95, held=0.9)
-    assert not reopened.recall_report(TASK, RecallOptions()).backed_off
-    assert reopened.lift().backing_off == ()
+    assert not reopened.recall(TASK, options=RecallOptions(), explain=True).backed_off
+    assert reopened.runs.lift().backing_off == ()
 
 
 def test_no_holdout_runs_means_no_backing_off() -> None:
     memory = _hurting_memory()
     for i in range(30):
         run = f"plain-{i}"
-        memory.note_injection(run, ["lost"], TASK)
-        memory.credit(run, 0.0)
-    assert not memory.recall_report(TASK, RecallOptions()).backed_off
+        memory.runs.note(run, ["lost"], TASK)
+        memory.runs.credit(run, 0.0)
+    assert not memory.recall(TASK, options=RecallOptions(), explain=True).backed_off
 
 
 def test_the_cli_lift_command_says_where_memory_backs_off(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -328,8 +328,8 @@ def test_a_namespace_travels_to_chroma_and_back(tmp_path: Path) -> None:
     episodes = corpus(300, spacing=1.0)
     source.record_many(episodes[150:])
     source.record_many(episodes[:150])
-    source.quarantine(["ep-7", "ep-8"], "bad tool run", by="ops")
-    source.release("ep-8", "fine after all", by="ops")
+    source.quarantine.add(["ep-7", "ep-8"], "bad tool run", by="ops")
+    source.quarantine.release("ep-8", "fine after all", by="ops")
     recorded = list(source.episodes())
     with warnings.catch_warnings():
         warnings.simplefilter("error", MalformedRecordWarning)
@@ -340,8 +340,8 @@ def test_a_namespace_travels_to_chroma_and_back(tmp_path: Path) -> None:
     for copy in (chroma, back):
         assert list(copy.episodes()) == recorded
         assert copy.short_term == source.short_term
-        assert copy.quarantine_log() == source.quarantine_log()
-        assert set(copy.quarantined()) == {"ep-7"}
+        assert copy.quarantine.log() == source.quarantine.log()
+        assert set(copy.quarantine.list()) == {"ep-7"}
     for query in QUERIES:
         assert back.recall(query, top_k=3, current_time=NOW) == source.recall(
             query, top_k=3, current_time=NOW

@@ -121,7 +121,7 @@ def test_the_reflector_writes_through_reflect_and_its_calls_are_counted(good: bo
     assert reflection.rejected == []
     assert len(reflection.stored) == 1
     lesson = reflection.stored[0]
-    assert memory.lessons() == (lesson,)
+    assert memory.lessons.list() == (lesson,)
     reflected = known["ep-10"]
     assert lesson.title == reflected[1].task.description
     subtopics = {known[i][0].subtopic for i in lesson.source_ids}

@@ -267,15 +267,15 @@ def test_the_book_keeps_the_first_lesson_under_an_id_with_a_unit_vector() -> Non
 
 def test_add_lessons_stores_and_a_reopened_memory_sees_them(memory: EpisodicMemory) -> None:
     one, two = lesson(), lesson(("login-1", "login-2"), title="second")
-    assert memory.add_lessons([one, two, one]) == 2
-    assert memory.add_lessons([one]) == 0  # immutable: already stored
-    assert memory.lessons() == (one, two)
-    assert memory.lesson(one.lesson_id) == one
-    assert memory.lesson_status(one.lesson_id) == "active"
+    assert memory.lessons.add([one, two, one]) == 2
+    assert memory.lessons.add([one]) == 0  # immutable: already stored
+    assert memory.lessons.list() == (one, two)
+    assert memory.lessons.get(one.lesson_id) == one
+    assert memory.lessons.status(one.lesson_id) == "active"
     again = EpisodicMemory(store=memory.store, clock=lambda: NOW)
-    assert again.lessons() == (one, two)
+    assert again.lessons.list() == (one, two)
     with pytest.raises(EpisodicValueError, match="is not stored in namespace"):
-        memory.lesson("lesson-nope")
+        memory.lessons.get("lesson-nope")
 
 
 @pytest.mark.parametrize("bad_source", ["ghost", "theirs"])
@@ -284,10 +284,10 @@ def test_add_lessons_is_all_or_nothing(memory: EpisodicMemory, bad_source: str) 
     other.record(make_episode(episode_id="theirs", description=LOGIN, timestamp=NOW))
     batch = [lesson(), lesson(("login-2", bad_source), title="bad")]
     with pytest.raises(EpisodicValueError, match=rf"episode_ids=\['{bad_source}'\].*no lesson"):
-        memory.add_lessons(batch)
-    assert memory.lessons(None) == ()
+        memory.lessons.add(batch)
+    assert memory.lessons.list(None) == ()
     assert not any(is_lesson_entry(e.entry_id) for e in memory.store.read_journal("default"))
-    assert other.lessons(None) == ()
+    assert other.lessons.list(None) == ()
 
 
 def test_add_lessons_refuses_unknown_supersedes_and_non_lessons(memory: EpisodicMemory) -> None:
@@ -295,68 +295,68 @@ def test_add_lessons_refuses_unknown_supersedes_and_non_lessons(memory: Episodic
         **STRIP, sources=[LessonSource("login-1")], created_at=NOW, supersedes=("lesson-x",)
     )
     with pytest.raises(EpisodicValueError, match="supersede unknown lesson ids"):
-        memory.add_lessons([lesson(title="fine"), orphan])
+        memory.lessons.add([lesson(title="fine"), orphan])
     with pytest.raises(TypeError, match=r"lessons\[0\]"):
-        memory.add_lessons(["not a lesson"])  # type: ignore[list-item]
-    assert memory.lessons(None) == ()
+        memory.lessons.add(["not a lesson"])  # type: ignore[list-item]
+    assert memory.lessons.list(None) == ()
 
 
 def test_revise_supersedes_and_archives_the_old_lesson(memory: EpisodicMemory) -> None:
     old = lesson()
-    memory.add_lessons([old])
-    new = memory.revise_lesson(old.lesson_id, do="call .strip() and .lower() first", by="ops")
+    memory.lessons.add([old])
+    new = memory.lessons.revise(old.lesson_id, do="call .strip() and .lower() first", by="ops")
     assert new.supersedes == (old.lesson_id,)
     assert new.source_ids == old.source_ids
     assert new.by == "ops"
-    assert memory.lessons() == (new,)
-    assert memory.lessons("archived") == (old,)
-    assert memory.lesson_status(old.lesson_id) == "archived"
-    assert set(memory.lessons(None)) == {old, new}
+    assert memory.lessons.list() == (new,)
+    assert memory.lessons.list("archived") == (old,)
+    assert memory.lessons.status(old.lesson_id) == "archived"
+    assert set(memory.lessons.list(None)) == {old, new}
     with pytest.raises(EpisodicValueError, match="is archived: only an active lesson"):
-        memory.revise_lesson(old.lesson_id, title="again")
+        memory.lessons.revise(old.lesson_id, title="again")
     with pytest.raises(TypeError, match="unknown fields"):
-        memory.revise_lesson(new.lesson_id, sources=())
+        memory.lessons.revise(new.lesson_id, sources=())
     with pytest.raises(EpisodicValueError, match=r"Lesson\.do"):
-        memory.revise_lesson(new.lesson_id, do="")
-    assert memory.lessons() == (new,)
+        memory.lessons.revise(new.lesson_id, do="")
+    assert memory.lessons.list() == (new,)
 
 
 def test_quarantining_a_source_quarantines_its_lessons_until_released(
     memory: EpisodicMemory,
 ) -> None:
     tainted, clean = lesson(("login-1", "login-2")), lesson(("login-2",), title="clean")
-    memory.add_lessons([tainted, clean])
-    assert set(memory.recall_lessons(LOGIN, k=5)) == {tainted, clean}
-    memory.quarantine("login-1", "poisoned tool output")
-    assert memory.lessons() == (clean,)
-    assert memory.lessons("quarantined") == (tainted,)
-    assert memory.lesson_status(tainted.lesson_id) == "quarantined"
-    assert memory.recall_lessons(LOGIN, k=5) == (clean,)
+    memory.lessons.add([tainted, clean])
+    assert set(memory.lessons.recall(LOGIN, k=5)) == {tainted, clean}
+    memory.quarantine.add("login-1", "poisoned tool output")
+    assert memory.lessons.list() == (clean,)
+    assert memory.lessons.list("quarantined") == (tainted,)
+    assert memory.lessons.status(tainted.lesson_id) == "quarantined"
+    assert memory.lessons.recall(LOGIN, k=5) == (clean,)
     prompt = build_replay(memory, LOGIN).text
     assert "Title: clean" in prompt
     assert STRIP["title"] not in prompt
     with pytest.raises(EpisodicValueError, match="is quarantined"):
-        memory.revise_lesson(tainted.lesson_id, title="x")
-    memory.release("login-1", "false alarm")
-    assert memory.lessons() == (tainted, clean)
+        memory.lessons.revise(tainted.lesson_id, title="x")
+    memory.quarantine.release("login-1", "false alarm")
+    assert memory.lessons.list() == (tainted, clean)
     assert STRIP["title"] in build_replay(memory, LOGIN).text
 
 
 def test_a_lesson_is_quarantined_by_its_own_id(memory: EpisodicMemory) -> None:
     one, other = lesson(), lesson(title="other")
-    memory.add_lessons([one, other])
-    assert memory.quarantine(one.lesson_id, "misleading advice") == 1
-    assert memory.lessons("quarantined") == (one,)
-    assert memory.lessons() == (other,)
-    assert one.lesson_id in memory.quarantined()
-    assert "login-1" not in memory.quarantined()  # its source is untouched
+    memory.lessons.add([one, other])
+    assert memory.quarantine.add(one.lesson_id, "misleading advice") == 1
+    assert memory.lessons.list("quarantined") == (one,)
+    assert memory.lessons.list() == (other,)
+    assert one.lesson_id in memory.quarantine.list()
+    assert "login-1" not in memory.quarantine.list()  # its source is untouched
     assert {r.episode.episode_id for r in memory.recall(LOGIN, top_k=5)} >= {"login-1"}
     again = EpisodicMemory(store=memory.store, clock=lambda: NOW)
-    assert again.lessons("quarantined") == (one,)
-    memory.release(one.lesson_id, "fine after all")
-    assert memory.lessons() == (one, other)
+    assert again.lessons.list("quarantined") == (one,)
+    memory.quarantine.release(one.lesson_id, "fine after all")
+    assert memory.lessons.list() == (one, other)
     with pytest.raises(EpisodicValueError):
-        memory.quarantine("lesson-unknown", "no such lesson")
+        memory.quarantine.add("lesson-unknown", "no such lesson")
 
 
 def near_duplicates_memory() -> tuple[EpisodicMemory, list[Lesson]]:
@@ -375,42 +375,42 @@ def near_duplicates_memory() -> tuple[EpisodicMemory, list[Lesson]]:
     memory.record_many(
         [make_episode(episode_id=i, description=f"task {i}", timestamp=NOW) for i in ("e1", "e2")]
     )
-    memory.add_lessons([a, b, c])
+    memory.lessons.add([a, b, c])
     return memory, [a, b, c]
 
 
 def test_consolidation_merges_near_duplicates_and_converges() -> None:
     memory, (a, b, c) = near_duplicates_memory()
-    memory.note_injection("run-1", [a.lesson_id], "task e1")
-    memory.credit("run-1", 1.0)
-    helped = memory.utilities()[a.lesson_id].helped
+    memory.runs.note("run-1", [a.lesson_id], "task e1")
+    memory.runs.credit("run-1", 1.0)
+    helped = memory.runs.utilities()[a.lesson_id].helped
     assert helped > 0
-    (merged,) = memory.consolidate_lessons()
+    (merged,) = memory.lessons.consolidate()
     assert set(merged.supersedes) == {a.lesson_id, b.lesson_id}
     assert set(merged.source_ids) == {"e1", "e2"}
     assert merged.helped == pytest.approx(helped)
-    assert set(memory.lessons()) == {c, merged}
-    assert set(memory.lessons("archived")) == {a, b}
-    assert memory.consolidate_lessons() == ()  # converged
-    assert memory.lesson_utility(merged.lesson_id) > memory.lesson_utility(c.lesson_id)
+    assert set(memory.lessons.list()) == {c, merged}
+    assert set(memory.lessons.list("archived")) == {a, b}
+    assert memory.lessons.consolidate() == ()  # converged
+    assert memory.lessons.utility(merged.lesson_id) > memory.lessons.utility(c.lesson_id)
     again = EpisodicMemory(store=memory.store, embeddings=memory.embeddings, clock=lambda: NOW)
-    assert set(again.lessons()) == {c, merged}
-    assert again.consolidate_lessons() == ()
+    assert set(again.lessons.list()) == {c, merged}
+    assert again.lessons.consolidate() == ()
 
 
 def test_identical_lessons_texts_merge_and_a_lone_lesson_does_not(memory: EpisodicMemory) -> None:
-    assert memory.consolidate_lessons() == ()
+    assert memory.lessons.consolidate() == ()
     first = lesson(("login-1",))
-    memory.add_lessons([first])
-    assert memory.consolidate_lessons() == ()
+    memory.lessons.add([first])
+    assert memory.lessons.consolidate() == ()
     twin = lesson(("login-2",), do="strip first")  # same title and applies_when
-    memory.add_lessons([twin])
-    (merged,) = memory.consolidate_lessons()
+    memory.lessons.add([twin])
+    (merged,) = memory.lessons.consolidate()
     assert merged.source_ids == ("login-1", "login-2")
-    assert memory.lessons() == (merged,)
-    assert memory.consolidate_lessons() == ()
+    assert memory.lessons.list() == (merged,)
+    assert memory.lessons.consolidate() == ()
     with pytest.raises(EpisodicValueError, match="threshold"):
-        memory.consolidate_lessons(threshold=2.0)
+        memory.lessons.consolidate(threshold=2.0)
 
 
 # ---------------------------------------------------------------- prompts and credit
@@ -419,7 +419,7 @@ def test_identical_lessons_texts_merge_and_a_lone_lesson_does_not(memory: Episod
 def test_lessons_show_above_the_episodes_and_lesson_k_0_shows_none(
     memory: EpisodicMemory,
 ) -> None:
-    memory.add_lessons([lesson()])
+    memory.lessons.add([lesson()])
     shown = build_replay(memory, LOGIN)
     assert shown.lessons == (lesson(),)
     assert shown.text.startswith("Lessons (1):")
@@ -433,16 +433,16 @@ def test_lessons_show_above_the_episodes_and_lesson_k_0_shows_none(
 
 def test_a_lesson_shown_in_a_credited_run_gets_a_utility_row(memory: EpisodicMemory) -> None:
     shown = lesson()
-    memory.add_lessons([shown])
+    memory.lessons.add([shown])
     replay = build_replay(memory, LOGIN, run_id="run-1")
     assert shown in replay.lessons
-    assert shown.lesson_id in memory.open_runs()["run-1"][0].episode_ids
-    before = memory.lesson_utility(shown.lesson_id)
-    memory.credit("run-1", 1.0)
-    row = memory.utilities()[shown.lesson_id]
+    assert shown.lesson_id in memory.runs.pending()["run-1"][0].episode_ids
+    before = memory.lessons.utility(shown.lesson_id)
+    memory.runs.credit("run-1", 1.0)
+    row = memory.runs.utilities()[shown.lesson_id]
     assert row.credited_runs == 1
     assert row.helped > 0
-    assert memory.lesson_utility(shown.lesson_id) > before
+    assert memory.lessons.utility(shown.lesson_id) > before
 
 
 # ---------------------------------------------------------------- reflection
@@ -465,13 +465,13 @@ def test_the_writer_keeps_valid_lessons_with_their_provenance(memory: EpisodicMe
     assert stored.by == "critic"
     assert stored.source_ids == ("login-1", "login-2")
     assert stored.created_at == NOW
-    assert memory.lessons() == (stored,)
+    assert memory.lessons.list() == (stored,)
     # The batch: the episode, then its same-category neighbours, never other categories.
     batch = reflection_batch(memory, memory.store.get("default", ["login-1"])["login-1"])
     assert [e.episode_id for e in batch] == ["login-1", "login-2"]
     again = reflect(memory, LessonWriter(structured_model(drafts(draft()))), "login-1")
     assert len(again.lessons) == 1
-    assert len(memory.lessons()) == 2
+    assert len(memory.lessons.list()) == 2
 
 
 @pytest.mark.parametrize(
@@ -502,13 +502,13 @@ def test_the_writer_rejects_bad_answers_with_a_logged_reason(
     assert len(result.rejected) == 1
     assert reason in result.rejected[0]
     assert reason in caplog.text
-    assert memory.lessons(None) == ()
+    assert memory.lessons.list(None) == ()
 
 
 def test_one_bad_lesson_does_not_take_the_good_ones_with_it(memory: EpisodicMemory) -> None:
     model = structured_model(drafts(draft(source_episode_ids=["ghost"]), draft(title="good")))
     result = reflect(memory, LessonWriter(model), "login-1")
-    assert [one.title for one in memory.lessons()] == ["good"]
+    assert [one.title for one in memory.lessons.list()] == ["good"]
     assert len(result.rejected) == 1
     assert "ghost" in result.rejected[0]
 
@@ -534,7 +534,7 @@ def test_a_source_episode_with_an_injection_is_left_out_with_a_reason(
     with caplog.at_level(logging.WARNING, logger="langchain_episodic.reflection"):
         result = reflect(memory, LessonWriter(model), "poison")
     assert f"episode 'poison' left out: {found}" in caplog.text
-    assert memory.lessons(None) == ()
+    assert memory.lessons.list(None) == ()
     # The batch held only the poisoned episode's neighbours, if any: never it.
     for prompt in model.prompts:
         assert "poison" not in str(prompt[1].content)
@@ -566,26 +566,26 @@ def test_a_lesson_written_twice_in_one_answer_is_stored_once(memory: EpisodicMem
     result = reflect(memory, LessonWriter(model), "login-1")
     assert len(result.lessons) == 2
     assert len(result.stored) == 1
-    assert memory.lessons() == tuple(result.stored)
+    assert memory.lessons.list() == tuple(result.stored)
 
 
 def test_storing_lessons_never_changes_the_book_a_reader_holds(memory: EpisodicMemory) -> None:
     # A recall iterating the lessons while a background reflection stores new ones
     # must not see the dicts change under it ("dictionary changed size").
-    memory.add_lessons([lesson()])
+    memory.lessons.add([lesson()])
     held = memory._s.journal.lessons.book
     ids = set(held.lessons)
-    memory.add_lessons([lesson(title="another")])
+    memory.lessons.add([lesson(title="another")])
     assert set(held.lessons) == ids
     assert set(held.vectors) == ids
-    assert len(memory.lessons()) == 2
+    assert len(memory.lessons.list()) == 2
 
 
 def test_lessons_migrated_from_another_models_namespace_are_recalled_and_merged(
     memory: EpisodicMemory,
 ) -> None:
     old = lesson()
-    memory.add_lessons([old])  # 384-d vectors of the default model
+    memory.lessons.add([old])  # 384-d vectors of the default model
     twin = lesson(("login-2",), title="Strip e-mails before validating them")
     table = {
         LOGIN: [1.0, 0.0, 0.0],
@@ -596,33 +596,33 @@ def test_lessons_migrated_from_another_models_namespace_are_recalled_and_merged(
         store=InMemoryEpisodeStore(), embeddings=TableEmbeddings(table), clock=lambda: NOW
     )
     migrate_namespace(memory, target)
-    assert target.lessons() == (old,)
-    assert target.recall_lessons(LOGIN) == (old,)  # embedded again with the 3-d model
-    target.add_lessons([twin])
-    (merged,) = target.consolidate_lessons()  # a 384-d and a 3-d lesson: no crash
+    assert target.lessons.list() == (old,)
+    assert target.lessons.recall(LOGIN) == (old,)  # embedded again with the 3-d model
+    target.lessons.add([twin])
+    (merged,) = target.lessons.consolidate()  # a 384-d and a 3-d lesson: no crash
     assert set(merged.supersedes) == {old.lesson_id, twin.lesson_id}
-    assert target.consolidate_lessons() == ()
+    assert target.lessons.consolidate() == ()
 
 
 def test_lessons_take_at_most_half_the_budget_and_only_shown_ones_are_noted(
     memory: EpisodicMemory,
 ) -> None:
     wordy = lesson(do="call .strip() on the address first, " + "really " * 60)
-    memory.add_lessons([wordy])
+    memory.lessons.add([wordy])
     tight = build_replay(memory, LOGIN, max_tokens=200, run_id="tight")
     assert tight.lessons == ()
     assert "Lessons (" not in tight.text
-    assert wordy.lesson_id not in memory.open_runs()["tight"][0].episode_ids
+    assert wordy.lesson_id not in memory.runs.pending()["tight"][0].episode_ids
     roomy = build_replay(memory, LOGIN, max_tokens=2_000, run_id="roomy")
     assert roomy.lessons == (wordy,)
-    assert wordy.lesson_id in memory.open_runs()["roomy"][0].episode_ids
+    assert wordy.lesson_id in memory.runs.pending()["roomy"][0].episode_ids
 
 
 def test_aadd_lessons_is_the_async_twin(memory: EpisodicMemory) -> None:
-    assert asyncio.run(memory.aadd_lessons([lesson()])) == 1
+    assert asyncio.run(memory.lessons.aadd([lesson()])) == 1
     with pytest.raises(EpisodicValueError, match="no lesson was stored"):
-        asyncio.run(memory.aadd_lessons([lesson(("ghost",), title="bad")]))
-    assert memory.lessons() == (lesson(),)
+        asyncio.run(memory.lessons.aadd([lesson(("ghost",), title="bad")]))
+    assert memory.lessons.list() == (lesson(),)
 
 
 def test_lessons_migrated_to_another_model_of_the_same_dimension_are_embedded_again() -> None:
@@ -641,18 +641,18 @@ def test_lessons_migrated_to_another_model_of_the_same_dimension_are_embedded_ag
             created_at=1e9,
         )
     ]
-    source.add_lessons([kept])
+    source.lessons.add([kept])
     target = EpisodicMemory(
         store=InMemoryEpisodeStore(), embeddings=StaticEmbeddings(), clock=lambda: 1e9
     )
     migrate_namespace(source, target)
 
     query = "Build a log-in page that verifies the email"
-    assert target.recall_lessons(query) == (kept,)
+    assert target.lessons.recall(query) == (kept,)
     # Compared with the stored (hashing) vector, the paraphrase would not reach the floor.
     stored = target._s.journal.lessons.book.vectors[kept.lesson_id]
     static = np.asarray(StaticEmbeddings().embed_query(query), dtype=np.float32)
-    assert float(stored @ (static / np.linalg.norm(static))) < target.relevance_floor
+    assert float(stored @ (static / np.linalg.norm(static))) < target.calibration.floor
 
 
 # ---------------------------------------------------------------- the index
@@ -665,14 +665,14 @@ def test_recall_keeps_an_index_of_the_active_lessons_rebuilt_only_on_change(
         lesson(title=f"Lesson {i}", created_at=NOW + i, sources=("login-1", "login-2"))
         for i in range(6)
     ]
-    memory.add_lessons(lessons)
+    memory.lessons.add(lessons)
     service = memory._s.lessons
     first = service.active_index(384)
     assert service.active_index(384) is first  # nothing changed: the same index
     assert first.ids == tuple(one.lesson_id for one in lessons)
     # Credit changes only the evidence of what it credited.
-    memory.note_injection("run-1", [lessons[2].lesson_id], LOGIN)
-    memory.credit("run-1", 1.0)
+    memory.runs.note("run-1", [lessons[2].lesson_id], LOGIN)
+    memory.runs.credit("run-1", 1.0)
     after_credit = service.active_index(384)
     assert after_credit.matrix is first.matrix
     utilities = after_credit.utilities(NOW, memory._s.journal.credit.half_life)
@@ -680,16 +680,16 @@ def test_recall_keeps_an_index_of_the_active_lessons_rebuilt_only_on_change(
         evidence = service._evidence(service.get(one.lesson_id), NOW)
         assert math.isclose(utilities[row], ranking_mean(*evidence), rel_tol=1e-9)
     assert utilities[2] > 0.5 == utilities[0]
-    assert memory.recall_lessons(LOGIN, k=1) == (lessons[2],)  # the credited one first
+    assert memory.lessons.recall(LOGIN, k=1) == (lessons[2],)  # the credited one first
     # A quarantined source, a revision, a new lesson: a new index, the right lessons.
-    memory.revise_lesson(lessons[0].lesson_id, title="Lesson 0, revised")
+    memory.lessons.revise(lessons[0].lesson_id, title="Lesson 0, revised")
     revised = service.active_index(384)
     assert revised is not after_credit
     assert lessons[0].lesson_id not in revised.ids
     assert len(revised.ids) == 6  # the revision replaced it
-    memory.quarantine("login-2", "poisoned run")
+    memory.quarantine.add("login-2", "poisoned run")
     assert service.active_index(384).ids == ()
-    assert memory.recall_lessons(LOGIN, k=3) == ()
+    assert memory.lessons.recall(LOGIN, k=3) == ()
 
 
 def test_many_credits_since_the_index_read_it_rebuild_its_evidence(
@@ -702,14 +702,14 @@ def test_many_credits_since_the_index_read_it_rebuild_its_evidence(
     memory = EpisodicMemory(store=InMemoryEpisodeStore(), clock=lambda: NOW + next(ticks))
     memory.record(make_episode(episode_id="login-1", description=LOGIN, timestamp=NOW))
     lessons = [lesson(title=f"Lesson {i}", created_at=NOW + i) for i in range(3)]
-    memory.add_lessons(lessons)
+    memory.lessons.add(lessons)
     service = memory._s.lessons
     service.active_index(384)
     for run in range(12):  # more than the book remembers
-        memory.note_injection(f"run-{run:02d}", ["login-1"], LOGIN)
-        memory.credit(f"run-{run:02d}", 0.5)
-    memory.note_injection("run-99", [lessons[1].lesson_id], LOGIN)
-    memory.credit("run-99", 1.0)
+        memory.runs.note(f"run-{run:02d}", ["login-1"], LOGIN)
+        memory.runs.credit(f"run-{run:02d}", 0.5)
+    memory.runs.note("run-99", [lessons[1].lesson_id], LOGIN)
+    memory.runs.credit("run-99", 1.0)
     assert memory._s.journal.credit.book.changed_since(0) is None
     now = memory.now()
     utilities = service.active_index(384).utilities(now, memory._s.journal.credit.half_life)

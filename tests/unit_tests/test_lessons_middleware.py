@@ -135,7 +135,7 @@ def test_without_a_writer_nothing_reflects_and_flush_and_close_are_no_ops(
 ) -> None:
     middleware = EpisodicMemoryMiddleware(memory, record_episode=Recorder())
     agent_with(middleware, "def login(): ...").invoke(user(LOGIN))
-    assert memory.lessons(None) == ()
+    assert memory.lessons.list(None) == ()
     assert middleware.flush(0) is True
     assert middleware.close(0) is True
 
@@ -163,7 +163,7 @@ def test_the_reflection_prompt_reaches_the_model(failed_login: EpisodicMemory) -
     )
     assert "<experience" in str(human.content)
     assert "3 tests fail on addresses with trailing spaces" in str(human.content)
-    (lesson,) = failed_login.lessons()
+    (lesson,) = failed_login.lessons.list()
     assert lesson.title == LESSON.title
     assert lesson.source_ids == ("run-1",)
     assert lesson.by == "StructuredChatModel"
@@ -192,9 +192,9 @@ def test_lessons_of_one_run_reach_the_system_prompt_of_the_next(
     episodes_at = second.find("<experience")
     assert episodes_at == -1 or section < episodes_at  # above the episodes
     # The lesson was noted as shown to run 2, and that run's reward credits it.
-    (lesson,) = failed_login.lessons()
-    assert failed_login.credit_log()
-    assert failed_login.lesson_utility(lesson.lesson_id) > 0.5
+    (lesson,) = failed_login.lessons.list()
+    assert failed_login.runs.log()
+    assert failed_login.lessons.utility(lesson.lesson_id) > 0.5
 
 
 def test_a_failing_model_never_breaks_the_run_and_is_logged(
@@ -206,7 +206,7 @@ def test_a_failing_model_never_breaks_the_run_and_is_logged(
         result = agent.invoke(user(LOGIN))
     assert result["messages"][-1].content == "def login(): ..."
     assert "run-1" in {e.episode_id for e in failed_login.episodes()}
-    assert failed_login.lessons(None) == ()
+    assert failed_login.lessons.list(None) == ()
     assert "the model call failed: RuntimeError: rate limited" in caplog.text
 
 
@@ -232,8 +232,8 @@ def test_garbage_and_rejected_lessons_store_nothing_and_are_logged(
     with caplog.at_level(logging.WARNING):
         agent.invoke(user(LOGIN))
         agent.invoke(user(LOGIN))
-    assert failed_login.lessons(None) == ()
-    assert other.lessons(None) == ()
+    assert failed_login.lessons.list(None) == ()
+    assert other.lessons.list(None) == ()
     text = caplog.text
     assert "the model's answer is not LessonDrafts" in text
     assert "cites episodes not reflected on: ['ghost']" in text
@@ -267,7 +267,7 @@ def test_a_source_episode_with_an_injection_is_left_out_of_the_prompt(
     assert "admin mode" not in str(prompt[1].content)
     assert "episode 'poisoned' left out: its solution holds" in caplog.text
     assert "cites episodes not reflected on: ['poisoned']" in caplog.text
-    assert memory.lessons(None) == ()
+    assert memory.lessons.list(None) == ()
 
 
 def test_ainvoke_reflects_off_the_event_loop(failed_login: EpisodicMemory) -> None:
@@ -281,7 +281,7 @@ def test_ainvoke_reflects_off_the_event_loop(failed_login: EpisodicMemory) -> No
     loop_thread = asyncio.run(run())
     assert model.threads
     assert model.threads[0] != loop_thread
-    assert [lesson.title for lesson in failed_login.lessons()] == [LESSON.title]
+    assert [lesson.title for lesson in failed_login.lessons.list()] == [LESSON.title]
 
 
 # ---------------------------------------------------------------- background
@@ -296,11 +296,11 @@ def test_background_reflection_does_not_wait_for_the_model_and_flush_does(
     start = time.monotonic()
     agent_with(middleware, "def login(): ...").invoke(user(LOGIN))
     assert time.monotonic() - start < 5  # the model is blocked: the run did not wait
-    assert failed_login.lessons() == ()
+    assert failed_login.lessons.list() == ()
     assert middleware.flush(timeout=0.05) is False  # still pending
     gate.set()
     assert middleware.flush(timeout=10) is True
-    assert [lesson.title for lesson in failed_login.lessons()] == [LESSON.title]
+    assert [lesson.title for lesson in failed_login.lessons.list()] == [LESSON.title]
     assert model.threads[0] != threading.get_ident()
     assert middleware.close() is True
 
@@ -316,7 +316,7 @@ def test_a_slow_model_in_the_background_does_not_slow_the_run(
     assert time.monotonic() - start < 3.0
     assert middleware.flush(timeout=0) is False  # the model is still thinking
     assert middleware.close(timeout=10) is True
-    assert len(failed_login.lessons()) == 1
+    assert len(failed_login.lessons.list()) == 1
 
 
 def test_background_failures_are_logged_not_raised(
@@ -331,7 +331,7 @@ def test_background_failures_are_logged_not_raised(
         assert middleware.flush(timeout=10)
     assert "the model's answer is not LessonDrafts: no json" in caplog.text
     assert "the model call failed: RuntimeError: boom" in caplog.text
-    assert failed_login.lessons(None) == ()
+    assert failed_login.lessons.list(None) == ()
     middleware.close()
 
 
@@ -392,7 +392,7 @@ def test_background_reflection_under_ainvoke(failed_login: EpisodicMemory) -> No
     middleware = reflecting(failed_login, model, reflect_in_background=True)
     asyncio.run(agent_with(middleware, "def login(): ...").ainvoke(user(LOGIN)))
     assert middleware.close(timeout=10)
-    assert len(failed_login.lessons()) == 1
+    assert len(failed_login.lessons.list()) == 1
 
 
 def test_reflection_stores_lessons_in_the_namespace_the_run_recorded_to(
@@ -412,10 +412,10 @@ def test_reflection_stores_lessons_in_the_namespace_the_run_recorded_to(
         context_schema=Context,
     )
     agent.invoke(user(LOGIN), context=Context("alice"))
-    assert [lesson.title for lesson in memory.for_namespace("user-alice").lessons()] == [
+    assert [lesson.title for lesson in memory.for_namespace("user-alice").lessons.list()] == [
         LESSON.title
     ]
-    assert memory.lessons(None) == ()
+    assert memory.lessons.list(None) == ()
 
 
 def test_lessons_live_in_the_agents_own_store_with_memory_none() -> None:
@@ -437,7 +437,7 @@ def test_lessons_live_in_the_agents_own_store_with_memory_none() -> None:
     assert middleware.close(timeout=10)
     assert f"Title: {LESSON.title}" in recording.system_texts()[1]
     reopened = EpisodicMemoryMiddleware().memory_for(SimpleNamespace(store=graph_store))
-    assert [lesson.title for lesson in reopened.lessons()] == [LESSON.title]
+    assert [lesson.title for lesson in reopened.lessons.list()] == [LESSON.title]
 
 
 EXIT_SCRIPT = textwrap.dedent(

@@ -85,11 +85,11 @@ def test_two_users_through_one_agent_concurrently_never_meet(memory: EpisodicMem
     for name, other in (("alice", "bob"), ("bob", "alice")):
         mine = memory.for_namespace(f"user-{name}")
         assert {e.episode_id for e in mine.episodes()} == {f"{name}-login", f"{name}-run"}
-        (event,) = mine.credit_log()
+        (event,) = mine.runs.log()
         assert event.episode_ids == (f"{name}-login",)
-        assert f"{other}-login" not in mine.utilities()
+        assert f"{other}-login" not in mine.runs.utilities()
     assert len(memory) == 0  # nothing lands in the memory's own (shared) namespace
-    assert memory.credit_log() == ()
+    assert memory.runs.log() == ()
 
 
 def test_a_run_without_the_context_field_fails_and_touches_nothing(
@@ -188,7 +188,7 @@ def test_the_agents_own_store_is_the_long_term_tier() -> None:
     assert "passed for alice" not in third  # bob never sees it
     alice = middleware.memory_for(SimpleNamespace(store=graph_store, context=Context("alice")))
     assert [e.episode_id for e in alice.episodes()] == ["alice-run"]
-    assert len(alice.credit_log()) == 2
+    assert len(alice.runs.log()) == 2
     assert graph_store.search(("langchain_episodic",), limit=1)  # it lives in the agent's store
 
     no_store = create_agent(make_model("x"), tools=[], middleware=[EpisodicMemoryMiddleware()])

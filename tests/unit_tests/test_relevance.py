@@ -72,7 +72,7 @@ def test_nothing_relevant_returns_nothing_and_the_report_says_why() -> None:
         ]
     )
     assert memory.recall("query", top_k=3) == ()
-    report = memory.recall_report("query", RecallOptions(top_k=3))
+    report = memory.recall("query", options=RecallOptions(top_k=3), explain=True)
     assert report.results == ()
     assert [r.episode_id for r in report.rejected] == ["far", "x"]
     nearest = report.nearest_rejected
@@ -88,7 +88,9 @@ def test_no_margin_below_the_best_unless_asked() -> None:
     )
     # Every candidate about the task competes: "far" is well above floor and background.
     assert ids(memory.recall("query", top_k=3)) == ["best", "near", "far"]
-    report = memory.recall_report("query", RecallOptions(top_k=3, relevance_margin=0.15))
+    report = memory.recall(
+        "query", options=RecallOptions(top_k=3, relevance_margin=0.15), explain=True
+    )
     assert [r.episode.episode_id for r in report.results] == ["best", "near"]
     assert report.rejected[0].reason == (
         "similarity 0.60 is more than 0.15 below the best candidate (0.90)"
@@ -203,7 +205,7 @@ def test_the_floor_suits_the_embedder() -> None:
     assert calibration_for(StaticEmbeddings()) == Calibration(floor=0.2, offset=-0.04)
     assert calibration_for(DeclaredOffset()) == Calibration(RELEVANCE_FLOOR, -0.1)
     memory = EpisodicMemory(store=InMemoryEpisodeStore(), embeddings=Declared())
-    assert memory.relevance_floor == 0.42
+    assert memory.calibration.floor == 0.42
     assert memory.calibration == Calibration(0.42, 0.0)
 
 

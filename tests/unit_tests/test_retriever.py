@@ -88,7 +88,7 @@ def test_metadata_says_why_each_was_recalled_and_why_the_nearest_was_not(
 ) -> None:
     query = "architecture for notifications"  # two episodes about it, the rest turned away
     docs = memory.as_retriever(k=3).invoke(query)
-    report = memory.recall_report(query, RecallOptions(top_k=3))
+    report = memory.recall(query, options=RecallOptions(top_k=3), explain=True)
     nearest = report.nearest_rejected
     assert nearest is not None  # a real candidate turned away
     assert report.threshold is not None

@@ -101,8 +101,8 @@ def _check_three_turns(memory: EpisodicMemory, recorded: list[Episode], model: A
     run_ids = [s.run_id for s in sources if s]
     assert len(set(run_ids)) == 3
     # Each turn is its own credited run, credited once.
-    assert sorted(e.run_id for e in memory.credit_log()) == sorted(run_ids)
-    assert memory.open_runs() == {}
+    assert sorted(e.run_id for e in memory.runs.log()) == sorted(run_ids)
+    assert memory.runs.pending() == {}
 
 
 def test_three_turns_of_a_thread_are_recorded_with_the_threads_task() -> None:
@@ -305,10 +305,10 @@ def test_the_multi_user_agent_leaves_no_open_run() -> None:
     agent.invoke(user("Add a signup form"), context=Context("bob"))
 
     for scoped, name in ((alice, "user-alice"), (bob, "user-bob")):
-        assert scoped.open_runs() == {}
-        (event,) = scoped.credit_log()  # one run, one credit
+        assert scoped.runs.pending() == {}
+        (event,) = scoped.runs.log()  # one run, one credit
         assert event.episode_ids == (f"{name}-signup",)
-        row = scoped.utility(f"{name}-signup")
+        row = scoped.runs.utility(f"{name}-signup")
         # Shown by the middleware and by the tool in one run: one injection, one credit.
         assert (row.injections, row.credited_runs) == (1, 1)
         source = scoped.get_episodes(["ep-0", "ep-1"])
@@ -325,9 +325,9 @@ def test_the_multi_user_agent_leaves_no_open_run_async() -> None:
     agent = _multi_user_agent(memory, recorded, calls=1)
     asyncio.run(agent.ainvoke(user("Add a signup form"), context=Context("alice")))
 
-    assert alice.open_runs() == {}
-    assert alice.utility("user-alice-signup").injections == 1
-    assert len(alice.credit_log()) == 1
+    assert alice.runs.pending() == {}
+    assert alice.runs.utility("user-alice-signup").injections == 1
+    assert len(alice.runs.log()) == 1
 
 
 def test_a_configured_run_id_counts_one_injection() -> None:
@@ -341,10 +341,10 @@ def test_a_configured_run_id_counts_one_injection() -> None:
         context=Context("alice"),
     )
 
-    (event,) = alice.credit_log()
+    (event,) = alice.runs.log()
     assert event.run_id == "job-7"
-    assert alice.utility("user-alice-signup").injections == 1
-    assert alice.open_runs() == {}
+    assert alice.runs.utility("user-alice-signup").injections == 1
+    assert alice.runs.pending() == {}
 
 
 def test_the_tool_alone_still_notes_under_the_calls_run() -> None:
@@ -360,7 +360,7 @@ def test_the_tool_alone_still_notes_under_the_calls_run() -> None:
     )
     agent.invoke(user("Add a signup form"), context=Context("alice"))
 
-    (run,) = alice.open_runs().values()
+    (run,) = alice.runs.pending().values()
     assert run[0].episode_ids == ("user-alice-signup",)
 
 
@@ -381,7 +381,7 @@ def test_provenance_is_visible_in_the_cli(
         sources=(LessonSource("ep-1"),),  # as a hand-written lesson: no provenance of its own
         created_at=NOW,
     )
-    memory.add_lessons([lesson])
+    memory.lessons.add([lesson])
     memory.store.close()  # type: ignore[attr-defined]
 
     now = str(NOW + 100)
