@@ -25,16 +25,13 @@ Layout in Chroma:
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import re
-import sqlite3
-import threading
 import uuid
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import chromadb
 import chromadb.errors
@@ -51,14 +48,20 @@ from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.erasure import TOMBSTONE_RUN
 from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores._audit import RecordAudit
-from langchain_episodic.stores._path_lock import FolderShare, PathLock, acquire_path_lock
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, JournalEntry, StoredHit
-from langchain_episodic.stores.chroma_health import (
-    LOW_SPACE,
-    free_bytes,
-    index_segments,
-    read_index_header,
+from langchain_episodic.stores.chroma_folder import (
+    HOLDS_A_MEMORY,
+    check_path,
+    client_share,
+    close_embedded,
+    lock_folder,
+    mark_as_holding_a_memory,
+    no_space_message,
+    refuse_a_lost_database,
+    reports_a_full_disk,
 )
+from langchain_episodic.stores.chroma_health import LOW_SPACE, free_bytes
+from langchain_episodic.stores.chroma_scrub import scrub_hnsw, scrub_sqlite
 from langchain_episodic.stores.codec import decode_episodes, decode_hits, encode_episode
 
 if TYPE_CHECKING:
@@ -140,137 +143,6 @@ def _namespace_suffix(namespace: str) -> str:
     return f"-{slug}-{digest}"
 
 
-# Stores given the same client object share their record numbering (stores on a path
-# share theirs through the path lock). Weak: the entry goes with the client.
-_client_shares: weakref.WeakKeyDictionary[Any, FolderShare] = weakref.WeakKeyDictionary()
-_client_shares_lock = threading.Lock()
-
-
-def _client_share(client: ClientAPI) -> FolderShare:
-    with _client_shares_lock:
-        try:
-            share = _client_shares.get(client)
-        except TypeError:  # a client that cannot be weakly referenced: numbered alone
-            return FolderShare("")
-        if share is None:
-            share = _client_shares[client] = FolderShare("")
-        return share
-
-
-def _check_path(path: object) -> str:
-    """``path`` as a string once it can name a store's folder, else a one-line error."""
-    if not isinstance(path, (str, os.PathLike)):
-        msg = f"path={path!r} is invalid: must be a folder, as a str or os.PathLike"
-        raise EpisodicValueError(msg)
-    folder = os.fspath(path)
-    if not isinstance(folder, str):  # a PathLike of bytes
-        msg = f"path={path!r} is invalid: must be a folder, as a str or os.PathLike of str"
-        raise EpisodicValueError(msg)
-    if not folder.strip():
-        msg = f"path={folder!r} is invalid: must name a folder (use path='.' for this one)"
-        raise EpisodicValueError(msg)
-    if os.path.exists(folder) and not os.path.isdir(folder):
-        msg = f"path={folder!r} is a file, not a folder: an embedded store needs a folder"
-        raise StoreConfigurationError(msg)
-    return folder
-
-
-def _lock_folder(folder: str, timeout: float) -> PathLock:
-    try:
-        return acquire_path_lock(folder, timeout)
-    except OSError as exc:  # cannot create the folder or its lock file
-        reason = exc.strerror or type(exc).__name__
-        where = f" ({exc.filename})" if exc.filename and exc.filename != folder else ""
-        msg = f"path={folder!r} cannot hold a store: {reason}{where}"
-        raise StoreConfigurationError(msg) from exc
-
-
-HOLDS_A_MEMORY = ".langchain-episodic-store"
-"""A file written in a folder once Chroma created its database there: it holds a memory."""
-
-
-def _refuse_a_lost_database(folder: str) -> None:
-    """Refuse a folder that held a memory and whose ``chroma.sqlite3`` is gone or empty.
-
-    Chroma would open it as a new, empty database and write into it: the history would
-    be gone without a word. Checked before Chroma touches the folder.
-
-    Raises:
-        StoreConfigurationError: Naming the folder, what is wrong, and what to do.
-    """
-    if not os.path.isfile(os.path.join(folder, HOLDS_A_MEMORY)):
-        return
-    database = os.path.join(folder, "chroma.sqlite3")
-    if not os.path.exists(database):
-        state = "is missing"
-    elif os.path.getsize(database) == 0:
-        state = "is empty (0 bytes)"
-    else:
-        return
-    msg = (
-        f"path={folder!r} held a memory, but its database chroma.sqlite3 {state}: opening "
-        "it would start an empty memory in its place, so nothing was opened or written. "
-        "Restore the folder from a backup; to start afresh on purpose, delete the folder"
-    )
-    raise StoreConfigurationError(msg)
-
-
-def _mark_as_holding_a_memory(folder: str) -> None:
-    marker = os.path.join(folder, HOLDS_A_MEMORY)
-    database = os.path.join(folder, "chroma.sqlite3")
-    if not os.path.exists(marker) and os.path.isfile(database) and os.path.getsize(database):
-        try:
-            with open(marker, "w", encoding="utf-8") as handle:
-                handle.write("langchain-episodic: this folder holds an episodic memory\n")
-        except OSError:  # best effort: without it, only this one check is lost
-            return
-
-
-def _close_embedded(
-    client: ClientAPI, release_lock: Callable[[], None], erased_in: list[str]
-) -> None:
-    # Chroma keeps one system per path in a process; closing its last client drops it,
-    # so a store reopened here after another process wrote does not search a stale index.
-    try:
-        close = getattr(client, "close", None)  # not declared by ClientAPI
-        if callable(close):
-            close()
-        for folder in erased_in:  # Chroma may have saved its index again: scrub it last
-            _scrub_hnsw(folder)
-    finally:
-        release_lock()
-
-
-_Method = TypeVar("_Method", bound=Callable[..., Any])
-
-
-def _no_space_message(folder: str, error: BaseException) -> str:
-    return (
-        f"no space left on device at {folder!r} ({free_bytes(folder)} bytes free): this "
-        "write was not acknowledged (a batch may be stored in part: record it again once "
-        "there is room; records are immutable, so a repeat is a no-op); everything "
-        f"acknowledged before is kept. Free space, then retry. (Chroma said: {error})"
-    )
-
-
-def _reports_a_full_disk(method: _Method) -> _Method:
-    """Say "no space left on device" when a write of an embedded store fails on a full disk.
-
-    Chroma reports a full disk as an internal error about compaction or its log.
-    """
-
-    @functools.wraps(method)
-    def wrapper(self: ChromaEpisodeStore, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except chromadb.errors.ChromaError as error:
-            if self._path is not None and free_bytes(self._path) < LOW_SPACE:
-                raise StoreConfigurationError(_no_space_message(self._path, error)) from error
-            raise
-
-    return wrapper  # type: ignore[return-value]
-
-
 class ChromaEpisodeStore:
     """Episodes stored in ChromaDB: on disk, in memory, or on a Chroma server.
 
@@ -340,7 +212,7 @@ class ChromaEpisodeStore:
             shown = os.fspath(path) if isinstance(path, (str, os.PathLike)) else path
             msg = f"path={shown!r} and client={client!r} were both given: pass one"
             raise EpisodicValueError(msg)
-        folder = None if path is None else _check_path(path)
+        folder = None if path is None else check_path(path)
         if not isinstance(collection_name, str) or not _COLLECTION_NAME.match(collection_name):
             msg = (
                 f"collection_name={collection_name!r} is invalid: Chroma needs 3-512 "
@@ -352,10 +224,10 @@ class ChromaEpisodeStore:
         check_number("lock_timeout", lock_timeout, 0)
         private = path is None and client is None
         # Taken before Chroma opens the folder; released by close() or collection.
-        lock = None if folder is None else _lock_folder(folder, lock_timeout)
+        lock = None if folder is None else lock_folder(folder, lock_timeout)
         try:
             if folder is not None:
-                _refuse_a_lost_database(folder)
+                refuse_a_lost_database(folder)
             if client is None:
                 # Default settings on purpose: Chroma refuses two clients of one system
                 # with different settings, and users create their own clients beside ours.
@@ -367,7 +239,7 @@ class ChromaEpisodeStore:
                     else chromadb.EphemeralClient()
                 )
             if folder is not None:
-                _mark_as_holding_a_memory(folder)
+                mark_as_holding_a_memory(folder)
         except BaseException as error:
             if lock is not None:  # Chroma could not open the folder: do not keep it locked
                 lock.release()
@@ -376,14 +248,14 @@ class ChromaEpisodeStore:
                 and isinstance(error, chromadb.errors.ChromaError)
                 and free_bytes(folder) < LOW_SPACE
             ):
-                raise StoreConfigurationError(_no_space_message(folder, error)) from error
+                raise StoreConfigurationError(no_space_message(folder, error)) from error
             raise
         # Folders erased from (shared by the stores on one folder): scrubbed again on close.
         self._erased_in: list[str] = lock.share.erased_in if lock is not None else []
         self._release_lock = (
             None
             if lock is None
-            else weakref.finalize(self, _close_embedded, client, lock.release, self._erased_in)
+            else weakref.finalize(self, close_embedded, client, lock.release, self._erased_in)
         )
         self._client = client
         self._path = folder
@@ -397,7 +269,7 @@ class ChromaEpisodeStore:
         self._journals: dict[str, Collection] = {}
         # Record numbering (and the lock around it) shared by every store on the folder
         # in this process, or on the same client object; see the class docstring.
-        self._share = lock.share if lock is not None else _client_share(client)
+        self._share = lock.share if lock is not None else client_share(client)
 
     def __repr__(self) -> str:
         where = f"path={self._path!r}" if self._path else f"client={type(self._client).__name__}"
@@ -524,7 +396,7 @@ class ChromaEpisodeStore:
             found.update(decode_episodes(_episode_rows(_by_id(got))))
         return found
 
-    @_reports_a_full_disk
+    @reports_a_full_disk
     def add(
         self,
         namespace: str,
@@ -649,7 +521,7 @@ class ChromaEpisodeStore:
         value = self._fresh_metadata(namespace).get(_STATE_PREFIX + key)
         return value if isinstance(value, str) else None
 
-    @_reports_a_full_disk
+    @reports_a_full_disk
     def write_state(self, namespace: str, key: str, value: str) -> None:
         """Save a string in the namespace's collection metadata, replacing the old one.
 
@@ -686,7 +558,7 @@ class ChromaEpisodeStore:
         self._journals[namespace] = journal
         return journal
 
-    @_reports_a_full_disk
+    @reports_a_full_disk
     def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
         """Add journal entries, one Chroma record each; Chroma keeps the first under an id."""
         if not entries:
@@ -759,7 +631,7 @@ class ChromaEpisodeStore:
         value = (fresh.metadata or {}).get(_CHECKPOINT_KEY)
         return value if isinstance(value, str) else None
 
-    @_reports_a_full_disk
+    @reports_a_full_disk
     def write_checkpoint(self, namespace: str, value: str) -> None:
         """Replace the checkpoint: one metadata update of the journal collection (atomic)."""
         self.collection(namespace)
@@ -767,7 +639,7 @@ class ChromaEpisodeStore:
         assert journal is not None
         journal.modify(metadata={_JOURNAL_OF_KEY: namespace, _CHECKPOINT_KEY: value})
 
-    @_reports_a_full_disk
+    @reports_a_full_disk
     def delete(self, namespace: str, episode_ids: Sequence[str]) -> int:
         """Remove the records under ``episode_ids``, with their vectors; how many were there.
 
@@ -776,7 +648,7 @@ class ChromaEpisodeStore:
         """
         return _delete_ids(self.collection(namespace), episode_ids, self.batch_size)
 
-    @_reports_a_full_disk
+    @reports_a_full_disk
     def delete_journal(self, namespace: str, entry_ids: Sequence[str]) -> int:
         """Remove the journal entries under ``entry_ids``; how many were there."""
         journal = self._journal(namespace, create=False)
@@ -806,8 +678,8 @@ class ChromaEpisodeStore:
                 "until its operator vacuums the server's database"
             )
         folder = os.path.dirname(database)
-        _scrub_sqlite(database)
-        _scrub_hnsw(folder)
+        scrub_sqlite(database)
+        scrub_hnsw(folder)
         if folder not in self._erased_in:
             self._erased_in.append(folder)
         return (
@@ -862,9 +734,6 @@ class ChromaEpisodeStore:
                 audit.feed(record_id, metadata, _EPISODE_KEY)
 
 
-_DELETE_OPERATION = 3  # chromadb's Operation.DELETE in its embeddings_queue table
-
-
 def _delete_ids(collection: Collection, ids: Sequence[str], batch_size: int) -> int:
     wanted = list(dict.fromkeys(ids))
     deleted = 0
@@ -883,77 +752,6 @@ def _is_ephemeral(client: ClientAPI) -> bool:
         return False
     api = str(getattr(settings, "chroma_api_impl", ""))
     return not getattr(settings, "is_persistent", False) and "fastapi" not in api.lower()
-
-
-def _scrub_sqlite(database: str) -> None:
-    """Remove deleted records' bytes from an embedded Chroma's sqlite file.
-
-    Every write of a record that a later delete of the same id (in the same
-    collection) follows goes from the log: the delete stays, so a vector index that
-    saved the record before still drops it when the log is replayed. Then the
-    full-text index is merged, which drops its deleted entries, and the file is
-    vacuumed.
-    """
-    connection = sqlite3.connect(database, timeout=60.0, isolation_level=None)
-    try:
-        connection.execute("PRAGMA secure_delete = ON")
-        deletes = connection.execute(
-            "SELECT topic, id, MAX(seq_id) FROM embeddings_queue WHERE operation = ? "
-            "GROUP BY topic, id",
-            (_DELETE_OPERATION,),
-        ).fetchall()
-        connection.execute("BEGIN IMMEDIATE")
-        connection.executemany(
-            "DELETE FROM embeddings_queue WHERE topic = ? AND id = ? AND seq_id < ? "
-            "AND operation != ?",
-            [(topic, record_id, seq, _DELETE_OPERATION) for topic, record_id, seq in deletes],
-        )
-        connection.execute(
-            "INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES('optimize')"
-        )
-        connection.execute("COMMIT")
-        connection.execute("VACUUM")
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        connection.close()
-
-
-def _scrub_hnsw(folder: str) -> int:
-    """Zero the unused slots of every vector index under ``folder``; how many files changed.
-
-    Chroma saves an index with room for more elements than it holds, and writes that
-    room from memory it never cleared: bytes of whatever the process held before
-    (seen: an erased episode's JSON in ``length.bin``). Only the slots past the
-    header's element count are zeroed, which an index never reads. An index whose
-    header is not the known format is left alone.
-    """
-    changed = 0
-    for segment in index_segments(folder):
-        try:
-            header = read_index_header(segment)
-            if header is None or header.version != 1:
-                continue
-            used = (
-                ("data_level0.bin", header.count * header.per_element),
-                ("length.bin", header.count * 4),
-            )
-            for name, offset in used:
-                changed += _zero_from(os.path.join(segment, name), offset)
-        except OSError:
-            continue  # a segment Chroma is replacing: the next scrub sees the new one
-    return changed
-
-
-def _zero_from(path: str, offset: int) -> int:
-    if not os.path.isfile(path) or os.path.getsize(path) <= offset:
-        return 0
-    size = os.path.getsize(path)
-    with open(path, "r+b") as handle:
-        handle.seek(offset)
-        handle.write(bytes(size - offset))
-        handle.flush()
-        os.fsync(handle.fileno())
-    return 1
 
 
 def _journal_entries(got: Any) -> list[JournalEntry]:

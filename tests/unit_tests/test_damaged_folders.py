@@ -175,7 +175,7 @@ def test_a_full_disk_is_said_plainly_on_write_and_in_the_cli(
     # Simulated: Chroma's error on a full disk (as seen on a 2 MB tmpfs) and no free bytes.
     import chromadb.errors  # noqa: PLC0415
 
-    from langchain_episodic.stores import chroma as chroma_module  # noqa: PLC0415
+    from langchain_episodic.stores import chroma_folder  # noqa: PLC0415
 
     path = filled(tmp_path / "memory")
     store = ChromaEpisodeStore(path=path)
@@ -188,7 +188,7 @@ def test_a_full_disk_is_said_plainly_on_write_and_in_the_cli(
         )
 
     monkeypatch.setattr(collection, "add", full)
-    monkeypatch.setattr(chroma_module, "free_bytes", lambda folder: 4096)
+    monkeypatch.setattr(chroma_folder, "free_bytes", lambda folder: 4096)
     with pytest.raises(StoreConfigurationError, match="no space left on device at") as caught:
         memory.record_many(corpus(6)[4:])
     assert "everything acknowledged before is kept" in str(caught.value)
