@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
+    from langchain_episodic.scoring.credit import EpisodeUtility
     from langchain_episodic.stores.chroma import ChromaEpisodeStore
 
 # Building the parser and printing --help import nothing heavy (numpy, Chroma,
@@ -411,3 +412,14 @@ def _require_matplotlib() -> None:
     except ImportError as exc:
         msg = f"--plot needs matplotlib: {PLOT_HINT}"
         raise CliError(msg) from exc
+
+
+def _utility_json(row: EpisodeUtility, now: float) -> dict[str, object]:
+    """What credit says of an episode, as the JSON of ``recall`` and ``harmful``."""
+    return {
+        "estimate": row.estimate(now),
+        "injections": row.injections,
+        "credited_runs": row.credited_runs,
+        "mean_reward": row.mean_reward,
+        "mean_advantage": row.mean_advantage,
+    }

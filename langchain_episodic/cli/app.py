@@ -25,19 +25,16 @@ from langchain_episodic.cli.forget_commands import (
 from langchain_episodic.cli.inspect_commands import (
     _configure_curve,
     _configure_harmful,
-    _configure_recall,
     _configure_skills,
     _configure_stats,
-    _configure_verify,
     _run_curve,
     _run_harmful,
-    _run_recall,
     _run_skills,
     _run_stats,
-    _run_verify,
 )
 from langchain_episodic.cli.lesson_commands import _configure_lessons, _run_lessons
 from langchain_episodic.cli.lift_command import _configure_lift, _run_lift
+from langchain_episodic.cli.recall_command import _configure_recall, _run_recall
 from langchain_episodic.cli.transfer_commands import (
     _configure_export,
     _configure_import,
@@ -46,6 +43,7 @@ from langchain_episodic.cli.transfer_commands import (
     _run_import,
     _run_migrate,
 )
+from langchain_episodic.cli.verify_command import _configure_verify, _run_verify
 from langchain_episodic.errors import (
     EmbeddingMismatchError,
     EpisodicValueError,
