@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gzip
 import json
 import math
 import platform
@@ -589,7 +590,8 @@ def load_attempts(paths: Sequence[Path]) -> dict[str, dict[int, list[Attempt]]]:
     """Attempts from ``--json`` files, arms in report order; a later file's arm wins."""
     merged: dict[str, dict[int, list[Attempt]]] = {}
     for path in paths:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        raw = json.loads(data.decode("utf-8"))
         for arm, by_seed in raw.items():
             merged[arm] = {
                 int(seed): [Attempt(**a) for a in rows] for seed, rows in by_seed.items()
