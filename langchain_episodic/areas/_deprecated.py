@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -38,10 +37,10 @@ def moved_method(old: str, area: str, name: str) -> Callable[..., Any]:
 def moved_property(old: str, area: str, name: str) -> property:
     """A property ``old`` of the façade that reads ``memory.<area>.<name>``."""
 
-    @functools.wraps(lambda self: None)
     def read(self: Any) -> Any:
         deprecated_call(old, f"{area}.{name}")
         return getattr(getattr(self, area), name)
 
+    read.__name__ = old
     read.__doc__ = f"Deprecated: use ``memory.{area}.{name}``; removed in the next release."
     return property(read)
