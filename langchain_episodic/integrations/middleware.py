@@ -17,12 +17,11 @@ import inspect
 import logging
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from langchain_core.embeddings import Embeddings
-from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langchain_core.runnables.config import run_in_executor
 from typing_extensions import NotRequired, TypedDict  # typing has them from 3.11 only
 
@@ -30,6 +29,13 @@ from langchain_episodic._extras import missing_extra
 from langchain_episodic._validation import check_int
 from langchain_episodic.errors import EpisodicValueError, StoreConfigurationError
 from langchain_episodic.integrations._background import EXIT_FLUSH_TIMEOUT, BackgroundWorker
+from langchain_episodic.integrations._messages import (
+    FOLLOW_UP,
+    append_to_system,
+    follow_up,
+    human_texts,
+    latest_human_text,
+)
 from langchain_episodic.integrations._run import (
     RUN_ID_KEY,
     STATE_KEY,
@@ -45,7 +51,6 @@ from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import (
     Episode,
     EpisodeSource,
-    TaskCategory,
     TaskDescription,
     as_task,
 )
@@ -94,9 +99,6 @@ _CREDITED_BY = "EpisodicMemoryMiddleware"
 
 FollowUps = Literal["thread", "alone"]
 """How a follow-up turn's task is read: with its thread's task, or on its own."""
-
-FOLLOW_UP = "\nFollow-up: "
-"""What joins a thread's task and a follow-up request in the follow-up's task."""
 
 TaskExtractor = Callable[[Any], str | TaskDescription | None]
 """``task_extractor(state) -> str | TaskDescription | None``: the task of a run.
@@ -154,54 +156,6 @@ class EpisodicMemoryState(AgentState[ResponseT]):
     """Agent state extended with the run's replay (private: not in input or output)."""
 
     episodic_replay: NotRequired[Annotated[EpisodicReplay | None, PrivateStateAttr]]
-
-
-def _message_text(message: HumanMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content.strip()
-    parts: list[str] = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif block.get("type") == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-    return "\n".join(part.strip() for part in parts if part.strip())
-
-
-def latest_human_text(messages: Sequence[AnyMessage]) -> str | None:
-    """Text of the latest ``HumanMessage`` in ``messages``, or ``None`` if there is none.
-
-    String content is returned stripped; for a list of content blocks the text blocks
-    are joined with newlines (images and other blocks are ignored). A human message
-    without text is skipped in favour of an earlier one.
-
-    Example:
-        >>> from langchain_core.messages import AIMessage, HumanMessage
-        >>> latest_human_text([HumanMessage("old task"), AIMessage("ok"),
-        ...                    HumanMessage([{"type": "text", "text": "new task"}])])
-        'new task'
-    """
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage):
-            text = _message_text(message)
-            if text:
-                return text
-    return None
-
-
-def _append_to_system(system: SystemMessage | None, text: str) -> SystemMessage:
-    """A new system message: the user's own content first, then ``text``."""
-    if system is None:
-        return SystemMessage(content=text)
-    content = system.content
-    if isinstance(content, str):
-        new_content: str | list[str | dict[str, Any]] = (
-            f"{content}\n\n{text}" if content.strip() else text
-        )
-    else:  # content blocks: keep them (e.g. cache-control markers), add a text block
-        new_content = [*content, {"type": "text", "text": f"\n\n{text}"}]
-    return system.model_copy(update={"content": new_content})
 
 
 def _check_bools(**flags: object) -> None:
@@ -547,7 +501,7 @@ class EpisodicMemoryMiddleware(
             return current, current, turn
         if self.follow_ups == "alone":
             return current, thread_task, turn
-        return _follow_up(thread_task, current), thread_task, turn
+        return follow_up(thread_task, current), thread_task, turn
 
     def _own_task(self, state: Mapping[str, Any]) -> TaskDescription | None:
         if self.task_extractor is None:
@@ -725,7 +679,7 @@ class EpisodicMemoryMiddleware(
         if replay is None or not replay["prompt"].strip():
             return request
         return request.override(
-            system_message=_append_to_system(request.system_message, replay["prompt"])
+            system_message=append_to_system(request.system_message, replay["prompt"])
         )
 
     def wrap_model_call(
@@ -953,11 +907,6 @@ def _current_config() -> Mapping[str, Any] | None:
         return None
 
 
-def _human_texts(messages: Sequence[AnyMessage]) -> list[str]:
-    texts = (_message_text(m) for m in messages if isinstance(m, HumanMessage))
-    return [text for text in texts if text]
-
-
 def _thread_of(state: Mapping[str, Any]) -> tuple[TaskDescription | None, int]:
     """``(thread_task, turn)``: the task of the thread's first turn (``None`` on a first turn)."""
     previous = EpisodicMemoryMiddleware.replay_of(state)
@@ -965,22 +914,10 @@ def _thread_of(state: Mapping[str, Any]) -> tuple[TaskDescription | None, int]:
         return TaskDescription.from_dict(previous["thread_task"]), previous["turn"] + 1
     # No earlier turn on record (no checkpointer, or a state from before turns were
     # kept): the human messages the run was given are its thread so far.
-    texts = _human_texts(state.get("messages", ()))
+    texts = human_texts(state.get("messages", ()))
     if len(texts) < 2:
         return None, 1
     return TaskDescription(texts[0]), len(texts)
-
-
-def _follow_up(thread_task: TaskDescription, request: TaskDescription) -> TaskDescription:
-    """The task of a follow-up: its thread's task, then the request."""
-    if request.description == thread_task.description:  # the first request, asked again
-        return request if request.category is not TaskCategory.UNKNOWN else thread_task
-    own = request.category is not TaskCategory.UNKNOWN
-    return TaskDescription(
-        f"{thread_task.description}{FOLLOW_UP}{request.description}",
-        request.category if own else thread_task.category,
-        request.complexity if own else thread_task.complexity,
-    )
 
 
 def _check_episode(value: object) -> Episode | None:
