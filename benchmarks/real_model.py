@@ -698,24 +698,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown arm(s) {unknown}; known: {list(ARMS)}")
     if args.temperature <= 0:
         parser.error("--temperature must be above 0: seeds must differ")
-    if args.from_json:
-        merged = load_attempts(args.from_json)
-        total = 1 + max(a.index for by in merged.values() for v in by.values() for a in v)
-        seeds = sorted({seed for by in merged.values() for seed in by})
+
+    def publish(
+        attempts: dict[str, dict[int, list[Attempt]]],
+        seeds: Sequence[int],
+        total: int,
+        seconds: float,
+    ) -> int:
         text = report(
-            summarise(merged, total),
+            summarise(attempts, total),
             model=args.model,
             tasks=args.tasks,
             seeds=seeds,
             total=total,
             temperature=args.temperature,
-            seconds=0.0,
-            sources=args.from_json,
+            seconds=seconds,
+            sources=args.from_json or (),
         )
         if args.out:
             args.out.write_text(text, encoding="utf-8")
         print(text)
         return 0
+
+    if args.from_json:
+        merged = load_attempts(args.from_json)
+        total = 1 + max(a.index for by in merged.values() for v in by.values() for a in v)
+        return publish(merged, sorted({seed for by in merged.values() for seed in by}), total, 0.0)
     tasks = family_tasks() if args.tasks == "families" else humaneval_tasks()
     models = _Models(args.model, tasks, args.temperature, args.max_new_tokens)
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
@@ -745,19 +753,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 done = results[arm][seed]
                 say(f"== {arm} seed {seed}: pass {sum(a.passed for a in done)}/{len(done)}")
                 save_attempts()
-    text = report(
-        summarise(results, total),
-        model=args.model,
-        tasks=args.tasks,
-        seeds=seeds,
-        total=total,
-        temperature=args.temperature,
-        seconds=time.perf_counter() - started,
-    )
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
-    print(text)
-    return 0
+    return publish(results, seeds, total, time.perf_counter() - started)
 
 
 if __name__ == "__main__":
