@@ -158,7 +158,7 @@ _CHILD = textwrap.dedent(
 
 
 def test_deterministic_across_processes(embeddings: HashingEmbeddings) -> None:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     children = []
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}

@@ -20,7 +20,7 @@ from tokenizers import Tokenizer
 
 from langchain_episodic.embeddings.static import StaticEmbeddings
 
-PACKAGED = Path(__file__).resolve().parents[2] / "langchain_episodic/embeddings/data/static_minilm"
+PACKAGED = Path(__file__).resolve().parents[3] / "langchain_episodic/embeddings/data/static_minilm"
 FILES = ("embeddings.npy", "tokenizer.json", "config.json")
 
 TEXTS = [
@@ -309,7 +309,7 @@ _CHILD = textwrap.dedent(
 
 
 def test_deterministic_across_processes(embeddings: StaticEmbeddings) -> None:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     texts = [*TEXTS, *TOKENLESS, _long_text(700, 4)]
     outputs = []
     for seed in ("1", "2"):

@@ -42,7 +42,7 @@ from tests.unit_tests.factories import make_episode
 
 DAY = 86_400.0
 QUERY = "Fix the login session bug"
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 TABLE_START = ["#", "episode", "status", "similarity", "recency", "reward", "outcome"]
 """The first columns of both recall tables: rank, episode, status and the four signals."""

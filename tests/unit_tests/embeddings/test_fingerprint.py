@@ -42,7 +42,7 @@ from langchain_episodic.service.opening import EMBEDDER_STATE_KEY
 from tests.helpers.cli import assert_one_line_error, run
 from tests.helpers.episodes import QUERIES, corpus
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 HASHING = HashingEmbeddings()
 OTHER_HASHING = HashingEmbeddings(char_ngram_min=2, char_ngram_max=4, bigram_weight=1.0)
 

@@ -31,7 +31,7 @@ from langchain_episodic.scoring.skills import compute_skill_profiles
 from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def stored_summary(store: ChromaEpisodeStore) -> dict[str, object]:

@@ -475,7 +475,7 @@ def test_a_hung_background_reflection_does_not_hold_the_interpreter_exit() -> No
         [sys.executable, "-c", EXIT_SCRIPT],
         capture_output=True,
         text=True,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
         timeout=120,
         check=False,
     )
