@@ -1,0 +1,224 @@
+"""After an agent run: record its episode, credit what it was shown, reflect on it.
+
+:class:`RunRecorder` holds the middleware's recording settings (``record_episode``,
+what a recording error does, the lesson writer and its background queue) and does the
+work of ``after_agent``: the episode ``record_episode`` builds gets the run's
+provenance, closes the run's credit, is recorded, and is reflected on.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from typing import Any, Literal
+
+from langchain_core.runnables.config import run_in_executor
+
+from langchain_episodic._validation import check_int
+from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.integrations._background import BackgroundWorker
+from langchain_episodic.integrations._memories import RunMemories
+from langchain_episodic.integrations._run_state import replay_of, source_of
+from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.model.episode import Episode
+from langchain_episodic.reflection import LessonWriter, reflect
+
+__all__ = ["RecordEpisode", "RunRecorder"]
+
+# The logger keeps the middleware's name: it is what users filter their logs by.
+_log = logging.getLogger("langchain_episodic.integrations.middleware")
+_CREDITED_BY = "EpisodicMemoryMiddleware"
+
+RecordEpisode = Callable[[Any, Any], Episode | Awaitable[Episode | None] | None]
+"""``record_episode(state, runtime) -> Episode | None``: the episode of a finished run.
+
+Called once after the agent finishes, with the final agent state and the LangGraph
+``Runtime``. Return the :class:`Episode` to record, or ``None`` to record nothing. It
+may be a coroutine function (awaited under ``ainvoke``; refused under ``invoke``).
+An episode built without a timestamp is dated now by the wall clock (``time.time()``);
+pass ``timestamp=memory.now()`` to date it on the memory's own (injectable) clock.
+"""
+
+
+class RunRecorder:
+    """The recording settings of a middleware, and the recording of a finished run.
+
+    Args and their checks are :class:`~langchain_episodic.EpisodicMemoryMiddleware`'s
+    of the same names.
+    """
+
+    def __init__(
+        self,
+        memories: RunMemories,
+        *,
+        record_episode: RecordEpisode | None,
+        on_record_error: Literal["log", "raise"],
+        reflect_with: LessonWriter | None,
+        reflect_in_background: bool,
+        reflection_queue: int,
+    ) -> None:
+        if on_record_error not in ("log", "raise"):
+            msg = f"on_record_error={on_record_error!r} is invalid: must be 'log' or 'raise'"
+            raise EpisodicValueError(msg)
+        if record_episode is not None and not callable(record_episode):
+            msg = f"record_episode={record_episode!r} is invalid: must be callable"
+            raise TypeError(msg)
+        if reflect_with is not None and not isinstance(reflect_with, LessonWriter):
+            msg = (
+                f"reflect_with={reflect_with!r} is invalid: must be a "
+                "langchain_episodic.reflection.LessonWriter or None"
+            )
+            raise TypeError(msg)
+        if not isinstance(reflect_in_background, bool):
+            msg = f"reflect_in_background={reflect_in_background!r} is invalid: must be a bool"
+            raise TypeError(msg)
+        check_int("reflection_queue", reflection_queue, 1)
+        self.memories = memories
+        self.record_episode = record_episode
+        self.on_record_error = on_record_error
+        self.reflect_with = reflect_with
+        self.reflect_in_background = reflect_in_background
+        self.reflection_queue = reflection_queue
+        # The reflection thread is a daemon: at exit it gets EXIT_FLUSH_TIMEOUT seconds
+        # to finish (and store) what it is doing, then what is pending is abandoned.
+        self.reflections = BackgroundWorker(
+            reflection_queue, name="episodic-reflection", jobs="reflections", logger=_log
+        )
+
+    def record(self, state: Mapping[str, Any], runtime: object) -> None:
+        """Record the finished run's episode; an error is logged or raised as configured.
+
+        Raises:
+            TypeError: ``record_episode`` returned something other than an
+                :class:`Episode` or ``None``, or is async under a sync ``invoke``.
+        """
+        if self.record_episode is None:
+            return
+        try:
+            self._record(state, runtime)
+        except TypeError:
+            raise  # a misconfigured record_episode, not a run's data
+        except Exception:
+            if self.on_record_error == "raise":
+                raise
+            _log.exception("could not record the finished run (the answer is kept)")
+
+    async def arecord(self, state: Mapping[str, Any], runtime: object) -> None:
+        """Async twin of :meth:`record`; a sync ``record_episode`` runs in a thread."""
+        if self.record_episode is None:
+            return
+        try:
+            await self._arecord(state, runtime)
+        except TypeError:
+            raise
+        except Exception:
+            if self.on_record_error == "raise":
+                raise
+            _log.exception("could not record the finished run (the answer is kept)")
+
+    def _record(self, state: Mapping[str, Any], runtime: object) -> None:
+        assert self.record_episode is not None
+        result = self.record_episode(state, runtime)
+        if inspect.isawaitable(result):
+            if inspect.iscoroutine(result):
+                result.close()
+            msg = (
+                "record_episode is async: run the agent with ainvoke/astream, "
+                "or pass a synchronous record_episode"
+            )
+            raise TypeError(msg)
+        episode = _check_episode(result)
+        if episode is not None:
+            memory = self.memories.for_recording(state, runtime)
+            episode = _with_source(state, episode)
+            _credit(state, episode, memory)
+            memory.record(episode)
+            if self.reflect_with is not None:
+                if self.reflect_in_background:
+                    self._queue_reflection(memory, episode)
+                else:
+                    self._reflect(memory, episode)
+
+    async def _arecord(self, state: Mapping[str, Any], runtime: object) -> None:
+        assert self.record_episode is not None
+        result: object
+        if inspect.iscoroutinefunction(self.record_episode):
+            result = self.record_episode(state, runtime)
+        else:
+            result = await run_in_executor(None, self.record_episode, state, runtime)
+        if inspect.isawaitable(result):
+            result = await result
+        episode = _check_episode(result)
+        if episode is not None:
+            memory = await run_in_executor(None, self.memories.for_recording, state, runtime)
+            episode = _with_source(state, episode)
+            await run_in_executor(None, _credit, state, episode, memory)
+            await memory.arecord(episode)
+            if self.reflect_with is not None:
+                if self.reflect_in_background:
+                    self._queue_reflection(memory, episode)
+                else:
+                    await run_in_executor(None, self._reflect, memory, episode)
+
+    def _reflect(self, memory: EpisodicMemory, episode: Episode) -> None:
+        """Reflect on a recorded episode and store its lessons; never raises."""
+        writer = self.reflect_with
+        if writer is None:
+            return
+        try:
+            result = reflect(memory, writer, episode.episode_id)
+        except Exception:  # reflection must never break the run it follows
+            _log.warning(
+                "reflection on episode_id=%r in namespace=%r failed; no lesson was stored",
+                episode.episode_id,
+                memory.namespace,
+                exc_info=True,
+            )
+            return
+        if result.stored:
+            _log.info(
+                "reflection on episode_id=%r stored lessons %s",
+                episode.episode_id,
+                [lesson.lesson_id for lesson in result.stored],
+            )
+
+    def _queue_reflection(self, memory: EpisodicMemory, episode: Episode) -> None:
+        """Queue a background reflection; when the queue is full, drop it (logged)."""
+        if not self.reflections.submit(lambda: self._reflect(memory, episode)):
+            _log.warning(
+                "reflection on episode_id=%r dropped: %s",
+                episode.episode_id,
+                "the middleware is closed"
+                if self.reflections.closed
+                else f"{self.reflection_queue} reflections are already pending",
+            )
+
+
+def _with_source(state: Mapping[str, Any], episode: Episode) -> Episode:
+    """``episode`` with the run's provenance filling what its own source leaves unset."""
+    run = source_of(state)
+    if run is None:
+        return episode
+    source = run if episode.source is None else episode.source.merged_over(run)
+    return episode if source == episode.source else replace(episode, source=source)
+
+
+def _credit(state: Mapping[str, Any], episode: Episode, memory: EpisodicMemory) -> None:
+    """Close the run with its reward (idempotent, never raises: ``memory.runs.close``).
+
+    Before the episode is recorded: recording an episode whose source names the
+    run would close it too, without saying who closed it.
+    """
+    replay = replay_of(state)
+    run_id = None if replay is None else replay.get("run_id")
+    if run_id is not None:
+        memory.runs.close(run_id, episode.feedback.reward, by=_CREDITED_BY)
+
+
+def _check_episode(value: object) -> Episode | None:
+    if value is None or isinstance(value, Episode):
+        return value
+    msg = f"record_episode returned {value!r}: expected an Episode or None"
+    raise TypeError(msg)

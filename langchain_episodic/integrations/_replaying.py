@@ -1,0 +1,158 @@
+"""Before an agent run: read its task and build the replay it will inject.
+
+:class:`RunReplayer` holds the middleware's replay settings (recall options, budget,
+renderer, strategy line, how a task is read) and turns an agent state into the
+:class:`~langchain_episodic.integrations._run_state.EpisodicReplay` the run keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from langchain_core.runnables.config import run_in_executor
+
+from langchain_episodic._validation import check_int
+from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.integrations._messages import follow_up, latest_human_text
+from langchain_episodic.integrations._run_state import (
+    EpisodicReplay,
+    run_state,
+    thread_id,
+    thread_of,
+)
+from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.model.episode import TaskDescription, as_task
+from langchain_episodic.pipeline import abuild_replay, build_replay
+from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
+from langchain_episodic.scoring.options import RecallOptions
+
+__all__ = ["FollowUps", "RunReplayer", "TaskExtractor"]
+
+FollowUps = Literal["thread", "alone"]
+"""How a follow-up turn's task is read: with its thread's task, or on its own."""
+
+TaskExtractor = Callable[[Any], str | TaskDescription | None]
+"""``task_extractor(state) -> str | TaskDescription | None``: the task of a run.
+
+``state`` is the agent state at the start of the run (a dict with ``"messages"`` and
+any custom keys). ``None`` or a blank string means "no task": nothing is injected.
+"""
+
+
+class RunReplayer:
+    """The replay settings of a middleware, and the replay they build for a run.
+
+    Args and their checks are :class:`~langchain_episodic.EpisodicMemoryMiddleware`'s
+    of the same names; every one is checked here, once, when the middleware is built.
+    """
+
+    def __init__(
+        self,
+        *,
+        options: RecallOptions,
+        max_tokens: int | None,
+        token_counter: Callable[[str], int],
+        include_strategy: bool,
+        renderer: RendererArg,
+        task_extractor: TaskExtractor | None,
+        infer_category: bool,
+        follow_ups: FollowUps,
+    ) -> None:
+        if follow_ups not in ("thread", "alone"):
+            msg = f"follow_ups={follow_ups!r} is invalid: must be 'thread' or 'alone'"
+            raise EpisodicValueError(msg)
+        if max_tokens is not None:
+            check_int("max_tokens", max_tokens, 1)
+        for name, value in (("token_counter", token_counter), ("task_extractor", task_extractor)):
+            if value is not None and not callable(value):
+                msg = f"{name}={value!r} is invalid: must be callable"
+                raise TypeError(msg)
+        if not isinstance(infer_category, bool):
+            msg = f"infer_category={infer_category!r} is invalid: must be a bool"
+            raise TypeError(msg)
+        resolve_renderer(renderer, options.ranking)  # refuse a bad renderer now, not per run
+        self.options = options
+        self.max_tokens = max_tokens
+        self.token_counter = token_counter
+        self.include_strategy = include_strategy
+        self.renderer = renderer
+        self.task_extractor = task_extractor
+        self.infer_category = infer_category
+        self.follow_ups = follow_ups
+
+    def task(self, state: Mapping[str, Any]) -> tuple[TaskDescription, TaskDescription, int] | None:
+        """``(task, thread_task, turn)`` of the run, or ``None`` when it has no task."""
+        current = self._own_task(state)
+        if current is None:
+            return None
+        thread_task, turn = thread_of(state)
+        if thread_task is None:
+            return current, current, turn
+        if self.follow_ups == "alone":
+            return current, thread_task, turn
+        return follow_up(thread_task, current), thread_task, turn
+
+    def _own_task(self, state: Mapping[str, Any]) -> TaskDescription | None:
+        if self.task_extractor is None:
+            task: object = latest_human_text(state.get("messages", ()))
+        else:
+            task = self.task_extractor(state)
+        # None or a blank string: the run has no task, so nothing is injected.
+        if task is None or (isinstance(task, str) and not task.strip()):
+            return None
+        if isinstance(task, (str, TaskDescription)):
+            return as_task(task, "task_extractor")
+        msg = f"task_extractor returned {task!r}: expected a str, a TaskDescription or None"
+        raise TypeError(msg)
+
+    def _prompt_settings(self) -> dict[str, Any]:
+        """How :func:`~langchain_episodic.build_replay` should format the prompt."""
+        return {
+            "max_tokens": self.max_tokens,
+            "token_counter": self.token_counter,
+            "include_strategy": self.include_strategy,
+            "renderer": self.renderer,
+        }
+
+    def build(
+        self,
+        memory: EpisodicMemory,
+        found: tuple[TaskDescription, TaskDescription, int],
+        run_id: str | None,
+    ) -> EpisodicReplay:
+        """Recall once from ``memory`` for the run's task ``found`` (see :meth:`task`)."""
+        task, thread_task, turn = found
+        if self.infer_category:
+            task, thread_task = memory.task(task), memory.task(thread_task)
+        replay = build_replay(
+            memory,
+            task,
+            self.options,
+            run_id=run_id,
+            thread_id=None if run_id is None else thread_id(),
+            **self._prompt_settings(),
+        )
+        return run_state(replay, memory, thread_task, turn)
+
+    async def abuild(
+        self,
+        memory: EpisodicMemory,
+        found: tuple[TaskDescription, TaskDescription, int],
+        run_id: str | None,
+    ) -> EpisodicReplay:
+        """Async twin of :meth:`build`."""
+        task, thread_task, turn = found
+        if self.infer_category:
+            task, thread_task = await run_in_executor(
+                None, lambda: (memory.task(task), memory.task(thread_task))
+            )
+        replay = await abuild_replay(
+            memory,
+            task,
+            self.options,
+            run_id=run_id,
+            thread_id=None if run_id is None else thread_id(),
+            **self._prompt_settings(),
+        )
+        return run_state(replay, memory, thread_task, turn)
