@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from langchain_episodic import EpisodicMemory, HashingEmbeddings
 from langchain_episodic.model.episode import (
     Episode,
     Feedback,
@@ -13,7 +14,12 @@ from langchain_episodic.model.episode import (
     TaskCategory,
     TaskDescription,
 )
+from langchain_episodic.model.lesson import Lesson, LessonSource
 from langchain_episodic.scoring.skills import SkillProfile
+from langchain_episodic.stores import InMemoryEpisodeStore
+
+LOGINS_NOW = 1_700_000_000.0
+"""The clock of :func:`logins_memory` and the creation time of :func:`a_lesson`."""
 
 
 def make_episode(
@@ -64,3 +70,28 @@ def assert_same_profiles(got: Sequence[SkillProfile], expected: Sequence[SkillPr
         )
         assert mine.avg_reward == pytest.approx(theirs.avg_reward, rel=1e-12)
         assert mine.avg_iterations == pytest.approx(theirs.avg_iterations, rel=1e-12)
+
+
+def logins_memory() -> EpisodicMemory:
+    """Two login episodes (``login-1``, ``login-2``) in memory, the clock at ``LOGINS_NOW``."""
+    memory = EpisodicMemory(
+        store=InMemoryEpisodeStore(), embeddings=HashingEmbeddings(), clock=lambda: LOGINS_NOW
+    )
+    memory.record_many(
+        [
+            make_episode(episode_id="login-1", description="Implement a login form"),
+            make_episode(episode_id="login-2", description="Fix the login form crash"),
+        ]
+    )
+    return memory
+
+
+def a_lesson(source: str = "login-1", title: str = "Strip e-mails first") -> Lesson:
+    """A lesson about ``logins_memory``'s login form, drawn from ``source``."""
+    return Lesson.create(
+        title=title,
+        applies_when="a login form validates an e-mail address",
+        do="call .strip() first",
+        sources=(LessonSource(source),),
+        created_at=LOGINS_NOW,
+    )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
+import sys
 import warnings
 from typing import Any
 
@@ -157,3 +159,40 @@ def test_lessons_and_forgetting_through_their_sub_objects(memory: EpisodicMemory
     receipt = memory.forgetting.forget_all(reason="account closed")
     assert (receipt.episodes, len(memory), memory.lessons.list(None)) == (1, 0, ())
     assert [r.erasure_id for r in memory.forgetting.receipts()] == [receipt.erasure_id]
+
+
+@pytest.mark.parametrize(
+    ("old", "name", "new"),
+    [
+        ("langchain_episodic.episode", "Episode", "langchain_episodic.model.episode"),
+        ("langchain_episodic.lessons", "render_lessons", "langchain_episodic.prompting.lessons"),
+        ("langchain_episodic.lessons", "Lesson", "langchain_episodic.model.lesson"),
+        ("langchain_episodic.strategy", "choose_strategy", "langchain_episodic.pipeline"),
+        ("langchain_episodic.strategy", "STRATEGY_POOL", "langchain_episodic.scoring.strategy"),
+        (
+            "langchain_episodic.replay",
+            "format_replay_prompt",
+            "langchain_episodic.prompting.episodes",
+        ),
+        ("langchain_episodic.quarantine", "QuarantineLog", "langchain_episodic.service.quarantine"),
+    ],
+)
+def test_an_old_module_path_still_imports_with_a_deprecation_warning(
+    old: str, name: str, new: str
+) -> None:
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=f"{old} moved to .*{new}"):
+        module = importlib.import_module(old)
+    assert getattr(module, name) is getattr(importlib.import_module(new), name)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = module.nope
+
+
+def test_a_name_of_the_old_scoring_module_warns_and_resolves() -> None:
+    import langchain_episodic.scoring as scoring  # noqa: PLC0415
+    from langchain_episodic.scoring.priority import ReplayWeights  # noqa: PLC0415
+
+    with pytest.warns(DeprecationWarning, match="scoring.priority.ReplayWeights"):
+        assert scoring.ReplayWeights is ReplayWeights
+    with pytest.raises(AttributeError):
+        _ = scoring.nope

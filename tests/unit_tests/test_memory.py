@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import pytest
@@ -18,10 +19,18 @@ from langchain_episodic import (
     StaticEmbeddings,
     TaskCategory,
 )
+from langchain_episodic.areas import (
+    MemoryForgetting,
+    MemoryJournal,
+    MemoryLessons,
+    MemoryQuarantine,
+    MemoryRuns,
+)
+from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.skills import compute_skill_profiles
 from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.helpers.episodes import DAY, QUERIES, TASKS, article_recall, corpus
-from tests.unit_tests.factories import make_episode
+from tests.unit_tests.factories import a_lesson, logins_memory, make_episode
 
 
 @pytest.mark.parametrize("top_k", [1, 3, 5])
@@ -338,3 +347,82 @@ def test_a_dropped_memory_is_freed_at_once_without_the_cyclic_collector() -> Non
         assert held() is None
     finally:
         gc.enable()
+
+
+# The façade's own promises, on two login episodes: reads by id, an async twin for every
+# method that embeds or touches the store, and the retriever and runnable it builds.
+TWINS = [
+    (EpisodicMemory, "arecord", "record"),
+    (EpisodicMemory, "arecord_many", "record_many"),
+    (EpisodicMemory, "aget_episodes", "get_episodes"),
+    (EpisodicMemory, "arecall", "recall"),
+    (EpisodicMemory, "atask", "task"),
+    (EpisodicMemory, "aforget", "forget"),
+    (MemoryRuns, "anote", "note"),
+    (MemoryRuns, "acredit", "credit"),
+    (MemoryRuns, "aclose", "close"),
+    (MemoryRuns, "aexpire", "expire"),
+    (MemoryRuns, "areload", "reload"),
+    (MemoryLessons, "aadd", "add"),
+    (MemoryLessons, "arevise", "revise"),
+    (MemoryLessons, "aconsolidate", "consolidate"),
+    (MemoryLessons, "arecall", "recall"),
+    (MemoryQuarantine, "aadd", "add"),
+    (MemoryQuarantine, "arelease", "release"),
+    (MemoryQuarantine, "apin", "pin"),
+    (MemoryQuarantine, "aunpin", "unpin"),
+    (MemoryForgetting, "aforget_all", "forget_all"),
+    (MemoryForgetting, "aprune", "prune"),
+    (MemoryForgetting, "areceipts", "receipts"),
+    (MemoryJournal, "acheckpoint", "checkpoint"),
+]
+
+
+class TestTheFacadeOnTwoLogins:
+    @pytest.fixture
+    def memory(self) -> EpisodicMemory:
+        return logins_memory()
+
+    def test_get_episodes_reads_by_id(self, memory: EpisodicMemory) -> None:
+        found = memory.get_episodes(["login-1", "nope"])
+        assert list(found) == ["login-1"]
+        assert memory.get_episodes("login-2").keys() == {"login-2"}
+        assert memory.namespaces() == ("default",)
+
+    @pytest.mark.parametrize(("owner", "twin", "method"), TWINS)
+    def test_every_async_twin_is_a_coroutine_function_with_its_methods_signature(
+        self, owner: type, twin: str, method: str
+    ) -> None:
+        assert inspect.iscoroutinefunction(getattr(owner, twin))
+        assert getattr(owner, twin).__name__ == twin
+        assert inspect.signature(getattr(owner, twin)) == inspect.signature(getattr(owner, method))
+
+    async def test_async_twins_give_what_their_methods_give(self, memory: EpisodicMemory) -> None:
+        options = RecallOptions(top_k=2)
+        assert await memory.arecall("login form", options=options, explain=True) == memory.recall(
+            "login form", options=options, explain=True
+        )
+        assert (await memory.aget_episodes(["login-1"])).keys() == {"login-1"}
+        lesson = a_lesson()
+        assert await memory.lessons.aadd([lesson]) == 1
+        assert await memory.lessons.arecall("login form e-mail", 1) == memory.lessons.recall(
+            "login form e-mail", 1
+        )
+        revised = await memory.lessons.arevise(lesson.lesson_id, title="Strip every e-mail")
+        assert memory.lessons.status(lesson.lesson_id) == "archived"
+        assert await memory.lessons.aconsolidate() == ()
+        assert memory.lessons.list() == (revised,)
+        await memory.runs.anote("run-a", ["login-1"], "login form")
+        event = await memory.runs.aclose("run-a", 0.6)
+        assert event is not None
+        assert await memory.runs.aclose("run-a", 0.1) == event
+
+    def test_as_retriever_and_as_runnable_are_wired_by_the_package(
+        self, memory: EpisodicMemory
+    ) -> None:
+        from langchain_episodic import EpisodicRetriever  # noqa: PLC0415
+
+        retriever = memory.as_retriever(k=1)
+        assert isinstance(retriever, EpisodicRetriever)
+        assert retriever.memory is memory
+        assert "login" in memory.as_runnable().invoke("Implement a login form")

@@ -7,7 +7,11 @@ import json
 
 import pytest
 
-from langchain_episodic import EpisodicMemory, EpisodicValueError, episode_from_tests
+from langchain_episodic import (
+    EpisodicMemory,
+    EpisodicValueError,
+    episode_from_tests,
+)
 from langchain_episodic.errors import EpisodeValidationError
 from langchain_episodic.model.episode import Episode, EpisodeSource, episode_from_stored
 from langchain_episodic.model.quarantine import QuarantineEvent, decode_log, encode_log
@@ -181,3 +185,8 @@ def test_a_slower_clock_elsewhere_cannot_undo_a_release() -> None:
     behind.quarantine.release("x", "fine")
     ahead.quarantine.add("y", "bad")
     assert set(EpisodicMemory(store=store).quarantine.list()) == {"y"}
+
+
+def test_quarantine_of_something_not_ids_names_the_argument(memory: EpisodicMemory) -> None:
+    with pytest.raises(EpisodicValueError, match="episode_ids=5"):
+        memory.quarantine.add(5, "why")  # type: ignore[arg-type]

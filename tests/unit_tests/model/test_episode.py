@@ -706,3 +706,8 @@ def test_numpy_numbers_are_accepted_and_normalised() -> None:
     assert type(episode.feedback.tests_passed) is int
     assert type(episode.iterations) is int
     assert Episode.from_dict(json.loads(json.dumps(episode.to_dict()))) == episode
+
+
+def test_an_episode_id_that_looks_like_a_lesson_id_is_refused() -> None:
+    with pytest.raises(EpisodeValidationError, match=r"episode_id='lesson-1'.*lesson ids"):
+        make_episode(episode_id="lesson-1")
