@@ -1,4 +1,6 @@
-"""Forgetting: bad input, an erasure cut short, the writer's race, retention, the CLI.
+"""``memory.forget`` and ``memory.forgetting``: bad input, the forgotten error, retention.
+Erasure faults are in service/test_erasure.py, the receipt in model/test_erasure.py,
+the plan in scoring/test_retention.py, the commands in cli/test_forget_commands.py.
 
 The behaviour on every store kind is in tests/store_suite/test_forgetting.py; on disk
 and under SIGKILL in tests/integration_tests/test_erasure_on_disk.py.
@@ -6,30 +8,15 @@ and under SIGKILL in tests/integration_tests/test_erasure_on_disk.py.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
 import pytest
 
 from langchain_episodic import EpisodicMemory, EpisodicValueError, StoreConfigurationError
 from langchain_episodic.errors import EpisodeForgottenError
-from langchain_episodic.model.erasure import ForgetReceipt, decode_receipt, encode_receipt
-from langchain_episodic.scoring.credit import EpisodeUtility
-from langchain_episodic.scoring.retention import Retention, plan_prune
+from langchain_episodic.scoring.retention import Retention
 from langchain_episodic.stores import InMemoryEpisodeStore
-from tests.helpers.cli import open_memory, run
 from tests.helpers.episodes import corpus
+from tests.helpers.forgetting import NOW, memory_with
 from tests.unit_tests.factories import make_episode
-
-NOW = 1_000_000.0
-
-
-def memory_with(count: int = 6, **kwargs: Any) -> EpisodicMemory:
-    memory = EpisodicMemory(store=InMemoryEpisodeStore(), clock=lambda: NOW, **kwargs)
-    memory.record_many(corpus(count))
-    return memory
-
 
 # ------------------------------------------------------------------ bad input
 
@@ -90,75 +77,7 @@ def test_the_forgotten_error_names_the_id_and_the_date() -> None:
     assert "fresh" not in memory.get_episodes("fresh")  # nothing of the batch was written
 
 
-# ------------------------------------------------------------------ faults
-
-
-def test_an_erasure_cut_short_is_reported_and_finished_by_forgetting_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    memory = memory_with()
-    memory.runs.note("r1", ["ep-1", "ep-2"], "secret task text")
-    memory.runs.credit("r1", 0.9)
-    store = memory.store
-    assert isinstance(store, InMemoryEpisodeStore)
-
-    def killed(namespace: str, entry_ids: object) -> int:
-        raise KeyboardInterrupt  # the process stops here
-
-    monkeypatch.setattr(store, "delete_journal", killed)
-    with pytest.raises(KeyboardInterrupt):
-        memory.forget(["ep-1"], reason="user asked")
-    monkeypatch.undo()
-    fresh = EpisodicMemory(store=store, clock=lambda: NOW)
-    (unfinished,) = fresh.forgetting.unfinished()
-    assert "ep-1" in fresh.forgetting.forgotten(["ep-1"])  # the tombstone was written first
-    assert any("secret task text" in e.payload for e in fresh.journal.entries())
-    receipt = fresh.forget(["ep-1"], reason="user asked")
-    assert receipt.already_forgotten == 1
-    assert fresh.forgetting.unfinished() == []
-    assert not any("secret task text" in e.payload for e in fresh.journal.entries())
-    (outcome,) = fresh.runs.log()
-    assert outcome.episode_ids == ("ep-2",)
-    assert unfinished in {r.erasure_id for r in fresh.forgetting.receipts()}
-
-
-def test_an_erasure_between_the_writers_check_and_its_write_wins() -> None:
-    memory = memory_with(2)
-    other = EpisodicMemory(store=memory.store, clock=lambda: NOW)
-    victim = make_episode(episode_id="late", description="Rotate the API keys")
-    other.record(victim)
-    other.forget("late", reason="user asked")
-    # This memory has not seen the tombstone's erasure: its guard reads the journal.
-    with pytest.raises(EpisodeForgottenError):
-        memory.record(victim)
-    assert "late" not in memory.get_episodes("late")
-
-
-def test_the_receipt_round_trips_and_never_holds_the_ids() -> None:
-    receipt = ForgetReceipt(
-        "abc", "alice", "user asked", 5.0, "ops", episodes=2, episode_ids=("private-id",)
-    )
-    entry_id, _, payload = encode_receipt(receipt)
-    assert "private-id" not in payload
-    again = decode_receipt(entry_id, payload)
-    assert again is not None
-    assert again.to_dict() == receipt.to_dict()
-
-
 # ------------------------------------------------------------------ retention
-
-
-def test_plan_prune_removes_the_least_valuable_first() -> None:
-    helpful = EpisodeUtility("helpful", helped=3.0, hurt=0.0, credited_runs=3, updated_at=NOW)
-    harmful = EpisodeUtility("harmful", helped=0.0, hurt=3.0, credited_runs=3, updated_at=NOW)
-    episodes = [("helpful", 1.0), ("old", 2.0), ("harmful", 3.0), ("new", 4.0), ("pinned", 0.0)]
-    rows = {"helpful": helpful, "harmful": harmful}
-    plan = plan_prune(episodes, rows, {"pinned"}, Retention(max_episodes=2), NOW)
-    assert plan.over_cap == ("harmful", "old", "new")
-    assert plan.kept == 2
-    plan = plan_prune(episodes, rows, {"pinned"}, Retention(max_age=NOW - 2.5), NOW)
-    assert plan.expired == ("helpful", "old")
-    assert plan.protected == ("pinned",)
 
 
 def test_a_capped_memory_keeps_recalling_what_it_keeps() -> None:
@@ -171,79 +90,6 @@ def test_a_capped_memory_keeps_recalling_what_it_keeps() -> None:
         hits = memory.recall(episode.task, top_k=len(kept))
         assert {h.episode.episode_id for h in hits} <= kept
     assert len(memory.forgetting.receipts()) >= 8
-
-
-# ------------------------------------------------------------------ the command line
-
-
-def test_cli_forget_prints_a_receipt_and_refuses_unknown_ids(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    path = tmp_path / "memory"
-    memory = open_memory(path)
-    memory.record_many(corpus(6))
-    memory.store.close()  # type: ignore[attr-defined]
-    code, out, err = run(capsys, "forget", "ep-1", "nope", "--reason", "x", "--path", str(path))
-    assert code == 2
-    assert "'nope'" in err
-    assert "nothing was removed" in err
-    code, out, _ = run(capsys, "forget", "ep-1", "--reason", "x", "--dry-run", "--path", str(path))
-    assert code == 0
-    assert "to remove (dry run): 1" in out
-    code, out, _ = run(
-        capsys, "forget", "ep-1", "--reason", "asked", "--by", "me", "--json", "--path", str(path)
-    )
-    assert code == 0
-    receipt = json.loads(out)
-    assert (receipt["episodes"], receipt["reason"], receipt["by"]) == (1, "asked", "me")
-    code, out, _ = run(capsys, "stats", "--path", str(path))
-    assert "5" in out
-
-
-def test_cli_forget_all_asks_unless_yes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "memory"
-    memory = open_memory(path, "alice")
-    memory.record_many(corpus(4))
-    memory.store.close()  # type: ignore[attr-defined]
-    argv = ["forget", "--all", "--namespace", "alice", "--reason", "left", "--path", str(path)]
-    code, _, err = run(capsys, *argv)
-    assert code == 2
-    assert "--yes" in err
-    code, _, err = run(
-        capsys,
-        "forget",
-        "--all",
-        "--namespace",
-        "nobody",
-        "--reason",
-        "x",
-        "--yes",
-        "--path",
-        str(path),
-    )
-    assert code == 2
-    assert "nobody" in err
-    code, out, _ = run(capsys, *argv, "--yes")
-    assert code == 0
-    assert "episodes removed: 4" in out
-    code, _, err = run(capsys, "forget", "ep-1", "--all", "--reason", "x", "--path", str(path))
-    assert code == 2
-    assert "not both" in err
-
-
-def test_cli_prune_lists_what_would_go(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "memory"
-    memory = open_memory(path)
-    memory.record_many(corpus(6))
-    memory.store.close()  # type: ignore[attr-defined]
-    code, out, _ = run(capsys, "prune", "--max-episodes", "4", "--dry-run", "--path", str(path))
-    assert code == 0
-    assert "would remove: ep-0, ep-1" in out
-    code, out, _ = run(capsys, "prune", "--max-episodes", "4", "--json", "--path", str(path))
-    assert json.loads(out)["plan"]["kept"] == 4
-    code, _, err = run(capsys, "prune", "--path", str(path))
-    assert code == 2
-    assert "--max-age" in err
 
 
 def test_forget_all_on_a_namespace_that_holds_nothing_is_refused() -> None:

@@ -1,9 +1,6 @@
-"""Quarantine and provenance: an auditable soft delete, and who recorded an episode."""
+"""``memory.quarantine``: an auditable soft delete; and who recorded an episode."""
 
 from __future__ import annotations
-
-import dataclasses
-import json
 
 import pytest
 
@@ -12,12 +9,8 @@ from langchain_episodic import (
     EpisodicValueError,
     episode_from_tests,
 )
-from langchain_episodic.errors import EpisodeValidationError
-from langchain_episodic.model.episode import Episode, EpisodeSource, episode_from_stored
-from langchain_episodic.model.quarantine import QuarantineEvent, decode_log, encode_log
-from langchain_episodic.stores import InMemoryEpisodeStore
+from langchain_episodic.model.episode import EpisodeSource
 from tests.helpers.episodes import corpus
-from tests.unit_tests.factories import make_episode
 
 DAY = 86_400.0
 
@@ -97,55 +90,6 @@ def test_a_damaged_log_is_an_error_not_a_silent_release(memory: EpisodicMemory) 
         EpisodicMemory(store=memory.store)
 
 
-def test_log_round_trips_and_validates() -> None:
-    log = (
-        QuarantineEvent("a", "quarantine", "why ü", 1.5, "me"),
-        QuarantineEvent("a", "release", "because", 2.0),
-    )
-    assert decode_log(encode_log(log)) == log
-    assert json.loads(encode_log(log))[1]["by"] is None
-    with pytest.raises(EpisodicValueError, match="action='delete'"):
-        QuarantineEvent("a", "delete", "x", 1.0)  # type: ignore[arg-type]
-    with pytest.raises(EpisodicValueError, match="at=nan"):
-        QuarantineEvent("a", "release", "x", float("nan"))
-
-
-def test_source_round_trips_and_is_optional() -> None:
-    plain = make_episode()
-    assert "source" not in plain.to_dict()
-    sourced = dataclasses.replace(plain, source=EpisodeSource(agent="coder", run_id="r-9"))
-    data = sourced.to_dict()
-    assert data["source"] == {"agent": "coder", "run_id": "r-9"}
-    assert Episode.from_dict(json.loads(json.dumps(data))) == sourced
-    assert episode_from_stored(data) == sourced
-    assert Episode.from_dict({**data, "source": {"run_id": "r-1"}}).source == EpisodeSource(
-        run_id="r-1"
-    )
-
-
-@pytest.mark.parametrize(
-    ("source", "named"),
-    [
-        ({}, "EpisodeSource.agent=None"),
-        ({"agent": ""}, "EpisodeSource.agent=''"),
-        ({"agent": 3}, "EpisodeSource.agent=3"),
-        ({"agent": "a", "user": "b"}, r"unknown field\(s\) \['user'\]"),
-        ("coder", "EpisodeSource data='coder'"),
-    ],
-)
-def test_bad_sources_are_named(source: object, named: str) -> None:
-    data = {**make_episode().to_dict(), "source": source}
-    with pytest.raises(EpisodeValidationError, match=named):
-        Episode.from_dict(data)
-    with pytest.raises(EpisodeValidationError, match=named):
-        episode_from_stored(data)
-
-
-def test_episode_source_must_be_an_episode_source() -> None:
-    with pytest.raises(EpisodeValidationError, match=r"Episode\.source="):
-        dataclasses.replace(make_episode(), source={"agent": "x"})  # type: ignore[arg-type]
-
-
 def test_episode_from_tests_carries_the_source(memory: EpisodicMemory) -> None:
     episode = episode_from_tests(
         "Add a health check endpoint", "def health(): ...", 3, 3, source=EpisodeSource("ci")
@@ -154,37 +98,6 @@ def test_episode_from_tests_carries_the_source(memory: EpisodicMemory) -> None:
     assert memory.store.get("default", [episode.episode_id])[episode.episode_id].source == (
         EpisodeSource(agent="ci")
     )
-
-
-def test_two_memories_never_lose_each_others_quarantine_events() -> None:
-    # Equal clocks and repeated events: the stored log is taken as it is, then added to.
-    store = InMemoryEpisodeStore()
-    first = EpisodicMemory(store=store, clock=lambda: 100.0)
-    first.record_many([make_episode(episode_id="x"), make_episode(episode_id="y")])
-    first.quarantine.add("x", "bad")
-    second = EpisodicMemory(store=store, clock=lambda: 100.0)
-    first.quarantine.release("x", "fine")
-    first.quarantine.add("x", "bad after all")
-    second.quarantine.add("y", "bad too")
-    fresh = EpisodicMemory(store=store)
-    assert [(e.episode_id, e.action) for e in fresh.quarantine.log()] == [
-        ("x", "quarantine"),
-        ("x", "release"),
-        ("x", "quarantine"),
-        ("y", "quarantine"),
-    ]
-    assert set(fresh.quarantine.list()) == {"x", "y"}
-
-
-def test_a_slower_clock_elsewhere_cannot_undo_a_release() -> None:
-    store = InMemoryEpisodeStore()
-    ahead = EpisodicMemory(store=store, clock=lambda: 200.0)
-    ahead.record_many([make_episode(episode_id="x"), make_episode(episode_id="y")])
-    ahead.quarantine.add("x", "bad")
-    behind = EpisodicMemory(store=store, clock=lambda: 100.0)
-    behind.quarantine.release("x", "fine")
-    ahead.quarantine.add("y", "bad")
-    assert set(EpisodicMemory(store=store).quarantine.list()) == {"y"}
 
 
 def test_quarantine_of_something_not_ids_names_the_argument(memory: EpisodicMemory) -> None:

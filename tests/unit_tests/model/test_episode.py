@@ -16,6 +16,7 @@ from langchain_episodic.errors import EpisodeValidationError, EpisodicValueError
 from langchain_episodic.model.episode import (
     MAX_TIMESTAMP,
     Episode,
+    EpisodeSource,
     Feedback,
     OutcomeStatus,
     TaskCategory,
@@ -711,3 +712,39 @@ def test_numpy_numbers_are_accepted_and_normalised() -> None:
 def test_an_episode_id_that_looks_like_a_lesson_id_is_refused() -> None:
     with pytest.raises(EpisodeValidationError, match=r"episode_id='lesson-1'.*lesson ids"):
         make_episode(episode_id="lesson-1")
+
+
+def test_source_round_trips_and_is_optional() -> None:
+    plain = make_episode()
+    assert "source" not in plain.to_dict()
+    sourced = dataclasses.replace(plain, source=EpisodeSource(agent="coder", run_id="r-9"))
+    data = sourced.to_dict()
+    assert data["source"] == {"agent": "coder", "run_id": "r-9"}
+    assert Episode.from_dict(json.loads(json.dumps(data))) == sourced
+    assert episode_from_stored(data) == sourced
+    assert Episode.from_dict({**data, "source": {"run_id": "r-1"}}).source == EpisodeSource(
+        run_id="r-1"
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "named"),
+    [
+        ({}, "EpisodeSource.agent=None"),
+        ({"agent": ""}, "EpisodeSource.agent=''"),
+        ({"agent": 3}, "EpisodeSource.agent=3"),
+        ({"agent": "a", "user": "b"}, r"unknown field\(s\) \['user'\]"),
+        ("coder", "EpisodeSource data='coder'"),
+    ],
+)
+def test_bad_sources_are_named(source: object, named: str) -> None:
+    data = {**make_episode().to_dict(), "source": source}
+    with pytest.raises(EpisodeValidationError, match=named):
+        Episode.from_dict(data)
+    with pytest.raises(EpisodeValidationError, match=named):
+        episode_from_stored(data)
+
+
+def test_episode_source_must_be_an_episode_source() -> None:
+    with pytest.raises(EpisodeValidationError, match=r"Episode\.source="):
+        dataclasses.replace(make_episode(), source={"agent": "x"})  # type: ignore[arg-type]

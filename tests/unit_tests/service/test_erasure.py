@@ -1,0 +1,53 @@
+"""The eraser under faults: an erasure cut short is reported and finished by forgetting
+again, and an erasure between a writer's check and its write wins."""
+
+from __future__ import annotations
+
+import pytest
+
+from langchain_episodic import EpisodicMemory
+from langchain_episodic.errors import EpisodeForgottenError
+from langchain_episodic.stores import InMemoryEpisodeStore
+from tests.helpers.forgetting import NOW, memory_with
+from tests.unit_tests.factories import make_episode
+
+
+def test_an_erasure_cut_short_is_reported_and_finished_by_forgetting_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memory = memory_with()
+    memory.runs.note("r1", ["ep-1", "ep-2"], "secret task text")
+    memory.runs.credit("r1", 0.9)
+    store = memory.store
+    assert isinstance(store, InMemoryEpisodeStore)
+
+    def killed(namespace: str, entry_ids: object) -> int:
+        raise KeyboardInterrupt  # the process stops here
+
+    monkeypatch.setattr(store, "delete_journal", killed)
+    with pytest.raises(KeyboardInterrupt):
+        memory.forget(["ep-1"], reason="user asked")
+    monkeypatch.undo()
+    fresh = EpisodicMemory(store=store, clock=lambda: NOW)
+    (unfinished,) = fresh.forgetting.unfinished()
+    assert "ep-1" in fresh.forgetting.forgotten(["ep-1"])  # the tombstone was written first
+    assert any("secret task text" in e.payload for e in fresh.journal.entries())
+    receipt = fresh.forget(["ep-1"], reason="user asked")
+    assert receipt.already_forgotten == 1
+    assert fresh.forgetting.unfinished() == []
+    assert not any("secret task text" in e.payload for e in fresh.journal.entries())
+    (outcome,) = fresh.runs.log()
+    assert outcome.episode_ids == ("ep-2",)
+    assert unfinished in {r.erasure_id for r in fresh.forgetting.receipts()}
+
+
+def test_an_erasure_between_the_writers_check_and_its_write_wins() -> None:
+    memory = memory_with(2)
+    other = EpisodicMemory(store=memory.store, clock=lambda: NOW)
+    victim = make_episode(episode_id="late", description="Rotate the API keys")
+    other.record(victim)
+    other.forget("late", reason="user asked")
+    # This memory has not seen the tombstone's erasure: its guard reads the journal.
+    with pytest.raises(EpisodeForgottenError):
+        memory.record(victim)
+    assert "late" not in memory.get_episodes("late")
