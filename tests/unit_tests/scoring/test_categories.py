@@ -9,7 +9,6 @@ import pytest
 from langchain.agents import create_agent
 
 from langchain_episodic import EpisodicMemory, TaskCategory, TaskDescription, episode_from_tests
-from langchain_episodic.embeddings.categories import default_category_examples
 from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware
 from langchain_episodic.scoring.categories import head, vote
 from tests.helpers.models import make_model, user
@@ -21,14 +20,6 @@ RUNS = {
     "Implement a function that reverses the words of a sentence": "code_generation",
     "Refactor the long report builder into smaller functions": "refactoring",
 }
-
-
-def test_the_packaged_examples_cover_every_category_evenly() -> None:
-    examples = default_category_examples()
-    counts = {
-        c.value: sum(1 for category, _ in examples if category == c.value) for c in TaskCategory
-    }
-    assert counts == {**dict.fromkeys(counts, 25), "unknown": 0}
 
 
 def test_the_vote_weighs_by_similarity_and_abstains_below_the_bar() -> None:
