@@ -1,0 +1,23 @@
+"""``LessonLog``: a namespace's lessons and their vectors, kept in the journal."""
+
+from __future__ import annotations
+
+from langchain_episodic import EpisodicMemory
+from tests.unit_tests.factories import a_lesson, logins_memory
+
+
+def test_a_stored_lesson_is_in_the_book_with_its_entry() -> None:
+    memory = logins_memory()
+    lesson = a_lesson()
+    memory.lessons.add([lesson])
+    log = memory._s.journal.lessons
+    assert lesson.lesson_id in log.book.lessons
+    assert log.entry_ids  # the journal entry it was written as
+
+
+def test_a_reopened_memory_reads_the_same_lessons_from_the_journal() -> None:
+    memory = logins_memory()
+    lesson = a_lesson()
+    memory.lessons.add([lesson])
+    reopened = EpisodicMemory(store=memory.store, embeddings=memory.embeddings)
+    assert reopened._s.journal.lessons.book.lessons == memory._s.journal.lessons.book.lessons
