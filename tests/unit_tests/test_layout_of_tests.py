@@ -97,3 +97,61 @@ def test_the_check_sees_every_form_of_such_an_import() -> None:
         "tests.store_suite.conftest",
         "tests.unit_tests.test_cli",
     ]
+
+
+# ------------------------------------------------------------------ the mirror
+# tests/unit_tests mirrors the package: the tests of langchain_episodic/<sub>/<mod>.py
+# are in tests/unit_tests/<sub>/test_<mod>.py, those of a top-level module in
+# tests/unit_tests/test_<mod>.py, so a maintainer finds a rule's tests by its module's
+# name. A private module (_name.py) may have its tests in test_name.py. What tests a
+# behaviour across modules (injection, fuzzing, damaged stores, ...) is a suite: it
+# stays at tests/unit_tests/ top level, or in tests/store_suite/ and
+# tests/integration_tests/.
+
+PACKAGE = ROOT / "langchain_episodic"
+UNIT = TESTS / "unit_tests"
+
+
+def public_modules() -> list[Path]:
+    """Every public module of the package, relative to it (``__init__`` files excluded)."""
+    return sorted(
+        path.relative_to(PACKAGE)
+        for path in PACKAGE.rglob("*.py")
+        if not path.name.startswith("_")
+        and not any(part.startswith("_") for part in path.relative_to(PACKAGE).parts[:-1])
+    )
+
+
+def mirrored_test(module: Path) -> Path:
+    return UNIT / module.parent / f"test_{module.name}"
+
+
+def test_every_public_module_has_a_mirrored_test_file() -> None:
+    missing = [
+        f"langchain_episodic/{module} has no {mirrored_test(module).relative_to(ROOT)}"
+        for module in public_modules()
+        if not mirrored_test(module).is_file()
+    ]
+    assert missing == [], "write (or move) its tests there:\n" + "\n".join(missing)
+
+
+def test_every_test_file_in_a_subpackage_folder_is_named_for_one_of_its_modules() -> None:
+    strays = []
+    for folder in sorted(p for p in UNIT.iterdir() if p.is_dir() and p.name != "__pycache__"):
+        package = PACKAGE / folder.name
+        if not (package / "__init__.py").is_file():
+            strays.append(f"{folder.relative_to(ROOT)}/ mirrors no package of langchain_episodic")
+            continue
+        for test in sorted(folder.glob("test_*.py")):
+            name = test.name.removeprefix("test_")
+            if not ((package / name).is_file() or (package / f"_{name}").is_file()):
+                strays.append(f"{test.relative_to(ROOT)} is named for no module of {package.name}/")
+    assert strays == [], "rename or move them:\n" + "\n".join(strays)
+
+
+def test_the_mirror_check_finds_modules_of_every_depth() -> None:
+    modules = {str(module) for module in public_modules()}
+    assert {"memory.py", "scoring/priority.py", "stores/codec.py"} <= modules
+    assert not {m for m in modules if m.endswith("__init__.py") or "/_" in m or m[0] == "_"}
+    assert mirrored_test(Path("scoring/priority.py")) == UNIT / "scoring" / "test_priority.py"
+    assert mirrored_test(Path("memory.py")) == UNIT / "test_memory.py"
