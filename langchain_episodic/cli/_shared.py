@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 # Building the parser and printing --help import nothing heavy (numpy, Chroma,
 # LangChain, the memory): each command imports what it needs when it runs. The library
-# defaults the help states are restated here; tests/unit_tests/test_cli_help.py checks
+# defaults the help states are restated here; tests/unit_tests/cli/test_app.py checks
 # each against its source.
 DEFAULT_NAMESPACE = "default"
 """``langchain_episodic.stores.base.DEFAULT_NAMESPACE``."""
