@@ -72,6 +72,7 @@ from langchain_episodic.prompting.episodes import (
     fit_blocks,
 )
 from langchain_episodic.prompting.sanitize import SafeText, multi_line, one_line
+from langchain_episodic.prompting.tags import EXPERIENCE, SOLUTION, close_tag, open_tag
 from langchain_episodic.scoring.evidence import near_duplicate_groups
 from langchain_episodic.scoring.priority import PrioritizedResult
 
@@ -258,12 +259,12 @@ class CompactRenderer:
     @staticmethod
     def _block(episode: Episode, index: int) -> Shown:
         lines = [
-            f'<experience index="{index}" outcome="{episode.outcome.value}">',
+            open_tag(EXPERIENCE, index=index, outcome=episode.outcome.value),
             f"Task: {one_line(episode.task.description)}",
         ]
         if episode.outcome is not OutcomeStatus.SUCCESS:  # failures="code": say it failed
             lines.append(f"What went wrong: {what_went_wrong(episode)}")
-        lines.append("<solution>")
+        lines.append(open_tag(SOLUTION))
         return Shown("\n".join(lines), SafeText.of(multi_line(episode.solution)))
 
 
@@ -275,11 +276,11 @@ def _fixer(index: int | None, shown: int) -> int | None:
 def _note(episode: Episode, index: int, fixed_by: int | None) -> str:
     """A failed or partial attempt's block: its task and what went wrong, no code."""
     lines = [
-        f'\n<experience index="{index}" outcome="{episode.outcome.value}">',
+        "\n" + open_tag(EXPERIENCE, index=index, outcome=episode.outcome.value),
         f"Task: {one_line(episode.task.description)}",
         f"What went wrong: {what_went_wrong(episode)}",
     ]
     if fixed_by is not None:
         lines.append(f"Fixed by: the solution of experience {fixed_by}")
-    lines.append("</experience>")
+    lines.append(close_tag(EXPERIENCE))
     return "\n".join(lines)

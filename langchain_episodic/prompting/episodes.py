@@ -43,6 +43,7 @@ from langchain_episodic._validation import check_int, finite_float
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import Episode, OutcomeStatus, TaskDescription
 from langchain_episodic.prompting.sanitize import SafeText, multi_line, one_line, open_fence
+from langchain_episodic.prompting.tags import EXPERIENCE, FEEDBACK, SOLUTION, close_tag, open_tag
 from langchain_episodic.scoring.priority import PrioritizedResult
 
 __all__ = [
@@ -218,11 +219,11 @@ def _head(episode: Episode, index: int | None, *, relevant: bool = True) -> str:
     fence = open_fence(message, starts_line=False)
     if fence:
         message += f"\n{fence}\n"
-    attributes = ("" if index is None else f' index="{index}"') + (
-        "" if relevant else ' relevant="no"'
-    )
+    attributes: dict[str, object] = {} if index is None else {"index": index}
+    if not relevant:
+        attributes["relevant"] = "no"
     lines = [
-        f"<experience{attributes}>",
+        open_tag(EXPERIENCE, **attributes),
         f"Past task: {one_line(episode.task.description)}",
         f"Category: {episode.task.category.value}",
         f"Outcome: {episode.outcome.value}",
@@ -230,8 +231,8 @@ def _head(episode: Episode, index: int | None, *, relevant: bool = True) -> str:
         f"Strategy: {one_line(episode.strategy_used)}",
         f"Pass rate: {tests}",
         f"Iterations: {episode.iterations}",
-        f"<feedback>{message}</feedback>",
-        "<solution>",
+        f"{open_tag(FEEDBACK)}{message}{close_tag(FEEDBACK)}",
+        open_tag(SOLUTION),
     ]
     return "\n".join(lines)
 
@@ -240,7 +241,7 @@ def _block(head: str, solution: str) -> str:
     """Close an episode's block after its (neutralised) solution."""
     fence = open_fence(solution, starts_line=True)
     closing = f"\n{fence}" if fence else ""
-    return f"{head}\n{solution}{closing}\n</solution>\n</experience>"
+    return f"{head}\n{solution}{closing}\n{close_tag(SOLUTION)}\n{close_tag(EXPERIENCE)}"
 
 
 def render_episode(

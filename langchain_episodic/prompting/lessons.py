@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from langchain_episodic.model.lesson import Lesson
 from langchain_episodic.prompting.sanitize import one_line
+from langchain_episodic.prompting.tags import LESSON, close_tag, open_tag
 
 __all__ = ["LESSONS_NOTICE", "render_lessons"]
 
@@ -46,13 +47,13 @@ def render_lessons(lessons: Sequence[Lesson]) -> str:
     for index, lesson in enumerate(lessons, start=1):
         count = len(lesson.sources)
         lines = [
-            f'<lesson index="{index}">',
+            open_tag(LESSON, index=index),
             f"Title: {one_line(lesson.title)}",
             f"Applies when: {one_line(lesson.applies_when)}",
             f"Do: {one_line(lesson.do)}",
         ]
         if lesson.avoid:
             lines.append(f"Avoid: {one_line(lesson.avoid)}")
-        lines += [f"Evidence: {count} episode{'s' if count != 1 else ''}", "</lesson>"]
+        lines += [f"Evidence: {count} episode{'s' if count != 1 else ''}", close_tag(LESSON)]
         blocks.append("\n".join(lines))
     return "\n".join(blocks)

@@ -39,11 +39,21 @@ renderer (episodes, lessons, reflection, the CLI) passes stored text through thi
   whitespace (NBSP, em and ideographic spaces included), ``#`` and ``>`` marks, bullets
   (``-``, ``*``, ``+``, ``•``) and numbered-list markers (``1.``, ``2)``), gets a
   leading backslash: ``\System:``;
-- these markers are recognised through look-alikes: compatibility forms (a fullwidth
-  ``<experience``), every character whose Unicode confusables prototype (UTS #39,
-  ``confusables.txt`` 17.0.0 as packaged by ``disarm``) is one ASCII character (Cyrillic,
-  Greek, Armenian, Cherokee and Lisu letters, colon look-alikes U+0589, U+05C3, ...), and
-  invisible characters inside them (``</exp\u200berience>``);
+- these markers are judged on the text as a reader takes it, after whatever
+  normalisation a model or its tokenizer applies, case-insensitively: each character
+  folded to the ASCII it reads as (compatibility forms: a fullwidth ``<experience``, a
+  mathematical bold letter, ``\u33c8`` as ``dB``; the Unicode confusables, UTS #39,
+  ``confusables.txt`` 17.0.0 as packaged by ``disarm``: Cyrillic, Greek, Armenian,
+  Cherokee and Lisu letters, colon look-alikes U+0589, U+05C3, ...; the letter under
+  its combining marks; case folding: ``\u00df`` as ``ss``), combining marks and
+  invisible characters skipped (``</exp\u200berience>``), and each letter of a marker
+  matched by every ASCII character with its skeleton in either case (``I``, ``l``, ``1``
+  and ``|`` for an ``i``: a Lisu ``I``, whose prototype is ``l``, still spells
+  ``</EXPERIENCE``). Any ``<`` before one of the prompt's tag names
+  (:data:`~langchain_episodic.prompting.tags.PROMPT_TAGS`) is escaped, whatever
+  follows the name. Escaping only adds ``&lt;`` and backslashes, which no rule reads
+  as a marker, so sanitising is idempotent: a sanitised text sanitised again (shown
+  again, stored as a lesson) is unchanged and still inert;
 - a Markdown code fence that stored text leaves open is closed before the block's own
   closing tags, so it cannot swallow them;
 - a cut made to fit the token budget never completes a tag at the cut.
@@ -66,9 +76,12 @@ import functools
 import re
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from disarm import CONFUSABLES_VERSION, normalize_confusables
+from disarm import CONFUSABLES_VERSION, normalize_confusables, skeleton_key
+
+from langchain_episodic.prompting.tags import PROMPT_TAGS
 
 __all__ = [
     "CONFUSABLES_VERSION",
@@ -110,35 +123,108 @@ _MARKUP_SHAPES = (
     ("\u2223\u2502\u01c0\u2758", "|"),
     ("\u2236\u02d0\ua789", ":"),
 )
+_MARKS = frozenset({"Mn", "Me"})  # combining marks: a reader sees the letter under them
+
+
+def _printable_ascii(text: str) -> bool:
+    return bool(text) and text.isascii() and text.isprintable()
+
+
+def _without_marks(text: str) -> str:
+    return "".join(
+        char
+        for char in unicodedata.normalize("NFKD", text)
+        if unicodedata.category(char) not in _MARKS
+    )
 
 
 @functools.cache
 def _fold_table() -> dict[int, str]:
-    """Character -> the ASCII character it imitates: compatibility forms and look-alikes.
+    """Character -> the ASCII it reads as; ``""`` for one a reader does not see.
 
-    Each character is folded by NFKC, else to its prototype in the Unicode confusables
-    (UTS #39, ``confusables.txt`` :data:`CONFUSABLES_VERSION`, as packaged by ``disarm``);
-    kept when that is one printable ASCII character. Built on the first text that is
-    not ASCII (a quarter of a second, once per process).
+    What a model may read a character as, whatever normalisation it (or its tokenizer)
+    applies: NFKC (a fullwidth ``<``, a mathematical bold ``e``, ``\u33c8`` as ``dB``),
+    then the Unicode confusables (UTS #39, ``confusables.txt`` :data:`CONFUSABLES_VERSION`,
+    as packaged by ``disarm``: a Cyrillic ``e``, a Lisu ``I``), then the letter under its
+    combining marks, then case folding (``\u00df`` as ``ss``): the first of these that is
+    printable ASCII (one character or several). Combining marks and Unicode's
+    default-ignorable characters fold to ``""``. Built on the first text that is not
+    ASCII (a fifth of a second, once per process).
     """
     table: dict[int, str] = {}
-    blocks = ((0xA0, 0xD800), (0xE000, 0x10000), (0x1D400, 0x1D800), (0x1F100, 0x1F200))
-    for low, high in blocks:
-        for code in range(low, high):
-            # A compatibility form first (a fullwidth bar is "|"; TR39 would say "l").
-            compatible = unicodedata.normalize("NFKC", chr(code))
-            for folded in (compatible, normalize_confusables(compatible)):
-                if len(folded) == 1 and folded.isascii() and folded.isprintable():
-                    table[code] = folded
+    # Planes 0 and 1 hold every character that folds to ASCII; the variation selectors
+    # supplement (plane 14) holds combining marks.
+    codes = (*range(0x80, 0xD800), *range(0xE000, 0x20000), *range(0xE0000, 0xE1000))
+    # Unassigned to this Python's Unicode database is no reason to skip a character: the
+    # confusables table may be newer (U+A7DA, Unicode 16, reads as "A").
+    chars = [chr(code) for code in codes if unicodedata.category(chr(code)) != "Co"]
+    compatible = [unicodedata.normalize("NFKC", char) for char in chars]
+    # One call over every character (a line each) instead of one call per character.
+    confusable = normalize_confusables("\n".join(chars)).split("\n")
+    confusable_nfkc = normalize_confusables("\n".join(compatible)).split("\n")
+    for char, nfkc, *prototypes in zip(chars, compatible, confusable, confusable_nfkc, strict=True):
+        code = ord(char)
+        if unicodedata.category(char) in _MARKS or _IGNORABLE.match(char):
+            table[code] = ""
+        elif _printable_ascii(nfkc):  # a compatibility form first (a fullwidth bar is "|")
+            table[code] = nfkc
+        elif prototype := next(filter(_printable_ascii, prototypes), None):
+            table[code] = prototype
+        else:
+            bare, folded = _without_marks(nfkc), nfkc.casefold()
+            for candidate in (bare, folded, _without_marks(folded)):
+                if candidate == nfkc:
+                    continue
+                for form in (candidate, normalize_confusables(candidate)):
+                    if _printable_ascii(form):
+                        table[code] = form
+                        break
+                if code in table:
                     break
     for characters, imitated in _MARKUP_SHAPES:
         table.update(dict.fromkeys(map(ord, characters), imitated))
     return table
 
 
-_NAMES = "experience|feedback|solution|lessons?"
-_ROLE = "system|developer|assistant|human|user|ai"
-_HEADING = "instructions?|response|input"
+@functools.cache
+def _irregular() -> re.Pattern[str]:
+    """The characters that do not fold to exactly one character (marks, ``dB``, ``ss``)."""
+    found = (chr(code) for code, folded in _fold_table().items() if len(folded) != 1)
+    return re.compile("[" + "".join(re.escape(char) for char in found) + "]")
+
+
+def _spelled(word: str) -> str:
+    """A pattern for ``word`` as a reader may take it, in any case (with ``re.I``).
+
+    Each letter matches every printable ASCII character whose UTS #39 skeleton is the
+    skeleton of that letter in either case: ``i`` also matches ``l``, ``1`` and ``|`` (a
+    capital ``I`` is a lower-case ``l`` to the eye), ``o`` also matches ``0``. Folded
+    text holds only these ASCII forms, so a Lisu ``I`` (whose prototype is ``l``) spells
+    ``experience`` as well as a Latin one.
+    """
+    return "".join(_letter_class(letter) for letter in word)
+
+
+@functools.cache
+def _letter_class(letter: str) -> str:
+    skeletons = {
+        skeleton_key(variant, digit_policy="tr39") for variant in {letter.lower(), letter.upper()}
+    }
+    same = [
+        char
+        for char in map(chr, range(0x21, 0x7F))
+        if skeleton_key(char, digit_policy="tr39") in skeletons
+    ] or [letter]
+    return re.escape(same[0]) if len(same) == 1 else "[" + "".join(map(re.escape, same)) + "]"
+
+
+def _words(words: Iterable[str]) -> str:
+    return "|".join(map(_spelled, words))
+
+
+_NAMES = _words(PROMPT_TAGS)
+_ROLE = _words(("system", "developer", "assistant", "human", "user", "ai"))
+_HEADING = _words(("instructions", "instruction", "response", "input"))
 # What may lead a role line, as one character class (fast): tab and every space
 # separator (Unicode Zs: NBSP, em, ideographic, ...), quote and heading marks, bullets,
 # and the digits, dots and parentheses of numbered-list markers.
@@ -148,8 +234,10 @@ _SENTINELS = "s|bos|eos|pad|unk|eot|sep|cls|mask"
 # HTML tags that make a Markdown renderer load a URL.
 _LOADING = "img|image|picture|source|video|audio|track|iframe|frame|embed|object"
 _MARKER = re.compile(
-    # A "<" opening one of the prompt's tags, a chat-template token or a loading tag.
-    rf"(?P<lt><(?=\s*/\s*(?:{_NAMES})\b|(?:{_NAMES})\b|<\s*/?\s*sys\s*>>"
+    # A "<" opening or closing one of the prompt's tags: any "<" before its name, whatever
+    # follows the name ("<experiences", "</Solution_x") and whatever spaces or "/" lie
+    # between.
+    rf"(?P<lt><(?=\s*(?:/\s*)?(?:{_NAMES})|<\s*/?\s*sys\s*>>"
     # Chat-template tokens by shape: a bar after "<" (<|im_start|>, and DeepSeek's, whose
     # fullwidth bars are folded), a snake_case name (<start_of_turn>), a sentinel (<s>).
     rf"|\s*\||/?\s*(?:[a-z]+_[a-z_]+|{_SENTINELS})\s*>"
@@ -171,26 +259,41 @@ _MARKER = re.compile(
     rf"|{_LEAD}#{{1,6}}[^\S\n]*[*_]{{0,3}}(?:{_HEADING})[*_]{{0,3}}[^\S\n]*:))",
     re.IGNORECASE | re.MULTILINE,
 )
-# A tag name not yet ending (``<experiences``, ``<img>``): a cut right after the name
-# would end it.
-_LOADING_TAG = re.compile(rf"<(?:{_LOADING})(?:[\s/]|\Z)", re.IGNORECASE)
-_PARTIAL_TAG = re.compile(
-    rf"<(?:\s*/\s*)?(?:{_NAMES})(?=\w)|<(?:{_LOADING})(?=[^\s/])", re.IGNORECASE
-)
+# A loading tag's name not yet ending (``<imgx``): a cut right after the name would end
+# it. (The prompt's own tag names need no such care: a "<" before one is always escaped.)
+_PARTIAL_TAG = re.compile(rf"<(?:{_LOADING})(?=[^\s/])", re.IGNORECASE)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$", re.MULTILINE)
 
 
-def _view(text: str) -> tuple[str, list[int]]:
-    """What the markers are looked for in: look-alikes folded, invisible characters gone.
+@dataclass(frozen=True)
+class _View:
+    """What the markers are looked for in: ``text`` folded (:func:`_fold_table`).
 
-    Returns the view and the shifts that map a view index ``i`` back to the text index
-    ``i + bisect_right(shifts, i)``.
+    Attributes:
+        text: The folded text.
+        origins: The index in the original text of each folded character (and one
+            past the end), or ``None`` when every character folded to one character.
     """
+
+    text: str
+    origins: list[int] | None
+
+    def origin(self, index: int) -> int:
+        """The index in the original text of the folded character at ``index``."""
+        return index if self.origins is None else self.origins[index]
+
+
+def _view(text: str) -> _View:
+    """``text`` folded to what a reader takes it for, with the way back to ``text``."""
     if text.isascii():
-        return text, []
-    folded = text.translate(_fold_table())
-    shifts = [m.start() - rank for rank, m in enumerate(_IGNORABLE.finditer(folded))]
-    return (_IGNORABLE.sub("", folded) if shifts else folded), shifts
+        return _View(text, None)
+    table = _fold_table()
+    if not _irregular().search(text):
+        return _View(text.translate(table), None)
+    pieces = [table.get(ord(char), char) for char in text]
+    origins = [index for index, piece in enumerate(pieces) for _ in piece]
+    origins.append(len(text))
+    return _View("".join(pieces), origins)
 
 
 def clean(text: str) -> str:
@@ -230,11 +333,11 @@ def _neutralise(text: str, *, starts_line: bool) -> str:
         text: Cleaned stored text.
         starts_line: Whether the text's first character starts a line of the prompt.
     """
-    view, shifts = _view(text)
+    view = _view(text)
     pieces: list[str] = []
     done = 0
-    for match in _MARKER.finditer(view):
-        at = match.start() + bisect_right(shifts, match.start())
+    for match in _MARKER.finditer(view.text):
+        at = view.origin(match.start())
         if match.lastgroup in {"role", "image"}:
             if match.lastgroup == "role" and match.start() == 0 and not starts_line:
                 continue
@@ -261,7 +364,7 @@ def injection_attempt(text: str) -> str | None:
         >>> injection_attempt("let v = vec![1]; <img src=x>") is None
         True
     """
-    view, _ = _view(clean(text))
+    view = _view(clean(text)).text
     for match in _MARKER.finditer(view):
         kind = match.lastgroup
         found = view[match.start() : match.start() + 24].split("\n")[0]
@@ -320,16 +423,12 @@ class SafeText:
     @classmethod
     def of(cls, text: str) -> SafeText:
         """``text`` (already neutralised) with its risky cut positions found."""
-        view, shifts = _view(text)
-
-        def origin(index: int) -> int:
-            return index + bisect_right(shifts, index)
-
+        view = _view(text)
         starts: list[int] = []
         ranges: list[tuple[int, int]] = []
-        for match in _PARTIAL_TAG.finditer(view):
-            starts.append(origin(match.end() - 1) + 1)
-            ranges.append((origin(match.end()), origin(match.start())))
+        for match in _PARTIAL_TAG.finditer(view.text):
+            starts.append(view.origin(match.end() - 1) + 1)
+            ranges.append((view.origin(match.end()), view.origin(match.start())))
         return cls(text, tuple(starts), tuple(ranges))
 
     def prefix(self, length: int) -> str:
