@@ -18,7 +18,7 @@ from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._fields import RecallOptionsFields
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.filters import EpisodeFilter
-from langchain_episodic.prompting.episodes import render_episode
+from langchain_episodic.prompting.episodes import render_episode_as_data
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult
 from langchain_episodic.scoring.ranking import RecallReport, why_recalled
@@ -117,7 +117,13 @@ def _filter(value: object) -> EpisodeFilter | None:
 
 
 def result_to_document(result: PrioritizedResult, report: RecallReport | None = None) -> Document:
-    """A recalled episode as a ``Document``: rendered text plus its scores as metadata.
+    """A recalled episode as a ``Document``: framed, inert text plus its scores as metadata.
+
+    ``page_content`` is the episode as the replay prompt shows it, framing included
+    (:func:`~langchain_episodic.prompting.episodes.render_episode_as_data`): the notice
+    that what follows is data, not instructions, then its ``<experience>`` block, stored
+    text made inert by the sanitiser (marked ``relevant="no"`` when recall found it not
+    relevant). A prompt built from the documents keeps the replay prompt's defence.
 
     With the ``report`` it came from, the metadata also says why it was recalled:
     ``relevant``, ``ranking``, ``relevance_threshold``, ``why`` and
@@ -160,7 +166,9 @@ def result_to_document(result: PrioritizedResult, report: RecallReport | None = 
                 "reason": nearest.reason,
             },
         )
-    return Document(id=episode.episode_id, page_content=render_episode(episode), metadata=metadata)
+    # The prompt's framing travels with the text: a user's own RAG prompt keeps it.
+    content = render_episode_as_data(episode, relevant=result.relevant)
+    return Document(id=episode.episode_id, page_content=content, metadata=metadata)
 
 
 def report_to_documents(report: RecallReport) -> list[Document]:
@@ -197,8 +205,10 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
 
             docs = await retriever.ainvoke("Fix the login crash")
 
-    Each document's ``page_content`` renders the episode (task, outcome, reward,
-    strategy, pass rate, feedback, solution) and its ``metadata`` holds
+    Each document's ``page_content`` renders the episode as the replay prompt does: the
+    notice that it is data, not instructions, then its ``<experience>`` block (task,
+    outcome, reward, strategy, pass rate, feedback, solution; stored text made inert), so
+    a RAG prompt built from the documents keeps the prompt's defence. Its ``metadata`` holds
     ``episode_id``, ``similarity``, ``priority``, ``outcome``, ``reward``,
     ``strategy_used``, ``timestamp``, ``category`` and the other scalar fields, and
     why it was recalled: ``relevant``, ``ranking``, ``relevance_threshold``, ``why``
