@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         EpisodicError,
         EpisodicValueError,
         StoreConfigurationError,
+        StoreDamagedError,
         StoreLockedError,
     )
     from langchain_episodic.integrations.classic import EpisodicChainMemory
@@ -105,6 +106,7 @@ _LAZY = {
     "ReplayWeights": "langchain_episodic.scoring.priority",
     "StaticEmbeddings": "langchain_episodic.embeddings",
     "StoreConfigurationError": "langchain_episodic.errors",
+    "StoreDamagedError": "langchain_episodic.errors",
     "StoreLockedError": "langchain_episodic.errors",
     "TaskCategory": "langchain_episodic.model.episode",
     "TaskDescription": "langchain_episodic.model.episode",
@@ -191,6 +193,7 @@ __all__ = [
     "ReplayWeights",
     "StaticEmbeddings",
     "StoreConfigurationError",
+    "StoreDamagedError",
     "StoreLockedError",
     "TaskCategory",
     "TaskDescription",

@@ -13,6 +13,8 @@ keeps working for bad input::
      ├── StoreConfigurationError (RuntimeError)  a store cannot hold episodes as configured
      │    └── EmbeddingMismatchError       the namespace was built with another embedding model
      │         └── ReadOnlyMemoryError     a write or recall on a memory opened read-only
+     │    ├── StoreDamagedError            a file of an embedded store's folder is damaged
+     │    └── StoreReadOnlyError           a write to a folder that opened read-only
      ├── StoreLockedError (RuntimeError)   another process holds the embedded store's folder
      ├── MigrationError (RuntimeError)     the target lacks what the source holds
      └── MalformedRecordWarning (UserWarning)  a stored record was skipped as unreadable
@@ -42,7 +44,9 @@ __all__ = [
     "NamespaceNotFoundError",
     "ReadOnlyMemoryError",
     "StoreConfigurationError",
+    "StoreDamagedError",
     "StoreLockedError",
+    "StoreReadOnlyError",
 ]
 
 
@@ -331,6 +335,64 @@ def _model_name(description: str) -> str:
     if "." in first and first.replace(".", "").replace("_", "").isalnum():
         return first.rsplit(".", 1)[1]
     return description
+
+
+class StoreDamagedError(StoreConfigurationError):
+    """A file of an embedded Chroma store's folder is damaged; nothing was read from it.
+
+    Raised when the store opens the folder (its files are checked before Chroma loads
+    them: a damaged vector index can crash the process that reads it) and when Chroma
+    itself fails on the folder later. A :class:`StoreConfigurationError`, like a folder
+    whose database went missing, so ``except StoreConfigurationError`` still catches it.
+
+    Attributes:
+        path: The store's folder.
+        problems: One line per problem found, each naming the file (relative to
+            ``path``) and what is wrong with it; empty when Chroma failed and no
+            check could say which file is at fault.
+        chroma_said: Chroma's own message, when Chroma reported the failure.
+    """
+
+    def __init__(
+        self, path: str, problems: Sequence[str], *, chroma_said: str | None = None
+    ) -> None:
+        self.path = path
+        self.problems = tuple(problems)
+        self.chroma_said = chroma_said
+        found = "; ".join(self.problems) or (
+            "Chroma could not read it, and no check could say which file is at fault"
+        )
+        said = f" (Chroma said: {chroma_said})" if chroma_said else ""
+        super().__init__(
+            f"path={path!r} is damaged: {found}{said}. Nothing more was read from it. What "
+            "to do: restore the folder from a backup (a copy made while no process held "
+            f"it); 'langchain-episodic verify --path {path}' lists every damaged file"
+        )
+
+
+class StoreReadOnlyError(StoreConfigurationError):
+    """A write to an embedded store whose folder could only be opened for reading.
+
+    A folder this process cannot write (a read-only mount, or no permission) opens
+    read-only: recall, counts, export and verify work, and each write is refused with
+    this error, naming the write. A :class:`StoreConfigurationError`: the store cannot
+    hold new episodes as it was opened.
+
+    Attributes:
+        path: The store's folder.
+        operation: The write refused, e.g. ``"record episodes"``.
+        cause: Why the folder is read-only, as the operating system said it.
+    """
+
+    def __init__(self, path: str, operation: str, cause: str) -> None:
+        self.path = path
+        self.operation = operation
+        self.cause = cause
+        super().__init__(
+            f"cannot {operation}: path={path!r} is read-only ({cause}), so the store "
+            "opened it for reading only (recall, counts, export and verify work). To "
+            "write, open the store on a writable folder (e.g. a copy of this one)"
+        )
 
 
 class StoreLockedError(EpisodicError, RuntimeError):

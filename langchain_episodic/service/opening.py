@@ -10,6 +10,7 @@ re-embedding its task.
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from collections import deque
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ from langchain_episodic.errors import (
     EpisodicValueError,
     NamespaceNotFoundError,
     ReadOnlyMemoryError,
+    StoreReadOnlyError,
 )
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.quarantine import PIN_STATE_KEY, QuarantineEvent
@@ -261,7 +263,9 @@ def checked_embeddings(
         total = store.count(namespace)
         reason = _legacy_mismatch(store, namespace, embeddings, total) if total else None
         if reason is None:
-            store.write_state(namespace, EMBEDDER_STATE_KEY, given.to_json())
+            # A folder opened read-only records nothing: the next open checks again.
+            with contextlib.suppress(StoreReadOnlyError):
+                store.write_state(namespace, EMBEDDER_STATE_KEY, given.to_json())
             return embeddings, given
         error = EmbeddingMismatchError(
             namespace,

@@ -18,23 +18,35 @@ given a timeout). Several processes go through a Chroma server instead.
   system, not two whose in-memory indexes go stale to each other) and the record
   numbering, so two handles on one folder (a re-run notebook cell) never repeat a
   record number. It lives exactly as long as the lock: the last close drops it.
+* A folder this process cannot write (a read-only mount, no permission) is locked
+  shared, through the lock file opened for reading (``flock`` needs no write access):
+  the store opens it read-only, and a writer elsewhere is refused meanwhile as it
+  would be by any other holder. No lock file there (it could never be created) means
+  no writer can be either, so none is taken.
+* Any other failure to take the lock (the lock path is a folder, the folder cannot be
+  created) is a :class:`~langchain_episodic.errors.StoreConfigurationError` naming the
+  path and the cause, never an ``OSError``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from langchain_episodic.errors import StoreLockedError
+from langchain_episodic.errors import StoreConfigurationError, StoreLockedError
 
 __all__ = ["LOCK_FILE_NAME", "FolderShare", "PathLock", "acquire_path_lock"]
 
 LOCK_FILE_NAME = ".langchain-episodic.lock"
 _POLL_SECONDS = 0.05
+# What opening the lock file for writing raises in a folder this process cannot write.
+_READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 
 if sys.platform == "win32":  # pragma: no cover - the test machines run POSIX
     import msvcrt
@@ -42,7 +54,7 @@ if sys.platform == "win32":  # pragma: no cover - the test machines run POSIX
     # Lock one byte far past the pid text, so readers of the pid are not blocked.
     _WINDOWS_LOCK_OFFSET = 1 << 30
 
-    def _try_lock(fd: int) -> bool:
+    def _try_lock(fd: int, *, shared: bool = False) -> bool:
         os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
         try:
             msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
@@ -57,9 +69,9 @@ if sys.platform == "win32":  # pragma: no cover - the test machines run POSIX
 else:
     import fcntl
 
-    def _try_lock(fd: int) -> bool:
+    def _try_lock(fd: int, *, shared: bool = False) -> bool:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
         return True
@@ -79,17 +91,23 @@ class FolderShare:
         next_seq: The next record number per Chroma collection name.
         erased_in: The folder once an erasure purged it: every store closing on it
             scrubs the index files again (Chroma may save them after the purge).
+        read_only: Why this process cannot write the folder (as the operating system
+            said it), or ``None`` when it can.
+        on_last_release: Called, in order, when the last store on the folder in this
+            process releases the lock (e.g. to remove a read-only folder's copy).
     """
 
     chroma_path: str
     add_lock: threading.Lock = field(default_factory=threading.Lock)
     next_seq: dict[str, int] = field(default_factory=dict)
     erased_in: list[str] = field(default_factory=list)
+    read_only: str | None = None
+    on_last_release: list[Callable[[], None]] = field(default_factory=list)
 
 
 @dataclass
 class _Held:
-    fd: int
+    fd: int | None  # None: a read-only folder without a lock file, nothing to unlock
     users: int
     share: FolderShare
 
@@ -105,8 +123,9 @@ def _forget_after_fork() -> None:
     global _registry_lock  # noqa: PLW0603 - another thread may have held it at the fork
     _registry_lock = threading.Lock()
     for held in _registry.values():
-        with contextlib.suppress(OSError):
-            os.close(held.fd)
+        if held.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(held.fd)
     _registry.clear()
 
 
@@ -117,10 +136,13 @@ if hasattr(os, "register_at_fork"):
 class PathLock:
     """One store's share of the lock on a folder; :meth:`release` gives it back once."""
 
-    def __init__(self, key: str, share: FolderShare) -> None:
+    def __init__(self, key: str, share: FolderShare, *, first: bool) -> None:
         self._key = key
         self._released = False
         self.share = share
+        self.first = first
+        """Whether this share took the lock from the operating system: no other store
+        in this process had the folder open (so Chroma has loaded none of its files)."""
 
     def release(self) -> None:
         """Give this share back; the last share in the process unlocks the file."""
@@ -135,9 +157,14 @@ class PathLock:
             if held.users == 0:
                 del _registry[self._key]
                 try:
-                    _unlock(held.fd)
+                    for cleanup in held.share.on_last_release:
+                        cleanup()
                 finally:
-                    os.close(held.fd)
+                    if held.fd is not None:
+                        try:
+                            _unlock(held.fd)
+                        finally:
+                            os.close(held.fd)
 
 
 def _holder(lock_file: str) -> str:
@@ -149,13 +176,52 @@ def _holder(lock_file: str) -> str:
     return f"pid {pid}" if pid.isdigit() else "pid unknown"
 
 
-def _try_acquire(key: str, folder: str) -> FolderShare | None:
-    """Join this process's lock on ``key``, or take it from the OS; ``None`` if held elsewhere."""
+def _cannot_lock(folder: str, key: str, error: OSError) -> StoreConfigurationError:
+    """One line naming the folder, the cause and (when it is another) the file at fault."""
+    cause = error.strerror or type(error).__name__
+    filename = error.filename if isinstance(error.filename, str) else key
+    where = f" ({filename})" if filename != folder else ""
+    return StoreConfigurationError(f"path={folder!r} cannot hold a store: {cause}{where}")
+
+
+def _open_read_only(key: str, folder: str, cause: str) -> _Held | None:
+    """Lock a folder this process cannot write, shared; ``None`` if a writer holds it."""
+    try:
+        fd = os.open(key, os.O_RDONLY)
+    except FileNotFoundError:  # never created, so no writer can hold it either
+        return _Held(None, 1, FolderShare(folder, read_only=cause))
+    except OSError as error:
+        raise _cannot_lock(folder, key, error) from error
+    try:
+        if not _try_lock(fd, shared=True):
+            os.close(fd)
+            return None
+    except OSError as error:
+        os.close(fd)
+        raise _cannot_lock(folder, key, error) from error
+    return _Held(fd, 1, FolderShare(folder, read_only=cause))
+
+
+def _try_acquire(key: str, folder: str) -> tuple[FolderShare, bool] | None:
+    """Join this process's lock on ``key``, or take it from the OS; ``None`` if held elsewhere.
+
+    Returns:
+        The share, and whether it was taken from the operating system (first here).
+    """
     held = _registry.get(key)
     if held is not None:
         held.users += 1
-        return held.share
-    fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o644)
+        return held.share, False
+    try:
+        fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        if error.errno not in _READ_ONLY_ERRNOS or not os.path.isdir(folder):
+            raise _cannot_lock(folder, key, error) from error
+        opened = _open_read_only(key, folder, error.strerror or type(error).__name__)
+        if opened is None:
+            return None
+        _registry[key] = opened
+        return opened.share, True
     try:
         if not _try_lock(fd):
             os.close(fd)
@@ -163,29 +229,40 @@ def _try_acquire(key: str, folder: str) -> FolderShare | None:
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
         os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+    except OSError as error:
+        os.close(fd)
+        raise _cannot_lock(folder, key, error) from error
     except BaseException:
         os.close(fd)
         raise
     share = FolderShare(folder)
     _registry[key] = _Held(fd, 1, share)
-    return share
+    return share, True
 
 
 def acquire_path_lock(folder: str, timeout: float = 0.0) -> PathLock:
     """Lock ``folder`` (created if missing) for this process, waiting up to ``timeout`` s.
 
+    A folder this process cannot write is locked shared, and its share says why it is
+    read-only (:attr:`FolderShare.read_only`).
+
     Raises:
         StoreLockedError: Another process holds the lock after ``timeout`` seconds.
+        StoreConfigurationError: The folder cannot be created, or its lock file cannot
+            be opened (e.g. the lock path is a folder); names the path and the cause.
     """
-    os.makedirs(folder, exist_ok=True)
     key = os.path.join(os.path.realpath(folder), LOCK_FILE_NAME)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as error:
+        raise _cannot_lock(folder, key, error) from error
     deadline = time.monotonic() + timeout
     while True:
         # Polled, not a blocking flock: a thread waiting here must not hold the registry.
         with _registry_lock:
-            share = _try_acquire(key, folder)
-            if share is not None:
-                return PathLock(key, share)
+            taken = _try_acquire(key, folder)
+            if taken is not None:
+                return PathLock(key, taken[0], first=taken[1])
         if time.monotonic() >= deadline:
             raise StoreLockedError(folder, _holder(key), timeout)
         time.sleep(_POLL_SECONDS)

@@ -43,6 +43,7 @@ from langchain_episodic.errors import (
     EpisodicValueError,
     MalformedRecordWarning,
     StoreConfigurationError,
+    StoreReadOnlyError,
 )
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.erasure import TOMBSTONE_RUN
@@ -54,13 +55,14 @@ from langchain_episodic.stores.chroma_folder import (
     check_path,
     client_share,
     close_embedded,
+    folder_failure,
     lock_folder,
     mark_as_holding_a_memory,
-    no_space_message,
+    prepare_folder,
     refuse_a_lost_database,
-    reports_a_full_disk,
+    refused_when_read_only,
+    reports_folder_failures,
 )
-from langchain_episodic.stores.chroma_health import LOW_SPACE, free_bytes
 from langchain_episodic.stores.chroma_scrub import scrub_hnsw, scrub_sqlite
 from langchain_episodic.stores.codec import decode_episodes, decode_hits, encode_episode
 
@@ -181,8 +183,21 @@ class ChromaEpisodeStore:
         EpisodicValueError: An argument is not a usable value, e.g. ``path=''`` or
             ``path=123``.
         StoreConfigurationError: ``path`` is a file, or a folder that cannot be
-            created or locked (e.g. no permission).
+            created or locked (e.g. no permission; the lock path is a folder).
+        StoreDamagedError: A file of the folder is damaged (named); see below.
         StoreLockedError: Another process holds ``path`` after ``lock_timeout``.
+
+    Before Chroma reads a folder, the first store on it in a process checks its files
+    as ``verify`` does, cheaply (headers against sizes, graph links, the metadata
+    pickle; files unchanged since last found sound are not read again): a damaged
+    vector index would otherwise crash the process. A damaged file, found then or by
+    Chroma later, raises :class:`~langchain_episodic.errors.StoreDamagedError` naming
+    it; Chroma's own internal errors never reach the caller.
+
+    A folder this process cannot write (a read-only mount, no permission) opens
+    read-only: reads work (from a private copy, as Chroma writes when it opens a
+    folder), and each write raises
+    :class:`~langchain_episodic.errors.StoreReadOnlyError` naming it.
 
     With ``path``, the store holds an exclusive lock on the folder until :meth:`close`
     (or ``with``, or garbage collection): Chroma's embedded mode is not safe for
@@ -226,8 +241,9 @@ class ChromaEpisodeStore:
         # Taken before Chroma opens the folder; released by close() or collection.
         lock = None if folder is None else lock_folder(folder, lock_timeout)
         try:
-            if folder is not None:
+            if folder is not None and lock is not None:
                 refuse_a_lost_database(folder)
+                prepare_folder(folder, lock)  # checks its files, copies a read-only one
             if client is None:
                 # Default settings on purpose: Chroma refuses two clients of one system
                 # with different settings, and users create their own clients beside ours.
@@ -238,17 +254,14 @@ class ChromaEpisodeStore:
                     if lock is not None
                     else chromadb.EphemeralClient()
                 )
-            if folder is not None:
+            if folder is not None and lock is not None and lock.share.read_only is None:
                 mark_as_holding_a_memory(folder)
         except BaseException as error:
             if lock is not None:  # Chroma could not open the folder: do not keep it locked
                 lock.release()
-            if (
-                folder is not None
-                and isinstance(error, chromadb.errors.ChromaError)
-                and free_bytes(folder) < LOW_SPACE
-            ):
-                raise StoreConfigurationError(no_space_message(folder, error)) from error
+            translated = folder_failure(folder, error)
+            if translated is not None:
+                raise translated from error
             raise
         # Folders erased from (shared by the stores on one folder): scrubbed again on close.
         self._erased_in: list[str] = lock.share.erased_in if lock is not None else []
@@ -259,6 +272,8 @@ class ChromaEpisodeStore:
         )
         self._client = client
         self._path = folder
+        # Why the folder cannot be written (then every write is refused), or None.
+        self._read_only = lock.share.read_only if lock is not None else None
         # Ephemeral clients in one process share one in-memory system, so a store made
         # with neither path nor client keeps its collections apart under a unique prefix.
         self._collection_name = (
@@ -312,6 +327,7 @@ class ChromaEpisodeStore:
         """The Chroma collection that holds ``namespace``."""
         return self._collection_name + _namespace_suffix(namespace)
 
+    @reports_folder_failures
     def collection(self, namespace: str) -> Collection:
         """The namespace's collection, created in cosine space on first use.
 
@@ -323,6 +339,9 @@ class ChromaEpisodeStore:
         if cached is not None:
             return cached
         name = self.collection_name_for(namespace)
+        if self._read_only is not None and name not in self._collection_names():
+            operation = f"create namespace={namespace!r}"
+            raise StoreReadOnlyError(str(self._path), operation, self._read_only)
         collection = self._client.get_or_create_collection(
             name,
             configuration={"hnsw": {"space": "cosine"}},
@@ -332,6 +351,9 @@ class ChromaEpisodeStore:
         self._check_collection(collection, namespace)
         self._collections[namespace] = collection
         return collection
+
+    def _collection_names(self) -> set[str]:
+        return {collection.name for collection in self._client.list_collections()}
 
     @staticmethod
     def _check_collection(collection: Collection, namespace: str) -> None:
@@ -353,6 +375,7 @@ class ChromaEpisodeStore:
             )
             raise StoreConfigurationError(msg)
 
+    @reports_folder_failures
     def namespaces(self) -> tuple[str, ...]:
         """Namespaces that have a collection under this store's ``collection_name``."""
         found = []
@@ -366,6 +389,7 @@ class ChromaEpisodeStore:
                 found.append(namespace)
         return tuple(sorted(found))
 
+    @reports_folder_failures
     def collection_names(self) -> dict[str, tuple[str, ...]]:
         """Every ``collection_name`` with namespaces at this client, with their namespaces.
 
@@ -383,10 +407,12 @@ class ChromaEpisodeStore:
                 found.setdefault(prefix, []).append(namespace)
         return {name: tuple(sorted(found[name])) for name in sorted(found)}
 
+    @reports_folder_failures
     def count(self, namespace: str) -> int:
         """Number of episodes stored in ``namespace`` (one Chroma round trip)."""
         return int(self.collection(namespace).count())
 
+    @reports_folder_failures
     def get(self, namespace: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
         """The stored episodes among ``episode_ids``, by id; missing ids are left out."""
         collection = self.collection(namespace)
@@ -396,7 +422,8 @@ class ChromaEpisodeStore:
             found.update(decode_episodes(_episode_rows(_by_id(got))))
         return found
 
-    @reports_a_full_disk
+    @reports_folder_failures
+    @refused_when_read_only("record episodes")
     def add(
         self,
         namespace: str,
@@ -432,6 +459,7 @@ class ChromaEpisodeStore:
                 )
                 share.next_seq[collection.name] = start + part.stop
 
+    @reports_folder_failures
     def search_hits(
         self,
         namespace: str,
@@ -462,6 +490,7 @@ class ChromaEpisodeStore:
         )
         return list(decode_hits(rows))
 
+    @reports_folder_failures
     def _get_seq_range(self, namespace: str, start: int, stop: int) -> list[tuple[int, Episode]]:
         got = self.collection(namespace).get(
             where={"$and": [{"seq": {"$gte": start}}, {"seq": {"$lt": stop}}]},
@@ -469,6 +498,7 @@ class ChromaEpisodeStore:
         )
         return _seq_rows(_by_id(got), start, stop)
 
+    @reports_folder_failures
     def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
         """The last ``n`` recorded episodes of ``total``, oldest first."""
         if n <= 0 or total <= 0:
@@ -511,17 +541,20 @@ class ChromaEpisodeStore:
             if not rows and not self._numbered_from(namespace, start):
                 return
 
+    @reports_folder_failures
     def _numbered_from(self, namespace: str, start: int) -> bool:
         """Whether any record of ``namespace`` has a ``seq`` of ``start`` or more."""
         got = self.collection(namespace).get(where={"seq": {"$gte": start}}, limit=1, include=[])
         return bool(got["ids"])
 
+    @reports_folder_failures
     def read_state(self, namespace: str, key: str) -> str | None:
         """A string the memory saved with :meth:`write_state`, read afresh from Chroma."""
         value = self._fresh_metadata(namespace).get(_STATE_PREFIX + key)
         return value if isinstance(value, str) else None
 
-    @reports_a_full_disk
+    @reports_folder_failures
+    @refused_when_read_only("save the memory's state")
     def write_state(self, namespace: str, key: str, value: str) -> None:
         """Save a string in the namespace's collection metadata, replacing the old one.
 
@@ -532,11 +565,13 @@ class ChromaEpisodeStore:
         metadata[_STATE_PREFIX + key] = value
         self.collection(namespace).modify(metadata=metadata)
 
+    @reports_folder_failures
     def _fresh_metadata(self, namespace: str) -> dict[str, Any]:
         # The cached Collection holds its metadata as it was when it was fetched.
         name = self.collection(namespace).name
         return dict(self._client.get_collection(name, embedding_function=None).metadata or {})
 
+    @reports_folder_failures
     def _journal(self, namespace: str, *, create: bool) -> Collection | None:
         cached = self._journals.get(namespace)
         if cached is not None:
@@ -558,7 +593,8 @@ class ChromaEpisodeStore:
         self._journals[namespace] = journal
         return journal
 
-    @reports_a_full_disk
+    @reports_folder_failures
+    @refused_when_read_only("write to the journal")
     def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
         """Add journal entries, one Chroma record each; Chroma keeps the first under an id."""
         if not entries:
@@ -574,6 +610,7 @@ class ChromaEpisodeStore:
                 metadatas=[{"run": entry.run_id, "entry": entry.payload} for entry in batch],
             )
 
+    @reports_folder_failures
     def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
         """The namespace's journal entries, of one run when ``run_id`` is given."""
         journal = self._journal(namespace, create=False)
@@ -588,6 +625,7 @@ class ChromaEpisodeStore:
             if len(got["ids"]) < page:
                 return entries
 
+    @reports_folder_failures
     def read_journal_from(self, namespace: str, start: int) -> list[JournalEntry]:
         """The entries from position ``start`` on, in the order Chroma first stored them.
 
@@ -605,6 +643,7 @@ class ChromaEpisodeStore:
             if len(got["ids"]) < page:
                 return entries
 
+    @reports_folder_failures
     def read_journal_ids(self, namespace: str, entry_ids: Sequence[str]) -> list[JournalEntry]:
         """The stored entries under ``entry_ids`` (those that exist): a read by key."""
         journal = self._journal(namespace, create=False)
@@ -617,11 +656,13 @@ class ChromaEpisodeStore:
             entries.extend(_journal_entries(got))
         return entries
 
+    @reports_folder_failures
     def journal_size(self, namespace: str) -> int:
         """How many entries the namespace's journal holds (a count, not a read)."""
         journal = self._journal(namespace, create=False)
         return 0 if journal is None else journal.count()
 
+    @reports_folder_failures
     def read_checkpoint(self, namespace: str) -> str | None:
         """The journal checkpoint, kept in the journal collection's metadata, read afresh."""
         journal = self._journal(namespace, create=False)
@@ -631,7 +672,8 @@ class ChromaEpisodeStore:
         value = (fresh.metadata or {}).get(_CHECKPOINT_KEY)
         return value if isinstance(value, str) else None
 
-    @reports_a_full_disk
+    @reports_folder_failures
+    @refused_when_read_only("write the journal checkpoint")
     def write_checkpoint(self, namespace: str, value: str) -> None:
         """Replace the checkpoint: one metadata update of the journal collection (atomic)."""
         self.collection(namespace)
@@ -639,7 +681,8 @@ class ChromaEpisodeStore:
         assert journal is not None
         journal.modify(metadata={_JOURNAL_OF_KEY: namespace, _CHECKPOINT_KEY: value})
 
-    @reports_a_full_disk
+    @reports_folder_failures
+    @refused_when_read_only("delete episodes")
     def delete(self, namespace: str, episode_ids: Sequence[str]) -> int:
         """Remove the records under ``episode_ids``, with their vectors; how many were there.
 
@@ -648,12 +691,15 @@ class ChromaEpisodeStore:
         """
         return _delete_ids(self.collection(namespace), episode_ids, self.batch_size)
 
-    @reports_a_full_disk
+    @reports_folder_failures
+    @refused_when_read_only("delete journal entries")
     def delete_journal(self, namespace: str, entry_ids: Sequence[str]) -> int:
         """Remove the journal entries under ``entry_ids``; how many were there."""
         journal = self._journal(namespace, create=False)
         return 0 if journal is None else _delete_ids(journal, entry_ids, self.batch_size)
 
+    @reports_folder_failures
+    @refused_when_read_only("purge deleted records")
     def purge_deleted(self) -> str:
         """Scrub what deletion left in an embedded store's files; say what is guaranteed.
 
@@ -705,6 +751,7 @@ class ChromaEpisodeStore:
         database = os.path.join(folder, "chroma.sqlite3")
         return database if os.path.isfile(database) else None
 
+    @reports_folder_failures
     def verify(self, namespace: str, page_size: int = 1000) -> list[MalformedRecordWarning]:
         """Every record of ``namespace`` that readers skip or misorder, with the reason.
 

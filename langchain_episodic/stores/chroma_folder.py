@@ -1,9 +1,10 @@
-"""An embedded Chroma store's folder: the path, its lock, the memory it holds, a full disk.
+"""An embedded Chroma store's folder: the path, its lock, the memory it holds, its failures.
 
 What :class:`~langchain_episodic.stores.chroma.ChromaEpisodeStore` checks before Chroma
-touches a folder (a path that can hold a store, a database that went missing), the lock
-that keeps one process per folder, closing the embedded client, and the message a write
-gets when the disk is full.
+touches a folder (a path that can hold a store, a database that went missing, damaged
+files), the lock that keeps one process per folder, a folder that opens read-only,
+closing the embedded client, and what Chroma's failures on a folder mean (a full disk,
+damage), said as the package's typed errors.
 """
 
 from __future__ import annotations
@@ -17,10 +18,20 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import chromadb.errors
 
-from langchain_episodic.errors import EpisodicValueError, StoreConfigurationError
+from langchain_episodic.errors import (
+    EpisodicValueError,
+    StoreConfigurationError,
+    StoreReadOnlyError,
+)
 from langchain_episodic.stores._path_lock import FolderShare, PathLock, acquire_path_lock
 from langchain_episodic.stores.chroma_health import LOW_SPACE, free_bytes
+from langchain_episodic.stores.chroma_precheck import (
+    check_before_open,
+    damage_from_chroma,
+    remember_sound_files,
+)
 from langchain_episodic.stores.chroma_scrub import scrub_hnsw
+from langchain_episodic.stores.chroma_snapshot import make_readable_copy, remove_copy
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -30,11 +41,14 @@ __all__ = [
     "check_path",
     "client_share",
     "close_embedded",
+    "folder_failure",
     "lock_folder",
     "mark_as_holding_a_memory",
     "no_space_message",
+    "prepare_folder",
     "refuse_a_lost_database",
-    "reports_a_full_disk",
+    "refused_when_read_only",
+    "reports_folder_failures",
 ]
 
 # Stores given the same client object share their record numbering (stores on a path
@@ -74,14 +88,36 @@ def check_path(path: object) -> str:
 
 
 def lock_folder(folder: str, timeout: float) -> PathLock:
-    """Take ``folder``'s lock (waiting up to ``timeout`` seconds), or a one-line error."""
-    try:
-        return acquire_path_lock(folder, timeout)
-    except OSError as exc:  # cannot create the folder or its lock file
-        reason = exc.strerror or type(exc).__name__
-        where = f" ({exc.filename})" if exc.filename and exc.filename != folder else ""
-        msg = f"path={folder!r} cannot hold a store: {reason}{where}"
-        raise StoreConfigurationError(msg) from exc
+    """Take ``folder``'s lock (waiting up to ``timeout`` seconds), or a one-line error.
+
+    Raises:
+        StoreLockedError: Another process holds it after ``timeout`` seconds.
+        StoreConfigurationError: The folder or its lock file cannot be made or opened.
+    """
+    return acquire_path_lock(folder, timeout)
+
+
+def prepare_folder(folder: str, lock: PathLock) -> None:
+    """Ready a locked ``folder`` for Chroma: check its files, copy it if read-only.
+
+    Only the first store on the folder in this process does anything: the others share
+    its Chroma system, which has the files loaded already. Its folder's files are then
+    recorded as found sound when the last store closes (read-only: the copy is removed).
+
+    Raises:
+        StoreDamagedError: A file Chroma would read is damaged (named).
+        StoreConfigurationError: A read-only folder cannot be copied.
+    """
+    if not lock.first:
+        return
+    check_before_open(folder)
+    share = lock.share
+    if share.read_only is None:
+        share.on_last_release.append(lambda: remember_sound_files(folder))
+        return
+    copy = make_readable_copy(folder)
+    share.chroma_path = copy
+    share.on_last_release.append(lambda: remove_copy(copy))
 
 
 HOLDS_A_MEMORY = ".langchain-episodic-store"
@@ -155,10 +191,28 @@ def no_space_message(folder: str, error: BaseException) -> str:
     )
 
 
-def reports_a_full_disk(method: _Method) -> _Method:
-    """Say "no space left on device" when a write of an embedded store fails on a full disk.
+def folder_failure(folder: str | None, error: BaseException) -> Exception | None:
+    """What a Chroma error on an embedded store's ``folder`` means, as a typed error.
 
-    Chroma reports a full disk as an internal error about compaction or its log.
+    A full disk (Chroma says it as an internal error about compaction or its log), or
+    damage (any other internal error: Chroma's words, with the files the checks find at
+    fault). ``None`` for other errors (a bad argument, a missing collection), and for a
+    store given a client.
+    """
+    if folder is None or not isinstance(error, chromadb.errors.ChromaError):
+        return None
+    if free_bytes(folder) < LOW_SPACE:
+        return StoreConfigurationError(no_space_message(folder, error))
+    if isinstance(error, chromadb.errors.InternalError):
+        return damage_from_chroma(folder, error)
+    return None
+
+
+def reports_folder_failures(method: _Method) -> _Method:
+    """Turn Chroma's internal errors on an embedded store's folder into typed errors.
+
+    "No space left on device" for a full disk, :class:`StoreDamagedError` for damage
+    (see :func:`folder_failure`); Chroma's raw ``InternalError`` never reaches a caller.
     """
 
     @functools.wraps(method)
@@ -166,8 +220,24 @@ def reports_a_full_disk(method: _Method) -> _Method:
         try:
             return method(self, *args, **kwargs)
         except chromadb.errors.ChromaError as error:
-            if self._path is not None and free_bytes(self._path) < LOW_SPACE:
-                raise StoreConfigurationError(no_space_message(self._path, error)) from error
-            raise
+            translated = folder_failure(self._path, error)
+            if translated is None:
+                raise
+            raise translated from error
 
     return wrapper  # type: ignore[return-value]
+
+
+def refused_when_read_only(operation: str) -> Callable[[_Method], _Method]:
+    """Refuse a write, naming ``operation``, on a store whose folder opened read-only."""
+
+    def decorate(method: _Method) -> _Method:
+        @functools.wraps(method)
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if self._read_only is not None:
+                raise StoreReadOnlyError(self._path, operation, self._read_only)
+            return method(self, *args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

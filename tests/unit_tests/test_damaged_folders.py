@@ -157,13 +157,15 @@ def test_a_crash_inside_chroma_is_reported_not_suffered(
     )
 
 
-def test_another_commands_chroma_failure_is_one_line(
+def test_another_commands_damaged_folder_is_one_line_naming_the_file(
     sound_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = damaged_copy(sound_folder, tmp_path, "hnsw pickle")
     code, _, err = run(capsys, "export", "-", "--path", str(path))
     assert code == 2
-    assert_one_line_error(err, "Chroma failed", "langchain-episodic verify")
+    assert_one_line_error(
+        err, "is damaged", "index_metadata.pickle is damaged", "langchain-episodic verify"
+    )
 
 
 # ------------------------------------------------------------------ a full disk

@@ -36,6 +36,7 @@ EXPECTED_ALL = sorted(
         "ReplayWeights",
         "StaticEmbeddings",
         "StoreConfigurationError",
+        "StoreDamagedError",
         "StoreLockedError",
         "CreditError",
         "TaskCategory",
