@@ -129,12 +129,12 @@ def test_a_holdout_run_is_credited_once_credits_no_episode_and_is_the_baseline()
 
 
 def test_the_middleware_state_says_whether_the_run_was_held_out() -> None:
-    from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware  # noqa: PLC0415
+    from langchain_episodic.integrations._run_state import run_state  # noqa: PLC0415
 
     memory = memory_with(0.5, seed=2)
     held = next(f"run-{i}" for i in range(50) if memory.runs.is_holdout(f"run-{i}"))
     replay = build_replay(memory, TASK, run_id=held)
-    state = EpisodicMemoryMiddleware._state_of(replay, memory, replay.task, 1)
+    state = run_state(replay, memory, replay.task, 1)
     assert state["holdout"] is True
     assert state["prompt"] == ""
 
