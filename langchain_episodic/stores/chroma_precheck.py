@@ -9,7 +9,7 @@ them, the metadata pickle walked without unpickling, saved segments present) run
 and a damaged folder raises one :class:`~langchain_episodic.errors.StoreDamagedError`
 naming each file.
 
-Checking every file on every open costs about a third of an open at 10,000 episodes
+Checking every file on every open costs most of an open at 10,000 episodes
 (the pickle walk most; measured by ``benchmarks/open_cost.py``), far above a 5% budget.
 So the files found sound are remembered, in ``.langchain-episodic-checked``, by size,
 modification and change time and inode, and an open checks again only the segments
