@@ -35,6 +35,7 @@ from langchain_episodic.cli.inspect_commands import (
 from langchain_episodic.cli.lesson_commands import _configure_lessons, _run_lessons
 from langchain_episodic.cli.lift_command import _configure_lift, _run_lift
 from langchain_episodic.cli.recall_command import _configure_recall, _run_recall
+from langchain_episodic.cli.salvage_command import _configure_salvage, _run_salvage
 from langchain_episodic.cli.transfer_commands import (
     _configure_export,
     _configure_import,
@@ -136,6 +137,13 @@ COMMANDS: tuple[Command, ...] = (
         _configure_verify,
         _run_verify,
     ),
+    Command(
+        "salvage",
+        "recover a damaged on-disk memory into a new folder (salvage PATH --to NEW), read "
+        "from its database, not its index",
+        _configure_salvage,
+        _run_salvage,
+    ),
 )
 
 _EPILOG = """\
@@ -144,7 +152,8 @@ Store options may also follow the command: langchain-episodic stats --path PATH
 exit codes:
   0    success
   1    import rejected some lines (every good line was imported);
-       verify found malformed records or a half-finished erasure
+       verify found malformed records or a half-finished erasure;
+       salvage could not recover everything (the report says what)
   2    error: bad arguments, missing file, invalid value, unknown namespace,
        --path held by another process (wait with --lock-timeout SECONDS)
   130  interrupted

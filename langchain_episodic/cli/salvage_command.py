@@ -1,0 +1,38 @@
+"""The salvage command: recover a damaged on-disk memory into a new folder."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from langchain_episodic.cli._shared import CliError
+
+
+def _configure_salvage(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("folder", metavar="PATH", help="the damaged memory's folder")
+    parser.add_argument(
+        "--to",
+        required=True,
+        metavar="NEW",
+        help="the new folder to write what is recovered into (must not exist, or be empty)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _run_salvage(args: argparse.Namespace) -> int:
+    """Read what the folder's database holds, write it into NEW, report; 1 if not all."""
+    from langchain_episodic.salvage import salvage_folder  # noqa: PLC0415
+
+    try:
+        report = salvage_folder(
+            args.folder, args.to, lock_timeout=getattr(args, "lock_timeout", 0.0)
+        )
+    except OSError as exc:  # the folder or a file in it cannot be read or written
+        msg = f"cannot salvage {args.folder!r} into {args.to!r}: {exc.strerror or exc}"
+        raise CliError(msg) from exc
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        for line in report.lines():
+            print(line)
+    return 0 if report.complete else 1
