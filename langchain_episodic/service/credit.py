@@ -120,8 +120,12 @@ class Runs:
             holdout,
         )
         self._require_stored(injection.episode_ids)
+        # The journal write needs no lock (its entry id is the injection's own); the
+        # lock guards only the counting, so concurrent runs do not wait on each
+        # other's round trips.
+        self._log.write_injection(injection)
         with self._context.lock:
-            self._log.note(injection)
+            self._log.count_injection(injection)
             self._drawn.pop(run_id, None)  # the journal now says what the run is
         return injection
 
@@ -144,8 +148,11 @@ class Runs:
             CreditError: The run has no injection record, or its outcome is written.
         """
         reward = check_credit(run_id, reward, by)
+        # Most runs are open when credited: that read needs no lock (the outcome is
+        # read again after writing, under it, so a close in between is still found).
+        read_open = self._log.outcome(run_id) is None
         with self._context.lock:
-            return self._log.close(run_id, reward, self._context.now(), by)
+            return self._log.close(run_id, reward, self._context.now(), by, read_open=read_open)
 
     def close(self, run_id: str, reward: float, by: str | None = None) -> CreditEvent | None:
         """Close the run with its reward, once, whoever asks: the run's outcome, or ``None``.

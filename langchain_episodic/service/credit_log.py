@@ -146,12 +146,24 @@ class CreditLog:
 
     def note(self, injection: Injection) -> None:
         """Write an injection record and count it."""
+        if self.write_injection(injection):
+            self.count_injection(injection)
+
+    def write_injection(self, injection: Injection) -> bool:
+        """Write an injection record, unless it is counted already; whether it was written.
+
+        Touches only the store, so the caller need not hold the memory's lock: a
+        record written twice is kept once (the store keeps the first entry under an id).
+        """
         if injection in self.injections.get(injection.run_id, ()):
-            return  # noted already: the store would keep the first entry anyway
-        entry = JournalEntry(*encode_injection(injection))
-        self._store.append_journal(self._namespace, [entry])
+            return False
+        self._store.append_journal(self._namespace, [JournalEntry(*encode_injection(injection))])
+        return True
+
+    def count_injection(self, injection: Injection) -> None:
+        """Count a written injection record (once, however often it is counted)."""
         self._add_injection(injection)
-        self._position.wrote([entry.entry_id])
+        self._position.wrote([encode_injection(injection)[0]])
 
     def outcome(self, run_id: str) -> CreditEvent | None:
         """The run's outcome as stored, read by its id (``None``: still open, or unknown)."""
@@ -175,14 +187,26 @@ class CreditLog:
             self._position.wrote([encode_injection(injection)[0]])
         return self.injections.get(run_id) or []
 
-    def close(self, run_id: str, reward: float | None, at: float, by: str | None) -> CreditEvent:
+    def close(
+        self,
+        run_id: str,
+        reward: float | None,
+        at: float,
+        by: str | None,
+        *,
+        read_open: bool = False,
+    ) -> CreditEvent:
         """Write the run's outcome: its reward, or ``None`` to close it without credit.
+
+        ``read_open``: the caller read the run's outcome as missing just before, so it
+        is not read again first (an outcome written in between is still found: it is
+        read again after writing).
 
         Raises:
             CreditError: No injection record names the run, or its outcome is
                 already written (by this memory or any other).
         """
-        done = self.outcome(run_id)
+        done = None if read_open else self.outcome(run_id)
         if done is not None:
             self._sync()  # another writer's outcome: fold it in (and what came with it)
             self.injections.pop(run_id, None)

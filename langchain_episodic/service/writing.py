@@ -8,8 +8,10 @@ that run with the episode's reward (:meth:`~langchain_episodic.service.credit.Ru
 
 from __future__ import annotations
 
+import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 from langchain_episodic.errors import (
     EpisodeConflictError,
@@ -52,6 +54,10 @@ class EpisodeWriter:
         self._window = window
         self._runs = runs
         self._eraser = eraser
+        # The ids being written now: a write checks its ids against the store after
+        # any write of the same ids in this memory has finished.
+        self._claims: set[str] = set()
+        self._claims_changed = threading.Condition()
 
     def write(self, batch: Sequence[Episode], *, in_time_order: bool) -> int:
         """Store the new episodes of ``batch``; how many were new.
@@ -67,7 +73,9 @@ class EpisodeWriter:
                 another process in between removes what was written, then raises).
         """
         context = self._context
-        with context.lock:
+        with self._claimed(episode.episode_id for episode in batch if isinstance(episode, Episode)):
+            # Reads and embedding run at once with other runs' writes: only a write of
+            # the same ids waits (the claim), so each id is checked after the last.
             new = self._new(batch, in_time_order=in_time_order)
             if not new:
                 return 0
@@ -77,21 +85,36 @@ class EpisodeWriter:
                 [episode.task.description for episode in new],
                 [f"episode_id={e.episode_id!r}" for e in new],
             )
-            context.store.add(context.namespace, new, vectors, first_seq=self._summary.next_seq)
-            late = self._eraser.forgotten(ids)
-            if late and isinstance(context.store, ForgetsRecords):
-                context.store.delete(context.namespace, list(late))
-                new = [episode for episode in new if episode.episode_id not in late]
-            self._summary.add(new)
-            self._window.extend(new)
-            for episode in new:
-                if episode.source is not None and episode.source.run_id is not None:
-                    self._runs.close(episode.source.run_id, episode.feedback.reward)
-            if late:
-                raise EpisodeForgottenError(context.namespace, late)
-            if self._eraser.noted_write(len(new)):
-                self._eraser.prune()
-            return len(new)
+            with context.lock:  # a store takes one batch at a time from a memory
+                context.store.add(context.namespace, new, vectors, first_seq=self._summary.next_seq)
+                late = self._eraser.forgotten(ids)
+                if late and isinstance(context.store, ForgetsRecords):
+                    context.store.delete(context.namespace, list(late))
+                    new = [episode for episode in new if episode.episode_id not in late]
+                self._summary.add(new)
+                self._window.extend(new)
+        for episode in new:
+            if episode.source is not None and episode.source.run_id is not None:
+                self._runs.close(episode.source.run_id, episode.feedback.reward)
+        if late:
+            raise EpisodeForgottenError(context.namespace, late)
+        if self._eraser.noted_write(len(new)):
+            self._eraser.prune()
+        return len(new)
+
+    @contextmanager
+    def _claimed(self, episode_ids: Iterable[str]) -> Iterator[None]:
+        """Hold ``episode_ids`` for one write: another write of any of them waits."""
+        wanted = set(episode_ids)
+        with self._claims_changed:
+            self._claims_changed.wait_for(lambda: self._claims.isdisjoint(wanted))
+            self._claims |= wanted
+        try:
+            yield
+        finally:
+            with self._claims_changed:
+                self._claims -= wanted
+                self._claims_changed.notify_all()
 
     def _new(self, batch: Sequence[Episode], *, in_time_order: bool) -> list[Episode]:
         """The episodes of ``batch`` the store does not hold yet, checked."""

@@ -15,7 +15,7 @@ import threading
 import uuid
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from langchain_episodic._validation import check_int
@@ -49,6 +49,11 @@ class LedgeredStore:
     """Whether a record counts as stored only once the ledger committed it: for a
     backend that upserts, so that a record a killed writer wrote but never committed
     is written again (and counted) by the next, rather than skipped for ever."""
+    _concurrent_reads = False
+    """Whether reads run without this object's lock, at once with each other and with
+    a writer: for a backend that serves each call in a transaction of its own (a
+    database), whose readers already meet other processes' writers. The ledger's
+    commit point (ids first, the count last) keeps such a read consistent."""
 
     def __init__(self) -> None:
         self._opened: set[str] = set()
@@ -62,8 +67,17 @@ class LedgeredStore:
         """
         return self._lock
 
+    def _reading(self) -> AbstractContextManager[Any]:
+        """Held while records and the ledger are read: this object's lock, or nothing.
+
+        Nothing when :attr:`_concurrent_reads`: concurrent agent runs would otherwise
+        wait for each other's database round trips.
+        """
+        return nullcontext() if self._concurrent_reads else self._lock
+
     def _open(self, namespace: str) -> None:
-        # Caller holds the lock. Any use opens the namespace, as Chroma's store does.
+        # Any use opens the namespace, as Chroma's store does; adding it is idempotent,
+        # so two readers that race here both add it, under the writer's lock.
         if namespace not in self._opened:
             with self._exclusive():
                 self._ledger.add_namespace(namespace)
@@ -75,19 +89,19 @@ class LedgeredStore:
 
     def namespaces(self) -> tuple[str, ...]:
         """Every namespace the ledger lists (holding records, or opened), sorted."""
-        with self._lock:
+        with self._reading():
             return tuple(sorted(self._ledger.namespaces()))
 
     def count(self, namespace: str) -> int:
         """Number of episodes the ledger has committed in ``namespace``, less those deleted."""
-        with self._lock:
+        with self._reading():
             self._open(namespace)
             return self._ledger.count(namespace) - self._ledger.deleted(namespace)
 
     def get(self, namespace: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
         """The stored episodes among ``episode_ids``, by id; missing ids are left out."""
         wanted = {record_id(namespace, episode_id): episode_id for episode_id in episode_ids}
-        with self._lock:
+        with self._reading():
             self._open(namespace)
             records = self._records(namespace, list(wanted))
             if self._commits_checked:
@@ -117,7 +131,7 @@ class LedgeredStore:
         """The last ``n`` of the first ``total`` committed records, oldest first."""
         if n <= 0 or total <= 0:
             return []
-        with self._lock:
+        with self._reading():
             self._open(namespace)
             stop = min(total, self._ledger.count(namespace))
         # Deleted records leave blanks in the ledger: widen until n are found.
@@ -133,14 +147,14 @@ class LedgeredStore:
     ) -> Iterator[Episode]:
         """Committed episodes in recording order from the ``start``-th on, in pages."""
         check_int("page_size", page_size, 1)
-        with self._lock:
+        with self._reading():
             self._open(namespace)
             total = self._ledger.count(namespace)
         for page in range(start, total, page_size):
             yield from self._read_range(namespace, page, min(page + page_size, total))
 
     def _read_range(self, namespace: str, start: int, stop: int) -> Iterator[Episode]:
-        with self._lock:
+        with self._reading():
             ids = [rid for rid in self._ledger.ids(namespace, start, stop) if rid]  # "": deleted
             records = self._records(namespace, ids)
         for _, episode in decode_episodes(self._listed(ids, records)):
@@ -168,7 +182,7 @@ class LedgeredStore:
 
     def read_state(self, namespace: str, key: str) -> str | None:
         """A string saved with :meth:`write_state`, from the ledger, or ``None``."""
-        with self._lock:
+        with self._reading():
             self._open(namespace)
             return self._ledger.read_state(namespace, key)
 
@@ -186,7 +200,7 @@ class LedgeredStore:
 
     def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
         """The namespace's journal entries from the ledger, of one run when ``run_id`` is given."""
-        with self._lock:
+        with self._reading():
             self._open(namespace)
             return self._ledger.read_journal(namespace, run_id)
 

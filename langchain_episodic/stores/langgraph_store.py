@@ -68,13 +68,14 @@ What a generic LangGraph store cannot guarantee, and what is refused at construc
 * **Durability** is the backend's: ``InMemoryStore`` is gone with the process;
   Postgres and SQLite commit each batch. Every item is written with ``ttl=None``, so
   it never expires, whatever ``default_ttl`` the store's ``ttl_config`` sets.
-* **Concurrency.** Calls are serialised by a lock, and :meth:`LangGraphEpisodeStore.add`
-  skips, under it, ids already committed, so memories sharing one store object never
-  write an id twice. On ``PostgresStore`` the writes that read, then write the ledger
-  (its count, the first journal entry under an id, the namespaces) also take a
-  PostgreSQL advisory lock, so writers in several processes over one database take
-  turns and lose nothing (tested with two processes). On other backends one process
-  should write to a namespace at a time.
+* **Concurrency.** Writes are serialised by a lock (on a ``PostgresStore`` over a
+  connection pool reads are not: each has a connection of its own), and
+  :meth:`LangGraphEpisodeStore.add` skips, under it, ids already committed, so
+  memories sharing one store object never write an id twice. On ``PostgresStore`` the
+  writes that read, then write the ledger (its count, the first journal entry under an
+  id, the namespaces) also take a PostgreSQL advisory lock, so writers in several
+  processes over one database take turns and lose nothing (tested with two
+  processes). On other backends one process should write to a namespace at a time.
 * **A writer killed mid-write.** Records are written first and committed by the
   ledger's count; a record written but never committed (the writer was killed in
   between) is not stored as far as :meth:`get` and :meth:`add` are concerned, so the
@@ -391,6 +392,12 @@ class LangGraphEpisodeStore(LedgeredStore):
         self._checked: set[str] = set()
         self._across_processes = _advisory_lock(store, self._prefix)
         super().__init__()
+        # A PostgresStore over a pool serves each call on a connection of its own:
+        # concurrent runs read at once there. One connection cannot serve two threads
+        # (psycopg refuses a second pipeline), so reads over it stay serialised.
+        self._concurrent_reads = self._across_processes is not None and hasattr(
+            getattr(store, "conn", None), "getconn"
+        )
 
     @contextmanager
     def _exclusive(self) -> Iterator[None]:
@@ -597,7 +604,7 @@ class LangGraphEpisodeStore(LedgeredStore):
             return self._scan(namespace, query, k, native, filters)
         wanted = k
         while True:
-            with self._lock:
+            with self._reading():
                 self._open(namespace)
                 items = _search(
                     self._store, SearchOp(self._space(namespace), native, wanted, 0, query_text)
@@ -660,7 +667,7 @@ class LangGraphEpisodeStore(LedgeredStore):
         hits: list[tuple[int, StoredHit]] = []
         offset = 0
         while True:
-            with self._lock:
+            with self._reading():
                 self._open(namespace)
                 items = _search(
                     self._store, SearchOp(self._space(namespace), native, _PAGE, offset)
