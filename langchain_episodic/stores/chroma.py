@@ -63,8 +63,9 @@ from langchain_episodic.stores.chroma_folder import (
     refused_when_read_only,
     reports_folder_failures,
 )
+from langchain_episodic.stores.chroma_hits import forget_hits, hit_cache, query_hits
 from langchain_episodic.stores.chroma_scrub import scrub_hnsw, scrub_sqlite
-from langchain_episodic.stores.codec import decode_episodes, decode_hits, encode_episode
+from langchain_episodic.stores.codec import decode_episodes, encode_episode
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -475,20 +476,9 @@ class ChromaEpisodeStore:
         needs; :meth:`StoredHit.episode` parses the full episode only when asked.
         ``query_text`` is ignored: Chroma searches by the vector.
         """
-        result = self.collection(namespace).query(
-            query_embeddings=[embedding],
-            n_results=k,
-            where=_where(filters),
-            include=["metadatas", "distances"],
-        )
-        ids = result["ids"][0]
-        metadatas = (result["metadatas"] or [[]])[0]
-        distances = (result["distances"] or [[]])[0]
-        rows = (
-            (record_id, (metadata or {}).get(_EPISODE_KEY), 1.0 - float(distance))
-            for record_id, metadata, distance in zip(ids, metadatas, distances, strict=True)
-        )
-        return list(decode_hits(rows))
+        # Ids and distances from Chroma, the rest from the records' cache: see chroma_hits.
+        cache = hit_cache(self._share)
+        return query_hits(self.collection(namespace), embedding, k, _where(filters), cache)
 
     @reports_folder_failures
     def _get_seq_range(self, namespace: str, start: int, stop: int) -> list[tuple[int, Episode]]:
@@ -689,7 +679,12 @@ class ChromaEpisodeStore:
         Chroma marks them deleted in its index and removes their rows; the bytes stay
         in its files until :meth:`purge_deleted`.
         """
-        return _delete_ids(self.collection(namespace), episode_ids, self.batch_size)
+        collection, cache = self.collection(namespace), hit_cache(self._share)
+        forget_hits(cache, collection, episode_ids)
+        try:
+            return _delete_ids(collection, episode_ids, self.batch_size)
+        finally:  # and again: a search that raced the deletion may have read them
+            forget_hits(cache, collection, episode_ids)
 
     @reports_folder_failures
     @refused_when_read_only("delete journal entries")
