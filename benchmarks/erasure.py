@@ -1,26 +1,37 @@
-"""What an erasure costs on an embedded Chroma folder, beside a write in the same run.
+"""What an erasure costs on an embedded Chroma folder, beside a write, before and after.
 
-For folders holding ``N`` episodes (one namespace, credited runs in its journal) and,
-beside it, a second user's namespace of 500 episodes, in one run:
+For folders holding ``N`` episodes (one namespace, 100 credited runs in its journal)
+and, beside it, a second user's namespace of 500 episodes, built once per size and
+copied for each side. The **before** side runs the package at another checkout
+(``--before PATH``, e.g. a ``git worktree`` of the commit before batched scrubbing),
+the **after** side this tree; the two sides take turns, a few repetitions each, in one
+run, each in its own process. Each repetition times:
 
-* **record**: one ``memory.record`` of a new episode (the baseline);
-* **forget 1**: ``memory.forget([one id])``: the episode, its injections and outcome
-  redacted, then the folder purged (Chroma's log rows, the full-text index, a
-  ``VACUUM`` of ``chroma.sqlite3``, the index files' unused slots);
-* **forget_all**: the second user's whole namespace;
-* **files clean**: after ``close``, whether any file under the folder holds the erased
-  text (it must not).
+* **record**: one ``memory.record`` of a new episode (the baseline of every ratio);
+* **forget old**: ``memory.forget([one id])`` of an episode recorded long ago;
+* **forget newest**: ``memory.forget`` of the episode just recorded (a run credited
+  it; it sits in the short-term window, which is refilled from the store);
 
-The purge rewrites ``chroma.sqlite3`` (``VACUUM``), so an erasure costs time in
-proportion to the folder's size: the ratio to a write is what to read.
+and, once per side, at the end: **forget_all** of the second user's namespace and
+**close** (where the batched scrub runs). Ratios are per repetition (the forget over
+the record just before it), then the median; times are medians. **files clean**:
+after ``close``, whether any file under the folder holds the erased text (it must not).
+**pending**: whether the receipt of a ``forget`` said the scrub is still to come.
 
-    python benchmarks/erasure.py [--sizes 1000 10000] [--out benchmarks/results/erasure.md]
+    python benchmarks/erasure.py --before /tmp/erasure-before [--sizes 10000 100000]
+        [--rounds 3] [--reps 3] [--out benchmarks/results/erasure.md]
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -28,9 +39,77 @@ from pathlib import Path
 
 from _fixtures import RESULTS, make_episodes, table
 
-from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, TaskDescription
-
+HERE = Path(__file__).resolve().parent
+TREE = HERE.parent
 SECRET = "erasure-bench-secret-9931"
+OLD_STRIDE = 37  # the old ids forgotten: every 37th of the built ones, from the end
+
+
+def build(size: int, folder: Path) -> None:
+    """Build the folder: ``size`` episodes with credited runs, and bob's 500."""
+    from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, TaskDescription
+
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, namespace="alice", clock=lambda: 2e9)
+    for start in range(0, size, 2000):
+        memory.record_many(make_episodes(start, min(size, start + 2000)))
+    for run in range(0, 500, 5):
+        shown = [f"ep-{i:07d}" for i in range(run, run + 3)]
+        memory.runs.note(f"run-{run}", shown, TaskDescription(f"task {run}"))
+        memory.runs.credit(f"run-{run}", 0.7)
+    bob = EpisodicMemory(store=store, namespace="bob", clock=lambda: 2e9)
+    bob.record_many(
+        [
+            dataclasses.replace(e, task=dataclasses.replace(e.task, description=f"{SECRET} {i}"))
+            for i, e in enumerate(make_episodes(10_000_000, 10_000_500))
+        ]
+    )
+    store.close()
+
+
+def worker(folder: Path, size: int, round_: int, reps: int, final: bool) -> dict[str, object]:
+    """One side's turn on its copy of the folder: ``reps`` repetitions; the end if final."""
+    import langchain_episodic
+    from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, TaskDescription
+
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, namespace="alice", clock=lambda: 2e9)
+    times: dict[str, list[float]] = {"record": [], "old": [], "newest": []}
+    pending: list[bool] = []
+    for rep in range(reps):
+        n = 20_000_000 + 1000 * round_ + 2 * rep
+        victim, plain = make_episodes(n, n + 2)
+        victim = dataclasses.replace(
+            victim, task=dataclasses.replace(victim.task, description=f"task {n} {SECRET}")
+        )
+        memory.record(victim)
+        memory.runs.note(f"victim-{n}", [victim.episode_id], TaskDescription(f"task {SECRET}"))
+        memory.runs.credit(f"victim-{n}", 0.9)
+        start = time.perf_counter()
+        memory.record(plain)
+        times["record"].append(time.perf_counter() - start)
+        old = f"ep-{size - 1 - OLD_STRIDE * (round_ * reps + rep):07d}"
+        start = time.perf_counter()
+        receipt = memory.forget([old], reason="benchmark")
+        times["old"].append(time.perf_counter() - start)
+        pending.append(bool(getattr(receipt, "scrub_pending", False)))
+        start = time.perf_counter()
+        memory.forget([victim.episode_id], reason="benchmark")
+        times["newest"].append(time.perf_counter() - start)
+    out: dict[str, object] = {
+        "times": times,
+        "pending": pending,
+        "package": langchain_episodic.__file__,
+    }
+    if final:
+        bob = EpisodicMemory(store=store, namespace="bob", clock=lambda: 2e9)
+        start = time.perf_counter()
+        bob.forgetting.forget_all(reason="benchmark")
+        out["forget_all"] = time.perf_counter() - start
+    start = time.perf_counter()
+    store.close()
+    out["close"] = time.perf_counter() - start
+    return out
 
 
 def folder_size(folder: Path) -> int:
@@ -42,76 +121,121 @@ def holds(folder: Path, text: str) -> bool:
     return any(needle in path.read_bytes() for path in folder.rglob("*") if path.is_file())
 
 
-def measure(size: int, workdir: Path) -> list[object]:
-    folder = workdir / f"memory-{size}"
-    store = ChromaEpisodeStore(path=folder)
-    memory = EpisodicMemory(store=store, namespace="alice", clock=lambda: 2e9)
-    episodes = make_episodes(0, size)
-    for start in range(0, size, 1000):
-        memory.record_many(episodes[start : start + 1000])
-    for run in range(0, min(size, 500), 5):
-        memory.runs.note(
-            f"run-{run}",
-            [e.episode_id for e in episodes[run : run + 3]],
-            TaskDescription(f"task {run}"),
+def turn(
+    tree: Path, folder: Path, size: int, round_: int, reps: int, final: bool
+) -> dict[str, object]:
+    command = [sys.executable, str(HERE / "erasure.py"), "--worker", str(folder)]
+    command += ["--size", str(size), "--round", str(round_), "--reps", str(reps)]
+    command += ["--final"] if final else []
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(command, env=env, cwd=HERE, capture_output=True, text=True, check=True)
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    if not str(result["package"]).startswith(str(tree)):
+        msg = f"the worker imported {result['package']}, not the package under {tree}"
+        raise RuntimeError(msg)
+    return result
+
+
+def against(times: list[float], record: list[float]) -> str:
+    """Median ms, and the median of the per-repetition ratios to the record before it."""
+    ratio = statistics.median(t / r for t, r in zip(times, record, strict=True))
+    return f"{statistics.median(times) * 1000:.0f} ({ratio:.1f}x)"
+
+
+def measure(
+    size: int, workdir: Path, built: Path, before: Path, rounds: int, reps: int
+) -> list[list[object]]:
+    if not built.exists():  # kept between runs with --built: the 100k folder takes a while
+        start = time.perf_counter()
+        build(size, built)
+        print(f"built {size} episodes in {time.perf_counter() - start:.0f}s", flush=True)
+    mb = folder_size(built) / 1e6
+    sides = {"before": before, "after": TREE}
+    folders = {name: workdir / f"{name}-{size}" for name in sides}
+    for folder in folders.values():
+        shutil.copytree(built, folder)
+    got: dict[str, list[dict[str, object]]] = {name: [] for name in sides}
+    for round_ in range(rounds):
+        order = list(sides) if round_ % 2 == 0 else list(reversed(sides))
+        for name in order:
+            final = round_ == rounds - 1
+            got[name].append(turn(sides[name], folders[name], size, round_, reps, final))
+    rows = []
+    for name in sides:
+        turns = got[name]
+        record, old, newest = (
+            [t for r in turns for t in r["times"][key]]  # type: ignore[index]
+            for key in ("record", "old", "newest")
         )
-        memory.runs.credit(f"run-{run}", 0.7)
-    bob = EpisodicMemory(store=store, namespace="bob", clock=lambda: 2e9)
-    bob.record_many(
-        [
-            dataclasses.replace(e, task=TaskDescription(f"{e.task.description} {SECRET}"))
-            for e in make_episodes(size, size + 500)
-        ]
-    )
-    victim = make_episodes(size + 500, size + 501)[0]
-    victim = dataclasses.replace(
-        victim, task=TaskDescription(f"{victim.task.description} {SECRET}")
-    )
-    start = time.perf_counter()
-    memory.record(victim)
-    record = time.perf_counter() - start
-    memory.runs.note("victim-run", [victim.episode_id], TaskDescription(f"task {SECRET}"))
-    memory.runs.credit("victim-run", 0.9)
-    mb = folder_size(folder) / 1e6
-    start = time.perf_counter()
-    memory.forget([victim.episode_id], reason="benchmark")
-    forget_one = time.perf_counter() - start
-    start = time.perf_counter()
-    bob.forgetting.forget_all(reason="benchmark")
-    forget_all = time.perf_counter() - start
-    store.close()
-    clean = not holds(folder, SECRET)
-    return [
-        size,
-        f"{mb:.1f}",
-        f"{record * 1000:.0f}",
-        f"{forget_one:.2f} ({forget_one / record:.0f}x)",
-        f"{forget_all:.2f} ({forget_all / record:.0f}x)",
-        "yes" if clean else "NO",
-    ]
+        pending = [p for r in turns for p in r["pending"]]  # type: ignore[attr-defined]
+        last = turns[-1]
+        rows.append(
+            [
+                size,
+                f"{mb:.0f}",
+                name,
+                f"{statistics.median(record) * 1000:.0f}",
+                against(old, record),
+                against(newest, record),
+                f"{float(last['forget_all']):.2f}",  # type: ignore[arg-type]
+                f"{float(last['close']):.2f}",  # type: ignore[arg-type]
+                "yes" if all(pending) else ("no" if not any(pending) else "some"),
+                "NO" if holds(folders[name], SECRET) else "yes",
+            ]
+        )
+        print(rows[-1], flush=True)
+    for folder in folders.values():
+        shutil.rmtree(folder)
+    return rows
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--before", type=Path, help="the checkout the baseline rows run")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--out", type=Path, default=RESULTS / "erasure.md")
+    parser.add_argument("--built", type=Path, help="keep the built folders here, for reruns")
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--round", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--final", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker is not None:
+        print(json.dumps(worker(args.worker, args.size, args.round, args.reps, args.final)))
+        return
+    if args.before is None:
+        parser.error("--before PATH is required: a checkout of the baseline, e.g. a git worktree")
     with tempfile.TemporaryDirectory() as workdir:
-        rows = [measure(size, Path(workdir)) for size in args.sizes]
+        rows = []
+        for size in args.sizes:
+            kept = args.built / f"built-{size}" if args.built else Path(workdir) / f"built-{size}"
+            before = args.before.resolve()
+            rows += measure(size, Path(workdir), kept, before, args.rounds, args.reps)
     headers = [
         "episodes (alice)",
         "folder MB",
+        "code",
         "record ms",
-        "forget 1 s (vs record)",
-        "forget_all 500 s (vs record)",
+        "forget old ms (vs record)",
+        "forget newest ms (vs record)",
+        "forget_all 500 s",
+        "close s",
+        "pending",
         "files clean",
     ]
     body = table(headers, rows)
     print(body)
+    command = f"python benchmarks/erasure.py --before PATH --sizes {' '.join(map(str, args.sizes))}"
+    command += f" --rounds {args.rounds} --reps {args.reps}"
     text = (
-        "# Erasure cost on an embedded Chroma folder\n\n"
-        f"Generated by `python benchmarks/erasure.py --sizes {' '.join(map(str, args.sizes))}`."
-        "\n\n" + (__doc__ or "").split("\n\n", 1)[1] + "\n" + body + "\n"
+        "# Erasure cost on an embedded Chroma folder, before and after batched scrubbing\n\n"
+        f"Generated by `{command}` (PATH: a worktree of the baseline commit).\n\n"
+        + (__doc__ or "").split("\n\n", 1)[1]
+        + "\n"
+        + body
+        + "\n"
     )
     args.out.write_text(text, encoding="utf-8")
 

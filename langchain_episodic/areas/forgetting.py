@@ -85,4 +85,18 @@ class MemoryForgetting:
         """Erasures begun and never finished (a killed process): run ``forget`` again."""
         return self._s.eraser.unfinished()
 
+    def compact(self) -> str:
+        """Scrub what erasures left in the store's files now; what the store guarantees.
+
+        An embedded Chroma folder is scrubbed once per batch of erasures (and on
+        close), as a scrub rewrites the whole database: a receipt with
+        ``scrub_pending`` says the erased bytes are still in its files. ``compact``
+        scrubs now, in time proportional to the folder's size.
+
+        Raises:
+            StoreConfigurationError: The store cannot delete.
+        """
+        return self._s.eraser.compact()
+
     aforget_all, aprune, areceipts = async_twin(forget_all), async_twin(prune), async_twin(receipts)
+    acompact = async_twin(compact)

@@ -60,7 +60,11 @@ def _reported_damage(target: _Target, *, as_json: bool) -> bool:
 
 def _run_verify(args: argparse.Namespace) -> int:
     """Scan every record of the namespace; list those recall would skip or misorder."""
-    from langchain_episodic.service.erasure import erased_but_stored, unfinished_erasures  # noqa: PLC0415
+    from langchain_episodic.service.erasure import (  # noqa: PLC0415
+        erased_but_stored,
+        pending_scrub,
+        unfinished_erasures,
+    )
     from langchain_episodic.service.journal import replayed_checkpoint  # noqa: PLC0415
     from langchain_episodic.stores.base import OrderedJournal  # noqa: PLC0415
 
@@ -77,6 +81,8 @@ def _run_verify(args: argparse.Namespace) -> int:
     problems = replayed_checkpoint(store, target.namespace)
     unfinished = unfinished_erasures(store, target.namespace)
     still_stored = erased_but_stored(store, target.namespace)
+    # Not a fault: erased bytes wait for the batched scrub (run when the folder closes).
+    scrub = pending_scrub(store)
     checkpoint_agrees = (
         not problems
         and isinstance(store, OrderedJournal)
@@ -92,6 +98,7 @@ def _run_verify(args: argparse.Namespace) -> int:
                     "checkpoint_problems": problems,
                     "unfinished_erasures": unfinished,
                     "erased_but_stored": still_stored,
+                    "scrub_pending": scrub,
                 },
                 indent=2,
                 ensure_ascii=False,
@@ -113,6 +120,8 @@ def _run_verify(args: argparse.Namespace) -> int:
                 f"erasure {erasure_id} was begun and never finished (a process was stopped): "
                 "run 'langchain-episodic forget' again with the same ids (or --all)"
             )
+        if scrub is not None:
+            print(f"scrub pending: {scrub}")
         if still_stored:
             print(
                 f"{len(still_stored)} erased episode(s) are still stored (half-finished "

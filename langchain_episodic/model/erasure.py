@@ -178,7 +178,13 @@ class ForgetReceipt:
             episode, or revising or merging a removed lesson.
         quarantine_entries: Quarantine-log events naming an erased id, removed.
         pin_entries: Pin-log events naming an erased id, removed.
-        storage: What the store guarantees about the bytes on its disk.
+        storage: What the store guarantees about the bytes on its disk, and when.
+        scrub_pending: The records are deleted (no read returns them) but their bytes
+            are still in the store's files, until a scrub the ``storage`` sentence
+            names (an embedded Chroma folder: on close, on
+            ``memory.forgetting.compact()``, or once enough was erased).
+            :meth:`~langchain_episodic.areas.MemoryForgetting.receipts` says ``False``
+            once that scrub has run.
         dry_run: Nothing was removed: what would be.
     """
 
@@ -196,6 +202,7 @@ class ForgetReceipt:
     quarantine_entries: int = 0
     pin_entries: int = 0
     storage: str = ""
+    scrub_pending: bool = False
     dry_run: bool = False
     episode_ids: tuple[str, ...] = field(default=(), repr=False)
 
@@ -233,7 +240,8 @@ class ForgetReceipt:
             f"  pin-log entries removed: {self.pin_entries}",
         ]
         if self.storage:
-            lines.append(f"  on disk: {self.storage}")
+            state = "scrub pending" if self.scrub_pending else "on disk"
+            lines.append(f"  {state}: {self.storage}")
         return "\n".join(lines)
 
 

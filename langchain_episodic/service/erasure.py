@@ -22,7 +22,12 @@ the journal will lose and gain) first, then the tombstones, then the removals, t
 receipt. ``langchain-episodic verify`` reports an erasure record without a receipt.
 Last, the store purges what deletion left in its files
 (:meth:`~langchain_episodic.stores.ForgetsRecords.purge_deleted`) and says what it
-guarantees; the receipt carries that sentence.
+guarantees; the receipt carries that sentence. A store whose purge costs time in
+proportion to all it holds (:class:`~langchain_episodic.stores.BatchesPurge`: an
+embedded Chroma folder's ``VACUUM``) purges once per batch instead: the receipt then
+says the scrub is pending and when it runs (on close, on :meth:`Eraser.compact`, or
+once enough was erased), and a process stopped before it leaves it to the next store
+opened on the folder. ``verify`` reports a pending scrub.
 """
 
 from __future__ import annotations
@@ -72,13 +77,14 @@ from langchain_episodic.service.journal import Journal
 from langchain_episodic.service.quarantine import QuarantineLog
 from langchain_episodic.service.summary import Summary
 from langchain_episodic.stores.base import (
+    BatchesPurge,
     EpisodeStore,
     ForgetsRecords,
     JournalEntry,
     OrderedJournal,
 )
 
-__all__ = ["Eraser", "erased_but_stored", "unfinished_erasures"]
+__all__ = ["Eraser", "erased_but_stored", "pending_scrub", "unfinished_erasures"]
 
 
 class Eraser:
@@ -301,14 +307,39 @@ class Eraser:
             return plan, receipt
 
     def receipts(self) -> tuple[ForgetReceipt, ...]:
-        """Every finished erasure's receipt, oldest first."""
+        """Every finished erasure's receipt, oldest first.
+
+        A receipt written while its scrub was pending says so until the store has no
+        scrub pending; then it says what the store guarantees now.
+        """
         found = [
             decode_receipt(entry.entry_id, entry.payload)
             for entry in self._context.store.read_journal(self._context.namespace, ERASURE_RUN)
         ]
-        return tuple(
-            sorted((r for r in found if r is not None), key=lambda r: (r.at, r.erasure_id))
-        )
+        receipts = sorted((r for r in found if r is not None), key=lambda r: (r.at, r.erasure_id))
+        store = self._context.store
+        if any(r.scrub_pending for r in receipts) and isinstance(store, BatchesPurge):
+            pending, storage = store.purge_status()
+            if not pending:
+                receipts = [
+                    replace(r, scrub_pending=False, storage=storage) if r.scrub_pending else r
+                    for r in receipts
+                ]
+        return tuple(receipts)
+
+    def compact(self) -> str:
+        """Purge what erasures left in the store's files now; what the store guarantees.
+
+        Raises:
+            StoreConfigurationError: The store cannot delete.
+        """
+        store = self._deleting_store()
+        with self._context.lock:
+            return store.purge_deleted()
+
+    def scrub_status(self) -> tuple[bool, str]:
+        """``(pending, sentence)``: whether erased bytes still wait for a scrub, and when."""
+        return _purge_status(self._context.store)
 
     def unfinished(self) -> list[str]:
         """The ids of erasures begun and never finished (a killed process)."""
@@ -345,6 +376,14 @@ class Eraser:
         Idempotent: an entry already rewritten (its stored payload is the redacted one)
         is left alone, and the store keeps the first entry under an id.
         """
+        removed = self._remove_stale(store, plan)
+        self._context.store.append_journal(
+            self._context.namespace, [JournalEntry(*e) for e in plan.rewrite]
+        )
+        return removed
+
+    def _remove_stale(self, store: ForgetsRecords, plan: ErasurePlan) -> int:
+        """Remove the plan's entries not yet rewritten; how many are removed outright."""
         self._drop_checkpoint()
         context = self._context
         if plan.everything:  # the record lists no ids: every entry but the erasures' goes
@@ -365,7 +404,6 @@ class Eraser:
             and (entry_id not in rewrite or current[entry_id].payload != rewrite[entry_id][2])
         ]
         store.delete_journal(context.namespace, stale)
-        context.store.append_journal(context.namespace, [JournalEntry(*e) for e in plan.rewrite])
         return len([entry_id for entry_id in stale if entry_id not in rewrite])
 
     def _erase(
@@ -412,29 +450,39 @@ class Eraser:
         nothing = not (stored or plan.remove or removed_lessons or quarantine or pins)
         if dry_run or nothing:
             return receipt  # an id forgotten before is a no-op its tombstone explains
-        # Intent first, then tombstones, then removals: see the module docstring.
-        context.store.append_journal(namespace, [JournalEntry(*encode_erasure(plan, at))])
+        # Intent first, then tombstones, then removals: see the module docstring. The
+        # record leads the tombstones in one write, and the redacted entries the receipt
+        # in another (a journal write costs about what recording an episode does).
         stones = self.forgotten(erased_ids)
         context.store.append_journal(
             namespace,
             [
-                JournalEntry(*encode_tombstone(i, erasure_id, at))
-                for i in erased_ids
-                if i not in stones
+                JournalEntry(*encode_erasure(plan, at)),
+                *(
+                    JournalEntry(*encode_tombstone(i, erasure_id, at))
+                    for i in erased_ids
+                    if i not in stones
+                ),
             ],
         )
         self._drop_checkpoint()
         store.delete(namespace, list(stored))
-        removed = self._apply(store, plan)
-        receipt = replace(receipt, journal_entries_removed=removed)
         self._quarantine.remove_naming(subjects, everything=everything)
         self._pins.remove_naming(subjects, everything=everything)
+        removed = self._remove_stale(store, plan)
+        # Every deletion is done: a purge due now leaves none of them behind.
+        pending, storage = _purge(store)
+        receipt = replace(
+            receipt, journal_entries_removed=removed, storage=storage, scrub_pending=pending
+        )
+        context.store.append_journal(
+            namespace,
+            [JournalEntry(*e) for e in plan.rewrite] + [JournalEntry(*encode_receipt(receipt))],
+        )
         self._summary.remove(list(stored.values()))
         self._refill_window(set(erased_ids))
         self._journal.reload()
         self._journal.checkpoint()
-        receipt = replace(receipt, storage=store.purge_deleted())
-        context.store.append_journal(namespace, [JournalEntry(*encode_receipt(receipt))])
         return receipt
 
     def _drop_checkpoint(self) -> None:
@@ -575,6 +623,25 @@ def _pending(store: EpisodeStore, namespace: str) -> list[ErasurePlan]:
     plans = (decode_erasure(entry.entry_id, entry.payload) for entry in entries)
     found = [p for p in plans if p is not None and receipt_entry_id(p.erasure_id) not in done]
     return sorted(found, key=lambda plan: plan.erasure_id)
+
+
+def _purge(store: ForgetsRecords) -> tuple[bool, str]:
+    """Purge after an erasure: at once, or batched where the store batches it."""
+    if isinstance(store, BatchesPurge):
+        return store.purge_when_due()
+    return False, store.purge_deleted()
+
+
+def _purge_status(store: EpisodeStore) -> tuple[bool, str]:
+    if isinstance(store, BatchesPurge):
+        return store.purge_status()
+    return False, ""
+
+
+def pending_scrub(store: EpisodeStore) -> str | None:
+    """What a pending scrub of the store's files says (for ``verify``); ``None``: none."""
+    pending, sentence = _purge_status(store)
+    return sentence if pending else None
 
 
 def unfinished_erasures(store: EpisodeStore, namespace: str) -> list[str]:

@@ -6,7 +6,8 @@ This package is the only part of langchain-episodic that talks to a database.
   memory depends on, and what a store may assume; :class:`ListsCollections`, the
   optional capability of a store that lists the other collections in its place;
   :class:`OrderedJournal`, that of a store whose journal is read in order and by id;
-  :class:`ForgetsRecords`, that of a store that deletes (every store here has it).
+  :class:`ForgetsRecords`, that of a store that deletes (every store here has it);
+  :class:`BatchesPurge`, that of a store whose purge after deletion is batched.
 * :class:`ChromaEpisodeStore` (:mod:`~langchain_episodic.stores.chroma`): the default;
   embedded on disk, in memory, or on a Chroma server.
 * :class:`InMemoryEpisodeStore` (:mod:`~langchain_episodic.stores.in_memory`): numpy
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_episodic.stores.base import (
     DEFAULT_NAMESPACE,
+    BatchesPurge,
     EpisodeStore,
     ForgetsRecords,
     ListsCollections,
@@ -36,6 +38,7 @@ from langchain_episodic.stores.vectorstore import VectorStoreEpisodeStore
 
 __all__ = [
     "DEFAULT_NAMESPACE",
+    "BatchesPurge",
     "ChromaEpisodeStore",
     "EpisodeStore",
     "ForgetsRecords",

@@ -14,8 +14,9 @@ neighbours. Four ship with the package (in :mod:`langchain_episodic.stores`):
 
 A store may also have optional capabilities, each declared here and listed in
 :class:`EpisodeStore`'s docstring with what the memory does with it; the only one
-ones are :class:`ListsCollections`, :class:`OrderedJournal` and :class:`ForgetsRecords`
-(deletion: every store of the package has it).
+ones are :class:`ListsCollections`, :class:`OrderedJournal`, :class:`ForgetsRecords`
+(deletion: every store of the package has it) and :class:`BatchesPurge` (a purge paid
+once per batch of erasures).
 
 Records are encoded and decoded by :mod:`langchain_episodic.stores.codec`.
 """
@@ -35,6 +36,7 @@ from langchain_episodic.model.filters import EpisodeFilter
 
 __all__ = [
     "DEFAULT_NAMESPACE",
+    "BatchesPurge",
     "EpisodeStore",
     "ForgetsRecords",
     "JournalEntry",
@@ -361,6 +363,34 @@ class ForgetsRecords(Protocol):
         Called once after an erasure. Returns one sentence for the erasure's receipt:
         what the backend guarantees and what it cannot (e.g. a server's own logs).
         """
+        ...
+
+
+@runtime_checkable
+class BatchesPurge(Protocol):
+    """An optional capability: a store whose purge after deletion is batched.
+
+    A purge that costs time in proportion to the whole store (an embedded Chroma
+    folder's ``VACUUM``) is paid once per batch of erasures rather than on each: an
+    erasure calls :meth:`purge_when_due` instead of
+    :meth:`ForgetsRecords.purge_deleted`, and the receipt says whether the bytes are
+    gone or when they will be. ``memory.forgetting.compact()`` purges at once
+    (:meth:`ForgetsRecords.purge_deleted`). A purge left pending must survive the
+    process: the next store opened on the same files finishes it.
+    :class:`~langchain_episodic.stores.ChromaEpisodeStore` implements it.
+    """
+
+    def purge_when_due(self) -> tuple[bool, str]:
+        """Purge now if enough was deleted since the last purge, else leave it pending.
+
+        Returns:
+            ``(pending, sentence)``: whether deleted bytes are still in the store's
+            files, and what the store guarantees and when, for a receipt.
+        """
+        ...
+
+    def purge_status(self) -> tuple[bool, str]:
+        """``(pending, sentence)`` now: whether a purge is pending, and what holds."""
         ...
 
 

@@ -64,7 +64,12 @@ from langchain_episodic.stores.chroma_folder import (
     reports_folder_failures,
 )
 from langchain_episodic.stores.chroma_hits import forget_hits, hit_cache, query_hits
-from langchain_episodic.stores.chroma_scrub import scrub_hnsw, scrub_sqlite
+from langchain_episodic.stores.chroma_scrub import (
+    deleted_since_scrub,
+    note_deleting,
+    scrub_folder,
+    scrub_pending,
+)
 from langchain_episodic.stores.codec import decode_episodes, encode_episode
 
 if TYPE_CHECKING:
@@ -87,6 +92,11 @@ _JOURNAL_OF_KEY = "langchain_episodic:journal_of"
 _JOURNAL_SUFFIX = "-journal"
 _CHECKPOINT_KEY = "langchain_episodic:checkpoint"
 _READ_WHOLE_BELOW = 1_000  # records: below, the short-term window reads the collection whole
+SCRUB_AFTER = 1_000
+"""Records deleted from a folder since its last scrub that make an erasure scrub at once.
+
+A scrub rewrites the whole database, so it is paid once per batch of deletions (and on
+close, and on ``memory.forgetting.compact()``), not on every erasure."""
 _UNSAFE_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]+")
 # Chroma's own rule for collection names, checked here for a clearer message.
 _COLLECTION_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
@@ -266,6 +276,15 @@ class ChromaEpisodeStore:
             raise
         # Folders erased from (shared by the stores on one folder): scrubbed again on close.
         self._erased_in: list[str] = lock.share.erased_in if lock is not None else []
+        if (
+            folder is not None
+            and lock is not None
+            and lock.share.read_only is None
+            and scrub_pending(folder)
+            and folder not in self._erased_in
+        ):
+            # A process stopped between an erasure and its scrub: this close finishes it.
+            self._erased_in.append(folder)
         self._release_lock = (
             None
             if lock is None
@@ -677,8 +696,9 @@ class ChromaEpisodeStore:
         """Remove the records under ``episode_ids``, with their vectors; how many were there.
 
         Chroma marks them deleted in its index and removes their rows; the bytes stay
-        in its files until :meth:`purge_deleted`.
+        in its files until the folder is scrubbed (:meth:`purge_when_due`).
         """
+        self._note_deleting(len(episode_ids))
         collection, cache = self.collection(namespace), hit_cache(self._share)
         forget_hits(cache, collection, episode_ids)
         try:
@@ -691,7 +711,19 @@ class ChromaEpisodeStore:
     def delete_journal(self, namespace: str, entry_ids: Sequence[str]) -> int:
         """Remove the journal entries under ``entry_ids``; how many were there."""
         journal = self._journal(namespace, create=False)
-        return 0 if journal is None else _delete_ids(journal, entry_ids, self.batch_size)
+        if journal is None or not entry_ids:
+            return 0
+        self._note_deleting(len(entry_ids))
+        return _delete_ids(journal, entry_ids, self.batch_size)
+
+    def _note_deleting(self, count: int) -> None:
+        # Marked before Chroma deletes: a process killed after the deletion leaves the
+        # mark, and the next store on the folder finishes the scrub.
+        folder = self._scrubbed_folder()
+        if folder is not None and count:
+            note_deleting(folder, count)
+            if folder not in self._erased_in:
+                self._erased_in.append(folder)
 
     @reports_folder_failures
     @refused_when_read_only("purge deleted records")
@@ -704,32 +736,76 @@ class ChromaEpisodeStore:
         keeps deleted rows on free pages, as does the full-text index in its
         segments. The log rows of every deleted record are removed, the full-text
         index merged (``optimize``), and the file vacuumed. A server's files are out
-        of reach: the sentence says so.
+        of reach: the sentence says so. Costs time in proportion to the folder: an
+        erasure calls :meth:`purge_when_due` instead.
         """
-        database = self._sqlite_file()
-        if database is None:
-            if self._path is None and _is_ephemeral(self._client):
-                return (
-                    "Chroma in process memory: the records were deleted "
-                    "(nothing was written to disk)"
-                )
-            return (
-                "Chroma server: the records and journal entries were deleted through its "
-                "API; its own files (sqlite free pages, its write-ahead log) keep the bytes "
-                "until its operator vacuums the server's database"
-            )
-        folder = os.path.dirname(database)
-        scrub_sqlite(database)
-        scrub_hnsw(folder)
+        folder = self._scrubbed_folder()
+        if folder is None:
+            return self._unreachable_files()
+        scrub_folder(folder)
         if folder not in self._erased_in:
             self._erased_in.append(folder)
-        return (
-            f"embedded Chroma at {folder!r}: deleted rows purged from its write-ahead log "
-            "and full-text index, chroma.sqlite3 vacuumed (no free page keeps them), and "
-            "the unused slots of its vector index files zeroed (again on close); the "
-            "index keeps the erased vectors (numbers, not text) until Chroma reuses their "
-            "slots"
+        return _scrubbed(folder)
+
+    @reports_folder_failures
+    @refused_when_read_only("purge deleted records")
+    def purge_when_due(self) -> tuple[bool, str]:
+        """Scrub the folder if enough was deleted since its last scrub; else leave it pending.
+
+        At :data:`SCRUB_AFTER` records deleted since the last scrub the folder is
+        scrubbed now (:meth:`purge_deleted`); below, the scrub waits for :meth:`close`,
+        ``memory.forgetting.compact()`` or a later erasure, and a process killed
+        before then leaves it to the next store opened on the folder. A store given a
+        ``client`` (it closes nothing) scrubs at once.
+
+        Returns:
+            ``(pending, sentence)``: whether the bytes are still in the files, and
+            what the store guarantees (and when), for the erasure's receipt.
+        """
+        folder = self._scrubbed_folder()
+        if folder is None:
+            return False, self._unreachable_files()
+        # A store given a PersistentClient does not close it: it scrubs at once.
+        if self._release_lock is None or (deleted_since_scrub(folder) or 0) >= SCRUB_AFTER:
+            return False, self.purge_deleted()
+        return self.purge_status()
+
+    def purge_status(self) -> tuple[bool, str]:
+        """``(pending, sentence)``: whether deleted records' bytes wait for a scrub, and when.
+
+        ``pending`` is ``True`` while any record deleted from the folder (in any
+        namespace) is not yet scrubbed; the sentence says where the bytes are, or
+        that they are gone.
+        """
+        folder = self._scrubbed_folder()
+        if folder is None:
+            return False, self._unreachable_files()
+        deleted = deleted_since_scrub(folder)
+        if deleted is None:
+            return False, _scrubbed(folder)
+        return True, (
+            f"embedded Chroma at {folder!r}: the records are deleted (no read returns them) "
+            "and their bytes are still in chroma.sqlite3 (its write-ahead log rows, free "
+            "pages and full-text index) and the vector index files until the folder is "
+            "scrubbed: on close, on memory.forgetting.compact(), or once "
+            f"{SCRUB_AFTER} deleted records are pending ({deleted} now); a process "
+            "stopped before then leaves the scrub to the next store opened on the folder"
         )
+
+    def _unreachable_files(self) -> str:
+        if self._path is None and _is_ephemeral(self._client):
+            return (
+                "Chroma in process memory: the records were deleted (nothing was written to disk)"
+            )
+        return (
+            "Chroma server: the records and journal entries were deleted through its "
+            "API; its own files (sqlite free pages, its write-ahead log) keep the bytes "
+            "until its operator vacuums the server's database"
+        )
+
+    def _scrubbed_folder(self) -> str | None:
+        database = self._sqlite_file()
+        return None if database is None else os.path.dirname(database)
 
     def _sqlite_file(self) -> str | None:
         folder = self._path
@@ -774,6 +850,16 @@ class ChromaEpisodeStore:
             metadatas = got["metadatas"] or [None] * len(ids)
             for record_id, metadata in zip(ids, metadatas, strict=True):
                 audit.feed(record_id, metadata, _EPISODE_KEY)
+
+
+def _scrubbed(folder: str) -> str:
+    return (
+        f"embedded Chroma at {folder!r}: deleted rows purged from its write-ahead log "
+        "and full-text index, chroma.sqlite3 vacuumed (no free page keeps them), and "
+        "the unused slots of its vector index files zeroed (again on close); the "
+        "index keeps the erased vectors (numbers, not text) until Chroma reuses their "
+        "slots"
+    )
 
 
 def _delete_ids(collection: Collection, ids: Sequence[str], batch_size: int) -> int:

@@ -10,7 +10,9 @@ damage), said as the package's typed errors.
 from __future__ import annotations
 
 import functools
+import logging
 import os
+import sqlite3
 import threading
 import weakref
 from collections.abc import Callable
@@ -30,7 +32,7 @@ from langchain_episodic.stores.chroma_precheck import (
     damage_from_chroma,
     remember_sound_files,
 )
-from langchain_episodic.stores.chroma_scrub import scrub_hnsw
+from langchain_episodic.stores.chroma_scrub import scrub_folder, scrub_hnsw, scrub_pending
 from langchain_episodic.stores.chroma_snapshot import make_readable_copy, remove_copy
 
 if TYPE_CHECKING:
@@ -55,6 +57,7 @@ __all__ = [
 # share theirs through the path lock). Weak: the entry goes with the client.
 _client_shares: weakref.WeakKeyDictionary[Any, FolderShare] = weakref.WeakKeyDictionary()
 _client_shares_lock = threading.Lock()
+_log = logging.getLogger(__name__)
 
 
 def client_share(client: ClientAPI) -> FolderShare:
@@ -165,7 +168,12 @@ def mark_as_holding_a_memory(folder: str) -> None:
 def close_embedded(
     client: ClientAPI, release_lock: Callable[[], None], erased_in: list[str]
 ) -> None:
-    """Close an embedded client, scrub the folders erased from, release the lock."""
+    """Close an embedded client, scrub the folders erased from, release the lock.
+
+    A folder whose scrub is pending (erasures since the last one, here or in a process
+    that was stopped) is scrubbed whole; one scrubbed already has its index files
+    zeroed again. A scrub that fails is logged and stays pending for the next close.
+    """
     # Chroma keeps one system per path in a process; closing its last client drops it,
     # so a store reopened here after another process wrote does not search a stale index.
     try:
@@ -173,7 +181,13 @@ def close_embedded(
         if callable(close):
             close()
         for folder in erased_in:  # Chroma may have saved its index again: scrub it last
-            scrub_hnsw(folder)
+            try:
+                if scrub_pending(folder):
+                    scrub_folder(folder)
+                else:
+                    scrub_hnsw(folder)
+            except (OSError, sqlite3.Error):
+                _log.warning("could not scrub %r on close: still pending", folder, exc_info=True)
     finally:
         release_lock()
 

@@ -2,7 +2,13 @@
 
 Chroma deletes a record from its tables and index, but its write-ahead log, sqlite's
 free pages, the full-text index and the unused slots of the vector index files keep the
-bytes. :func:`scrub_sqlite` and :func:`scrub_hnsw` remove them (an erasure's last step).
+bytes. :func:`scrub_sqlite` and :func:`scrub_hnsw` remove them.
+
+A scrub rewrites the whole database (``VACUUM``), so it costs time in proportion to the
+folder, not to what was erased: it is batched. :func:`note_deleting` leaves a marker file
+in the folder *before* a deletion, holding how many records were deleted since the last
+scrub; :func:`scrub_folder` removes it once the scrub is done. A process killed in
+between leaves the marker, so the next store on the folder finishes the scrub.
 """
 
 from __future__ import annotations
@@ -12,9 +18,91 @@ import sqlite3
 
 from langchain_episodic.stores.chroma_health import index_segments, read_index_header
 
-__all__ = ["DELETE_OPERATION", "scrub_hnsw", "scrub_sqlite", "zero_from"]
+__all__ = [
+    "DELETE_OPERATION",
+    "SCRUB_PENDING",
+    "deleted_since_scrub",
+    "note_deleting",
+    "scrub_folder",
+    "scrub_hnsw",
+    "scrub_pending",
+    "scrub_sqlite",
+    "zero_from",
+]
 
 DELETE_OPERATION = 3  # chromadb's Operation.DELETE in its embeddings_queue table
+SCRUB_PENDING = ".langchain-episodic-scrub-pending"
+"""The marker file of a folder whose deleted records' bytes are not scrubbed yet."""
+
+
+def scrub_pending(folder: str) -> bool:
+    """Whether records were deleted in ``folder`` since its last scrub."""
+    return os.path.isfile(os.path.join(folder, SCRUB_PENDING))
+
+
+def deleted_since_scrub(folder: str) -> int | None:
+    """Records deleted in ``folder`` since its last scrub; ``None``: no scrub is pending.
+
+    A marker that cannot be read counts as pending with nothing counted (0).
+    """
+    marker = os.path.join(folder, SCRUB_PENDING)
+    try:
+        with open(marker, encoding="ascii") as handle:
+            text = handle.read().strip()
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return 0
+    return int(text) if text.isdigit() else 0
+
+
+def note_deleting(folder: str, count: int) -> None:
+    """Mark ``folder`` as holding ``count`` more deleted records to scrub; before deleting.
+
+    The first mark since a scrub is synced to disk (with its folder entry), so a
+    deletion is never on disk without it; later ones only update the count, which
+    decides when a batch is worth a scrub.
+    """
+    before = deleted_since_scrub(folder)
+    marker = os.path.join(folder, SCRUB_PENDING)
+    with open(marker, "w", encoding="ascii") as handle:
+        handle.write(f"{(before or 0) + count}\n")
+        if before is None:
+            handle.flush()
+            os.fsync(handle.fileno())
+    if before is None:
+        _sync_folder(folder)
+
+
+def scrub_folder(folder: str) -> None:
+    """Scrub ``folder``'s database and index files; then clear its marker.
+
+    The marker is removed only when no deletion was noted while the scrub ran (its
+    count is unchanged): a deletion noted meanwhile keeps the scrub pending.
+    """
+    before = deleted_since_scrub(folder)
+    database = os.path.join(folder, "chroma.sqlite3")
+    if os.path.isfile(database):
+        scrub_sqlite(database)
+    scrub_hnsw(folder)
+    if before is not None and deleted_since_scrub(folder) == before:
+        try:
+            os.remove(os.path.join(folder, SCRUB_PENDING))
+        except FileNotFoundError:
+            return
+
+
+def _sync_folder(folder: str) -> None:
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:  # a platform without directory handles: the file itself is synced
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
 
 
 def scrub_sqlite(database: str) -> None:

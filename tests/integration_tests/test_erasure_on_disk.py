@@ -98,7 +98,10 @@ def test_an_erased_user_leaves_no_byte_in_the_folder(tmp_path: Path) -> None:
 
     receipt = alice.forgetting.forget_all(reason="account deleted", by="gdpr")
     assert receipt.episodes == 60
-    assert "vacuumed" in receipt.storage
+    # Honest in between: the scrub is batched, and the bytes are still there until it runs.
+    assert receipt.scrub_pending
+    assert "until the folder is scrubbed" in receipt.storage
+    assert files_holding(folder, SECRET)
     assert bob_view(bob) == before
     store.close()
 
@@ -107,8 +110,32 @@ def test_an_erased_user_leaves_no_byte_in_the_folder(tmp_path: Path) -> None:
     again = ChromaEpisodeStore(path=folder)
     reopened = EpisodicMemory(store=again, namespace="bob", clock=lambda: NOW)
     assert bob_view(reopened) == before
-    assert len(EpisodicMemory(store=again, namespace="alice", clock=lambda: NOW)) == 0
+    alice_again = EpisodicMemory(store=again, namespace="alice", clock=lambda: NOW)
+    assert len(alice_again) == 0
+    (done,) = alice_again.forgetting.receipts()
+    assert not done.scrub_pending
+    assert "vacuumed" in done.storage
     again.close()
+
+
+def test_compact_scrubs_an_open_folder_at_once(tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, namespace="alice", clock=lambda: NOW)
+    fill(memory, "a", "common-text")
+    memory.record(make_episode(episode_id="private-1", description=f"Handle {SECRET}"))
+    receipt = memory.forget(["private-1"], reason="user asked")
+    assert receipt.scrub_pending
+    assert files_holding(folder, SECRET)
+
+    said = memory.forgetting.compact()
+
+    assert "vacuumed" in said
+    assert files_holding(folder, SECRET) == []  # while the store is still open
+    (done,) = memory.forgetting.receipts()
+    assert (done.scrub_pending, done.storage) == (False, said)
+    store.close()
+    assert files_holding(folder, SECRET) == []
 
 
 def test_forgetting_some_episodes_leaves_no_byte_of_theirs(tmp_path: Path) -> None:
@@ -126,6 +153,86 @@ def test_forgetting_some_episodes_leaves_no_byte_of_theirs(tmp_path: Path) -> No
     store.close()
     assert files_holding(folder, SECRET) == []
     assert files_holding(folder, "common-text")
+
+
+# Records episodes holding a secret, forgets them (the scrub is left pending), prints
+# "forgotten" and waits: the parent kills it with SIGKILL between erasure and scrub.
+KILLED_BEFORE_SCRUB = textwrap.dedent(
+    """
+    import sys, time
+    from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+    from tests.unit_tests.factories import make_episode
+
+    path, secret = sys.argv[1], sys.argv[2]
+    memory = EpisodicMemory(store=ChromaEpisodeStore(path=path), clock=lambda: 2_000_000.0)
+    memory.record_many([
+        make_episode(episode_id=f"s-{i}", description=f"Task {i} for {secret}")
+        for i in range(10)
+    ] + [make_episode(episode_id=f"k-{i}", description=f"Kept task {i}") for i in range(10)])
+    receipt = memory.forget([f"s-{i}" for i in range(10)], reason="user asked")
+    print("forgotten" if receipt.scrub_pending else "scrubbed already", flush=True)
+    time.sleep(600)
+    """
+)
+
+
+def test_a_scrub_cut_short_by_sigkill_is_reported_and_finished_on_reopen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "memory"
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_BEFORE_SCRUB, str(folder), SECRET],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "forgotten"
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=60)
+    child.stdout.close()
+    assert files_holding(folder, SECRET)  # erased, not yet scrubbed: the bytes are there
+
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, clock=lambda: NOW)
+    assert memory.get_episodes([f"s-{i}" for i in range(10)]) == {}  # the erasure stands
+    assert len(memory) == 10
+    assert memory.forgetting.unfinished() == []
+    (receipt,) = memory.forgetting.receipts()
+    assert receipt.scrub_pending  # the scrub did not run: still pending after the kill
+    store.close()  # the reopened store's close finishes it
+    assert files_holding(folder, SECRET) == []
+
+    code, out, _ = run_cli(capsys, "verify", "--path", str(folder), "--json")
+    assert code == 0, out
+    assert json.loads(out)["scrub_pending"] is None
+    store = ChromaEpisodeStore(path=folder)
+    (receipt,) = EpisodicMemory(store=store, clock=lambda: NOW).forgetting.receipts()
+    assert not receipt.scrub_pending
+    store.close()
+
+
+def test_verify_reports_a_pending_scrub(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "memory"
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_BEFORE_SCRUB, str(folder), SECRET],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "forgotten"
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=60)
+    child.stdout.close()
+
+    code, out, _ = run_cli(capsys, "verify", "--path", str(folder), "--json")
+    assert code == 0, out  # not a fault: the erasure is finished, its scrub waits
+    assert "until the folder is scrubbed" in json.loads(out)["scrub_pending"]
+    ChromaEpisodeStore(path=folder).close()
+    assert files_holding(folder, SECRET) == []
 
 
 # Records episodes holding a secret, prints "forgetting", forgets them all; the parent
