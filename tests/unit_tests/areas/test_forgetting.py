@@ -8,12 +8,15 @@ and under SIGKILL in tests/integration_tests/test_erasure_on_disk.py.
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import pytest
 
 from langchain_episodic import EpisodicMemory, EpisodicValueError, StoreConfigurationError
 from langchain_episodic.errors import EpisodeForgottenError
 from langchain_episodic.scoring.retention import Retention
-from langchain_episodic.stores import InMemoryEpisodeStore
+from langchain_episodic.stores import ChromaEpisodeStore, InMemoryEpisodeStore, chroma
 from tests.helpers.episodes import corpus
 from tests.helpers.forgetting import NOW, memory_with
 from tests.unit_tests.factories import make_episode
@@ -110,3 +113,32 @@ def test_forget_all_keeps_no_run_id_in_its_records() -> None:
     stored = memory.store.read_journal(memory.namespace)
     assert stored  # the tombstones, the erasure record and the receipt
     assert not any("alice-smith" in entry.entry_id + entry.payload for entry in stored)
+
+
+def test_a_store_that_purges_at_once_gives_receipts_with_nothing_pending() -> None:
+    memory = EpisodicMemory(store=InMemoryEpisodeStore(), clock=lambda: NOW)
+    memory.record(make_episode(episode_id="a"))
+    receipt = memory.forget(["a"], reason="user asked")
+    assert not receipt.scrub_pending
+    assert "scrub pending" not in receipt.summary()
+    assert memory.forgetting.compact() == receipt.storage
+    assert asyncio.run(memory.forgetting.acompact()) == receipt.storage
+
+
+def test_an_embedded_folder_scrubs_at_once_when_enough_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chroma, "SCRUB_AFTER", 3)
+    store = ChromaEpisodeStore(path=tmp_path / "memory")
+    memory = EpisodicMemory(store=store, clock=lambda: NOW)
+    memory.record_many([make_episode(episode_id=f"e-{i}") for i in range(4)])
+    first = memory.forget(["e-0"], reason="user asked")
+    assert first.scrub_pending
+    assert "scrub pending" in first.summary()
+    assert store.purge_status()[0]
+    second = memory.forget(["e-1", "e-2", "e-3"], reason="user asked")  # 4 deleted: due
+    assert not second.scrub_pending
+    assert "vacuumed" in second.storage
+    assert store.purge_status() == (False, second.storage)
+    assert [r.scrub_pending for r in memory.forgetting.receipts()] == [False, False]
+    store.close()
