@@ -11,19 +11,28 @@ left out):
 * after it: close the run with its reward (``memory.runs.close``), record the episode
   (``memory.arecord``);
 
-and, in the same run, the same number of **raw store calls of the same shape**: one
-query for the task's neighbours and one add of the new record, through the store's own
-client (embedded Chroma and a Chroma server: ``collection.query`` + ``collection.add``
-in the event loop's executor, as an async app calls a sync client; PostgreSQL:
-LangGraph ``PostgresStore.asearch`` + ``aput``). Both embed with the same
-``StaticEmbeddings``; PostgreSQL uses one connection pool (8) for both.
+and, in the same run, two raw baselines through the store's own client (embedded
+Chroma and a Chroma server: each call in the event loop's executor, as an async app
+calls a sync client; PostgreSQL: LangGraph ``PostgresStore`` through ``abatch``):
 
-Each measurement is a fresh process over a fresh store seeded with ``--seed-episodes``
-episodes; the memory is run from this checkout ("after") and, for "before", from a
-``git worktree`` of ``--before-commit`` (created and removed by this script). Raw,
-before and after alternate within every round (``--rounds``), so a noisy machine hits
-them alike. Per backend and N: throughput (runs/s, median over rounds), its ratio to
-the raw calls', and p50/p99 of every run's latency (pooled over rounds).
+* **raw min**: one query for the task's neighbours and one add of the new record, the
+  least recall + record can cost;
+* **raw same**: the store calls a memory run makes, of the same number, kinds and sizes.
+  They are counted first (:mod:`_store_calls` wraps the client's methods in a worker
+  process: Chroma's ``Collection`` and client methods, ``PostgresStore.batch`` and the
+  advisory-lock SQL) on a few runs one at a time, then replayed call for call by the
+  same N concurrent agents. ``raw same (after)`` replays this checkout's calls, ``raw
+  same (before)`` the before's. Memory / raw same is what the memory adds beyond its
+  store calls (CPU, locks, executor hops); memory / raw min counts the calls too.
+
+Every variant embeds with the same ``StaticEmbeddings``; PostgreSQL uses one connection
+pool (8) for each. Each measurement is a fresh process over a fresh store seeded with
+``--seed-episodes`` episodes; the memory is run from this checkout ("after") and, for
+"before", from ``--before-tree`` or a ``git worktree`` of ``--before-commit`` (created
+and removed by this script). The variants alternate within every round (``--rounds``),
+so a noisy machine hits them alike. Per backend and N: throughput (runs/s, median over
+rounds), its ratios to both baselines, and p50/p99 of every run's latency (pooled over
+rounds); then the store calls per memory run, by kind, before and after.
 
     python benchmarks/many_agents.py [--rounds 3] [--runs 64] [--seed-episodes 200]
 """
@@ -48,7 +57,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 BACKENDS = ("embedded Chroma", "Chroma server", "PostgreSQL")
 NS = (1, 8, 32)
-VARIANTS = ("raw", "before", "after")
+VARIANTS = ("raw", "same-before", "same", "before", "after")
+"""``raw``: 1 query + 1 add per run; ``same``/``same-before``: the raw calls of the same
+number, kinds and sizes as an "after"/"before" memory run (counted first); the memory."""
+COUNTED_RUNS = 8  # sequential runs whose store calls are counted, after the warm-up
 FETCH_K = 24  # the default recall's fetch_k (top_k 3, candidates widened)
 
 
@@ -158,6 +170,36 @@ class _Runner:
 
         return run
 
+    def same_calls_path(
+        self, traces: list[list[dict[str, Any]]]
+    ) -> Callable[[int], Awaitable[None]]:
+        """Run ``index`` issues the raw calls a counted memory run made (``index`` mod count).
+
+        Call for call, one after another, as the memory issues them: Chroma's from the
+        event loop's executor, PostgreSQL's batches through ``abatch``.
+        """
+        from _store_calls import ChromaReplay, PostgresReplay
+
+        seeds = [_episode(i, "seed") for i in range(self.args.seed_episodes)]
+        tag = self.tag
+        if self.args.backend == "PostgreSQL":
+            replay = PostgresReplay(self._postgres_store(), tag, seeds)
+
+            async def run_postgres(index: int) -> None:
+                shapes = traces[index % len(traces)]
+                await replay.run(shapes, index, _task_text(index), _episode(index, tag))
+
+            return run_postgres
+        chroma = ChromaReplay(self._chroma_client(), tag, self.embeddings, seeds)
+
+        async def run(index: int) -> None:
+            loop = asyncio.get_running_loop()
+            text, episode = _task_text(index), _episode(index, tag)
+            for shape in traces[index % len(traces)]:
+                await loop.run_in_executor(None, chroma.call, shape, index, text, episode)
+
+        return run
+
     def _raw_postgres(self) -> Callable[[int], Awaitable[None]]:
         store = self._postgres_store()
         space = ("raw", self.tag)
@@ -241,11 +283,44 @@ async def _phase(
     return {"n": n, "runs": total, "wall": wall, "latencies": latencies}
 
 
+def count_worker(args: argparse.Namespace) -> None:
+    """Count the store calls of :data:`COUNTED_RUNS` memory runs, one at a time; print them.
+
+    After the same warm-up as a measurement (4 concurrent runs), so the counted runs
+    are in the steady state an agent server is in.
+    """
+    from _store_calls import StoreCalls
+
+    with ExitStack() as stack:
+        runner = _Runner(args, stack)
+        calls = stack.enter_context(StoreCalls().installed(args.backend))
+        run = runner.memory_path()
+
+        async def main() -> list[list[dict[str, Any]]]:
+            await asyncio.gather(*(run(1_000_000 + i) for i in range(4)))
+            calls.take()
+            traces = []
+            for index in range(COUNTED_RUNS):
+                await run(2_000_000 + index)
+                shapes, http = calls.take()
+                traces.append(shapes)
+                if http:
+                    print(json.dumps({"http": dict(http)}))
+            return traces
+
+        print(json.dumps({"backend": args.backend, "traces": asyncio.run(main())}))
+
+
 def worker(args: argparse.Namespace) -> None:
     """Measure one variant on one backend for every N; print one JSON line per N."""
     with ExitStack() as stack:
         runner = _Runner(args, stack)
-        run = runner.raw_path() if args.variant == "raw" else runner.memory_path()
+        if args.variant == "raw":
+            run = runner.raw_path()
+        elif args.variant.startswith("same"):
+            run = runner.same_calls_path(json.loads(Path(args.trace).read_text()))
+        else:
+            run = runner.memory_path()
 
         async def main() -> list[dict[str, Any]]:
             await asyncio.gather(*(run(1_000_000 + i) for i in range(4)))  # warm up
@@ -279,10 +354,14 @@ def _servers(folder: Path) -> Iterator[tuple[str, str]]:
 
 
 @contextmanager
-def _before_tree(commit: str) -> Iterator[Path]:
+def _before_tree(args: argparse.Namespace) -> Iterator[Path]:
+    """The "before" checkout: ``--before-tree`` as given, or a worktree made and removed here."""
+    if args.before_tree:
+        yield Path(args.before_tree).resolve()
+        return
     tree = Path(tempfile.gettempdir()) / "many_agents_before"
     subprocess.run(
-        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), commit],
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), args.before_commit],
         check=True,
         capture_output=True,
     )
@@ -294,10 +373,10 @@ def _before_tree(commit: str) -> Iterator[Path]:
         )
 
 
-def _measure(
+def _worker_command(
     args: argparse.Namespace, backend: str, variant: str, tree: Path, servers: tuple[str, str]
-) -> list[dict[str, Any]]:
-    command = [
+) -> list[str]:
+    return [
         sys.executable,
         str(Path(__file__).resolve()),
         "--worker",
@@ -316,9 +395,85 @@ def _measure(
         "--postgres",
         servers[1],
     ]
+
+
+def _lines(command: list[str]) -> list[dict[str, Any]]:
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
-    done = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
+    done = subprocess.run(command, check=False, capture_output=True, text=True, env=env)
+    if done.returncode:
+        sys.stderr.write(done.stderr)
+        done.check_returncode()
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def _count(
+    args: argparse.Namespace, backend: str, tree: Path, servers: tuple[str, str]
+) -> tuple[list[list[dict[str, Any]]], dict[str, int]]:
+    """The store calls of :data:`COUNTED_RUNS` memory runs of ``tree`` (and HTTP requests)."""
+    found = _lines([*_worker_command(args, backend, "count", tree, servers), "--count"])
+    http: dict[str, int] = {}
+    for line in found:
+        for key, value in line.get("http", {}).items():
+            http[key] = http.get(key, 0) + value
+    [traces] = [line["traces"] for line in found if "traces" in line]
+    return traces, http
+
+
+def _measure(
+    args: argparse.Namespace,
+    backend: str,
+    variant: str,
+    tree: Path,
+    servers: tuple[str, str],
+    trace: Path | None,
+) -> list[dict[str, Any]]:
+    command = _worker_command(args, backend, variant, tree, servers)
+    if trace is not None:
+        command += ["--trace", str(trace)]
+    return _lines(command)
+
+
+def _calls_section(
+    backends: list[str], counted: dict[tuple[str, str], tuple[list[Any], dict[str, int]]]
+) -> str:
+    """Store calls per memory run, by kind, before and after, per backend."""
+    from _store_calls import round_trips, summarise
+
+    parts = []
+    for backend in backends:
+        rows = []
+        summaries = {
+            version: summarise(counted[backend, version][0]) for version in ("before", "after")
+        }
+        kinds = sorted(set(summaries["before"]) | set(summaries["after"]))
+        for kind in kinds:
+            rows.append(
+                [
+                    f"`{kind}`" if not kind.startswith("batch:") else f"↳ `{kind[7:]}` (ops in it)",
+                    f"{summaries['before'].get(kind, 0):g}",
+                    f"{summaries['after'].get(kind, 0):g}",
+                ]
+            )
+        rows.append(
+            [
+                "**round trips**",
+                f"**{round_trips(counted[backend, 'before'][0]):g}**",
+                f"**{round_trips(counted[backend, 'after'][0]):g}**",
+            ]
+        )
+        for version in ("before", "after"):
+            http = counted[backend, version][1]
+            if http:
+                total = sum(http.values()) / COUNTED_RUNS
+                rows.append(
+                    [f"HTTP requests ({version})", "", f"{total:g}"]
+                    if version == "after"
+                    else [f"HTTP requests ({version})", f"{total:g}", ""]
+                )
+        from _fixtures import table
+
+        parts.append(f"{backend}:\n\n" + table(["call per run", "before", "after"], rows))
+    return "\n\n".join(parts)
 
 
 def orchestrate(args: argparse.Namespace) -> None:
@@ -328,19 +483,40 @@ def orchestrate(args: argparse.Namespace) -> None:
     from _fixtures import RESULTS, table
 
     rows: list[dict[str, Any]] = []
+    counted: dict[tuple[str, str], tuple[list[Any], dict[str, int]]] = {}
     with tempfile.TemporaryDirectory() as folder, ExitStack() as stack:
         servers = stack.enter_context(_servers(Path(folder)))
-        before = stack.enter_context(_before_tree(args.before_commit))
-        trees = {"raw": ROOT, "before": before, "after": ROOT}
+        before = stack.enter_context(_before_tree(args))
+        trees = {"raw": ROOT, "same": ROOT, "same-before": ROOT, "before": before, "after": ROOT}
+        traces: dict[tuple[str, str], Path] = {}
+        for backend in args.backends:
+            for version in ("before", "after"):
+                counted[backend, version] = _count(args, backend, trees[version], servers)
+                trace = Path(folder) / f"trace-{backend.replace(' ', '-')}-{version}.json"
+                trace.write_text(json.dumps(counted[backend, version][0]))
+                traces[backend, version] = trace
+                from _store_calls import round_trips
+
+                print(
+                    f"{backend:15} {version:6} store calls per run: "
+                    f"{round_trips(counted[backend, version][0]):g}",
+                    flush=True,
+                )
         for round_ in range(args.rounds):
             for backend in args.backends:
                 # Rotate the order each round: none always runs first on a cold cache.
-                order = VARIANTS[round_ % 3 :] + VARIANTS[: round_ % 3]
+                shift = round_ % len(VARIANTS)
+                order = VARIANTS[shift:] + VARIANTS[:shift]
                 for variant in order:
-                    found = _measure(args, backend, variant, trees[variant], servers)
+                    trace = None
+                    if variant == "same":
+                        trace = traces[backend, "after"]
+                    elif variant == "same-before":
+                        trace = traces[backend, "before"]
+                    found = _measure(args, backend, variant, trees[variant], servers, trace)
                     rows.extend({**row, "round": round_} for row in found)
                     print(
-                        f"round {round_} {backend:15} {variant:6} "
+                        f"round {round_} {backend:15} {variant:11} "
                         + " ".join(f"N={r['n']}: {r['runs'] / r['wall']:.1f}/s" for r in found),
                         flush=True,
                     )
@@ -366,36 +542,56 @@ def orchestrate(args: argparse.Namespace) -> None:
             cells += [
                 f"{throughput['before'] / throughput['raw']:.2f}",
                 f"{throughput['after'] / throughput['raw']:.2f}",
+                f"{throughput['before'] / throughput['same-before']:.2f}",
+                f"{throughput['after'] / throughput['same']:.2f}",
             ]
             lines.append(cells)
-    headers = [
-        "backend",
-        "N",
-        "raw runs/s",
-        "raw p50/p99 ms",
-        "before runs/s",
-        "before p50/p99 ms",
-        "after runs/s",
-        "after p50/p99 ms",
-        "before/raw",
-        "after/raw",
+    headers = ["backend", "N"]
+    labels = {
+        "raw": "raw min",
+        "same-before": "raw same (before)",
+        "same": "raw same (after)",
+        "before": "before",
+        "after": "after",
+    }
+    for variant in VARIANTS:
+        headers += [f"{labels[variant]} runs/s", f"{labels[variant]} p50/p99 ms"]
+    headers += [
+        "before / raw min",
+        "after / raw min",
+        "before / raw same (before)",
+        "after / raw same (after)",
     ]
     result = table(headers, lines)
+    before_name = args.before_tree or args.before_commit
     text = (
         "# Many agents at once\n\n"
         f"`python benchmarks/many_agents.py --rounds {args.rounds} --runs {args.runs} "
         f"--seed-episodes {args.seed_episodes}`: {args.runs} runs per N per round, "
-        f"{args.rounds} rounds, raw/before/after interleaved; before = "
-        f"`{args.before_commit}`, after = this checkout; {os.cpu_count()} CPU cores.\n\n"
+        f"{args.rounds} rounds, the five variants interleaved; before = "
+        f"`{before_name}`, after = this checkout; {os.cpu_count()} CPU cores.\n\n"
         "A memory run = the middleware's `abefore_agent` (category, recall, note) + "
-        "`aafter_agent` (close the run, record the episode); a raw run = one query of "
-        f"{FETCH_K} neighbours + one add through the store's own client. Throughput: "
-        "median over rounds; p50/p99: every run's latency, pooled over rounds.\n\n"
-        f"{result}\n"
+        "`aafter_agent` (close the run, record the episode). Two raw baselines, through "
+        "the store's own client, issued by the same N concurrent agents:\n\n"
+        f"- **raw min**: one query of {FETCH_K} neighbours + one add per run: the least a "
+        "store must do for recall + record;\n"
+        "- **raw same**: the same number, kinds and sizes of store calls as a memory run "
+        f"makes, counted on {COUNTED_RUNS} runs one at a time after the warm-up (below), "
+        "replayed call for call (Chroma: each call in the event loop's executor; "
+        "PostgreSQL: each `PostgresStore` batch through `abatch`, each advisory-lock "
+        "statement as one round trip on a key of its own, so its waiting is not "
+        "replayed). `raw same (after)` replays the after's calls, `raw same (before)` "
+        "the before's. A memory / raw same ratio is what the memory adds beyond its "
+        "store calls (CPU, locks, executor hops); memory / raw min also counts the calls.\n\n"
+        "Throughput: median over rounds; p50/p99: every run's latency, pooled over "
+        "rounds.\n\n"
+        f"{result}\n\n"
+        "## Store calls per memory run\n\n"
+        f"{_calls_section(args.backends, counted)}\n"
     )
     print(text)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "many_agents.md").write_text(text)
+    (RESULTS / args.output).write_text(text)
 
 
 def main() -> None:
@@ -403,9 +599,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, default=64, help="runs per N per round")
     parser.add_argument("--seed-episodes", type=int, default=200)
-    parser.add_argument("--before-commit", default="3608ec8")
+    parser.add_argument("--before-commit", default="f312dbc")
+    parser.add_argument(
+        "--before-tree", help="a checkout of the before (default: a worktree of --before-commit)"
+    )
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
+    parser.add_argument("--output", default="many_agents.md", help="file in benchmarks/results")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--count", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--trace", help=argparse.SUPPRESS)
     parser.add_argument("--tree", help=argparse.SUPPRESS)
     parser.add_argument("--backend", help=argparse.SUPPRESS)
     parser.add_argument("--variant", help=argparse.SUPPRESS)
@@ -416,7 +618,10 @@ def main() -> None:
         # The memory under test comes from --tree (this checkout, or the "before" one).
         sys.path.insert(0, args.tree)
         os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-        worker(args)
+        if args.count:
+            count_worker(args)
+        else:
+            worker(args)
     else:
         orchestrate(args)
 
