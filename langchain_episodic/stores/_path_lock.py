@@ -36,7 +36,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from langchain_episodic.errors import StoreConfigurationError, StoreLockedError
@@ -113,15 +113,42 @@ class _Held:
 
 
 _registry: dict[str, _Held] = {}
-_registry_lock = threading.Lock()
+# Reentrant: a store dropped by the garbage collector releases its share from a
+# finalizer, which can run on a thread already inside a section below (any allocation
+# may collect). A plain lock deadlocked there; with this one the nested release sees
+# the section busy and leaves its share to the section, which releases it on the way out.
+_registry_lock = threading.RLock()
+_section_busy = False
+_deferred: list[PathLock] = []
+
+
+@contextlib.contextmanager
+def _registry_section() -> Iterator[bool]:
+    """Hold the registry; yield ``False`` when re-entered on the thread holding it."""
+    global _section_busy  # noqa: PLW0603 - one flag guarded by the reentrant lock
+    with _registry_lock:
+        if _section_busy:
+            yield False
+            return
+        _section_busy = True
+        try:
+            yield True
+        finally:
+            try:
+                while _deferred:
+                    _deferred.pop()._release_held()
+            finally:
+                _section_busy = False
 
 
 def _forget_after_fork() -> None:
     # A forked child shares the parent's open lock files, so unlocking them would free
     # the parent's lock: close the child's copies only. The child is another process,
     # so its own stores must take the lock anew (and are refused while the parent holds it).
-    global _registry_lock  # noqa: PLW0603 - another thread may have held it at the fork
-    _registry_lock = threading.Lock()
+    global _registry_lock, _section_busy  # noqa: PLW0603 - another thread may have held it
+    _registry_lock = threading.RLock()
+    _section_busy = False
+    _deferred.clear()
     for held in _registry.values():
         if held.fd is not None:
             with contextlib.suppress(OSError):
@@ -145,26 +172,37 @@ class PathLock:
         in this process had the folder open (so Chroma has loaded none of its files)."""
 
     def release(self) -> None:
-        """Give this share back; the last share in the process unlocks the file."""
-        with _registry_lock:
-            if self._released:
-                return
-            self._released = True
-            held = _registry.get(self._key)
-            if held is None:  # forked child: the parent's lock is not ours to free
-                return
-            held.users -= 1
-            if held.users == 0:
-                del _registry[self._key]
-                try:
-                    for cleanup in held.share.on_last_release:
-                        cleanup()
-                finally:
-                    if held.fd is not None:
-                        try:
-                            _unlock(held.fd)
-                        finally:
-                            os.close(held.fd)
+        """Give this share back; the last share in the process unlocks the file.
+
+        Safe from a garbage-collector finalizer that runs inside this module's own
+        section on the same thread: the share is then released as that section ends.
+        """
+        with _registry_section() as owner:
+            if owner:
+                self._release_held()
+            else:
+                _deferred.append(self)
+
+    def _release_held(self) -> None:
+        # Called with the registry held.
+        if self._released:
+            return
+        self._released = True
+        held = _registry.get(self._key)
+        if held is None:  # forked child: the parent's lock is not ours to free
+            return
+        held.users -= 1
+        if held.users == 0:
+            del _registry[self._key]
+            try:
+                for cleanup in held.share.on_last_release:
+                    cleanup()
+            finally:
+                if held.fd is not None:
+                    try:
+                        _unlock(held.fd)
+                    finally:
+                        os.close(held.fd)
 
 
 def _holder(lock_file: str) -> str:
@@ -259,10 +297,10 @@ def acquire_path_lock(folder: str, timeout: float = 0.0) -> PathLock:
     deadline = time.monotonic() + timeout
     while True:
         # Polled, not a blocking flock: a thread waiting here must not hold the registry.
-        with _registry_lock:
+        with _registry_section():  # never re-entered: nothing here releases a share
             taken = _try_acquire(key, folder)
-            if taken is not None:
-                return PathLock(key, taken[0], first=taken[1])
+        if taken is not None:
+            return PathLock(key, taken[0], first=taken[1])
         if time.monotonic() >= deadline:
             raise StoreLockedError(folder, _holder(key), timeout)
         time.sleep(_POLL_SECONDS)
