@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from collections import deque
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 
@@ -76,6 +75,7 @@ from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.journal import Journal
 from langchain_episodic.service.quarantine import QuarantineLog
 from langchain_episodic.service.summary import Summary
+from langchain_episodic.service.window import ShortTermWindow
 from langchain_episodic.stores.base import (
     BatchesPurge,
     EpisodeStore,
@@ -107,7 +107,7 @@ class Eraser:
         quarantine: QuarantineLog,
         pins: QuarantineLog,
         summary: Summary,
-        window: deque[Episode],
+        window: ShortTermWindow,
         retention: Retention | None = None,
     ) -> None:
         self._context = context
@@ -480,7 +480,7 @@ class Eraser:
             [JournalEntry(*e) for e in plan.rewrite] + [JournalEntry(*encode_receipt(receipt))],
         )
         self._summary.remove(list(stored.values()))
-        self._refill_window(set(erased_ids))
+        self._refill_window(set(erased_ids), everything=everything)
         self._journal.reload()
         self._journal.checkpoint()
         return receipt
@@ -492,16 +492,12 @@ class Eraser:
         if isinstance(store, OrderedJournal) and store.read_checkpoint(self._context.namespace):
             store.write_checkpoint(self._context.namespace, "")
 
-    def _refill_window(self, erased: Collection[str]) -> None:
-        window = self._window
-        if not any(e.episode_id in erased for e in window):
+    def _refill_window(self, erased: Collection[str], *, everything: bool) -> None:
+        if everything:
+            self._window.clear()
             return
         context = self._context
-        fresh = context.store.latest(
-            context.namespace, window.maxlen or 0, max(self._summary.next_seq, 1)
-        )
-        window.clear()
-        window.extend(fresh)
+        self._window.drop(erased, context.store, context.namespace, max(self._summary.next_seq, 1))
 
 
 def _entries(

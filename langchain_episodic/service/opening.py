@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -36,7 +35,6 @@ from langchain_episodic.errors import (
     ReadOnlyMemoryError,
     StoreReadOnlyError,
 )
-from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.quarantine import PIN_STATE_KEY, QuarantineEvent
 from langchain_episodic.scoring.relevance import Calibration
 from langchain_episodic.scoring.retention import Retention
@@ -48,6 +46,7 @@ from langchain_episodic.service.lessons import Lessons
 from langchain_episodic.service.quarantine import QuarantineLog
 from langchain_episodic.service.recall import Recall
 from langchain_episodic.service.summary import Summary
+from langchain_episodic.service.window import ShortTermWindow
 from langchain_episodic.service.writing import EpisodeWriter
 from langchain_episodic.stores.base import EpisodeStore, ListsCollections
 
@@ -326,7 +325,7 @@ class Services:
     lessons: Lessons
     recall: Recall
     summary: Summary
-    window: deque[Episode]
+    window: ShortTermWindow
     writer: EpisodeWriter
     eraser: Eraser
 
@@ -389,9 +388,7 @@ def open_services(
         runs.expire()
     summary = Summary.open(store, namespace)
     weakref.finalize(owner, summary.save_quietly)
-    window = deque(
-        store.latest(namespace, short_term_limit, summary.next_seq), maxlen=short_term_limit
-    )
+    window = ShortTermWindow.read(store, namespace, short_term_limit, summary.next_seq)
     eraser = Eraser(context, journal, quarantine, pins, summary, window, retention)
     writer = EpisodeWriter(context, summary, window, runs, eraser)
     return Services(
