@@ -7,7 +7,7 @@ and every method delegates to the one that owns the job.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal, overload
 
 import numpy as np
@@ -442,6 +442,21 @@ class EpisodicMemory:
         return self._s.recall.report(
             task, options, evidence_k=evidence_k, lesson_k=lesson_k, keep=keep
         )
+
+    def _note_recalled(
+        self,
+        run_id: str,
+        shown_ids: Sequence[str],
+        task: TaskDescription,
+        thread_id: str | None,
+        recalled: Collection[str],
+    ) -> None:
+        """``memory.runs.note`` for a replay: the ``recalled`` ids need no stored check.
+
+        The replay's own recall read them from the store a moment ago; checking them
+        again would cost every run one more round trip for the same answer.
+        """
+        self._s.runs.note(run_id, shown_ids, task, thread_id, known_stored=recalled)
 
     def recall_with(
         self, query: str | TaskDescription, options: RecallOptions

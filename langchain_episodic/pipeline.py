@@ -216,7 +216,8 @@ def build_replay(
     if run_id is not None:
         shown = [lesson.lesson_id for lesson in lessons] + list(rendered.shown)
         try:
-            memory.runs.note(run_id, shown, task, thread_id=thread_id)
+            recalled = {result.episode.episode_id for result in results}
+            memory._note_recalled(run_id, shown, task, thread_id, recalled)
         except Exception:  # credit must never break the run it observes
             _log.warning("could not note the injection of run_id=%r", run_id, exc_info=True)
     return Replay(

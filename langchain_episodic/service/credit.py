@@ -25,7 +25,7 @@ from langchain_episodic.scoring.credit import (
     check_credit,
 )
 from langchain_episodic.service.context import NamespaceContext
-from langchain_episodic.service.credit_log import CreditLog
+from langchain_episodic.service.credit_log import CreditLog, describe_outcome
 from langchain_episodic.stores.base import require_stored
 
 __all__ = ["Runs"]
@@ -94,10 +94,14 @@ class Runs:
         task: TaskDescription,
         thread_id: str | None = None,
         holdout: bool = False,
+        *,
+        known_stored: Collection[str] = (),
     ) -> Injection:
         """Write that run ``run_id`` was shown ``shown_ids`` (episodes and lessons).
 
         ``holdout=True`` notes a holdout run: shown nothing, by chance.
+        ``known_stored``: ids the caller just read from the store (a replay's recall),
+        not checked again.
 
         Raises:
             EpisodicValueError: ``run_id`` or an id is empty, ``shown_ids`` is a
@@ -119,7 +123,7 @@ class Runs:
             thread_id,
             holdout,
         )
-        self._require_stored(injection.episode_ids)
+        self._require_stored(tuple(i for i in injection.episode_ids if i not in known_stored))
         # The journal write needs no lock (its entry id is the injection's own); the
         # lock guards only the counting, so concurrent runs do not wait on each
         # other's round trips.
@@ -148,11 +152,14 @@ class Runs:
             CreditError: The run has no injection record, or its outcome is written.
         """
         reward = check_credit(run_id, reward, by)
-        # Most runs are open when credited: that read needs no lock (the outcome is
-        # read again after writing, under it, so a close in between is still found).
-        read_open = self._log.outcome(run_id) is None
+        known = self._log.closed_here(run_id)
+        if known is not None:  # closed by this memory lately: nothing to read
+            raise CreditError(run_id, self._context.namespace, describe_outcome(known))
+        # Most runs are open when credited, so the outcome is not read first: the store
+        # keeps the first outcome under the run's id, and the read after writing finds
+        # another writer's (then this one was not stored, and CreditError says whose).
         with self._context.lock:
-            return self._log.close(run_id, reward, self._context.now(), by, read_open=read_open)
+            return self._log.close(run_id, reward, self._context.now(), by, read_open=True)
 
     def close(self, run_id: str, reward: float, by: str | None = None) -> CreditEvent | None:
         """Close the run with its reward, once, whoever asks: the run's outcome, or ``None``.
@@ -166,6 +173,12 @@ class Runs:
             EpisodicValueError: ``reward`` or ``by`` is invalid (a caller's bug).
         """
         reward = check_credit(run_id, reward, by)
+        # A run this memory closed a moment ago (the middleware credits its run, then
+        # records the episode naming it, which closes it again) keeps that outcome:
+        # no read of the store, and no journal read-through for "another writer's".
+        known = self._log.closed_here(run_id)
+        if known is not None:
+            return known
         try:
             return self.credit(run_id, reward, by)
         except CreditError:

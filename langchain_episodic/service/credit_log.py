@@ -4,8 +4,8 @@
 from the store's journal (:meth:`~langchain_episodic.stores.EpisodeStore.read_journal`)
 and writes new entries through the store. The stored journal is the truth: an
 outcome is written once per run (the store keeps the first entry under an id), and
-every credit reads its run's outcome by id before and after writing it, so memories in
-several processes never credit one run twice. A run noted by another process is read
+every credit reads its run's outcome by id after writing it, so memories in several
+processes never credit one run twice. A run noted by another process is read
 from the journal when this memory closes it; a run noted here and also by another
 process counts the other's injections once this memory next reads the journal
 (:meth:`~langchain_episodic.areas.MemoryRuns.reload`, or a checkpoint).
@@ -14,7 +14,7 @@ process counts the other's injections once this memory next reads the journal
 from __future__ import annotations
 
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
 from langchain_episodic.errors import (
@@ -37,9 +37,12 @@ from langchain_episodic.scoring.credit import (
     outcome_entry_id,
 )
 from langchain_episodic.service.checkpoint import Checkpoint, JournalPosition
-from langchain_episodic.stores.base import EpisodeStore, JournalEntry, OrderedJournal
+from langchain_episodic.stores.base import EpisodeStore, JournalEntry, read_journal_entries
 
-__all__ = ["CreditLog"]
+__all__ = ["CLOSED_HERE", "CreditLog", "describe_outcome"]
+
+CLOSED_HERE = 1024
+"""Runs whose outcome a credit log remembers after closing them (the most recent)."""
 
 
 def _decoded(entries: Iterable[JournalEntry]) -> tuple[list[Injection], list[CreditEvent]]:
@@ -64,7 +67,9 @@ class CreditLog:
     What it holds stays the same size however long the journal grows: the utility
     book, the runs still open, and the key of the latest outcome. Outcomes are read
     from the store when asked for (:meth:`credits`, :meth:`outcome`: a run's by its
-    id), never kept.
+    id); only the last :data:`CLOSED_HERE` runs this log closed keep theirs
+    (:meth:`closed_here`), so that closing one again (``memory.record`` of the
+    episode the middleware just credited) reads nothing.
 
     Args:
         store: The namespace's store.
@@ -94,9 +99,25 @@ class CreditLog:
         self.book = UtilityBook(half_life)
         self.latest: tuple[float, str] | None = None
         self.closed = 0
+        self._closed_here: OrderedDict[str, CreditEvent] = OrderedDict()
+
+    def closed_here(self, run_id: str) -> CreditEvent | None:
+        """The outcome this log wrote (or found stored) for ``run_id`` lately, or ``None``.
+
+        An outcome is stored once per run and never replaced; only an erasure rewrites
+        the journal, and it reloads this log, which forgets them.
+        """
+        return self._closed_here.get(run_id)
+
+    def _remember_closed(self, event: CreditEvent) -> None:
+        self._closed_here[event.run_id] = event
+        self._closed_here.move_to_end(event.run_id)
+        while len(self._closed_here) > CLOSED_HERE:
+            self._closed_here.popitem(last=False)
 
     def reload(self, entries: Sequence[JournalEntry]) -> None:
         """Fold the whole journal (``entries``, just read) in from scratch."""
+        self._closed_here.clear()  # an erasure may have redacted them
         injections, credits = _decoded(entries)
         outcomes = _first_outcomes(credits)
         self.injections = defaultdict(list)
@@ -109,6 +130,7 @@ class CreditLog:
 
     def restore(self, checkpoint: Checkpoint) -> None:
         """Take the state a checkpoint saved (the journal up to its position)."""
+        self._closed_here.clear()
         self.book = UtilityBook.from_state(checkpoint.book)
         self.injections = defaultdict(list)
         for injection in checkpoint.open_runs:
@@ -168,10 +190,7 @@ class CreditLog:
     def outcome(self, run_id: str) -> CreditEvent | None:
         """The run's outcome as stored, read by its id (``None``: still open, or unknown)."""
         entry_id = outcome_entry_id(run_id)
-        if isinstance(self._store, OrderedJournal):
-            found = self._store.read_journal_ids(self._namespace, [entry_id])
-        else:
-            found = self._store.read_journal(self._namespace, run_id)
+        found = read_journal_entries(self._store, self._namespace, [entry_id], run_id)
         _, credits = _decoded(e for e in found if e.entry_id == entry_id)
         return credits[0] if credits else None
 
@@ -198,9 +217,9 @@ class CreditLog:
     ) -> CreditEvent:
         """Write the run's outcome: its reward, or ``None`` to close it without credit.
 
-        ``read_open``: the caller read the run's outcome as missing just before, so it
-        is not read again first (an outcome written in between is still found: it is
-        read again after writing).
+        ``read_open``: the outcome is not read before writing (the caller read it as
+        missing, or most runs are open): an outcome already stored is still found, as
+        it is read again after writing, and the store keeps the first under an id.
 
         Raises:
             CreditError: No injection record names the run, or its outcome is
@@ -210,7 +229,7 @@ class CreditLog:
         if done is not None:
             self._sync()  # another writer's outcome: fold it in (and what came with it)
             self.injections.pop(run_id, None)
-            raise CreditError(run_id, self._namespace, _describe_outcome(done))
+            raise CreditError(run_id, self._namespace, describe_outcome(done))
         shown = self._shown(run_id)
         if not shown:
             self.injections.pop(run_id, None)
@@ -225,7 +244,10 @@ class CreditLog:
         if stored != event:  # another writer's outcome reached the store first
             self._sync()
             self.injections.pop(run_id, None)
-            raise CreditError(run_id, self._namespace, _describe_outcome(stored))
+            if stored is not None:
+                self._remember_closed(stored)
+            raise CreditError(run_id, self._namespace, describe_outcome(stored))
+        self._remember_closed(event)
         if self._fold(event):
             self._position.wrote([outcome_entry_id(run_id)])
         else:  # older than an outcome folded in already: read on, which replays in order
@@ -259,7 +281,8 @@ def _first_outcomes(credits: Iterable[CreditEvent]) -> dict[str, CreditEvent]:
     return outcomes
 
 
-def _describe_outcome(event: CreditEvent | None) -> str:
+def describe_outcome(event: CreditEvent | None) -> str:
+    """How a :class:`~langchain_episodic.errors.CreditError` says a run's outcome is in."""
     if event is None:
         return "could not be credited: its outcome entry is unreadable"
     if event.reward is None:

@@ -6,6 +6,7 @@ This package is the only part of langchain-episodic that talks to a database.
   memory depends on, and what a store may assume; :class:`ListsCollections`, the
   optional capability of a store that lists the other collections in its place;
   :class:`OrderedJournal`, that of a store whose journal is read in order and by id;
+  :class:`KeyedJournal`, that of a store that reads a run's entries by key;
   :class:`ForgetsRecords`, that of a store that deletes (every store here has it);
   :class:`BatchesPurge`, that of a store whose purge after deletion is batched.
 * :class:`ChromaEpisodeStore` (:mod:`~langchain_episodic.stores.chroma`): the default;
@@ -29,6 +30,7 @@ from langchain_episodic.stores.base import (
     BatchesPurge,
     EpisodeStore,
     ForgetsRecords,
+    KeyedJournal,
     ListsCollections,
     OrderedJournal,
 )
@@ -43,6 +45,7 @@ __all__ = [
     "EpisodeStore",
     "ForgetsRecords",
     "InMemoryEpisodeStore",
+    "KeyedJournal",
     "LangGraphEpisodeStore",
     "ListsCollections",
     "OrderedJournal",

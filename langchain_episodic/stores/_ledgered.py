@@ -204,6 +204,14 @@ class LedgeredStore:
             self._open(namespace)
             return self._ledger.read_journal(namespace, run_id)
 
+    def read_journal_keys(
+        self, namespace: str, run_id: str, entry_ids: Sequence[str]
+    ) -> list[JournalEntry]:
+        """The stored entries of run ``run_id`` under ``entry_ids``: one read by key."""
+        with self._reading():
+            self._open(namespace)
+            return self._ledger.read_journal_keys(namespace, run_id, entry_ids)
+
     def delete(self, namespace: str, episode_ids: Sequence[str]) -> int:
         """Remove the records under ``episode_ids``; how many were there.
 

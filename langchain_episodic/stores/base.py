@@ -40,8 +40,11 @@ __all__ = [
     "EpisodeStore",
     "ForgetsRecords",
     "JournalEntry",
+    "KeyedJournal",
     "ListsCollections",
+    "OrderedJournal",
     "StoredHit",
+    "read_journal_entries",
     "require_stored",
     "unit_rows",
 ]
@@ -322,6 +325,44 @@ class OrderedJournal(Protocol):
     def write_checkpoint(self, namespace: str, value: str) -> None:
         """Replace the journal checkpoint, atomically (a reader sees the old or the new)."""
         ...
+
+
+@runtime_checkable
+class KeyedJournal(Protocol):
+    """An optional capability: a run's journal entries read by their ids, in one read.
+
+    For a store whose journal is not an :class:`OrderedJournal` but keeps each entry
+    under its run and id (:class:`~langchain_episodic.stores.VectorStoreEpisodeStore`,
+    :class:`~langchain_episodic.stores.LangGraphEpisodeStore`): a run's outcome, or an
+    episode's tombstone, is then one read by key instead of a listing of the run's
+    entries. :func:`read_journal_entries` picks the cheapest read a store offers.
+    """
+
+    def read_journal_keys(
+        self, namespace: str, run_id: str, entry_ids: Sequence[str]
+    ) -> list[JournalEntry]:
+        """The stored entries of run ``run_id`` under ``entry_ids`` (those that exist)."""
+        ...
+
+
+def read_journal_entries(
+    store: EpisodeStore, namespace: str, entry_ids: Sequence[str], run_id: str | None = None
+) -> list[JournalEntry]:
+    """The stored journal entries among ``entry_ids`` (those that exist), any order.
+
+    Read by id where the store can (:class:`OrderedJournal`), by key where every wanted
+    entry is ``run_id``'s and the store is a :class:`KeyedJournal`; else from a read of
+    the journal (of ``run_id``'s entries only, when given).
+    """
+    wanted = list(dict.fromkeys(entry_ids))
+    if not wanted:
+        return []
+    if isinstance(store, OrderedJournal):
+        return store.read_journal_ids(namespace, wanted)
+    if run_id is not None and isinstance(store, KeyedJournal):
+        return store.read_journal_keys(namespace, run_id, wanted)
+    keep = set(wanted)
+    return [entry for entry in store.read_journal(namespace, run_id) if entry.entry_id in keep]
 
 
 @runtime_checkable

@@ -190,6 +190,20 @@ class Ledger:
                 entries.append(JournalEntry(entry_id, entry_run, payload))
         return entries
 
+    def read_journal_keys(
+        self, namespace: str, run_id: str, entry_ids: Sequence[str]
+    ) -> list[JournalEntry]:
+        """The entries of run ``run_id`` under ``entry_ids`` that are stored: one ``mget``."""
+        prefix = self._journal_prefix(namespace, run_id)
+        wanted = set(entry_ids)
+        entries = []
+        for raw in self.store.mget([prefix + _digest(entry_id) for entry_id in entry_ids]):
+            if raw is not None:
+                entry_id, entry_run, payload = json.loads(raw)
+                if entry_id in wanted:  # a digest's prefix is no proof of the id
+                    entries.append(JournalEntry(entry_id, entry_run, payload))
+        return entries
+
     def delete_journal(self, namespace: str, entry_ids: Sequence[str]) -> int:
         """Remove the journal entries under ``entry_ids``; how many were there."""
         wanted = set(entry_ids)

@@ -33,3 +33,17 @@ def test_state_and_journal_survive_a_new_ledger_on_the_same_bytes() -> None:
     assert again.read_state("team-a", "missing") is None
     assert again.read_journal("team-a") == [entry]
     assert again.read_journal("team-a", run_id="r2") == []
+
+
+def test_a_runs_entries_are_read_by_key() -> None:
+    ledger = Ledger(InMemoryByteStore())
+    outcome = JournalEntry("outcome:r1", "r1", '{"reward": 1.0}')
+    shown = JournalEntry("injection:r1:abc", "r1", '{"ids": ["a"]}')
+    other = JournalEntry("outcome:r2", "r2", '{"reward": 0.0}')
+    ledger.append_journal("default", [outcome, shown, other])
+    assert ledger.read_journal_keys("default", "r1", ["outcome:r1"]) == [outcome]
+    found = ledger.read_journal_keys("default", "r1", ["injection:r1:abc", "outcome:r1", "x"])
+    assert sorted(found) == sorted([outcome, shown])
+    # An entry is found under its own run only.
+    assert ledger.read_journal_keys("default", "r1", ["outcome:r2"]) == []
+    assert ledger.read_journal_keys("other", "r1", ["outcome:r1"]) == []
