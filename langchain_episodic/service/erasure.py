@@ -424,7 +424,12 @@ class Eraser:
         erasure_id = uuid.uuid4().hex[:16]
         removed_lessons = _lineage(self._journal.lessons.book.lessons, erased_ids, asked_lessons)
         subjects = frozenset(erased_ids) | frozenset(removed_lessons)
-        entries = self._journal.entries()
+        # The journal (synced just before) names an episode only in runs that showed
+        # it, and each of those gave it a row in the utility book: without a row, a
+        # removed lesson or an erasure of everything, no entry names a subject and the
+        # journal is not read (the erasure grows with what it erases, not the journal).
+        named = everything or bool(removed_lessons) or self._named(subjects)
+        entries = self._journal.entries() if named else []
         plan, injections, outcomes = _plan(
             erasure_id, entries, subjects, removed_lessons, everything
         )
@@ -465,11 +470,12 @@ class Eraser:
                 ),
             ],
         )
-        self._drop_checkpoint()
+        if named:
+            self._drop_checkpoint()
         store.delete(namespace, list(stored))
         self._quarantine.remove_naming(subjects, everything=everything)
         self._pins.remove_naming(subjects, everything=everything)
-        removed = self._remove_stale(store, plan)
+        removed = self._remove_stale(store, plan) if named else 0
         # Every deletion is done: a purge due now leaves none of them behind.
         pending, storage = _purge(store)
         receipt = replace(
@@ -481,9 +487,17 @@ class Eraser:
         )
         self._summary.remove(list(stored.values()))
         self._refill_window(set(erased_ids), everything=everything)
-        self._journal.reload()
-        self._journal.checkpoint()
+        if named:  # entries were removed: positions moved, fold the journal afresh
+            self._journal.reload()
+            self._journal.checkpoint()
+        else:  # only appended: the erasure's own entries (and other writers')
+            self._journal.sync()
         return receipt
+
+    def _named(self, subjects: Collection[str]) -> bool:
+        """Whether a journal entry may name one of ``subjects`` (a row in the book)."""
+        rows = self._journal.credit.book.rows
+        return any(subject in rows for subject in subjects)
 
     def _drop_checkpoint(self) -> None:
         # Positions count stored entries: once one is removed, a checkpoint's position

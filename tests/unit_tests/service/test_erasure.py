@@ -7,7 +7,11 @@ import pytest
 
 from langchain_episodic import EpisodicMemory
 from langchain_episodic.errors import EpisodeForgottenError
+from langchain_episodic.model.erasure import is_erasure_entry
+from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores import InMemoryEpisodeStore
+from langchain_episodic.stores.base import JournalEntry
+from tests.helpers.episodes import corpus
 from tests.helpers.forgetting import NOW, memory_with
 from tests.unit_tests.factories import make_episode
 
@@ -51,3 +55,40 @@ def test_an_erasure_between_the_writers_check_and_its_write_wins() -> None:
     with pytest.raises(EpisodeForgottenError):
         memory.record(victim)
     assert "late" not in memory.get_episodes("late")
+
+
+class JournalReadsCounted(InMemoryEpisodeStore):
+    """Counts reads of the whole journal (from its first entry)."""
+
+    whole_reads = 0
+
+    def read_journal_from(self, namespace: str, start: int) -> list[JournalEntry]:
+        if start == 0:
+            self.whole_reads += 1
+        return super().read_journal_from(namespace, start)
+
+
+def test_an_episode_no_run_was_shown_is_erased_without_reading_the_journal() -> None:
+    store = JournalReadsCounted()
+    memory = EpisodicMemory(store=store, clock=lambda: NOW)
+    memory.record_many(corpus(6))
+    memory.runs.note("r1", ["ep-1", "ep-2"], "a task")
+    memory.runs.credit("r1", 0.9)
+    memory.forget(["ep-5"], reason="user asked")  # the journal is read up to here
+    before = [e for e in memory.journal.entries() if not is_erasure_entry(e.entry_id)]
+    reads = store.whole_reads
+    receipt = memory.forget(["ep-4"], reason="user asked")
+    assert store.whole_reads == reads
+    assert receipt.episodes == 1
+    assert receipt.journal_entries_removed == receipt.injections_redacted == 0
+    assert "ep-4" in memory.forgetting.forgotten(["ep-4"])
+    assert [e for e in memory.journal.entries() if not is_erasure_entry(e.entry_id)] == before
+    assert replayed_checkpoint(store, memory.namespace) == []
+    # What the erasure left is what a memory opened afresh folds from the journal.
+    fresh = EpisodicMemory(store=store, clock=lambda: NOW)
+    assert fresh.runs.utilities() == memory.runs.utilities()
+    # An episode a run was shown is found in the journal and redacted there.
+    receipt = memory.forget(["ep-1"], reason="user asked")
+    assert receipt.injections_redacted == receipt.outcomes_redacted == 1
+    (outcome,) = memory.runs.log()
+    assert outcome.episode_ids == ("ep-2",)
