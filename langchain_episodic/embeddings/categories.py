@@ -1,14 +1,16 @@
 """The labelled example tasks the memory infers a task's category from.
 
-125 short software tasks written for this package, 25 per category (code generation,
-debugging, refactoring, testing, architecture), in ``data/categories_en.txt``. Their
+300 short software tasks written for this package, 60 per category (code generation,
+debugging, refactoring, testing, architecture), in ``data/categories_en.txt``: plain
+imperative tasks, and requests, questions, ticket titles and error reports over many
+kinds of software (web, mobile, games, embedded, data, infrastructure). Their
 vectors are computed once per model (the cache of
 :func:`~langchain_episodic.embeddings.background.background_vectors`).
 
 Example:
     >>> examples = default_category_examples()
     >>> len(examples), examples[0]
-    (125, ('code_generation', 'Implement a login form with email and password validation'))
+    (300, ('code_generation', 'Implement a login form with email and password validation'))
 """
 
 from __future__ import annotations

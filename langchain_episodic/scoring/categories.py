@@ -1,42 +1,66 @@
-"""Which category a task's text is about, from its nearest labelled examples (pure).
+"""Which category a task's text is about: a linear probe over its embedding (pure).
 
 A task that arrives as text (an agent's message, ``build_replay(memory, "...")``) has no
 category, yet skill profiles, weak categories and credit's baselines are per category.
-The memory infers one: the task against labelled example tasks (packaged:
-:func:`~langchain_episodic.embeddings.categories.default_category_examples`), by a
-similarity-weighted vote of its :data:`CATEGORY_NEIGHBOURS` nearest examples, where a
-similarity is the mean of the whole texts' and of their first :data:`HEAD_WORDS` words'
+The memory infers one with a small linear classifier, a :class:`CategoryProbe`, fitted
+per embedding model on labelled example tasks (packaged:
+:func:`~langchain_episodic.embeddings.categories.default_category_examples`, 60 per
+category) and on the memory's background (everyday texts, none about software), which
+stand for "not the memory's work". A text's :func:`features` are its unit vector and,
+weighted by :data:`OPENING_WEIGHT`, the unit vector of its first :data:`HEAD_WORDS` words
 (the opening verb phrase says what kind of work it is: "Fix the ...", "Write tests
-...", "Design a ..."; with whole texts alone the topic outvoted it: 78% against 93% on
-``benchmarks/categories.py``). It says "unknown" when the task is not about the memory's
-work: its nearest example is no more similar to it than its everyday background (the
-relevance test's bar).
+...", "Design a ..."). The fit is ridge regression of one-hot labels on the features, in
+closed form. The task gets the category that scores highest, or "unknown" when the
+background scores highest: it reads more like an everyday request than like any kind of
+software work.
+
+Why a probe and not a vote of the nearest examples (the previous rule): the probe learns
+which directions of the embedding tell the categories apart (test, fix, design, ...)
+rather than how close a task is to one example about the same topic, and it learns the
+"unknown" side from the background instead of a bar on the single nearest example, which
+more examples raise by chance. In 10-fold cross-validation over the packaged examples and
+background (``StaticEmbeddings``): 94% of the examples right against 90% for the best
+nearest-neighbour vote, and 0.6% of everyday texts given a category against 5%.
 
 Example:
     >>> import numpy as np
-    >>> labels = ["debugging", "debugging", "testing", "testing"]
-    >>> vote(np.array([0.8, 0.7, 0.75, 0.1]), labels, bar=0.3, k=3)
-    'debugging'
-    >>> vote(np.array([0.2, 0.1, 0.25, 0.1]), labels, bar=0.3, k=3) is None
-    True
+    >>> rows = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
+    >>> probe = CategoryProbe.fit(rows, ["a", "a", "b", "b"], ridge=0.1)
+    >>> probe.classify(np.array([0.8, 0.2])), probe.classify(np.array([0.2, 0.8]))
+    ('a', 'b')
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CATEGORY_NEIGHBOURS", "HEAD_WORDS", "head", "vote"]
-
-CATEGORY_NEIGHBOURS = 9
-"""Nearest labelled examples that vote on a task's category (``benchmarks/categories.py``:
-9, 11 and 13 did as well on either half of its labelled set; 3 to 7 worse)."""
+__all__ = [
+    "HEAD_WORDS",
+    "OPENING_WEIGHT",
+    "PROBE_RIDGE",
+    "CategoryProbe",
+    "features",
+    "head",
+]
 
 HEAD_WORDS = 2
 """Words of a task's opening that are compared on their own (its verb phrase)."""
+
+OPENING_WEIGHT = 0.5
+"""How much a text's opening weighs in its features against the whole text (1.0).
+
+Cross-validated on the packaged examples and background, 0.5 did better than 1.0 for
+both the packaged model and all-MiniLM-L6-v2; without the opening the topic outvotes
+the kind of work ("Write tests for the parser" reads as writing a parser)."""
+
+PROBE_RIDGE = 1.0
+"""The ridge penalty of the probe's fit (0.3 to 3 were within two points of each other
+in cross-validation; larger keeps more everyday texts ``unknown``)."""
 
 
 def head(text: str, words: int = HEAD_WORDS) -> str:
@@ -49,24 +73,106 @@ def head(text: str, words: int = HEAD_WORDS) -> str:
     return " ".join(text.replace(":", " ").split()[:words])
 
 
-def vote(
-    similarities: NDArray[np.floating[Any]],
-    labels: Sequence[str],
-    bar: float | None,
-    k: int = CATEGORY_NEIGHBOURS,
-) -> str | None:
-    """The label the ``k`` most similar examples vote for, weighted by similarity.
+def _unit_rows(matrix: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
+    rows = np.atleast_2d(np.asarray(matrix, dtype=np.float64))
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    result: NDArray[np.float64] = rows / np.where(norms > 0, norms, 1.0)
+    return result
 
-    ``None`` when there are no examples, or the most similar one does not exceed ``bar``
-    (the task is no more like the examples than like its everyday background).
+
+def features(
+    whole: NDArray[np.floating[Any]],
+    opening: NDArray[np.floating[Any]],
+    opening_weight: float = OPENING_WEIGHT,
+) -> NDArray[np.float64]:
+    """Each text's features: its unit vector, then ``opening_weight`` times its opening's.
+
+    ``whole`` and ``opening`` hold one vector per text (a row each, or one vector).
+
+    Example:
+        >>> features(np.array([3.0, 4.0]), np.array([0.0, 2.0])).tolist()
+        [[0.6, 0.8, 0.0, 0.5]]
     """
-    values = np.asarray(similarities, dtype=np.float64)
-    if not len(values):
-        return None
-    order = np.argsort(-values, kind="stable")[:k]
-    if bar is not None and not values[order[0]] > bar:
-        return None
-    scores: dict[str, float] = {}
-    for row in order:
-        scores[labels[row]] = scores.get(labels[row], 0.0) + max(0.0, float(values[row]))
-    return max(scores, key=lambda label: (scores[label], -list(scores).index(label)))
+    unit_opening = _unit_rows(opening) * opening_weight
+    result: NDArray[np.float64] = np.hstack([_unit_rows(whole), unit_opening])
+    return result
+
+
+@dataclass(frozen=True)
+class CategoryProbe:
+    """A linear classifier of task features into categories, or none (the background).
+
+    Attributes:
+        labels: The categories, in the order of the weights' columns; a last column,
+            when the probe was fitted with a background, stands for "none".
+        weights: ``(features + 1) x columns``: the last row is the bias.
+        has_background: Whether the last column is the background's.
+    """
+
+    labels: tuple[str, ...]
+    weights: NDArray[np.float64]
+    has_background: bool
+
+    @classmethod
+    def fit(
+        cls,
+        examples: NDArray[np.floating[Any]],
+        labels: Sequence[str],
+        background: NDArray[np.floating[Any]] | None = None,
+        ridge: float = PROBE_RIDGE,
+    ) -> CategoryProbe:
+        """Ridge regression of one-hot labels on ``examples`` (and ``background``: none).
+
+        Each example weighs 1 and each background row ``len(examples) /
+        len(background)``: the background as a whole weighs as much as all the examples.
+
+        Raises:
+            ValueError: No examples, a label count that does not match, rows of
+                unequal length, or a ridge that is not positive.
+        """
+        rows = np.atleast_2d(np.asarray(examples, dtype=np.float64))
+        if not len(labels) or len(labels) != len(rows):
+            msg = f"{len(rows)} example rows and {len(labels)} labels: expected as many, not 0"
+            raise ValueError(msg)
+        if not ridge > 0:
+            msg = f"ridge={ridge!r} is invalid: must be positive"
+            raise ValueError(msg)
+        names = tuple(dict.fromkeys(labels))
+        targets = np.eye(len(names) + 1)[[names.index(label) for label in labels]]
+        weight = np.ones(len(rows))
+        has_background = background is not None and len(background) > 0
+        if has_background:
+            extra = np.atleast_2d(np.asarray(background, dtype=np.float64))
+            if extra.shape[1] != rows.shape[1]:
+                msg = f"background rows of {extra.shape[1]} values, examples of {rows.shape[1]}"
+                raise ValueError(msg)
+            rows = np.vstack([rows, extra])
+            none = np.zeros((len(extra), len(names) + 1))
+            none[:, -1] = 1.0
+            targets = np.vstack([targets, none])
+            weight = np.concatenate([weight, np.full(len(extra), len(labels) / len(extra))])
+        else:
+            targets = targets[:, :-1]
+        design = np.hstack([rows, np.ones((len(rows), 1))])
+        weighted = targets * weight[:, None]
+        if design.shape[1] <= len(design):  # primal: (X'DX + rI) W = X'DY
+            gram = design.T @ (design * weight[:, None]) + ridge * np.eye(design.shape[1])
+            solved = np.linalg.solve(gram, design.T @ weighted)
+        else:  # dual, when there are fewer rows than features: W = X'(DXX' + rI)^-1 DY
+            kernel = (design @ design.T) * weight[:, None] + ridge * np.eye(len(design))
+            solved = design.T @ np.linalg.solve(kernel, weighted)
+        return cls(names, np.asarray(solved, dtype=np.float64), has_background)
+
+    def classify(self, row: NDArray[np.floating[Any]]) -> str | None:
+        """The category whose column scores highest for ``row``; ``None`` for the background.
+
+        Raises:
+            ValueError: ``row`` is not as long as the features the probe was fitted on.
+        """
+        values = np.asarray(row, dtype=np.float64).reshape(-1)
+        if len(values) != len(self.weights) - 1:
+            msg = f"a row of {len(values)} values; the probe takes {len(self.weights) - 1}"
+            raise ValueError(msg)
+        scores = values @ self.weights[:-1] + self.weights[-1]
+        best = int(np.argmax(scores))
+        return None if best >= len(self.labels) else self.labels[best]

@@ -23,7 +23,7 @@ from langchain_episodic.errors import EpisodeValidationError, MalformedRecordWar
 from langchain_episodic.model.episode import OutcomeStatus, TaskCategory, TaskDescription
 from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.model.lesson import Lesson
-from langchain_episodic.scoring.categories import head, vote
+from langchain_episodic.scoring.categories import CategoryProbe, features, head
 from langchain_episodic.scoring.credit import ALL_CATEGORIES
 from langchain_episodic.scoring.evidence import candidate_utilities, near_duplicate_groups
 from langchain_episodic.scoring.lift import memory_hurts
@@ -58,6 +58,11 @@ def _strategy_of(hit: StoredHit) -> str:
     return strategy if isinstance(strategy, str) else ""
 
 
+_PROBES: dict[tuple[str, tuple[str, ...]], CategoryProbe] = {}  # (model, background) -> probe
+_PROBES_LIMIT = 16
+_PROBES_LOCK = threading.Lock()
+
+
 def _grade_of(hit: StoredHit) -> float:
     feedback = hit.data.get("feedback")
     counts = feedback if isinstance(feedback, dict) else {}
@@ -65,15 +70,6 @@ def _grade_of(hit: StoredHit) -> float:
     if not (isinstance(passed, int) and isinstance(total, int) and 0 <= passed <= total):
         passed = total = 0  # not written by this package: grade by the reward
     return success_grade(hit.outcome, hit.reward, passed, total)
-
-
-def _unit_similarities(
-    matrix: NDArray[np.float32], vector: NDArray[np.float32]
-) -> NDArray[np.float32]:
-    """Cosine similarities of ``vector`` to the unit rows of ``matrix``."""
-    unit = np.asarray(vector, dtype=np.float32)
-    result: NDArray[np.float32] = matrix @ (unit / (float(np.linalg.norm(unit)) or 1.0))
-    return result
 
 
 def _winners(
@@ -134,6 +130,7 @@ class Recall:
         self.background_texts = tuple(background)
         self._background: NDArray[np.float32] | None = None
         self._background_lock = threading.Lock()
+        self._probe: CategoryProbe | None = None
         self._fingerprint = fingerprint
         self._rng = rng
         self._hurts: dict[str, tuple[int, bool]] = {}  # category -> (book version, verdict)
@@ -171,25 +168,55 @@ class Recall:
     def with_category(self, task: TaskDescription) -> TaskDescription:
         """``task``, its category inferred from its text when it has none (``unknown``).
 
-        The nearest of the packaged labelled examples vote
-        (:func:`~langchain_episodic.scoring.categories.vote`); a task that is no more like
-        them than like its everyday background stays ``unknown``.
+        The category probe (:class:`~langchain_episodic.scoring.categories.CategoryProbe`,
+        fitted on the packaged labelled examples and this memory's background) says which
+        category the text is about; a task that reads more like the background than like
+        any of them stays ``unknown`` (a memory without a background always infers one).
         """
         if task.category is not TaskCategory.UNKNOWN:
             return task
-        examples = default_category_examples()
-        labels = [category for category, _ in examples]
-        vector = self._context.embed_query(task.description)
-        opening = self._context.embed_query(head(task.description) or task.description)
-        whole = _unit_similarities(self._example_vectors([t for _, t in examples]), vector)
-        bar = self.background_bar(vector)
-        if bar is not None and not float(whole.max()) > bar:
-            return task  # not about the memory's work: more like its everyday background
-        openings = self._example_vectors([head(t) for _, t in examples])
-        label = vote(0.5 * (whole + _unit_similarities(openings, opening)), labels, None)
+        text = task.description
+        row = features(
+            self._context.embed_query(text), self._context.embed_query(head(text) or text)
+        )
+        label = self.category_probe().classify(row[0])
         if label is None:
             return task
-        return TaskDescription(task.description, TaskCategory(label), task.complexity)
+        return TaskDescription(text, TaskCategory(label), task.complexity)
+
+    def category_probe(self) -> CategoryProbe:
+        """The probe over the packaged examples and the background, fitted on first use.
+
+        Shared by every memory over the same model and background (one fit per process).
+        """
+        if self._probe is None:
+            fingerprint = self._fingerprint
+            model = fingerprint.to_json() if fingerprint else f"id:{id(self._context.embeddings)}"
+            key = (model, self.background_texts)
+            with _PROBES_LOCK:
+                found = _PROBES.get(key)
+            if found is None:
+                found = self._fit_probe()
+                with _PROBES_LOCK:
+                    if len(_PROBES) >= _PROBES_LIMIT:
+                        _PROBES.pop(next(iter(_PROBES)))
+                    _PROBES[key] = found
+            self._probe = found
+        return self._probe
+
+    def _fit_probe(self) -> CategoryProbe:
+        examples = default_category_examples()
+        texts = [text for _, text in examples]
+        rows = features(
+            self._example_vectors(texts), self._example_vectors([head(t) or t for t in texts])
+        )
+        background = None
+        if self.background_texts:
+            background = features(
+                self._example_vectors(self.background_texts),
+                self._example_vectors([head(t) or t for t in self.background_texts]),
+            )
+        return CategoryProbe.fit(rows, [category for category, _ in examples], background)
 
     def _example_vectors(self, texts: Sequence[str]) -> NDArray[np.float32]:
         return background_vectors(self._context.embeddings, texts, self._fingerprint)

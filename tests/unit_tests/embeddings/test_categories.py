@@ -11,4 +11,4 @@ def test_the_packaged_examples_cover_every_category_evenly() -> None:
     counts = {
         c.value: sum(1 for category, _ in examples if category == c.value) for c in TaskCategory
     }
-    assert counts == {**dict.fromkeys(counts, 25), "unknown": 0}
+    assert counts == {**dict.fromkeys(counts, 60), "unknown": 0}

@@ -14,6 +14,17 @@ def test_a_task_without_a_category_gets_the_one_its_text_says(memory: EpisodicMe
     assert recall.with_category(named).category == TaskCategory.TESTING
 
 
+def test_memories_over_one_model_and_background_share_one_category_probe() -> None:
+    first, second = EpisodicMemory(), EpisodicMemory()
+    probe = first._s.recall.category_probe()
+    assert second._s.recall.category_probe() is probe
+    assert probe.has_background
+    assert set(probe.labels) == {c.value for c in TaskCategory if c is not TaskCategory.UNKNOWN}
+    other = EpisodicMemory(background=["Bake a cake", "Walk the dog"])._s.recall
+    assert other.category_probe() is not probe  # another background, another fit
+    assert not EpisodicMemory(background=[])._s.recall.category_probe().has_background
+
+
 def test_without_holdout_runs_recall_never_backs_off(memory: EpisodicMemory) -> None:
     assert memory._s.recall.backing_off("debugging") is False
 
