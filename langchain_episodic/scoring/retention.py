@@ -24,8 +24,9 @@ __all__ = ["PRUNE_SLACK", "PrunePlan", "Retention", "plan_prune"]
 
 PRUNE_SLACK = 0.1
 """With ``on_write``, a namespace is pruned once it holds this fraction more than its
-cap (at least one episode more), down to the cap: a prune reads the whole namespace and
-journal, so it is paid once per tenth of the cap written, not on every write."""
+cap (at least one episode more), down to the cap: a prune ranks every episode (from the
+timestamps the memory keeps as it writes, not a read of the store) and erases the excess
+in one erasure, so it is paid once per tenth of the cap written, not on every write."""
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,10 @@ class Eraser:
         self._window = window
         self.retention = retention
         self._written_since_prune = 0
+        # With an on_write policy: every stored episode's timestamp, in recording order,
+        # kept up to date by writes and erasures, so a prune reads no store (None: not
+        # read yet). Bounded by the policy: its cap plus the slack, or what max_age keeps.
+        self._times: dict[str, float] | None = None
 
     # ------------------------------------------------------------------ tombstones
 
@@ -178,10 +182,13 @@ class Eraser:
         kept = [entry for entry in entries if entry.entry_id not in dropped]
         return kept + [JournalEntry(*entry) for entry in plan.rewrite]
 
-    def noted_write(self, count: int) -> bool:
-        """Count ``count`` episodes written; whether the retention policy is due to prune."""
-        self._written_since_prune += count
+    def noted_write(self, episodes: Sequence[Episode]) -> bool:
+        """Note ``episodes`` written; whether the retention policy is due to prune."""
         policy = self.retention
+        with self._context.lock:
+            self._written_since_prune += len(episodes)
+            if self._times is not None:
+                self._times.update((e.episode_id, e.timestamp) for e in episodes)
         return policy is not None and policy.due(self._summary.count, self._written_since_prune)
 
     # ------------------------------------------------------------------ erasure
@@ -278,13 +285,31 @@ class Eraser:
                 "to EpisodicMemory or to prune()"
             )
             raise EpisodicValueError(msg)
+        at = self._context.now() if now is None else now
+        with self._context.lock:
+            episodes = self._episode_times()
+        protected = set(self._pins.active) | set(self._quarantine.active)
+        return plan_prune(episodes, self._journal.credit.book.rows, protected, policy, at)
+
+    def _episode_times(self) -> list[tuple[str, float]]:
+        """``(episode_id, timestamp)`` of every stored episode, in recording order.
+
+        With an ``on_write`` policy, from the timestamps kept as episodes are written and
+        erased, once a count of the store says they are all there (another writer's
+        episodes, or erasures, make it read the store again); else read from the store.
+        """
         context = self._context
-        at = context.now() if now is None else now
+        keep = self.retention is not None and self.retention.on_write
+        if not keep:
+            self._times = None
+        elif self._times is not None and len(self._times) == context.store.count(context.namespace):
+            return list(self._times.items())
         episodes = [
             (e.episode_id, e.timestamp) for e in context.store.iter_episodes(context.namespace)
         ]
-        protected = set(self._pins.active) | set(self._quarantine.active)
-        return plan_prune(episodes, self._journal.credit.book.rows, protected, policy, at)
+        if keep:
+            self._times = dict(episodes)
+        return episodes
 
     def prune(
         self,
@@ -473,6 +498,7 @@ class Eraser:
         if named:
             self._drop_checkpoint()
         store.delete(namespace, list(stored))
+        self._forget_times(stored, everything=everything)
         self._quarantine.remove_naming(subjects, everything=everything)
         self._pins.remove_naming(subjects, everything=everything)
         removed = self._remove_stale(store, plan) if named else 0
@@ -493,6 +519,14 @@ class Eraser:
         else:  # only appended: the erasure's own entries (and other writers')
             self._journal.sync()
         return receipt
+
+    def _forget_times(self, erased: Iterable[str], *, everything: bool) -> None:
+        if self._times is None:
+            return
+        if everything:
+            self._times.clear()
+        for episode_id in erased:
+            self._times.pop(episode_id, None)
 
     def _named(self, subjects: Collection[str]) -> bool:
         """Whether a journal entry may name one of ``subjects`` (a row in the book)."""

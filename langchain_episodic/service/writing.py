@@ -98,7 +98,7 @@ class EpisodeWriter:
                 self._runs.close(episode.source.run_id, episode.feedback.reward)
         if late:
             raise EpisodeForgottenError(context.namespace, late)
-        if self._eraser.noted_write(len(new)):
+        if self._eraser.noted_write(new):
             self._eraser.prune()
         return len(new)
 

@@ -3,11 +3,16 @@ again, and an erasure between a writer's check and its write wins."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
+
 import pytest
 
 from langchain_episodic import EpisodicMemory
 from langchain_episodic.errors import EpisodeForgottenError
+from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.erasure import is_erasure_entry
+from langchain_episodic.scoring.retention import Retention
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores import InMemoryEpisodeStore
 from langchain_episodic.stores.base import JournalEntry
@@ -58,14 +63,21 @@ def test_an_erasure_between_the_writers_check_and_its_write_wins() -> None:
 
 
 class JournalReadsCounted(InMemoryEpisodeStore):
-    """Counts reads of the whole journal (from its first entry)."""
+    """Counts reads of the whole journal (from its first entry) and of the namespace."""
 
     whole_reads = 0
+    namespace_reads = 0
 
     def read_journal_from(self, namespace: str, start: int) -> list[JournalEntry]:
         if start == 0:
             self.whole_reads += 1
         return super().read_journal_from(namespace, start)
+
+    def iter_episodes(
+        self, namespace: str, page_size: int = 1000, start: int = 0
+    ) -> Iterator[Episode]:
+        self.namespace_reads += 1
+        return super().iter_episodes(namespace, page_size, start)
 
 
 def test_an_episode_no_run_was_shown_is_erased_without_reading_the_journal() -> None:
@@ -92,3 +104,41 @@ def test_an_episode_no_run_was_shown_is_erased_without_reading_the_journal() -> 
     assert receipt.injections_redacted == receipt.outcomes_redacted == 1
     (outcome,) = memory.runs.log()
     assert outcome.episode_ids == ("ep-2",)
+
+
+def test_on_write_retention_plans_what_a_full_read_of_the_store_plans() -> None:
+    hour = 3600.0
+    policy = Retention(max_age=90 * hour, max_episodes=20, on_write=True)
+    store = JournalReadsCounted()
+    memory = EpisodicMemory(store=store, clock=lambda: NOW, retention=policy)
+    other = EpisodicMemory(store=store, clock=lambda: NOW)  # another writer, no policy
+    episodes = [
+        replace(e, timestamp=NOW - (i * 37 % 120) * hour)  # out of time order, some expired
+        for i, e in enumerate(corpus(130))
+    ]
+    for i, episode in enumerate(episodes[:120]):
+        memory.record(episode)
+        if i % 9 == 8:  # a run shown two recent episodes: the one it helped, and another
+            shown = memory.get_episodes([episode.episode_id, episodes[i - 1].episode_id])
+            memory.runs.note(f"r{i}", list(shown), "a task")
+            memory.runs.credit(f"r{i}", 1.0 if i % 2 else 0.1)
+        if i == 40:
+            other.record_many(episodes[120:125])
+            other.forget([episodes[39].episode_id], reason="user asked")
+        if i == 60:
+            oldest = sorted(memory.episodes(), key=lambda e: e.timestamp)
+            memory.quarantine.pin(oldest[0].episode_id, reason="keep")
+            memory.quarantine.add(oldest[1].episode_id, reason="suspect")
+        if i % 10 == 9:
+            planned, _ = memory.forgetting.prune(dry_run=True)
+            fresh = EpisodicMemory(store=store, clock=lambda: NOW, retention=policy)
+            assert planned == fresh.forgetting.prune(dry_run=True)[0]  # read from the store
+    assert len(memory) <= 22
+    assert set(memory.get_episodes([e.episode_id for e in episodes])) == {
+        e.episode_id for e in memory.episodes()
+    }
+    reads = store.namespace_reads
+    for i, episode in enumerate(corpus(200)[130:]):  # recent ones: the cap prunes, in turn
+        memory.record(replace(episode, timestamp=NOW - i))
+    assert store.namespace_reads == reads  # no prune read the namespace again
+    assert len(memory) <= 22
