@@ -87,6 +87,12 @@ class LedgeredStore:
         """The stored fields (holding ``"episode"``) of the namespace's records among ``ids``."""
         raise NotImplementedError
 
+    def _records_and_count(
+        self, namespace: str, ids: Sequence[str]
+    ) -> tuple[dict[str, Mapping[str, Any]], int]:
+        """:meth:`_records` and the ledger's count; a backend that can reads both at once."""
+        return self._records(namespace, ids), self._ledger.count(namespace)
+
     def namespaces(self) -> tuple[str, ...]:
         """Every namespace the ledger lists (holding records, or opened), sorted."""
         with self._reading():
@@ -103,9 +109,11 @@ class LedgeredStore:
         wanted = {record_id(namespace, episode_id): episode_id for episode_id in episode_ids}
         with self._reading():
             self._open(namespace)
-            records = self._records(namespace, list(wanted))
             if self._commits_checked:
-                records = self._committed(namespace, records)
+                records, count = self._records_and_count(namespace, list(wanted))
+                records = self._committed(namespace, records, count)
+            else:
+                records = self._records(namespace, list(wanted))
         rows = ((rid, fields.get("episode")) for rid, fields in records.items())
         # A record under another episode's id (written by another tool) is not that one.
         return {
@@ -115,10 +123,16 @@ class LedgeredStore:
         }
 
     def _committed(
-        self, namespace: str, records: Mapping[str, Mapping[str, Any]]
+        self, namespace: str, records: Mapping[str, Mapping[str, Any]], count: int | None = None
     ) -> dict[str, Mapping[str, Any]]:
-        """The ``records`` the ledger committed: its id stands at the record's ``seq``."""
-        count = self._ledger.count(namespace)
+        """The ``records`` the ledger committed: its id stands at the record's ``seq``.
+
+        ``count``: the ledger's count, when the caller has just read it.
+        """
+        if not records:
+            return {}
+        if count is None:
+            count = self._ledger.count(namespace)
         seqs: dict[str, int] = {}
         for rid, fields in records.items():
             seq = fields.get("seq")

@@ -64,14 +64,26 @@ class Ledger:
             packed = json.dumps(sorted([*names, namespace]), ensure_ascii=False)
             self.store.mset([(f"{_LEDGER_ROOT}/namespaces", packed.encode("utf-8"))])
 
+    def count_key(self, namespace: str) -> str:
+        """The key of ``namespace``'s count, for a caller that batches its reads."""
+        return f"{self._prefix(namespace)}/count"
+
+    @staticmethod
+    def parse_count(raw: bytes | None) -> int:
+        """The count stored as ``raw`` (0 when there is none)."""
+        return int(raw) if raw else 0
+
     def count(self, namespace: str) -> int:
         """Number of records committed in ``namespace``."""
-        raw = self._get(f"{self._prefix(namespace)}/count")
-        return int(raw) if raw else 0
+        return self.parse_count(self._get(self.count_key(namespace)))
+
+    def count_value(self, namespace: str, count: int) -> tuple[str, bytes]:
+        """The ``(key, value)`` that commits ``count`` records in ``namespace``."""
+        return self.count_key(namespace), str(count).encode("ascii")
 
     def set_count(self, namespace: str, count: int) -> None:
         """Commit ``count`` records in ``namespace``."""
-        self.store.mset([(f"{self._prefix(namespace)}/count", str(count).encode("ascii"))])
+        self.store.mset([self.count_value(namespace, count)])
 
     def deleted(self, namespace: str) -> int:
         """How many of the record numbers given in ``namespace`` were deleted since."""
@@ -144,22 +156,29 @@ class Ledger:
         """Write ids numbered from ``start`` on; ids beyond an uncommitted count are replaced."""
         if not ids:
             return
+        head = self.head_key(namespace, start)
+        raw = None if head is None else self._get(head)
+        self.store.mset(self.appended(namespace, start, ids, raw))
+
+    def head_key(self, namespace: str, start: int) -> str | None:
+        """The key of the block that ids numbered from ``start`` on extend, if one does."""
         first = start // LEDGER_BLOCK
-        head = start - first * LEDGER_BLOCK
-        kept: list[str] = []
-        if head:
-            raw = self._get(self._block_key(namespace, first))
-            kept = (json.loads(raw) if raw else [])[:head]
+        return self._block_key(namespace, first) if start - first * LEDGER_BLOCK else None
+
+    def appended(
+        self, namespace: str, start: int, ids: Sequence[str], head: bytes | None
+    ) -> list[tuple[str, bytes]]:
+        """The blocks to write for ids numbered from ``start`` on (``head``: that block read)."""
+        first = start // LEDGER_BLOCK
+        kept: list[str] = (json.loads(head) if head else [])[: start - first * LEDGER_BLOCK]
         merged = [*kept, *ids]
-        self.store.mset(
-            [
-                (
-                    self._block_key(namespace, first + index),
-                    json.dumps(merged[offset : offset + LEDGER_BLOCK]).encode("ascii"),
-                )
-                for index, offset in enumerate(range(0, len(merged), LEDGER_BLOCK))
-            ]
-        )
+        return [
+            (
+                self._block_key(namespace, first + index),
+                json.dumps(merged[offset : offset + LEDGER_BLOCK]).encode("ascii"),
+            )
+            for index, offset in enumerate(range(0, len(merged), LEDGER_BLOCK))
+        ]
 
     def _journal_prefix(self, namespace: str, run_id: str | None = None) -> str:
         prefix = f"{self._prefix(namespace)}/journal/"

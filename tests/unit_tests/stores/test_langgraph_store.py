@@ -357,7 +357,7 @@ def test_records_a_killed_writer_wrote_but_never_committed_are_written_again() -
     def killed(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt  # the process dies between the items and the ledger
 
-    dying._ledger.append = killed  # type: ignore[method-assign]
+    dying._ledger.appended = killed  # type: ignore[method-assign]
     with pytest.raises(KeyboardInterrupt):
         memory_on(dying).record_many(episodes[4:8])
     # The items are there, the ledger never committed them: they are not stored yet.
