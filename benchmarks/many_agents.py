@@ -224,7 +224,18 @@ class _Runner:
 
         if self.args.backend == "Chroma server":
             host, port = self.args.chroma_server.rsplit(":", 1)
-            return chromadb.HttpClient(host=host, port=int(port))
+            client = chromadb.HttpClient(host=host, port=int(port))
+            tag = self.tag
+
+            def drop_collections() -> None:
+                # The server outlives this worker: what a variant leaves there would slow
+                # the variants measured after it.
+                for collection in client.list_collections():
+                    if tag in collection.name:
+                        client.delete_collection(collection.name)
+
+            self.stack.callback(drop_collections)
+            return client
         folder = self.stack.enter_context(tempfile.TemporaryDirectory())
         return chromadb.PersistentClient(path=folder)
 
@@ -476,6 +487,17 @@ def _calls_section(
     return "\n\n".join(parts)
 
 
+def _describe_tree(tree: str) -> str:
+    """A checkout by its commit (the short hash), for the results."""
+    done = subprocess.run(
+        ["git", "-C", tree, "rev-parse", "--short", "HEAD"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    return f"`{done.stdout.strip()}`" if done.returncode == 0 else f"`{tree}`"
+
+
 def orchestrate(args: argparse.Namespace) -> None:
     import numpy as np
 
@@ -487,7 +509,10 @@ def orchestrate(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as folder, ExitStack() as stack:
         servers = stack.enter_context(_servers(Path(folder)))
         before = stack.enter_context(_before_tree(args))
-        trees = {"raw": ROOT, "same": ROOT, "same-before": ROOT, "before": before, "after": ROOT}
+        # The raw variants run from the after's tree too: the same episodes and embeddings.
+        after = Path(args.after_tree).resolve() if args.after_tree else ROOT
+        trees = {"raw": after, "same": after, "same-before": after, "before": before}
+        trees["after"] = after
         traces: dict[tuple[str, str], Path] = {}
         for backend in args.backends:
             for version in ("before", "after"):
@@ -563,13 +588,16 @@ def orchestrate(args: argparse.Namespace) -> None:
         "after / raw same (after)",
     ]
     result = table(headers, lines)
-    before_name = args.before_tree or args.before_commit
+    before_name = (
+        _describe_tree(args.before_tree) if args.before_tree else f"`{args.before_commit}`"
+    )
+    after_name = _describe_tree(args.after_tree) if args.after_tree else "this checkout"
     text = (
         "# Many agents at once\n\n"
         f"`python benchmarks/many_agents.py --rounds {args.rounds} --runs {args.runs} "
         f"--seed-episodes {args.seed_episodes}`: {args.runs} runs per N per round, "
         f"{args.rounds} rounds, the five variants interleaved; before = "
-        f"`{before_name}`, after = this checkout; {os.cpu_count()} CPU cores.\n\n"
+        f"{before_name}, after = {after_name}; {os.cpu_count()} CPU cores.\n\n"
         "A memory run = the middleware's `abefore_agent` (category, recall, note) + "
         "`aafter_agent` (close the run, record the episode). Two raw baselines, through "
         "the store's own client, issued by the same N concurrent agents:\n\n"
@@ -602,6 +630,11 @@ def main() -> None:
     parser.add_argument("--before-commit", default="f312dbc")
     parser.add_argument(
         "--before-tree", help="a checkout of the before (default: a worktree of --before-commit)"
+    )
+    parser.add_argument(
+        "--after-tree",
+        help="a checkout of the after (default: this one; a worktree of HEAD leaves out "
+        "uncommitted changes)",
     )
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
     parser.add_argument("--output", default="many_agents.md", help="file in benchmarks/results")
