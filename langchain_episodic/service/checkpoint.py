@@ -10,7 +10,10 @@ ever written: open time and resident memory stay flat however long the journal g
 
 A checkpoint is only ever a cache: it names the id of the last entry it covers, and one
 whose entry is not found there (a journal rewritten or copied) is ignored and the whole
-journal replayed; ``langchain-episodic verify`` replays the journal and compares.
+journal replayed; ``langchain-episodic verify`` replays the journal and compares. On a
+store that keeps a head beside its journal (:class:`~langchain_episodic.stores.base.JournalHead`)
+it also keeps the head read before the journal it sums up: an open that finds the same
+head reads nothing of the journal at all.
 """
 
 from __future__ import annotations
@@ -82,6 +85,8 @@ class Checkpoint:
         latest: ``(at, run_id)`` of the latest outcome (credits fold in this order).
         closed: How many runs have an outcome.
         lesson_ids: The journal ids of the lessons, read back by id on open.
+        head: The journal's head (:meth:`~langchain_episodic.stores.base.JournalHead.journal_head`)
+            read before the entries it covers were; ``None``: unknown.
     """
 
     position: int
@@ -91,6 +96,7 @@ class Checkpoint:
     latest: tuple[float, str] | None
     closed: int
     lesson_ids: tuple[str, ...]
+    head: str | None = None
 
     def encode(self) -> str:
         """The checkpoint as one JSON string (what the store keeps)."""
@@ -104,6 +110,7 @@ class Checkpoint:
                 "latest": None if self.latest is None else list(self.latest),
                 "closed": self.closed,
                 "lesson_ids": list(self.lesson_ids),
+                "head": self.head,
             },
             separators=(",", ":"),
         )
@@ -138,6 +145,7 @@ def decode_checkpoint(value: str | None) -> Checkpoint | None:
             latest=None if latest is None else (float(latest[0]), str(latest[1])),
             closed=int(data["closed"]),
             lesson_ids=tuple(str(i) for i in data["lesson_ids"]),
+            head=data["head"] if isinstance(data.get("head"), str) else None,
         )
     except (KeyError, TypeError, ValueError, AttributeError, EpisodicValueError):
         return None

@@ -6,7 +6,9 @@ and the lessons (:mod:`~langchain_episodic.service.lesson_log`). Opening a memor
 folds it into both logs. On a store that keeps its journal in order
 (:class:`~langchain_episodic.stores.base.OrderedJournal`) it starts from the last
 :class:`~langchain_episodic.service.checkpoint.Checkpoint` and reads only the entries
-written after it; elsewhere it reads every entry.
+written after it; elsewhere it reads every entry. Where the store also keeps a head
+(:class:`~langchain_episodic.stores.base.JournalHead`) and it equals the checkpoint's,
+open reads nothing of the journal (but the lessons' entries, by id).
 """
 
 from __future__ import annotations
@@ -26,7 +28,12 @@ from langchain_episodic.service.checkpoint import (
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.lesson_log import LessonLog
-from langchain_episodic.stores.base import EpisodeStore, JournalEntry, OrderedJournal
+from langchain_episodic.stores.base import (
+    EpisodeStore,
+    JournalEntry,
+    JournalHead,
+    OrderedJournal,
+)
 
 __all__ = ["Journal", "replayed_checkpoint"]
 
@@ -45,6 +52,9 @@ class Journal:
         self._context = context
         store = context.store
         self._ordered: OrderedJournal | None = store if isinstance(store, OrderedJournal) else None
+        self._head: JournalHead | None = (
+            store if self._ordered is not None and isinstance(store, JournalHead) else None
+        )
         self.position = JournalPosition(ordered=self._ordered is not None)
         # Called back by the logs through a weak reference: no cycle keeps the store
         # (and an embedded store's folder lock) alive once the memory is dropped.
@@ -74,12 +84,13 @@ class Journal:
 
     def reload(self, entries: Sequence[JournalEntry] | None = None) -> None:
         """Fold the whole journal in afresh: other writers' injections, outcomes and lessons."""
+        head = self._read_head() if entries is None else None  # read before the journal
         fresh = self.entries() if entries is None else list(entries)
         self.credit.reload(fresh)
         self.lessons.reload(fresh)
         self._moved_to(len(fresh), fresh[-1].entry_id if fresh else None)
         self.position.pending = len(fresh)
-        self._checkpoint_if_due()
+        self._checkpoint_if_due(head)
 
     def sync(self) -> None:
         """Fold in what other writers added since this memory last read the journal.
@@ -111,8 +122,9 @@ class Journal:
         if only_if_behind and not self.position.pending:
             return
         with self._context.lock:
+            head = self._read_head()  # before the journal: what it vouches for is read
             self.sync()
-            self._write_checkpoint()
+            self._write_checkpoint(head)
 
     def merge(self, entries: Sequence[JournalEntry]) -> list[str]:
         """Append another namespace's entries; the ids held here under other entries.
@@ -146,16 +158,21 @@ class Journal:
         if self._ordered is None:
             return False
         namespace = self._context.namespace
+        head = self._read_head()
         saved = decode_checkpoint(self._ordered.read_checkpoint(namespace))
         if saved is None or saved.book.get("half_life") != self.credit.half_life:
             return False
-        if self._ordered.journal_size(namespace) == saved.position:
+        if head is not None and head == saved.head:
+            # Nothing appended nor deleted since the checkpoint's entries were read:
+            # every write renews the head. The journal itself is not touched.
+            tail: list[JournalEntry] = []
+        elif self._ordered.journal_size(namespace) == saved.position:
             # Nothing written since: the journal only grows, so its last covered entry
             # being there is enough (a count and a read by id, whatever its length).
             last = [saved.last_id] if saved.last_id is not None else []
             if len(self._ordered.read_journal_ids(namespace, last)) != len(last):
                 return False
-            tail: list[JournalEntry] = []
+            tail = []
         else:
             start = max(saved.position - 1, 0)
             tail = self._ordered.read_journal_from(namespace, start)
@@ -163,7 +180,9 @@ class Journal:
                 if not tail or tail[0].entry_id != saved.last_id:
                     return False  # the journal is not the one the checkpoint summed up
                 tail = tail[1:]
-        lessons = self._ordered.read_journal_ids(namespace, saved.lesson_ids)
+        lessons = (
+            self._ordered.read_journal_ids(namespace, saved.lesson_ids) if saved.lesson_ids else []
+        )
         if len(lessons) != len(set(saved.lesson_ids)):
             return False
         order = {entry_id: i for i, entry_id in enumerate(saved.lesson_ids)}
@@ -174,7 +193,7 @@ class Journal:
         self.lessons.reload(sorted(lessons, key=lambda entry: order[entry.entry_id]))
         self._moved_to(saved.position, saved.last_id)
         self._fold_tail(tail)
-        self._checkpoint_if_due()
+        self._checkpoint_if_due(head)
         return True
 
     def _fold_tail(self, tail: Sequence[JournalEntry]) -> None:
@@ -193,24 +212,29 @@ class Journal:
         self.position.position, self.position.last_id = position, last_id
         self.position.written = set()
 
-    def _checkpoint_if_due(self) -> None:
+    def _read_head(self) -> str | None:
+        """The journal's head now (``None``: unknown); read it *before* the journal."""
+        return None if self._head is None else self._head.journal_head(self._context.namespace)
+
+    def _checkpoint_if_due(self, head: str | None) -> None:
         if self.position.is_due() and self._writable():
-            self._write_checkpoint()
+            self._write_checkpoint(head)
 
     def _writable(self) -> bool:
         # A memory opened read-only (another embedding model) writes nothing.
         return not isinstance(self._context.embeddings, RefusingEmbeddings)
 
-    def _write_checkpoint(self) -> None:
+    def _write_checkpoint(self, head: str | None) -> None:
+        """Save what the journal adds up to, with the ``head`` read before it was read."""
         assert self._ordered is not None
         try:
-            self._ordered.write_checkpoint(self._context.namespace, self._state().encode())
+            self._ordered.write_checkpoint(self._context.namespace, self._state(head).encode())
         except Exception:  # a cache that could not be saved: the next open replays more
             _log.warning("could not save the journal checkpoint", exc_info=True)
             return
         self.position.pending = 0
 
-    def _state(self) -> Checkpoint:
+    def _state(self, head: str | None) -> Checkpoint:
         credit = self.credit
         return Checkpoint(
             position=self.position.position,
@@ -220,6 +244,7 @@ class Journal:
             latest=credit.latest,
             closed=credit.closed,
             lesson_ids=tuple(self.lessons.entry_ids),
+            head=head,
         )
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "EpisodeStore",
     "ForgetsRecords",
     "JournalEntry",
+    "JournalHead",
     "KeyedJournal",
     "ListsCollections",
     "OrderedJournal",
@@ -324,6 +325,26 @@ class OrderedJournal(Protocol):
 
     def write_checkpoint(self, namespace: str, value: str) -> None:
         """Replace the journal checkpoint, atomically (a reader sees the old or the new)."""
+        ...
+
+
+@runtime_checkable
+class JournalHead(Protocol):
+    """An optional capability: whether the journal changed, known without reading it.
+
+    An :class:`OrderedJournal` with it opens without touching its journal when nothing
+    was written since the checkpoint: the checkpoint keeps the head it saw, and an
+    equal head now means no entry was appended or deleted since. On a large journal
+    that spares the first read of it in the process (a fixed 0.1-0.3 s in Chroma).
+    :class:`~langchain_episodic.stores.ChromaEpisodeStore` implements it.
+    """
+
+    def journal_head(self, namespace: str) -> str | None:
+        """A token that changes with every write of the journal; ``None``: cannot vouch.
+
+        ``None`` when a write is in flight, a crash interrupted one, or no head is kept:
+        the memory then reads the journal as before.
+        """
         ...
 
 

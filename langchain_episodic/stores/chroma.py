@@ -64,6 +64,7 @@ from langchain_episodic.stores.chroma_folder import (
     reports_folder_failures,
 )
 from langchain_episodic.stores.chroma_hits import forget_hits, hit_cache, query_hits
+from langchain_episodic.stores.chroma_journal_head import JournalHeads
 from langchain_episodic.stores.chroma_scrub import (
     deleted_since_scrub,
     note_deleting,
@@ -302,6 +303,12 @@ class ChromaEpisodeStore:
         self._batch_size = max_batch_size
         self._collections: dict[str, Collection] = {}
         self._journals: dict[str, Collection] = {}
+        self._heads = JournalHeads(
+            client,
+            lambda namespace: self.collection_name_for(namespace) + _JOURNAL_SUFFIX,
+            exclusive=folder is not None or _is_ephemeral(client),
+            writable=self._read_only is None,
+        )
         # Record numbering (and the lock around it) shared by every store on the folder
         # in this process, or on the same client object; see the class docstring.
         self._share = lock.share if lock is not None else client_share(client)
@@ -611,13 +618,14 @@ class ChromaEpisodeStore:
         self.collection(namespace)  # the namespace exists once it has a journal
         journal = self._journal(namespace, create=True)
         assert journal is not None
-        for part in _chunks(self.batch_size, len(entries)):
-            batch = entries[part]
-            journal.add(
-                ids=[entry.entry_id for entry in batch],
-                embeddings=np.ones((len(batch), 1), dtype=np.float32),
-                metadatas=[{"run": entry.run_id, "entry": entry.payload} for entry in batch],
-            )
+        with self._heads.writing(namespace):
+            for part in _chunks(self.batch_size, len(entries)):
+                batch = entries[part]
+                journal.add(
+                    ids=[entry.entry_id for entry in batch],
+                    embeddings=np.ones((len(batch), 1), dtype=np.float32),
+                    metadatas=[{"run": entry.run_id, "entry": entry.payload} for entry in batch],
+                )
 
     @reports_folder_failures
     def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
@@ -672,6 +680,15 @@ class ChromaEpisodeStore:
         return 0 if journal is None else journal.count()
 
     @reports_folder_failures
+    def journal_head(self, namespace: str) -> str | None:
+        """A token that changes with every write of the journal; ``None``: it cannot vouch.
+
+        Read from a tiny collection beside the journal, never from the journal itself
+        (:mod:`~langchain_episodic.stores.chroma_journal_head`).
+        """
+        return self._heads.read(namespace)
+
+    @reports_folder_failures
     def read_checkpoint(self, namespace: str) -> str | None:
         """The journal checkpoint, kept in the journal collection's metadata, read afresh."""
         journal = self._journal(namespace, create=False)
@@ -714,7 +731,8 @@ class ChromaEpisodeStore:
         if journal is None or not entry_ids:
             return 0
         self._note_deleting(len(entry_ids))
-        return _delete_ids(journal, entry_ids, self.batch_size)
+        with self._heads.writing(namespace):
+            return _delete_ids(journal, entry_ids, self.batch_size)
 
     def _note_deleting(self, count: int) -> None:
         # Marked before Chroma deletes: a process killed after the deletion leaves the

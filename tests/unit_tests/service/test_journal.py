@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
-from langchain_episodic import EpisodicMemory
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+from langchain_episodic.scoring.credit import (
+    CreditEvent,
+    Injection,
+    encode_credit,
+    encode_injection,
+)
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores.base import JournalEntry
 from tests.unit_tests.factories import make_episode
+
+NOW = 1_750_000_000.0
+NAMESPACE = "default"
 
 
 def test_entries_are_what_the_runs_wrote(memory: EpisodicMemory) -> None:
@@ -36,3 +51,120 @@ def test_a_checkpoint_agrees_with_a_replay_of_the_journal(memory: EpisodicMemory
     memory.runs.credit("r1", 1.0)
     memory.journal.checkpoint()
     assert replayed_checkpoint(memory.store, memory.namespace) == []
+
+
+# ---------------------------------------------------------------- the journal's head
+
+
+def _spy_journal_reads(monkeypatch: pytest.MonkeyPatch, store: ChromaEpisodeStore) -> list[str]:
+    """Names of the journal reads ``store`` makes from now on (the head is not one)."""
+    reads: list[str] = []
+    for name in ("journal_size", "read_journal_from", "read_journal_ids", "read_journal"):
+        original = getattr(store, name)
+
+        def spy(*args: Any, _name: str = name, _original: Any = original) -> Any:
+            reads.append(_name)
+            return _original(*args)
+
+        monkeypatch.setattr(store, name, spy)
+    return reads
+
+
+def _credited(memory: EpisodicMemory, runs: range) -> None:
+    for run in runs:
+        memory.runs.note(f"run-{run}", ["a"], "task")
+        memory.runs.credit(f"run-{run}", (run % 5) / 4)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A memory folder with a credited episode, closed after its checkpoint was saved."""
+    store = ChromaEpisodeStore(path=tmp_path / "m")
+    memory = EpisodicMemory(store=store, clock=lambda: NOW, open_run_ttl=None)
+    memory.record(make_episode(episode_id="a"))
+    _credited(memory, range(12))
+    _close(memory)
+    return tmp_path / "m"
+
+
+def _close(memory: EpisodicMemory) -> None:
+    memory.flush()  # saves the checkpoint when entries were folded in since the last
+    memory.store.close()  # type: ignore[attr-defined]
+
+
+def _reopen(folder: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[EpisodicMemory, list[str]]:
+    store = ChromaEpisodeStore(path=folder)
+    reads = _spy_journal_reads(monkeypatch, store)
+    return EpisodicMemory(store=store, clock=lambda: NOW, open_run_ttl=None), reads
+
+
+def _replayed(folder: Path) -> dict[str, Any]:
+    """The utilities a memory gets by replaying the whole journal (no checkpoint)."""
+    store = ChromaEpisodeStore(path=folder)
+    try:
+        entries = store.read_journal_from(NAMESPACE, 0)
+        memory = EpisodicMemory(store=store, clock=lambda: NOW, open_run_ttl=None)
+        memory._s.journal.reload(entries)
+        return memory.runs.utilities()
+    finally:
+        store.close()
+
+
+def test_an_open_whose_head_matches_the_checkpoint_reads_nothing_of_the_journal(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = _replayed(folder)
+    memory, reads = _reopen(folder, monkeypatch)
+    assert reads == []
+    assert memory.runs.utilities() == expected
+    _close(memory)
+
+
+def test_another_writers_entries_after_the_checkpoint_are_seen_on_open(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ChromaEpisodeStore(path=folder)
+    other = EpisodicMemory(store=store, clock=lambda: NOW, open_run_ttl=None)
+    before = other.runs.utilities()
+    _credited(other, range(12, 15))  # written after the checkpoint, not checkpointed
+    store.close()
+    expected = _replayed(folder)
+    assert expected != before
+    memory, reads = _reopen(folder, monkeypatch)
+    assert "journal_size" in reads  # the head differed: the journal was read
+    assert memory.runs.utilities() == expected
+    _close(memory)
+
+
+def test_a_head_a_crash_left_behind_is_detected_and_then_trusted_again(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A writer killed after adding its entries, before renewing the head: its
+    # "writing" record stays and the head's nonce is the checkpoint's.
+    before = _replayed(folder)
+    store = ChromaEpisodeStore(path=folder)
+    head = store._heads._collection(NAMESPACE, create=True)
+    assert head is not None
+    head.upsert(ids=["writing:killed"], embeddings=[[1.0]], metadatas=[{"since": time.time()}])
+    journal = store._journal(NAMESPACE, create=True)
+    assert journal is not None
+    extra = [
+        JournalEntry(*encode_injection(Injection("run-99", ("a",), "task", "other", NOW))),
+        JournalEntry(*encode_credit(CreditEvent("run-99", 1.0, ("a",), "other", NOW + 1))),
+    ]
+    journal.add(
+        ids=[entry.entry_id for entry in extra],
+        embeddings=[[1.0]] * len(extra),
+        metadatas=[{"run": entry.run_id, "entry": entry.payload} for entry in extra],
+    )
+    store.close()
+    expected = _replayed(folder)
+    memory, reads = _reopen(folder, monkeypatch)
+    assert "journal_size" in reads  # not trusted: the killed write was read
+    assert memory.runs.utilities() == expected
+    assert expected != before
+    _close(memory)  # the killed writer's record is cleared, a checkpoint saved
+    memory, reads = _reopen(folder, monkeypatch)
+    assert reads == []
+    assert memory.runs.utilities() == expected
+    _close(memory)
