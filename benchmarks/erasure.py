@@ -18,6 +18,13 @@ the record just before it), then the median; times are medians. **files clean**:
 after ``close``, whether any file under the folder holds the erased text (it must not).
 **pending**: whether the receipt of a ``forget`` said the scrub is still to come.
 
+Then, on the same folders, **retention on write**: a fresh namespace filled with
+``CAP`` episodes (2,000) under ``Retention(max_episodes=CAP, on_write=True)`` and
+another without a policy, then ``WRITES`` (600) single ``record`` calls to each, in
+turns, in one process per side (a prune every 200 writes, each removing 200
+episodes): the mean cost per write with the policy against without, and the slowest
+write with it (a prune).
+
     python benchmarks/erasure.py --before /tmp/erasure-before [--sizes 10000 100000]
         [--rounds 3] [--reps 3] [--out benchmarks/results/erasure.md]
 """
@@ -36,6 +43,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 from _fixtures import RESULTS, make_episodes, table
 
@@ -112,6 +120,42 @@ def worker(folder: Path, size: int, round_: int, reps: int, final: bool) -> dict
     return out
 
 
+CAP = 2_000  # the retention benchmark's cap
+WRITES = 600  # its timed writes: three prunes of 200 episodes
+
+
+def retention_worker(folder: Path) -> dict[str, object]:
+    """Two fresh namespaces filled to the cap, one with the policy; single writes in turns."""
+    import langchain_episodic
+    from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+    from langchain_episodic.scoring.retention import Retention
+
+    store = ChromaEpisodeStore(path=folder)
+    memories, streams = {}, {}
+    for name, start, policy in (
+        ("free", 40_000_000, None),
+        ("capped", 30_000_000, Retention(max_episodes=CAP, on_write=True)),
+    ):
+        memory = EpisodicMemory(
+            store=store, namespace=f"carol-{name}", clock=lambda: 2e9, retention=policy
+        )
+        memory.record_many(make_episodes(start, start + CAP))
+        memories[name], streams[name] = memory, make_episodes(start + CAP, start + CAP + WRITES)
+    times: dict[str, list[float]] = {"free": [], "capped": []}
+    for i in range(WRITES):  # in turns: both see the same load on the machine
+        for name in ("free", "capped") if i % 2 == 0 else ("capped", "free"):
+            begin = time.perf_counter()
+            memories[name].record(streams[name][i])
+            times[name].append(time.perf_counter() - begin)
+    out = {
+        "times": times,
+        "kept": len(memories["capped"]),
+        "package": langchain_episodic.__file__,
+    }
+    store.close()
+    return out
+
+
 def folder_size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
@@ -127,6 +171,11 @@ def turn(
     command = [sys.executable, str(HERE / "erasure.py"), "--worker", str(folder)]
     command += ["--size", str(size), "--round", str(round_), "--reps", str(reps)]
     command += ["--final"] if final else []
+    return run(tree, command)
+
+
+def run(tree: Path, command: list[str]) -> dict[str, object]:
+    """Run a worker with ``tree``'s package; its result (checked to come from ``tree``)."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     done = subprocess.run(command, env=env, cwd=HERE, capture_output=True, text=True, check=True)
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -143,7 +192,13 @@ def against(times: list[float], record: list[float]) -> str:
 
 
 def measure(
-    size: int, workdir: Path, built: Path, before: Path, rounds: int, reps: int
+    size: int,
+    workdir: Path,
+    built: Path,
+    before: Path,
+    rounds: int,
+    reps: int,
+    retention_rows: list[list[object]],
 ) -> list[list[object]]:
     if not built.exists():  # kept between runs with --built: the 100k folder takes a while
         start = time.perf_counter()
@@ -184,6 +239,22 @@ def measure(
             ]
         )
         print(rows[-1], flush=True)
+    for name, tree in sides.items():  # retention on write, on the same folders
+        command = [sys.executable, str(HERE / "erasure.py"), "--retention-worker"]
+        got_policy = run(tree, [*command, str(folders[name])])
+        times = cast("dict[str, list[float]]", got_policy["times"])
+        free, capped = statistics.mean(times["free"]), statistics.mean(times["capped"])
+        retention_rows.append(
+            [
+                size,
+                name,
+                f"{free * 1000:.1f}",
+                f"{capped * 1000:.1f} ({capped / free:.2f}x)",
+                f"{max(times['capped']) * 1000:.0f}",
+                got_policy["kept"],
+            ]
+        )
+        print(retention_rows[-1], flush=True)
     for folder in folders.values():
         shutil.rmtree(folder)
     return rows
@@ -201,18 +272,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--round", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--final", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--retention-worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.retention_worker is not None:
+        print(json.dumps(retention_worker(args.retention_worker)))
+        return
     if args.worker is not None:
         print(json.dumps(worker(args.worker, args.size, args.round, args.reps, args.final)))
         return
     if args.before is None:
         parser.error("--before PATH is required: a checkout of the baseline, e.g. a git worktree")
+    retention_rows: list[list[object]] = []
     with tempfile.TemporaryDirectory() as workdir:
         rows = []
         for size in args.sizes:
             kept = args.built / f"built-{size}" if args.built else Path(workdir) / f"built-{size}"
             before = args.before.resolve()
-            rows += measure(size, Path(workdir), kept, before, args.rounds, args.reps)
+            rows += measure(
+                size, Path(workdir), kept, before, args.rounds, args.reps, retention_rows
+            )
     headers = [
         "episodes (alice)",
         "folder MB",
@@ -226,6 +304,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         "files clean",
     ]
     body = table(headers, rows)
+    retention_headers = [
+        "episodes (alice)",
+        "code",
+        f"write ms, no policy ({WRITES} writes)",
+        f"write ms, on_write cap {CAP} (vs none)",
+        "slowest write ms (a prune)",
+        "kept",
+    ]
+    body += "\n\nRetention on write:\n\n" + table(retention_headers, retention_rows)
     print(body)
     command = f"python benchmarks/erasure.py --before PATH --sizes {' '.join(map(str, args.sizes))}"
     command += f" --rounds {args.rounds} --reps {args.reps}"
