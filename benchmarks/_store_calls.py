@@ -124,7 +124,7 @@ class StoreCalls:
     @contextmanager
     def installed(self, backend: str) -> Iterator[StoreCalls]:
         """Count the calls of ``backend``'s client while inside."""
-        undo: list[Callable[[], None]] = []
+        undo: list[Callable[[], None]] = [self._install_hops()]
         try:
             if backend == "PostgreSQL":
                 undo += self._install_postgres()
@@ -134,6 +134,20 @@ class StoreCalls:
         finally:
             for step in reversed(undo):
                 step()
+
+    def _install_hops(self) -> Callable[[], None]:
+        """Mark each executor hop of the event loop: the calls after it ran in it."""
+        from asyncio.base_events import BaseEventLoop
+
+        original = BaseEventLoop.run_in_executor
+        calls = self
+
+        def run_in_executor(loop: Any, executor: Any, func: Any, *args: Any) -> Any:
+            calls._note({"op": "hop"})
+            return original(loop, executor, func, *args)
+
+        BaseEventLoop.run_in_executor = run_in_executor  # type: ignore[method-assign]
+        return lambda: setattr(BaseEventLoop, "run_in_executor", original)
 
     def _install_chroma(self) -> list[Callable[[], None]]:
         from chromadb.api.client import Client
@@ -205,7 +219,11 @@ def summarise(runs: Sequence[Sequence[Shape]]) -> dict[str, float]:
     """Calls per run by kind (``"query episodes"``, ``"batch"``, ...), averaged over ``runs``."""
     counts: Counter[str] = Counter()
     for shapes in runs:
+        for group in hops(shapes):
+            counts["executor hops with a call"] += 1 if group else 0
         for shape in shapes:
+            if shape["op"] == "hop":
+                continue
             if shape["op"] == "batch":
                 counts["batch (round trip)"] += 1
                 for op in shape["ops"]:
@@ -220,7 +238,19 @@ def summarise(runs: Sequence[Sequence[Shape]]) -> dict[str, float]:
 
 def round_trips(runs: Sequence[Sequence[Shape]]) -> float:
     """Store round trips per run: each call (a Postgres batch counts once)."""
-    return sum(len(shapes) for shapes in runs) / max(1, len(runs))
+    calls = sum(1 for shapes in runs for shape in shapes if shape["op"] != "hop")
+    return calls / max(1, len(runs))
+
+
+def hops(shapes: Sequence[Shape]) -> list[list[Shape]]:
+    """A run's calls grouped by the executor hop they ran in (a hop without one: empty)."""
+    groups: list[list[Shape]] = []
+    for shape in shapes:
+        if shape["op"] == "hop" or not groups:
+            groups.append([])
+        if shape["op"] != "hop":
+            groups[-1].append(shape)
+    return groups
 
 
 # ------------------------------------------------------------------ replay
@@ -326,6 +356,36 @@ class ChromaReplay:
             raise ValueError(msg)
 
 
+async def replay(
+    replayer: ChromaReplay | PostgresReplay,
+    shapes: Sequence[Shape],
+    index: int,
+    text: str,
+    episode: Any,
+) -> None:
+    """A recorded run's raw calls, one after another, in as many executor hops as it made.
+
+    The calls the memory made in one hop of the event loop's executor are made in one
+    here too (an async app calling a sync client the way the memory does); hops that
+    made no store call are not replayed.
+    """
+    loop = asyncio.get_running_loop()
+    for group in hops(shapes):
+        if group:
+            await loop.run_in_executor(None, _calls, replayer, group, index, text, episode)
+
+
+def _calls(
+    replayer: ChromaReplay | PostgresReplay,
+    group: Sequence[Shape],
+    index: int,
+    text: str,
+    episode: Any,
+) -> None:
+    for shape in group:
+        replayer.call(shape, index, text, episode)
+
+
 class PostgresReplay:
     """Issue a recorded run's ``PostgresStore`` batches and SQL, shape for shape, raw."""
 
@@ -384,7 +444,7 @@ class PostgresReplay:
                 )
         return built
 
-    def sql(self, shape: Shape, index: int) -> None:
+    def sql(self, shape: Shape, index: int) -> None:  # noqa: ARG002 (the shape is a lock's)
         """One statement a store runs on a connection of its own (an advisory lock)."""
         # A key of its own per run: the round trip is replayed, not the waiting.
         # A transaction-level lock is gone when its statement commits, so nothing leaks.
@@ -392,14 +452,12 @@ class PostgresReplay:
         with self.store.conn.connection() as connection:
             connection.execute("SELECT pg_try_advisory_xact_lock(%s)", (key,))
 
-    async def run(self, shapes: Sequence[Shape], index: int, text: str, episode: Any) -> None:
-        """The raw calls of a recorded run, one after another, as an async app makes them."""
-        loop = asyncio.get_running_loop()
-        for shape in shapes:
-            if shape["op"] == "batch":
-                await self.store.abatch(self.ops(shape, index, text, episode))
-            else:
-                await loop.run_in_executor(None, self.sql, shape, index)
+    def call(self, shape: Shape, index: int, text: str, episode: Any) -> None:
+        """One raw call of ``shape``: a batch, or a statement on a connection of its own."""
+        if shape["op"] == "batch":
+            self.store.batch(self.ops(shape, index, text, episode))
+        else:
+            self.sql(shape, index)
 
 
 _ENTRY = json.dumps({"kind": "shown", "ids": ["seed-000001", "seed-000002", "seed-000003"]})

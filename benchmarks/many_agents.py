@@ -20,19 +20,21 @@ calls a sync client; PostgreSQL: LangGraph ``PostgresStore`` through ``abatch``)
 * **raw same**: the store calls a memory run makes, of the same number, kinds and sizes.
   They are counted first (:mod:`_store_calls` wraps the client's methods in a worker
   process: Chroma's ``Collection`` and client methods, ``PostgresStore.batch`` and the
-  advisory-lock SQL) on a few runs one at a time, then replayed call for call by the
-  same N concurrent agents. ``raw same (after)`` replays this checkout's calls, ``raw
+  advisory-lock SQL, and each executor hop) on a few runs one at a time, then replayed
+  call for call by the same N concurrent agents, the calls of one of the memory's
+  executor hops in one hop. ``raw same (after)`` replays this checkout's calls, ``raw
   same (before)`` the before's. Memory / raw same is what the memory adds beyond its
   store calls (CPU, locks, executor hops); memory / raw min counts the calls too.
 
 Every variant embeds with the same ``StaticEmbeddings``; PostgreSQL uses one connection
 pool (8) for each. Each measurement is a fresh process over a fresh store seeded with
-``--seed-episodes`` episodes; the memory is run from this checkout ("after") and, for
-"before", from ``--before-tree`` or a ``git worktree`` of ``--before-commit`` (created
-and removed by this script). The variants alternate within every round (``--rounds``),
-so a noisy machine hits them alike. Per backend and N: throughput (runs/s, median over
-rounds), its ratios to both baselines, and p50/p99 of every run's latency (pooled over
-rounds); then the store calls per memory run, by kind, before and after.
+``--seed-episodes`` episodes; the memory is run from this checkout or ``--after-tree``
+("after") and, for "before", from ``--before-tree`` or a ``git worktree`` of
+``--before-commit`` (created and removed by this script). The variants alternate
+within every round (``--rounds``), so a noisy machine hits them alike. Per backend and
+N: throughput (runs/s, median over rounds), its ratios to both baselines, and p50/p99
+of every run's latency (pooled over rounds); then the store calls per memory run, by
+kind, before and after.
 
     python benchmarks/many_agents.py [--rounds 3] [--runs 64] [--seed-episodes 200]
 """
@@ -175,28 +177,22 @@ class _Runner:
     ) -> Callable[[int], Awaitable[None]]:
         """Run ``index`` issues the raw calls a counted memory run made (``index`` mod count).
 
-        Call for call, one after another, as the memory issues them: Chroma's from the
-        event loop's executor, PostgreSQL's batches through ``abatch``.
+        Call for call, one after another, in the event loop's executor grouped as the
+        memory's were (the calls it made in one executor hop, in one here).
         """
-        from _store_calls import ChromaReplay, PostgresReplay
+        from _store_calls import ChromaReplay, PostgresReplay, replay
 
         seeds = [_episode(i, "seed") for i in range(self.args.seed_episodes)]
         tag = self.tag
+        replayer: ChromaReplay | PostgresReplay
         if self.args.backend == "PostgreSQL":
-            replay = PostgresReplay(self._postgres_store(), tag, seeds)
-
-            async def run_postgres(index: int) -> None:
-                shapes = traces[index % len(traces)]
-                await replay.run(shapes, index, _task_text(index), _episode(index, tag))
-
-            return run_postgres
-        chroma = ChromaReplay(self._chroma_client(), tag, self.embeddings, seeds)
+            replayer = PostgresReplay(self._postgres_store(), tag, seeds)
+        else:
+            replayer = ChromaReplay(self._chroma_client(), tag, self.embeddings, seeds)
 
         async def run(index: int) -> None:
-            loop = asyncio.get_running_loop()
-            text, episode = _task_text(index), _episode(index, tag)
-            for shape in traces[index % len(traces)]:
-                await loop.run_in_executor(None, chroma.call, shape, index, text, episode)
+            shapes = traces[index % len(traces)]
+            await replay(replayer, shapes, index, _task_text(index), _episode(index, tag))
 
         return run
 
@@ -605,12 +601,13 @@ def orchestrate(args: argparse.Namespace) -> None:
         "store must do for recall + record;\n"
         "- **raw same**: the same number, kinds and sizes of store calls as a memory run "
         f"makes, counted on {COUNTED_RUNS} runs one at a time after the warm-up (below), "
-        "replayed call for call (Chroma: each call in the event loop's executor; "
-        "PostgreSQL: each `PostgresStore` batch through `abatch`, each advisory-lock "
-        "statement as one round trip on a key of its own, so its waiting is not "
-        "replayed). `raw same (after)` replays the after's calls, `raw same (before)` "
-        "the before's. A memory / raw same ratio is what the memory adds beyond its "
-        "store calls (CPU, locks, executor hops); memory / raw min also counts the calls.\n\n"
+        "replayed call for call, grouped in the event loop's executor as the memory's were "
+        "(the calls it made in one executor hop are made in one hop), a PostgreSQL "
+        "advisory-lock statement as one round trip on a key of its own, so its waiting "
+        "is not replayed. `raw same (after)` replays the after's calls, `raw same "
+        "(before)` the before's. Memory / raw same is what the memory adds beyond its "
+        "store calls (CPU, locks held across calls, executor hops without a call); "
+        "memory / raw min counts the calls too.\n\n"
         "Throughput: median over rounds; p50/p99: every run's latency, pooled over "
         "rounds.\n\n"
         f"{result}\n\n"
