@@ -7,6 +7,9 @@ side in one run:
 
 * **open**: a fresh process opens the memory (``EpisodicMemory(store=...)``) and
   reports the seconds it took and how much its resident memory grew;
+* **first credit**: in another fresh process, on a copy of the folder, the first
+  ``note`` + ``credit`` of a new run after open (and the recall before it): what an
+  open that does not read the journal leaves to the first thing that does;
 * **note + credit**: one ``note_injection`` and one ``credit`` of a new run, median over
   ``--runs`` runs, next to one ``recall`` on the same memory.
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -85,9 +89,41 @@ def build(path: Path, entries: int) -> None:
     store.close()
 
 
-def open_in_a_fresh_process(path: Path) -> dict[str, float]:
+FIRST = textwrap.dedent(
+    """
+    import json, sys, time
+    from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, StaticEmbeddings
+    embeddings = StaticEmbeddings()
+    embeddings.embed_query("warm up")
+    store = ChromaEpisodeStore(path=sys.argv[1])
+    began = time.perf_counter()
+    memory = EpisodicMemory(store=store, embeddings=embeddings, open_run_ttl=None)
+    opened = time.perf_counter()
+    memory.recall("Implement feature 3 of module 4")
+    recalled = time.perf_counter()
+    memory.runs.note("first-run", ["ep-0000001"], "Implement feature 3")
+    memory.runs.credit("first-run", 0.8)
+    credited = time.perf_counter()
+    print(json.dumps({"open": opened - began, "recall": recalled - opened,
+                      "credit": credited - recalled}))
+    """
+)
+
+
+def first_credit_in_a_fresh_process(path: Path, scratch: Path) -> dict[str, float]:
+    """Open, first recall and first note + credit, on a copy of ``path`` (it is written)."""
+    copy = scratch / f"{path.name}-copy"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(path, copy)
+    try:
+        return open_in_a_fresh_process(copy, FIRST)
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def open_in_a_fresh_process(path: Path, script: str = OPENER) -> dict[str, float]:
     done = subprocess.run(
-        [sys.executable, "-c", OPENER, str(path)],
+        [sys.executable, "-c", script, str(path)],
         capture_output=True,
         text=True,
         check=True,
@@ -134,11 +170,16 @@ def main() -> None:
         for _ in range(args.opens):  # interleaved
             for size, path in paths.items():
                 opens[size].append(open_in_a_fresh_process(path))
+        firsts: dict[int, list[dict[str, float]]] = {size: [] for size in args.sizes}
+        for _ in range(args.opens):  # interleaved, each on a fresh copy
+            for size, path in paths.items():
+                firsts[size].append(first_credit_in_a_fresh_process(path, Path(folder)))
         for size, path in paths.items():
             seconds = median([o["seconds"] for o in opens[size]])
             rss = median([o["rss_mb"] for o in opens[size]])
             note_credit, recall = run_costs(path, args.runs)
-            rows.append((size, seconds, rss, note_credit, recall))
+            first = {key: median([f[key] for f in firsts[size]]) for key in firsts[size][0]}
+            rows.append((size, seconds, rss, note_credit, recall, first))
             print(rows[-1], flush=True)
     small = rows[0]
     body = [
@@ -149,8 +190,10 @@ def main() -> None:
             f"{note_credit:.2f} ({note_credit / small[3]:.2f}x)",
             f"{recall:.2f}",
             f"{note_credit / recall:.1f}x",
+            f"{first['open']:.3f} + {first['recall']:.3f} + {first['credit']:.3f} = "
+            f"{sum(first.values()):.3f} ({sum(first.values()) / sum(small[5].values()):.1f}x)",
         ]
-        for size, seconds, rss, note_credit, recall in rows
+        for size, seconds, rss, note_credit, recall, first in rows
     ]
     result = table(
         [
@@ -160,6 +203,7 @@ def main() -> None:
             "note + credit ms (vs smallest)",
             "recall ms",
             "note + credit / recall",
+            "fresh process: open + first recall + first note/credit s (vs smallest)",
         ],
         body,
     )
@@ -169,7 +213,8 @@ def main() -> None:
         "# What a long credit journal costs\n\n"
         f"`python benchmarks/journal_growth.py --sizes {' '.join(map(str, args.sizes))} "
         f"--runs {args.runs}` ({EPISODES:,} episodes, on-disk Chroma; open in a fresh "
-        f"process, median of {args.opens})\n\n{result}\n"
+        f"process, median of {args.opens}; the first credit in another fresh process, on "
+        f"a copy of the folder, median of {args.opens})\n\n{result}\n"
     )
 
 

@@ -336,7 +336,8 @@ class JournalHead(Protocol):
     was written since the checkpoint: the checkpoint keeps the head it saw, and an
     equal head now means no entry was appended or deleted since. On a large journal
     that spares the first read of it in the process (a fixed 0.1-0.3 s in Chroma).
-    :class:`~langchain_episodic.stores.ChromaEpisodeStore` implements it.
+    :class:`~langchain_episodic.stores.ChromaEpisodeStore` implements it on an embedded
+    folder (small files beside Chroma's); on a server it keeps no head (``None``).
     """
 
     def journal_head(self, namespace: str) -> str | None:

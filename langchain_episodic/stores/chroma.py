@@ -303,12 +303,8 @@ class ChromaEpisodeStore:
         self._batch_size = max_batch_size
         self._collections: dict[str, Collection] = {}
         self._journals: dict[str, Collection] = {}
-        self._heads = JournalHeads(
-            client,
-            lambda namespace: self.collection_name_for(namespace) + _JOURNAL_SUFFIX,
-            exclusive=folder is not None or _is_ephemeral(client),
-            writable=self._read_only is None,
-        )
+        # The journals' heads (embedded folders only): see chroma_journal_head.
+        self._heads = JournalHeads(folder, writable=self._read_only is None)
         # Record numbering (and the lock around it) shared by every store on the folder
         # in this process, or on the same client object; see the class docstring.
         self._share = lock.share if lock is not None else client_share(client)
@@ -618,7 +614,7 @@ class ChromaEpisodeStore:
         self.collection(namespace)  # the namespace exists once it has a journal
         journal = self._journal(namespace, create=True)
         assert journal is not None
-        with self._heads.writing(namespace):
+        with self._heads.writing(journal.name):
             for part in _chunks(self.batch_size, len(entries)):
                 batch = entries[part]
                 journal.add(
@@ -683,10 +679,11 @@ class ChromaEpisodeStore:
     def journal_head(self, namespace: str) -> str | None:
         """A token that changes with every write of the journal; ``None``: it cannot vouch.
 
-        Read from a tiny collection beside the journal, never from the journal itself
-        (:mod:`~langchain_episodic.stores.chroma_journal_head`).
+        Read from a small file in an embedded folder, never from the journal itself
+        (:mod:`~langchain_episodic.stores.chroma_journal_head`); ``None`` on a server.
         """
-        return self._heads.read(namespace)
+        name = self.collection_name_for(namespace) + _JOURNAL_SUFFIX
+        return self._heads.read(name, lambda: self._journal(namespace, create=False) is not None)
 
     @reports_folder_failures
     def read_checkpoint(self, namespace: str) -> str | None:
@@ -731,7 +728,7 @@ class ChromaEpisodeStore:
         if journal is None or not entry_ids:
             return 0
         self._note_deleting(len(entry_ids))
-        with self._heads.writing(namespace):
+        with self._heads.writing(journal.name):
             return _delete_ids(journal, entry_ids, self.batch_size)
 
     def _note_deleting(self, count: int) -> None:

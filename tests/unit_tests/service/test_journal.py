@@ -17,6 +17,7 @@ from langchain_episodic.scoring.credit import (
 )
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores.base import JournalEntry
+from langchain_episodic.stores.chroma_journal_head import WRITING_PREFIX
 from tests.unit_tests.factories import make_episode
 
 NOW = 1_750_000_000.0
@@ -140,12 +141,11 @@ def test_a_head_a_crash_left_behind_is_detected_and_then_trusted_again(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A writer killed after adding its entries, before renewing the head: its
-    # "writing" record stays and the head's nonce is the checkpoint's.
+    # "writing" file stays and the head's nonce is the checkpoint's.
     before = _replayed(folder)
     store = ChromaEpisodeStore(path=folder)
-    head = store._heads._collection(NAMESPACE, create=True)
-    assert head is not None
-    head.upsert(ids=["writing:killed"], embeddings=[[1.0]], metadatas=[{"since": time.time()}])
+    journal_name = store.collection_name_for(NAMESPACE) + "-journal"
+    (folder / f"{WRITING_PREFIX}{journal_name}-killed").write_text(f"{time.time()}\n")
     journal = store._journal(NAMESPACE, create=True)
     assert journal is not None
     extra = [
@@ -158,12 +158,14 @@ def test_a_head_a_crash_left_behind_is_detected_and_then_trusted_again(
         metadatas=[{"run": entry.run_id, "entry": entry.payload} for entry in extra],
     )
     store.close()
-    expected = _replayed(folder)
     memory, reads = _reopen(folder, monkeypatch)
     assert "journal_size" in reads  # not trusted: the killed write was read
-    assert memory.runs.utilities() == expected
+    assert not list(folder.glob(WRITING_PREFIX + "*"))  # its file is cleared
+    got = memory.runs.utilities()
+    _close(memory)  # a checkpoint saved, with the renewed head
+    expected = _replayed(folder)
+    assert got == expected
     assert expected != before
-    _close(memory)  # the killed writer's record is cleared, a checkpoint saved
     memory, reads = _reopen(folder, monkeypatch)
     assert reads == []
     assert memory.runs.utilities() == expected

@@ -1,14 +1,12 @@
-"""The head of a Chroma journal: renewed by every write, ``None`` while it cannot vouch."""
+"""The head of a journal in an embedded folder: renewed by every write, ``None`` while unsure."""
 
 from __future__ import annotations
 
-import time
-
-import chromadb
+from pathlib import Path
 
 from langchain_episodic import ChromaEpisodeStore
 from langchain_episodic.stores.base import JournalEntry, JournalHead
-from langchain_episodic.stores.chroma_journal_head import ABANDONED_AFTER, JournalHeads
+from langchain_episodic.stores.chroma_journal_head import HEAD_PREFIX, WRITING_PREFIX
 
 NAMESPACE = "default"
 
@@ -17,8 +15,12 @@ def _entry(number: int) -> JournalEntry:
     return JournalEntry(f"e-{number}", "run", '{"x": 1}')
 
 
-def test_every_write_and_deletion_renews_the_head() -> None:
-    store = ChromaEpisodeStore()
+def _journal_name(store: ChromaEpisodeStore) -> str:
+    return store.collection_name_for(NAMESPACE) + "-journal"
+
+
+def test_every_write_and_deletion_renews_the_head(tmp_path: Path) -> None:
+    store = ChromaEpisodeStore(path=tmp_path / "m")
     assert isinstance(store, JournalHead)
     assert store.journal_head(NAMESPACE) is None  # no journal, no head
     store.append_journal(NAMESPACE, [_entry(1)])
@@ -30,44 +32,43 @@ def test_every_write_and_deletion_renews_the_head() -> None:
     assert second not in (None, first)
     store.delete_journal(NAMESPACE, ["e-1"])
     assert store.journal_head(NAMESPACE) not in (None, first, second)
+    assert not list((tmp_path / "m").glob(WRITING_PREFIX + "*"))
+    store.close()
 
 
-def test_a_write_in_flight_is_not_vouched_for() -> None:
-    store = ChromaEpisodeStore()
+def test_a_write_in_flight_is_not_vouched_for(tmp_path: Path) -> None:
+    store = ChromaEpisodeStore(path=tmp_path / "m")
     store.append_journal(NAMESPACE, [_entry(1)])
-    with store._heads.writing(NAMESPACE):
+    with store._heads.writing(_journal_name(store)):
         assert store.journal_head(NAMESPACE) is None
     assert store.journal_head(NAMESPACE) is not None
+    store.close()
 
 
-def test_a_journal_without_a_head_gets_one_that_no_checkpoint_holds() -> None:
-    store = ChromaEpisodeStore()
+def test_a_dead_writers_file_is_cleared_after_the_head_is_renewed(tmp_path: Path) -> None:
+    store = ChromaEpisodeStore(path=tmp_path / "m")
     store.append_journal(NAMESPACE, [_entry(1)])
-    head_name = store.collection_name_for(NAMESPACE) + "-journal-head"
-    store.client.delete_collection(head_name)  # as a release without heads left it
-    store._heads._heads.clear()
+    before = store.journal_head(NAMESPACE)
+    dead = tmp_path / "m" / f"{WRITING_PREFIX}{_journal_name(store)}-killed"
+    dead.write_text("0\n")  # a process killed during a write (the folder lock is ours now)
+    assert store.journal_head(NAMESPACE) is None  # this time: read the journal
+    assert not dead.exists()
+    after = store.journal_head(NAMESPACE)
+    assert after is not None
+    assert after != before  # a checkpoint from before the crash never matches
+    store.close()
+
+
+def test_a_journal_without_a_head_gets_one_that_no_checkpoint_holds(tmp_path: Path) -> None:
+    store = ChromaEpisodeStore(path=tmp_path / "m")
+    store.append_journal(NAMESPACE, [_entry(1)])
+    (tmp_path / "m" / (HEAD_PREFIX + _journal_name(store))).unlink()  # an older release's
     assert store.journal_head(NAMESPACE) is None  # this time: read the journal
     assert store.journal_head(NAMESPACE) is not None  # from now on: trusted
+    store.close()
 
 
-def test_at_a_server_a_write_in_flight_counts_as_abandoned_only_when_old() -> None:
-    client = chromadb.EphemeralClient()
-    name = "episodes-heads-test"
-
-    def heads() -> JournalHeads:
-        return JournalHeads(client, lambda _: name, exclusive=False, writable=True)
-
-    writer = heads()
-    with writer.writing(NAMESPACE):
-        pass
-    before = writer.read(NAMESPACE)
-    head = client.get_collection(name + "-head")
-    head.upsert(ids=["writing:elsewhere"], embeddings=[[1.0]], metadatas=[{"since": time.time()}])
-    assert heads().read(NAMESPACE) is None  # another process may be writing now
-    old = time.time() - ABANDONED_AFTER - 1
-    head.upsert(ids=["writing:elsewhere"], embeddings=[[1.0]], metadatas=[{"since": old}])
-    assert heads().read(NAMESPACE) is None  # abandoned: cleared, the head renewed
-    after = heads().read(NAMESPACE)
-    assert after is not None
-    assert after != before
-    assert head.get(ids=["writing:elsewhere"])["ids"] == []
+def test_a_store_on_a_client_keeps_no_head() -> None:
+    store = ChromaEpisodeStore()  # in memory, as a server or a user's client: no folder
+    store.append_journal(NAMESPACE, [_entry(1)])
+    assert store.journal_head(NAMESPACE) is None
