@@ -220,7 +220,8 @@ class Eraser:
             asked_lessons = [i for i in ids if i in lessons]
             asked_episodes = [i for i in ids if i not in lessons]
             stored = context.store.get(context.namespace, asked_episodes)
-            stones = self.forgotten(i for i in asked_episodes if i not in stored)
+            stoned = self.forgotten(asked_episodes)  # an erasure cut short: stored too
+            stones = {i: stone for i, stone in stoned.items() if i not in stored}
             unknown = [i for i in asked_episodes if i not in stored and i not in stones]
             if unknown:
                 msg = (
@@ -239,6 +240,7 @@ class Eraser:
                 by=by,
                 everything=False,
                 dry_run=dry_run,
+                stoned=stoned,
             )
 
     def forget_all(self, reason: str, by: str | None, *, dry_run: bool = False) -> ForgetReceipt:
@@ -407,8 +409,20 @@ class Eraser:
         )
         return removed
 
-    def _remove_stale(self, store: ForgetsRecords, plan: ErasurePlan) -> int:
-        """Remove the plan's entries not yet rewritten; how many are removed outright."""
+    def _remove_stale(
+        self,
+        store: ForgetsRecords,
+        plan: ErasurePlan,
+        entries: Sequence[JournalEntry] | None = None,
+    ) -> int:
+        """Remove the plan's entries not yet rewritten; how many are removed outright.
+
+        ``entries``: the journal as the caller read it under the lock, its checkpoint
+        already dropped (else the checkpoint is dropped and the entries read by id).
+        """
+        if entries is not None:
+            wanted = set(plan.remove)
+            return self._remove_stale_of(store, plan, [e for e in entries if e.entry_id in wanted])
         self._drop_checkpoint()
         context = self._context
         if plan.everything:  # the record lists no ids: every entry but the erasures' goes
@@ -417,18 +431,22 @@ class Eraser:
                 plan,
                 remove=tuple(e.entry_id for e in current_all if not is_erasure_entry(e.entry_id)),
             )
+        return self._remove_stale_of(
+            store, plan, _entries(context.store, context.namespace, plan.remove)
+        )
+
+    def _remove_stale_of(
+        self, store: ForgetsRecords, plan: ErasurePlan, found: Iterable[JournalEntry]
+    ) -> int:
         rewrite = {entry[0]: entry for entry in plan.rewrite}
-        current = {
-            entry.entry_id: entry
-            for entry in _entries(context.store, context.namespace, plan.remove)
-        }
+        current = {entry.entry_id: entry for entry in found}
         stale = [
             entry_id
             for entry_id in plan.remove
             if entry_id in current
             and (entry_id not in rewrite or current[entry_id].payload != rewrite[entry_id][2])
         ]
-        store.delete_journal(context.namespace, stale)
+        store.delete_journal(self._context.namespace, stale)
         return len([entry_id for entry_id in stale if entry_id not in rewrite])
 
     def _erase(
@@ -443,6 +461,7 @@ class Eraser:
         by: str | None,
         everything: bool,
         dry_run: bool,
+        stoned: Collection[str] | None = None,
     ) -> ForgetReceipt:
         context = self._context
         namespace, at = context.namespace, context.now()
@@ -483,7 +502,7 @@ class Eraser:
         # Intent first, then tombstones, then removals: see the module docstring. The
         # record leads the tombstones in one write, and the redacted entries the receipt
         # in another (a journal write costs about what recording an episode does).
-        stones = self.forgotten(erased_ids)
+        stones = self.forgotten(erased_ids) if stoned is None else stoned
         context.store.append_journal(
             namespace,
             [
@@ -501,7 +520,8 @@ class Eraser:
         self._forget_times(stored, everything=everything)
         self._quarantine.remove_naming(subjects, everything=everything)
         self._pins.remove_naming(subjects, everything=everything)
-        removed = self._remove_stale(store, plan) if named else 0
+        # The entries just read, under the lock, say which are there and which rewritten.
+        removed = self._remove_stale(store, plan, None if everything else entries) if named else 0
         # Every deletion is done: a purge due now leaves none of them behind.
         pending, storage = _purge(store)
         receipt = replace(
