@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from langchain_episodic.scoring.credit import (
 )
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores.base import JournalEntry
-from langchain_episodic.stores.chroma_journal_head import WRITING_PREFIX
+from langchain_episodic.stores.chroma_journal_head import HEAD_PREFIX
 from tests.unit_tests.factories import make_episode
 
 NOW = 1_750_000_000.0
@@ -141,11 +140,13 @@ def test_a_head_a_crash_left_behind_is_detected_and_then_trusted_again(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A writer killed after adding its entries, before renewing the head: its
-    # "writing" file stays and the head's nonce is the checkpoint's.
+    # head still says "writing".
     before = _replayed(folder)
     store = ChromaEpisodeStore(path=folder)
     journal_name = store.collection_name_for(NAMESPACE) + "-journal"
-    (folder / f"{WRITING_PREFIX}{journal_name}-killed").write_text(f"{time.time()}\n")
+    head = folder / f"{HEAD_PREFIX}{journal_name}"
+    checkpointed = head.read_text()
+    head.write_text("writing\n")  # as the killed writer left it
     journal = store._journal(NAMESPACE, create=True)
     assert journal is not None
     extra = [
@@ -160,7 +161,7 @@ def test_a_head_a_crash_left_behind_is_detected_and_then_trusted_again(
     store.close()
     memory, reads = _reopen(folder, monkeypatch)
     assert "journal_size" in reads  # not trusted: the killed write was read
-    assert not list(folder.glob(WRITING_PREFIX + "*"))  # its file is cleared
+    assert head.read_text() not in ("writing\n", checkpointed)  # renewed
     got = memory.runs.utilities()
     _close(memory)  # a checkpoint saved, with the renewed head
     expected = _replayed(folder)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from langchain_episodic import ChromaEpisodeStore
 from langchain_episodic.stores.base import JournalEntry, JournalHead
-from langchain_episodic.stores.chroma_journal_head import HEAD_PREFIX, WRITING_PREFIX
+from langchain_episodic.stores.chroma_journal_head import HEAD_PREFIX
 
 NAMESPACE = "default"
 
@@ -32,7 +34,7 @@ def test_every_write_and_deletion_renews_the_head(tmp_path: Path) -> None:
     assert second not in (None, first)
     store.delete_journal(NAMESPACE, ["e-1"])
     assert store.journal_head(NAMESPACE) not in (None, first, second)
-    assert not list((tmp_path / "m").glob(WRITING_PREFIX + "*"))
+    assert (tmp_path / "m" / (HEAD_PREFIX + _journal_name(store))).read_text() != "writing\n"
     store.close()
 
 
@@ -45,14 +47,14 @@ def test_a_write_in_flight_is_not_vouched_for(tmp_path: Path) -> None:
     store.close()
 
 
-def test_a_dead_writers_file_is_cleared_after_the_head_is_renewed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("left", ["writing\n", "", "wri"])
+def test_a_head_left_by_a_dead_writer_or_torn_is_renewed(tmp_path: Path, left: str) -> None:
     store = ChromaEpisodeStore(path=tmp_path / "m")
     store.append_journal(NAMESPACE, [_entry(1)])
     before = store.journal_head(NAMESPACE)
-    dead = tmp_path / "m" / f"{WRITING_PREFIX}{_journal_name(store)}-killed"
-    dead.write_text("0\n")  # a process killed during a write (the folder lock is ours now)
+    head = tmp_path / "m" / (HEAD_PREFIX + _journal_name(store))
+    head.write_text(left)  # a process killed during a write (the folder lock is ours now)
     assert store.journal_head(NAMESPACE) is None  # this time: read the journal
-    assert not dead.exists()
     after = store.journal_head(NAMESPACE)
     assert after is not None
     assert after != before  # a checkpoint from before the crash never matches
