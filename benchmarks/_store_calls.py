@@ -36,6 +36,8 @@ _CLIENT_METHODS = (
 
 
 def _role(name: str) -> str:
+    if name.endswith("-journal-head"):
+        return "head"  # the journal's head (stores.chroma_journal_head)
     return "journal" if name.endswith("-journal") else "episodes"
 
 
@@ -271,6 +273,11 @@ class ChromaReplay:
         self.journal = client.create_collection(
             self.names["journal"], metadata={"journal": "yes"}, embedding_function=None
         )
+        self.names["head"] = f"raw-same-{tag}-journal-head"
+        self.head = client.create_collection(
+            self.names["head"], metadata={"head": "yes"}, embedding_function=None
+        )
+        self.head.add(ids=["head"], embeddings=[[1.0]], metadatas=[{"nonce": "0"}])
         self.seed_ids = [episode.episode_id for episode in seeds]
         self.episodes.add(
             ids=self.seed_ids,
@@ -289,7 +296,7 @@ class ChromaReplay:
     def call(self, shape: Shape, index: int, text: str, episode: Any) -> None:
         """One raw call of ``shape`` (run ``index``, its task ``text`` and ``episode``)."""
         op, role = shape["op"], shape["role"]
-        target = self.journal if role == "journal" else self.episodes
+        target = {"journal": self.journal, "head": self.head}.get(role, self.episodes)
         self.counter += 1
         unique = f"{index}-{self.counter}"
         if op == "query":
@@ -319,7 +326,13 @@ class ChromaReplay:
         elif op in ("add", "upsert"):
             count = shape["ids"]
             method = getattr(target, op)
-            if role == "journal":
+            if role == "head":
+                method(
+                    ids=[f"w-{index}-{i}" for i in range(count)],
+                    embeddings=[[1.0]] * count,
+                    metadatas=[{"nonce": unique}] * count,
+                )
+            elif role == "journal":
                 method(
                     ids=[f"entry-{unique}-{i}" for i in range(count)],
                     embeddings=[[1.0]] * count,
@@ -332,6 +345,10 @@ class ChromaReplay:
                     documents=[episode.task.description] * count,
                     metadatas=[_metadata(episode, 1_000_000 + index)] * count,
                 )
+        elif op == "delete":
+            # What a run deletes is what it wrote a moment before (a head's "writing:"
+            # record): the run's own small records (below).
+            target.delete(ids=[f"w-{index}-{i}" for i in range(shape["ids"])])
         elif op == "update":
             ids = self.journal_ids if role == "journal" else self.seed_ids
             wanted = [ids[(index + i) % len(ids)] for i in range(shape["ids"])]
@@ -351,7 +368,7 @@ class ChromaReplay:
             self.client.list_collections()
         elif op == "count_collections":
             self.client.count_collections()
-        else:  # delete, create_collection, delete_collection: not in a run's steady state
+        else:  # create_collection, delete_collection: not in a run's steady state
             msg = f"no raw replay for a Chroma {op}"
             raise ValueError(msg)
 
