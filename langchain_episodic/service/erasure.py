@@ -187,6 +187,9 @@ class Eraser:
         policy = self.retention
         with self._context.lock:
             self._written_since_prune += len(episodes)
+            fresh = self._summary.count == len(episodes)  # the namespace held none before
+            if self._times is None and policy is not None and policy.on_write and fresh:
+                self._times = {}  # (a prune checks it against a count of the store)
             if self._times is not None:
                 self._times.update((e.episode_id, e.timestamp) for e in episodes)
         return policy is not None and policy.due(self._summary.count, self._written_since_prune)

@@ -142,3 +142,19 @@ def test_on_write_retention_plans_what_a_full_read_of_the_store_plans() -> None:
         memory.record(replace(episode, timestamp=NOW - i))
     assert store.namespace_reads == reads  # no prune read the namespace again
     assert len(memory) <= 22
+
+
+def test_on_write_retention_on_a_new_namespace_never_reads_it() -> None:
+    store = JournalReadsCounted()
+    policy = Retention(max_episodes=10, on_write=True)
+    memory = EpisodicMemory(store=store, clock=lambda: NOW, retention=policy)
+    reads = store.namespace_reads
+    for episode in corpus(40):
+        memory.record(episode)
+    assert store.namespace_reads == reads
+    assert 10 <= len(memory) <= 11
+    planned, _ = memory.forgetting.prune(dry_run=True)
+    fresh = EpisodicMemory(store=store, clock=lambda: NOW, retention=policy)
+    assert planned == fresh.forgetting.prune(dry_run=True)[0]
+    kept = sorted(e.episode_id for e in memory.episodes())
+    assert kept == sorted(f"ep-{i}" for i in range(40 - len(kept), 40))  # the newest stay
