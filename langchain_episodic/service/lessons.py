@@ -8,11 +8,7 @@ Trust follows lineage: a lesson whose source is quarantined is quarantined with 
 Recall does not scan the lessons: the active ones, their unit vectors stacked in one
 matrix and what their utility is made of are kept in an :class:`_ActiveIndex`, built
 again only when the lessons, the quarantine or the credit change. A replay then costs
-one matrix product over the active lessons and one vectorised utility; from
-:data:`~langchain_episodic.scoring.lesson_bounds.MIN_LESSONS` lessons on, bounds on
-their similarities (:class:`~langchain_episodic.scoring.lesson_bounds.LessonBounds`,
-built on first use) skip exactly the lessons that cannot be shown, and only the rest
-are scored.
+one matrix product over the active lessons and one vectorised utility.
 """
 
 from __future__ import annotations
@@ -39,7 +35,6 @@ from langchain_episodic.model.lesson import (
 )
 from langchain_episodic.scoring.credit import lesson_evidence
 from langchain_episodic.scoring.decay import RANKING_PRIOR, beta_mean
-from langchain_episodic.scoring.lesson_bounds import MIN_LESSONS, LessonBounds, utility_factors
 from langchain_episodic.scoring.ranking import top_lessons
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
@@ -48,36 +43,6 @@ from langchain_episodic.service.lesson_log import LessonLog
 __all__ = ["Lessons"]
 
 _REVISABLE = frozenset({"title", "applies_when", "do", "avoid", "by"})
-_GIVE_UP_AFTER = 16  # queries in a row the bounds spared nothing: scan without them
-
-
-class _LazyBounds:
-    """The :class:`LessonBounds` of one index's vectors, built on first use.
-
-    Shared by the index's copies: a credit copies the index, not its vectors.
-    """
-
-    def __init__(self, matrix: NDArray[np.float32]) -> None:
-        self._matrix = matrix
-        self._lock = threading.Lock()
-        self._built = False
-        self._bounds: LessonBounds | None = None
-        self._misses = 0  # queries in a row whose bounds spared too little
-
-    def get(self) -> LessonBounds | None:
-        """The bounds; ``None``: too few lessons, or bounds that do not prune these."""
-        if self._misses >= _GIVE_UP_AFTER:
-            return None
-        if not self._built:
-            with self._lock:
-                if not self._built:
-                    self._bounds = LessonBounds.build(self._matrix.T)
-                    self._built = True
-        return self._bounds
-
-    def spared(self, found: bool) -> None:
-        """Note whether the bounds spared a scan this time (a benign race between threads)."""
-        self._misses = 0 if found else self._misses + 1
 
 
 @dataclass(frozen=True)
@@ -98,7 +63,6 @@ class _ActiveIndex:
         evidence: Per row: own helped, own hurt (at ``updated``), carried helped,
             carried hurt, ``updated`` (the time the own evidence refers to, ``nan``
             when never credited), ``created``.
-        bounds: Bounds on the similarities of ``matrix``'s lessons, built on first use.
     """
 
     book: LessonBook
@@ -111,7 +75,6 @@ class _ActiveIndex:
     rows: Mapping[str, int]
     matrix: NDArray[np.float32]
     evidence: NDArray[np.float64]
-    bounds: _LazyBounds
 
     def utilities(self, now: float, half_life: float) -> NDArray[np.float64]:
         """Every active lesson's ranking utility at ``now``, vectorised.
@@ -328,36 +291,12 @@ class Lessons:
         index = self.active_index(query.shape[0])
         if not index.lessons:
             return ()
-        utilities = index.utilities(self._context.now(), self._credit.half_life)
-        bounds = index.bounds.get() if len(index.lessons) >= MIN_LESSONS else None
-        if bounds is not None:
-            demoted = [index.rows.get(lesson_id) for lesson_id in self._demoted()]
-            factors = None
-            if len(index.with_evidence):  # the others' factor is 1 (utility 0.5)
-                factors = np.ones(len(index.lessons))
-                factors[index.with_evidence] = utility_factors(utilities[index.with_evidence])
-            found = bounds.candidates(
-                query,
-                factors,
-                floor,
-                k,
-                np.array([row for row in demoted if row is not None], dtype=np.intp),
-            )
-            index.bounds.spared(found is not None)
-            if found is not None:  # the lessons that may be shown, scored exactly
-                picked = top_lessons(
-                    bounds.similarities(query, found),
-                    utilities[found],
-                    [index.ids[row] for row in found],
-                    floor,
-                    k,
-                )
-                return tuple(index.lessons[found[j]] for j in picked)
         similarities = query @ index.matrix
         for lesson_id in self._demoted():
             row = index.rows.get(lesson_id)
             if row is not None:
                 similarities[row] = -np.inf
+        utilities = index.utilities(self._context.now(), self._credit.half_life)
         rows = top_lessons(similarities, utilities, index.ids, floor, k)
         return tuple(index.lessons[row] for row in rows)
 
@@ -402,7 +341,6 @@ class Lessons:
                     index.rows,
                     index.matrix,
                     evidence,
-                    index.bounds,
                 )
             assert index is not None
             self._index = index
@@ -423,7 +361,6 @@ class Lessons:
         # embedded again with this memory's model, once, so migrated lessons recall.
         matrix = self._log.vectors_for(lessons, dimension, self._embed, self._embedder_tag)
         ids = tuple(lesson.lesson_id for lesson in lessons)
-        columns = np.ascontiguousarray(np.asarray(matrix, dtype=np.float32).T)
         return _ActiveIndex(
             book,
             hidden,
@@ -433,9 +370,8 @@ class Lessons:
             lessons,
             ids,
             {lesson_id: row for row, lesson_id in enumerate(ids)},
-            columns,
+            np.ascontiguousarray(np.asarray(matrix, dtype=np.float32).T),
             self._evidence_rows(lessons),
-            _LazyBounds(columns),
         )
 
     def _evidence_rows(self, lessons: tuple[Lesson, ...]) -> NDArray[np.float64]:
