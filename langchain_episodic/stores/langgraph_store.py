@@ -43,7 +43,8 @@ first 32 hex digits of its SHA-256):
 * ``(*prefix, "ledger", ...)``: the :class:`~langchain_episodic.stores.ledger.Ledger`
   of :class:`~langchain_episodic.stores.VectorStoreEpisodeStore` (record order,
   counts, state strings, the credit journal, the namespaces), one unindexed item per
-  ledger key. The count is written last: it is the commit point.
+  ledger key. The ids and the count are written after the records, in one batch:
+  the count is the commit point.
 
 What a generic LangGraph store cannot guarantee, and what is refused at construction:
 

@@ -11,7 +11,8 @@ What a generic vector store cannot say, kept in a LangChain key-value store (a
   ``state/<hex of the key>``, the memory's state strings;
   ``journal/<run digest>/<entry digest>``, one journal entry each (JSON).
 
-The store writes the ids first and the count last: the count is the commit point.
+The store writes the ids first and the count last (or both in one write, where the
+backend writes a batch at once): the count is the commit point.
 One writer at a time.
 """
 
