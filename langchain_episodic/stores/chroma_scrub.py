@@ -13,6 +13,7 @@ between leaves the marker, so the next store on the folder finishes the scrub.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 
@@ -139,29 +140,98 @@ def scrub_sqlite(database: str) -> None:
 
 
 def scrub_hnsw(folder: str) -> int:
-    """Zero the unused slots of every vector index under ``folder``; how many files changed.
+    """Zero what no reader needs in every vector index under ``folder``; files changed.
 
     Chroma saves an index with room for more elements than it holds, and writes that
     room from memory it never cleared: bytes of whatever the process held before
-    (seen: an erased episode's JSON in ``length.bin``). Only the slots past the
-    header's element count are zeroed, which an index never reads. An index whose
-    header is not the known format is left alone.
+    (seen: an erased episode's JSON). The slots past the header's element count are
+    zeroed, which an index never reads. So is the whole of ``length.bin`` of an index
+    whose collection is not in cosine space: that file holds one float per element,
+    the norm of its vector, which chroma-hnswlib sets and reads only for cosine
+    (``normalize``); for ``l2`` and ``ip`` (the journal's collections) every slot is
+    written from uncleared memory, in use or not (seen: a forgotten user's journal
+    text in a used slot). An index whose header is not the known format, or whose
+    space ``chroma.sqlite3`` does not say, keeps its used slots.
     """
     changed = 0
+    unnormalized = _unnormalized_segments(folder)
     for segment in index_segments(folder):
         try:
             header = read_index_header(segment)
             if header is None or header.version != 1:
                 continue
+            lengths = 0 if os.path.basename(segment) in unnormalized else header.count * 4
             used = (
                 ("data_level0.bin", header.count * header.per_element),
-                ("length.bin", header.count * 4),
+                ("length.bin", lengths),
             )
             for name, offset in used:
                 changed += zero_from(os.path.join(segment, name), offset)
         except OSError:
             continue  # a segment Chroma is replacing: the next scrub sees the new one
     return changed
+
+
+def _unnormalized_segments(folder: str) -> set[str]:
+    """The vector segments (ids) whose collection ``chroma.sqlite3`` says is not cosine.
+
+    A collection's space may be written in its schema (Chroma 1.x), its configuration
+    or its metadata (``hnsw:space``, older folders): a segment counts only when some
+    of them name a space and none names ``cosine``. Empty when the database cannot say.
+    """
+    database = os.path.join(folder, "chroma.sqlite3")
+    if not os.path.isfile(database):
+        return set()
+    try:
+        connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=60.0)
+    except sqlite3.Error:
+        return set()
+    try:
+        columns = {row[1] for row in connection.execute("PRAGMA table_info(collections)")}
+        texts = [name for name in ("schema_str", "config_json_str") if name in columns]
+        picked = "".join(f", c.{name}" for name in texts)
+        rows = connection.execute(
+            f"SELECT s.id, c.id{picked} FROM segments s JOIN collections c "
+            "ON s.collection = c.id WHERE s.scope = 'VECTOR'"
+        ).fetchall()
+        stated: dict[str, set[str]] = {}
+        for collection, space in connection.execute(
+            "SELECT collection_id, str_value FROM collection_metadata WHERE key = 'hnsw:space'"
+        ):
+            stated.setdefault(str(collection), set()).add(str(space))
+    except sqlite3.Error:
+        return set()
+    finally:
+        connection.close()
+    found = set()
+    for segment, collection, *documents in rows:
+        spaces = set(stated.get(str(collection), set()))
+        for document in documents:
+            spaces |= _spaces_in(document)
+        if spaces and "cosine" not in spaces:
+            found.add(str(segment))
+    return found
+
+
+def _spaces_in(document: object) -> set[str]:
+    """Every value of a ``space`` key anywhere in a JSON document (none if unreadable)."""
+    try:
+        parsed = json.loads(document) if isinstance(document, str) else None
+    except ValueError:
+        return set()
+    spaces: set[str] = set()
+    pending = [parsed]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if key == "space" and isinstance(value, str):
+                    spaces.add(value)
+                else:
+                    pending.append(value)
+        elif isinstance(item, list):
+            pending.extend(item)
+    return spaces
 
 
 def zero_from(path: str, offset: int) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -24,6 +25,10 @@ import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.model.lesson import Lesson, LessonSource
+from langchain_episodic.scoring.credit import Injection, encode_injection
+from langchain_episodic.stores import chroma_scrub
+from langchain_episodic.stores.base import JournalEntry
+from langchain_episodic.stores.chroma_health import diagnose_folder, read_index_header
 from tests.helpers.cli import run as run_cli
 from tests.helpers.episodes import QUERIES, diverse_corpus
 from tests.unit_tests.factories import make_episode
@@ -306,3 +311,81 @@ def test_sigkill_during_forget_leaves_episode_or_tombstone_and_forget_finishes(
     code, out, _ = run_cli(capsys, "verify", "--path", str(folder), "--json")
     assert code == 0, out
     assert json.loads(out)["unfinished_erasures"] == []
+
+
+def vector_segments(folder: Path) -> dict[str, Path]:
+    """Each collection's vector index folder, by collection name (as chroma.sqlite3 says)."""
+    connection = sqlite3.connect(folder / "chroma.sqlite3")
+    try:
+        rows = connection.execute(
+            "SELECT c.name, s.id FROM segments s JOIN collections c ON s.collection = c.id "
+            "WHERE s.scope = 'VECTOR'"
+        ).fetchall()
+    finally:
+        connection.close()
+    return {name: folder / segment for name, segment in rows}
+
+
+def test_the_scrub_clears_length_slots_in_use_of_an_index_that_never_reads_them(
+    tmp_path: Path,
+) -> None:
+    # chroma-hnswlib keeps in length.bin one float per element, its vector's norm, set
+    # and read only for cosine. For the journal's l2 index it never sets them: each
+    # saved element's slot is written from uncleared memory, whatever the process held
+    # there (seen: a forgotten user's journal text, inside the element count). Here that
+    # memory is planted in a slot in use; the scrub must clear it, keep the cosine
+    # index's norms, and leave a folder that opens, verifies and answers as before.
+    folder = tmp_path / "memory"
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, namespace="alice", clock=lambda: NOW)
+    corpus = diverse_corpus(12)
+    memory.record_many(  # Chroma saves an index to files once 1,000 records are logged
+        [
+            make_episode(
+                episode_id=f"a-{i}",
+                description=f"{corpus[i % 12].task.description} number {i}",
+                category=corpus[i % 12].task.category,
+                timestamp=NOW - 2_000 + i,
+            )
+            for i in range(1_000)
+        ]
+    )
+    shown = [Injection(f"run-{i}", (f"a-{i}",), "a task", "debugging", NOW) for i in range(1_000)]
+    store.append_journal("alice", [JournalEntry(*encode_injection(run)) for run in shown])
+    store.close()
+    segments = vector_segments(folder)
+    journal = next(path for name, path in segments.items() if name.endswith("-journal"))
+    episodes = next(path for name, path in segments.items() if not name.endswith("-journal"))
+    header, episodes_header = read_index_header(str(journal)), read_index_header(str(episodes))
+    assert header is not None
+    assert header.count == 1_000  # saved: the slots in use hold what memory held
+    assert episodes_header is not None
+    assert episodes_header.count == 1_000
+    with open(journal / "length.bin", "r+b") as handle:
+        handle.seek(4 * 500)  # a slot in use
+        handle.write(SECRET.encode("utf-8"))
+    norms = (episodes / "length.bin").read_bytes()[: 4 * episodes_header.count]
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, namespace="alice", clock=lambda: NOW)
+    before = answers(memory, store)
+    store.close()
+    assert files_holding(folder, SECRET) == [str((journal / "length.bin").relative_to(folder))]
+
+    chroma_scrub.scrub_hnsw(str(folder))
+
+    assert files_holding(folder, SECRET) == []
+    assert (episodes / "length.bin").read_bytes()[: 4 * episodes_header.count] == norms
+    assert diagnose_folder(str(folder)) == []
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, namespace="alice", clock=lambda: NOW)
+    assert answers(memory, store) == before
+    later = Injection("run-later", ("a-1",), "a task", "debugging", NOW)
+    store.append_journal("alice", [JournalEntry(*encode_injection(later))])
+    assert len(store.read_journal("alice", "run-later")) == 1
+    store.close()
+
+
+def answers(memory: EpisodicMemory, store: ChromaEpisodeStore) -> tuple[object, ...]:
+    """What the memory recalls for each query, and its journal entries and utilities."""
+    recalled = [[hit.episode.episode_id for hit in memory.recall(q, top_k=5)] for q in QUERIES]
+    return recalled, store.read_journal(memory.namespace), memory.runs.utilities()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import struct
 from pathlib import Path
 
 from langchain_episodic.stores.chroma_scrub import (
@@ -46,3 +48,58 @@ def test_an_unreadable_mark_still_means_a_scrub_is_pending(tmp_path: Path) -> No
     (tmp_path / SCRUB_PENDING).write_text("not a number", encoding="ascii")
     assert deleted_since_scrub(str(tmp_path)) == 0
     assert scrub_pending(str(tmp_path))
+
+
+_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")  # chroma-hnswlib's header.bin, format 1
+
+
+def _index(folder: Path, segment: str, lengths: bytes) -> Path:
+    """A two-element index (room for four) whose ``length.bin`` holds ``lengths``."""
+    path = folder / segment
+    path.mkdir()
+    (path / "header.bin").write_bytes(_HEADER.pack(1, 0, 4, 2, 16, 8, 4, 0, 0, 1, 1, 1, 1.0, 10))
+    (path / "data_level0.bin").write_bytes(bytes(64))
+    (path / "length.bin").write_bytes(lengths)
+    return path
+
+
+def test_the_norms_of_an_index_not_in_cosine_space_are_zeroed_whole(tmp_path: Path) -> None:
+    # length.bin holds per element its vector's norm, which chroma-hnswlib sets and
+    # reads only for cosine: elsewhere even the slots in use hold uncleared memory.
+    connection = sqlite3.connect(tmp_path / "chroma.sqlite3")
+    connection.executescript(
+        """
+        CREATE TABLE collections (id TEXT, name TEXT, config_json_str TEXT, schema_str TEXT);
+        CREATE TABLE segments (id TEXT, type TEXT, scope TEXT, collection TEXT);
+        CREATE TABLE collection_metadata (collection_id TEXT, key TEXT, str_value TEXT);
+        """
+    )
+    spaces = {  # collection: (configuration, schema, hnsw:space metadata)
+        "cosine": ("{}", '{"keys": {"#embedding": {"config": {"space": "cosine"}}}}', None),
+        "l2": ("{}", '{"defaults": {"config": {"space": "l2"}}}', None),
+        "ip-legacy": (None, None, "ip"),
+        "unsaid": ("{}", "{}", None),
+        "both": ('{"hnsw": {"space": "l2"}}', "not json", "cosine"),
+    }
+    for name, (configuration, schema, metadata) in spaces.items():
+        connection.execute(
+            "INSERT INTO collections VALUES (?, ?, ?, ?)", (name, name, configuration, schema)
+        )
+        connection.execute(
+            "INSERT INTO segments VALUES (?, 'hnsw', 'VECTOR', ?)", (f"seg-{name}", name)
+        )
+        if metadata is not None:
+            connection.execute(
+                "INSERT INTO collection_metadata VALUES (?, 'hnsw:space', ?)", (name, metadata)
+            )
+    connection.commit()
+    connection.close()
+    held = b"in use: secret!!"  # two slots in use, two spare
+    indexes = {name: _index(tmp_path, f"seg-{name}", held) for name in spaces}
+
+    scrub_hnsw(str(tmp_path))
+
+    lengths = {name: (path / "length.bin").read_bytes() for name, path in indexes.items()}
+    assert lengths["l2"] == lengths["ip-legacy"] == bytes(16)
+    for kept in ("cosine", "unsaid", "both"):  # norms, or a space not known for sure
+        assert lengths[kept] == held[:8] + bytes(8)
