@@ -11,7 +11,6 @@ re-embedding its task.
 from __future__ import annotations
 
 import contextlib
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -19,6 +18,7 @@ from typing import Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langchain_episodic._finalizing import finalize_elsewhere
 from langchain_episodic._validation import check_int, check_number, describe, encodes
 from langchain_episodic.embeddings.builtin import builtin_expression
 from langchain_episodic.embeddings.fingerprint import (
@@ -387,7 +387,7 @@ def open_services(
     if not isinstance(context.embeddings, RefusingEmbeddings):
         runs.expire()
     summary = Summary.open(store, namespace)
-    weakref.finalize(owner, summary.save_quietly)
+    finalize_elsewhere(owner, summary.save_quietly)
     window = ShortTermWindow.read(store, namespace, short_term_limit, summary.next_seq)
     eraser = Eraser(context, journal, quarantine, pins, summary, window, retention)
     writer = EpisodeWriter(context, summary, window, runs, eraser)

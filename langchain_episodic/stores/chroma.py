@@ -29,7 +29,6 @@ import hashlib
 import os
 import re
 import uuid
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +37,7 @@ import chromadb.errors
 import numpy as np
 from numpy.typing import NDArray
 
+from langchain_episodic._finalizing import finalize_elsewhere
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.errors import (
     EpisodicValueError,
@@ -289,7 +289,7 @@ class ChromaEpisodeStore:
         self._release_lock = (
             None
             if lock is None
-            else weakref.finalize(self, close_embedded, client, lock.release, self._erased_in)
+            else finalize_elsewhere(self, close_embedded, client, lock.release, self._erased_in)
         )
         self._client = client
         self._path = folder
