@@ -212,10 +212,11 @@ class ChromaEpisodeStore:
     :class:`~langchain_episodic.errors.StoreReadOnlyError` naming it.
 
     With ``path``, the store holds an exclusive lock on the folder until :meth:`close`
-    (or ``with``, or garbage collection): Chroma's embedded mode is not safe for
-    writers in several processes, so another process gets a :class:`StoreLockedError`
-    naming the holder's pid. Several processes share a Chroma server instead
-    (``client=chromadb.HttpClient(...)``).
+    (or ``with``, or its last reference going away; a store only the cyclic garbage
+    collector frees releases it shortly after, on a worker thread): Chroma's embedded
+    mode is not safe for writers in several processes, so another process gets a
+    :class:`StoreLockedError` naming the holder's pid. Several processes share a Chroma
+    server instead (``client=chromadb.HttpClient(...)``).
 
     Stores opened on one folder in one process (a re-run notebook cell, however the
     path is spelled) share the lock, one Chroma client system and the record numbering,
