@@ -38,6 +38,8 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 
+from langchain_episodic.stores.chroma_scrub import sync_folder
+
 __all__ = ["HEAD_PREFIX", "JournalHeads"]
 
 HEAD_PREFIX = ".langchain-episodic-head-"
@@ -127,17 +129,4 @@ def _write_synced(path: str, text: str) -> None:
     finally:
         os.close(descriptor)
     if new:
-        _sync_folder(os.path.dirname(path))
-
-
-def _sync_folder(folder: str) -> None:
-    try:
-        descriptor = os.open(folder, os.O_RDONLY)
-    except OSError:  # a platform without directory handles: the file itself is synced
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
+        sync_folder(os.path.dirname(path))

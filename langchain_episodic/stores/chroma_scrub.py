@@ -28,6 +28,7 @@ __all__ = [
     "scrub_hnsw",
     "scrub_pending",
     "scrub_sqlite",
+    "sync_folder",
     "zero_from",
 ]
 
@@ -72,7 +73,7 @@ def note_deleting(folder: str, count: int) -> None:
             handle.flush()
             os.fsync(handle.fileno())
     if before is None:
-        _sync_folder(folder)
+        sync_folder(folder)
 
 
 def scrub_folder(folder: str) -> None:
@@ -93,7 +94,8 @@ def scrub_folder(folder: str) -> None:
             return
 
 
-def _sync_folder(folder: str) -> None:
+def sync_folder(folder: str) -> None:
+    """Sync ``folder``'s entries (a file created or removed there) to disk; best effort."""
     try:
         descriptor = os.open(folder, os.O_RDONLY)
     except OSError:  # a platform without directory handles: the file itself is synced
