@@ -13,7 +13,8 @@ suite reads this list and checks every import against it):
 1. base: :mod:`~langchain_episodic.errors`, :mod:`~langchain_episodic._validation`,
    :mod:`~langchain_episodic._async` (async twins), :mod:`~langchain_episodic._adapters`
    (where the façade finds its retriever and runnable), :mod:`~langchain_episodic._extras`
-   (which extra brings an integration)
+   (which extra brings an integration), :mod:`~langchain_episodic._finalizing` (what a
+   collected object leaves to do, off the collector's thread)
 2. model, pure data and rules: :mod:`langchain_episodic.model`
 3. scoring, pure maths: :mod:`langchain_episodic.scoring`
 4. prompting, pure text: :mod:`langchain_episodic.prompting`
