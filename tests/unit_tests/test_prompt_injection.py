@@ -606,7 +606,9 @@ def test_random_unicode_cannot_change_the_structure(
 @fuzz_settings(40)
 @given(
     episodes=episodes(st.integers(1, 12)),
-    sizes=st.lists(st.integers(0, 1_000_000), min_size=12, max_size=12),
+    # Up to 3x what the largest budget (20,000 tokens) could show, and no more: larger
+    # texts take the same path (cut to the budget), only slower to sanitise.
+    sizes=st.lists(st.integers(0, 250_000), min_size=12, max_size=12),
     budget=st.integers(1, 20_000),
 )
 def test_budget_holds_whatever_the_stored_sizes(
@@ -618,7 +620,7 @@ def test_budget_holds_whatever_the_stored_sizes(
         big.append(
             make_episode(
                 episode_id=episode.episode_id,
-                description=episode.task.description * max(1, size // 100_000),
+                description=episode.task.description * max(1, size // 25_000),
                 strategy=episode.strategy_used,
                 message=episode.feedback.message,
                 solution=unit * (size // len(unit)),
@@ -947,7 +949,9 @@ def test_random_unicode_cannot_change_the_compact_structure(
 @fuzz_settings(40)
 @given(
     episodes=episodes(st.integers(1, 12)),
-    sizes=st.lists(st.integers(0, 1_000_000), min_size=12, max_size=12),
+    # Up to 3x what the largest budget (20,000 tokens) could show, and no more: larger
+    # texts take the same path (cut to the budget), only slower to sanitise.
+    sizes=st.lists(st.integers(0, 250_000), min_size=12, max_size=12),
     budget=st.integers(1, 20_000),
 )
 def test_the_compact_budget_holds_whatever_the_stored_sizes(
@@ -956,7 +960,7 @@ def test_the_compact_budget_holds_whatever_the_stored_sizes(
     big = [
         make_episode(
             episode_id=episode.episode_id,
-            description=episode.task.description * max(1, size // 100_000),
+            description=episode.task.description * max(1, size // 25_000),
             message=episode.feedback.message * max(1, size // 1_000),
             outcome=episode.outcome.value,
             solution=(episode.solution or "x") * max(1, size // max(1, len(episode.solution))),
