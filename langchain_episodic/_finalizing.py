@@ -135,7 +135,8 @@ def _run_what_is_left() -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _thread, _start_lock  # noqa: PLW0603 - the child's own
+    global _jobs, _thread, _start_lock  # noqa: PLW0603 - the child's own
+    _jobs = queue.SimpleQueue()  # the parent's pending work is the parent's to do
     _thread = None  # the parent's worker did not come along: the next use starts one
     _start_lock = threading.Lock()
 
