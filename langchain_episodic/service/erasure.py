@@ -548,6 +548,7 @@ class Eraser:
             return
         if everything:
             self._times.clear()
+            return
         for episode_id in erased:
             self._times.pop(episode_id, None)
 
