@@ -47,6 +47,7 @@ from typing import Any, Literal
 from langchain_episodic._validation import finite_float
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import LESSON_ID_PREFIX
+from langchain_episodic.model.erasure import ERASED_TASK, redact_ids
 from langchain_episodic.scoring.decay import (
     PRIOR_HELPED,
     PRIOR_HURT,
@@ -280,6 +281,32 @@ class CreditEvent:
 def outcome_entry_id(run_id: str) -> str:
     """The journal id of a run's outcome: one per run, so a second one is never stored."""
     return _OUTCOME_PREFIX + run_id
+
+
+def redact_injection(injection: Injection, erased: frozenset[str]) -> Injection:
+    """``injection`` as an erasure rewrites it: the erased ids out, the task text gone."""
+    return Injection(
+        injection.run_id,
+        redact_ids(injection.episode_ids, erased),
+        ERASED_TASK,
+        injection.category,
+        injection.at,
+        injection.thread_id,
+        injection.holdout,
+    )
+
+
+def redact_credit(event: CreditEvent, erased: frozenset[str]) -> CreditEvent:
+    """``event`` as an erasure rewrites it: the erased ids out."""
+    return CreditEvent(
+        event.run_id,
+        event.reward,
+        redact_ids(event.episode_ids, erased),
+        event.category,
+        event.at,
+        event.by,
+        event.holdout,
+    )
 
 
 def encode_injection(injection: Injection) -> tuple[str, str, str]:
@@ -561,6 +588,28 @@ class UtilityBook:
             shown[1] += 1.0
         total[0] += reward
         total[1] += 1.0
+
+    def forget(self, subjects: Iterable[str]) -> None:
+        """Drop what the book counted for ``subjects``: erased episodes (or lessons).
+
+        The book is then the one a replay of the redacted journal builds (the same
+        runs and rewards, without the subjects' ids): each episode's row and
+        per-category sums depend on its own runs only, so only the subjects' go.
+
+        Example:
+            >>> book = UtilityBook()
+            >>> book.add_credit(CreditEvent("r1", 1.0, ("a", "b"), "debugging", at=0.0))
+            >>> book.forget(["a"])
+            >>> sorted(book.rows), book.changed_since(1)
+            (['b'], {'a'})
+        """
+        gone = set(subjects)
+        dropped = [subject for subject in gone if self.rows.pop(subject, None) is not None]
+        for key in [key for key in self._shown if key[0] in gone]:
+            del self._shown[key]
+        if dropped:
+            self.version += 1
+            self._recent.extend((self.version, subject) for subject in sorted(dropped))
 
     def _lift_window(self, key: str) -> tuple[deque[float], deque[float]]:
         found = self._lift.get(key)

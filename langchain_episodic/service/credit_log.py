@@ -35,6 +35,7 @@ from langchain_episodic.scoring.credit import (
     encode_credit,
     encode_injection,
     outcome_entry_id,
+    redact_injection,
 )
 from langchain_episodic.service.checkpoint import Checkpoint, JournalPosition
 from langchain_episodic.stores.base import EpisodeStore, JournalEntry, read_journal_entries
@@ -127,6 +128,26 @@ class CreditLog:
         self.book = book_from(outcomes.values(), injections, half_life=self.half_life)
         self.latest = max(((e.at, e.run_id) for e in outcomes.values()), default=None)
         self.closed = len(outcomes)
+
+    def forget(self, subjects: frozenset[str]) -> None:
+        """Drop ``subjects`` (erased episodes) as if the redacted journal were read afresh.
+
+        Their rows leave the book, the open runs' injections lose their ids and task
+        text (as the erasure rewrote them), and the outcomes this log remembers
+        closing are forgotten (an erasure may have redacted them).
+        """
+        self._closed_here.clear()
+        self.book.forget(subjects)
+        for run_id, shown in self.injections.items():
+            if any(subjects.intersection(injection.episode_ids) for injection in shown):
+                redacted = (
+                    redact_injection(injection, subjects)
+                    if subjects.intersection(injection.episode_ids)
+                    else injection
+                    for injection in shown
+                )
+                # Two prompts alike once redacted are one stored entry (one id).
+                self.injections[run_id] = list(dict.fromkeys(redacted))
 
     def restore(self, checkpoint: Checkpoint) -> None:
         """Take the state a checkpoint saved (the journal up to its position)."""

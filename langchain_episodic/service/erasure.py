@@ -45,7 +45,6 @@ from langchain_episodic.errors import (
 )
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.erasure import (
-    ERASED_TASK,
     ERASURE_RUN,
     TOMBSTONE_RUN,
     ErasurePlan,
@@ -58,17 +57,17 @@ from langchain_episodic.model.erasure import (
     encode_tombstone,
     is_erasure_entry,
     receipt_entry_id,
-    redact_ids,
     tombstone_entry_id,
     tombstone_erasure,
 )
 from langchain_episodic.model.lesson import Lesson, decode_lesson, is_lesson_entry
 from langchain_episodic.scoring.credit import (
-    CreditEvent,
     Injection,
     decode_entry,
     encode_credit,
     encode_injection,
+    redact_credit,
+    redact_injection,
 )
 from langchain_episodic.scoring.retention import PrunePlan, Retention, plan_prune
 from langchain_episodic.service.context import NamespaceContext
@@ -400,25 +399,24 @@ class Eraser:
             self._context.store.append_journal(namespace, [JournalEntry(*encode_receipt(stub))])
             self._journal.reload()
 
-    def _apply(self, store: ForgetsRecords, plan: ErasurePlan) -> int:
-        """Remove the plan's entries and write its redacted ones; how many were removed.
+    def _apply(self, store: ForgetsRecords, plan: ErasurePlan) -> None:
+        """Remove the plan's entries and write its redacted ones.
 
         Idempotent: an entry already rewritten (its stored payload is the redacted one)
         is left alone, and the store keeps the first entry under an id.
         """
-        removed = self._remove_stale(store, plan)
+        self._remove_stale(store, plan)
         self._context.store.append_journal(
             self._context.namespace, [JournalEntry(*e) for e in plan.rewrite]
         )
-        return removed
 
     def _remove_stale(
         self,
         store: ForgetsRecords,
         plan: ErasurePlan,
         entries: Sequence[JournalEntry] | None = None,
-    ) -> int:
-        """Remove the plan's entries not yet rewritten; how many are removed outright.
+    ) -> list[str]:
+        """Remove the plan's entries not yet rewritten; the ids removed.
 
         ``entries``: the journal as the caller read it under the lock, its checkpoint
         already dropped (else the checkpoint is dropped and the entries read by id).
@@ -440,7 +438,7 @@ class Eraser:
 
     def _remove_stale_of(
         self, store: ForgetsRecords, plan: ErasurePlan, found: Iterable[JournalEntry]
-    ) -> int:
+    ) -> list[str]:
         rewrite = {entry[0]: entry for entry in plan.rewrite}
         current = {entry.entry_id: entry for entry in found}
         stale = [
@@ -450,7 +448,7 @@ class Eraser:
             and (entry_id not in rewrite or current[entry_id].payload != rewrite[entry_id][2])
         ]
         store.delete_journal(self._context.namespace, stale)
-        return len([entry_id for entry_id in stale if entry_id not in rewrite])
+        return stale
 
     def _erase(
         self,
@@ -506,17 +504,15 @@ class Eraser:
         # record leads the tombstones in one write, and the redacted entries the receipt
         # in another (a journal write costs about what recording an episode does).
         stones = self.forgotten(erased_ids) if stoned is None else stoned
-        context.store.append_journal(
-            namespace,
-            [
-                JournalEntry(*encode_erasure(plan, at)),
-                *(
-                    JournalEntry(*encode_tombstone(i, erasure_id, at))
-                    for i in erased_ids
-                    if i not in stones
-                ),
-            ],
-        )
+        opening = [
+            JournalEntry(*encode_erasure(plan, at)),
+            *(
+                JournalEntry(*encode_tombstone(i, erasure_id, at))
+                for i in erased_ids
+                if i not in stones
+            ),
+        ]
+        context.store.append_journal(namespace, opening)
         if named:
             self._drop_checkpoint()
         store.delete(namespace, list(stored))
@@ -524,20 +520,23 @@ class Eraser:
         self._quarantine.remove_naming(subjects, everything=everything)
         self._pins.remove_naming(subjects, everything=everything)
         # The entries just read, under the lock, say which are there and which rewritten.
-        removed = self._remove_stale(store, plan, None if everything else entries) if named else 0
+        deleted = self._remove_stale(store, plan, None if everything else entries) if named else []
+        removed = len(set(deleted) - _ids(plan.rewrite))
         # Every deletion is done: a purge due now leaves none of them behind.
         pending, storage = _purge(store)
         receipt = replace(
             receipt, journal_entries_removed=removed, storage=storage, scrub_pending=pending
         )
-        context.store.append_journal(
-            namespace,
-            [JournalEntry(*e) for e in plan.rewrite] + [JournalEntry(*encode_receipt(receipt))],
-        )
+        closing = [JournalEntry(*e) for e in (*plan.rewrite, encode_receipt(receipt))]
+        context.store.append_journal(namespace, closing)
         self._summary.remove(list(stored.values()))
         self._refill_window(set(erased_ids), everything=everything)
-        if named:  # entries were removed: positions moved, fold the journal afresh
+        if everything or removed_lessons:  # the lesson log too: fold the journal afresh
             self._journal.reload()
+            self._journal.checkpoint()
+        elif named:  # entries were removed (positions moved): what the logs counted goes
+            appended = [entry.entry_id for entry in [*opening, *closing]]
+            self._journal.fold_erasure(entries, deleted, appended, subjects)
             self._journal.checkpoint()
         else:  # only appended: the erasure's own entries (and other writers')
             self._journal.sync()
@@ -658,19 +657,12 @@ def _plan(
         if not subjects.intersection(item.episode_ids):
             continue
         remove.append(entry.entry_id)
-        kept = redact_ids(item.episode_ids, subjects)
         if isinstance(item, Injection):
             injections += 1
-            shown = Injection(
-                item.run_id, kept, ERASED_TASK, item.category, item.at, item.thread_id, item.holdout
-            )
-            rewrite.append(encode_injection(shown))
+            rewrite.append(encode_injection(redact_injection(item, subjects)))
         else:
             outcomes += 1
-            event = CreditEvent(
-                item.run_id, item.reward, kept, item.category, item.at, item.by, item.holdout
-            )
-            rewrite.append(encode_credit(event))
+            rewrite.append(encode_credit(redact_credit(item, subjects)))
     plan = ErasurePlan(erasure_id, tuple(remove), tuple(rewrite), everything)
     return plan, injections, outcomes
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from langchain_episodic.embeddings.fingerprint import RefusingEmbeddings
 from langchain_episodic.model.erasure import is_erasure_entry
@@ -91,6 +91,47 @@ class Journal:
         self._moved_to(len(fresh), fresh[-1].entry_id if fresh else None)
         self.position.pending = len(fresh)
         self._checkpoint_if_due(head)
+
+    def fold_erasure(
+        self,
+        read: Sequence[JournalEntry],
+        removed: Collection[str],
+        appended: Sequence[str],
+        subjects: frozenset[str],
+    ) -> None:
+        """Fold in an erasure of ``subjects`` made here, without reading the journal again.
+
+        Args:
+            read: The journal as read under the lock before the erasure.
+            removed: The ids of the entries the erasure removed.
+            appended: The ids of the entries it appended (its record, tombstones,
+                redacted entries, receipt).
+            subjects: The erased episode ids (no lesson: a removed lesson's entries
+                need the lesson log read afresh).
+
+        When ``read`` is not exactly what the logs hold (another writer's entries in
+        it), or the store does not keep its journal in order, the whole journal is
+        folded in afresh instead. Other writers' entries written since are folded in
+        by the next :meth:`sync` (or :meth:`checkpoint`).
+        """
+        if self._ordered is None or not self._holds_exactly(read):
+            self.reload()
+            return
+        self.credit.forget(subjects)
+        kept = [entry.entry_id for entry in read if entry.entry_id not in removed]
+        self._moved_to(len(kept), kept[-1] if kept else None)
+        self.position.written = set(appended)  # skipped when the journal is next read
+        self.position.pending += len(appended)
+
+    def _holds_exactly(self, read: Sequence[JournalEntry]) -> bool:
+        """Whether the logs hold exactly the entries of ``read`` (read in stored order)."""
+        position, written = self.position.position, self.position.written
+        if position > len(read):
+            return False
+        last = read[position - 1].entry_id if position else None
+        return last == self.position.last_id and all(
+            entry.entry_id in written for entry in read[position:]
+        )
 
     def sync(self) -> None:
         """Fold in what other writers added since this memory last read the journal.

@@ -5,14 +5,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
-from langchain_episodic import EpisodicMemory
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.errors import EpisodeForgottenError
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.erasure import is_erasure_entry
+from langchain_episodic.scoring.credit import (
+    CreditEvent,
+    Injection,
+    encode_credit,
+    encode_injection,
+)
 from langchain_episodic.scoring.retention import Retention
+from langchain_episodic.service.checkpoint import JournalPosition
+from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores import InMemoryEpisodeStore
 from langchain_episodic.stores.base import JournalEntry
@@ -158,3 +167,90 @@ def test_on_write_retention_on_a_new_namespace_never_reads_it() -> None:
     assert planned == fresh.forgetting.prune(dry_run=True)[0]
     kept = sorted(e.episode_id for e in memory.episodes())
     assert kept == sorted(f"ep-{i}" for i in range(40 - len(kept), 40))  # the newest stay
+
+
+def _runs_showing_the_victim(memory: EpisodicMemory) -> None:
+    """Closed and open runs, some shown ``ep-2`` (the victim) beside other episodes."""
+    memory.runs.note("r1", ["ep-1", "ep-2"], "a task")
+    memory.runs.credit("r1", 0.9)
+    memory.runs.note("r2", ["ep-2"], "a task")
+    memory.runs.credit("r2", 0.1)
+    memory.runs.note("r3", ["ep-3"], "another task")
+    memory.runs.credit("r3", 0.5)
+    memory.runs.note("r4", ["ep-2"], "a task")
+    memory.runs.note("r4", ["ep-2", "ep-4"], "a task")  # one run, two prompts
+    memory.runs.note("r5", ["ep-2"], "a task")
+    memory.runs.note("r6", [], "a task", holdout=True)
+    memory.runs.credit("r6", 0.4)
+
+
+def _replayed(memory: EpisodicMemory) -> CreditLog:
+    """The credit log a replay of the whole stored journal builds."""
+    log = memory._s.journal.credit
+    replay = CreditLog(memory.store, memory.namespace, log.half_life, JournalPosition(False), print)
+    replay.reload(memory._s.journal.entries())
+    return replay
+
+
+def _state(log: CreditLog) -> dict[str, object]:
+    state = log.book.to_state()
+    del state["version"]  # a count of changes: a replay counts none for the erasure
+    return {"book": state, "open": log.open_runs(), "latest": log.latest, "closed": log.closed}
+
+
+@pytest.mark.parametrize("backend", ["in-memory", "chroma"])
+def test_an_erasure_of_a_shown_episode_leaves_what_a_replay_of_the_journal_builds(
+    backend: str, tmp_path: Path
+) -> None:
+    store = JournalReadsCounted() if backend == "in-memory" else ChromaEpisodeStore(path=tmp_path)
+    memory = EpisodicMemory(store=store, clock=lambda: NOW)
+    memory.record_many(corpus(6))
+    _runs_showing_the_victim(memory)
+    log = memory._s.journal.credit
+    assert "ep-2" in log.book.rows
+    version = log.book.version
+    reads = store.whole_reads if isinstance(store, JournalReadsCounted) else 0
+    receipt = memory.forget(["ep-2"], reason="user asked")
+    assert (receipt.injections_redacted, receipt.outcomes_redacted) == (5, 2)
+    if isinstance(store, JournalReadsCounted):
+        # Read by the sync before the erasure (this memory wrote every entry itself, so
+        # it reads from the start) and to plan; not a third time to fold the result in.
+        assert store.whole_reads == reads + 2
+    assert "ep-2" not in log.book.rows
+    assert log.book.changed_since(version) == {"ep-2"}  # what derives from it is stale
+    assert _state(log) == _state(_replayed(memory))
+    assert [i.episode_ids for i in log.injections["r4"]] == [(), ("ep-4",)]
+    assert replayed_checkpoint(store, memory.namespace) == []
+    # The memory goes on as one opened afresh would.
+    memory.runs.credit("r4", 1.0)
+    fresh = EpisodicMemory(store=store, clock=lambda: NOW)
+    assert fresh.runs.utilities() == memory.runs.utilities()
+    assert _state(fresh._s.journal.credit) == _state(_replayed(memory))
+
+
+class OtherWriterBetween(InMemoryEpisodeStore):
+    """Another writer's run naming the victim lands just before the erasure reads."""
+
+    armed = False
+
+    def read_journal_from(self, namespace: str, start: int) -> list[JournalEntry]:
+        if self.armed and start == 0:
+            self.armed = False
+            shown = Injection("theirs", ("ep-2", "ep-5"), "their task", "debugging", NOW)
+            event = CreditEvent("theirs", 0.8, ("ep-2", "ep-5"), "debugging", NOW)
+            entries = [JournalEntry(*encode_injection(shown)), JournalEntry(*encode_credit(event))]
+            self.append_journal(namespace, entries)
+        return super().read_journal_from(namespace, start)
+
+
+def test_an_erasure_that_read_another_writers_entries_folds_the_journal_afresh() -> None:
+    store = OtherWriterBetween()
+    memory = EpisodicMemory(store=store, clock=lambda: NOW)
+    memory.record_many(corpus(6))
+    _runs_showing_the_victim(memory)
+    store.armed = True
+    receipt = memory.forget(["ep-2"], reason="user asked")
+    assert receipt.outcomes_redacted == 3  # theirs too
+    log = memory._s.journal.credit
+    assert log.book.rows["ep-5"].credited_runs == 1  # their outcome, read and folded in
+    assert _state(log) == _state(_replayed(memory))
