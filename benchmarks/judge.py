@@ -3,11 +3,14 @@
 Each test is one statement (an ``assert``), run on its own, so an attempt gets a count
 of tests passed, and the message names the first failure the way a test runner would:
 ``count_vowels('xyz') returned 1, expected 0``. The subprocess has a time limit, so an
-attempt that loops forever fails its tests rather than the benchmark.
+attempt that loops forever fails its tests rather than the benchmark. The same code
+under the same tests is judged once per process (a model that copies what it is shown
+writes the same code again and again; the tests are deterministic).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -53,10 +56,13 @@ class _Testable(Protocol):
     tests: tuple[str, ...]
 
 
-def run_tests(task: _Testable, solution: str) -> tuple[int, int, str]:
+def run_tests(
+    task: _Testable, solution: str, time_limit: float = TIME_LIMIT
+) -> tuple[int, int, str]:
     """Run ``task.tests`` against ``solution``: ``(passed, total, message)``.
 
-    The message is empty when every test passed, else the first failure.
+    The message is empty when every test passed, else the first failure; an attempt
+    still running after ``time_limit`` seconds fails every test.
     """
     tests = []
     for statement in task.tests:
@@ -66,7 +72,12 @@ def run_tests(task: _Testable, solution: str) -> tuple[int, int, str]:
         else:
             tests.append((None, None, statement))
     script = f"SOLUTION = {solution!r}\nTESTS = {tests!r}\n{_RUNNER}"
-    total = len(tests)
+    return _judged(script, len(tests), time_limit)
+
+
+@functools.lru_cache(maxsize=4096)
+def _judged(script: str, total: int, time_limit: float) -> tuple[int, int, str]:
+    """Run the test ``script`` in a subprocess: ``(passed, total, message)``."""
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
         handle.write(script)
         path = handle.name
@@ -75,12 +86,12 @@ def run_tests(task: _Testable, solution: str) -> tuple[int, int, str]:
             [sys.executable, "-I", path],
             capture_output=True,
             text=True,
-            timeout=TIME_LIMIT,
+            timeout=time_limit,
             check=False,
             cwd=tempfile.gettempdir(),
         )
     except subprocess.TimeoutExpired:
-        return 0, total, f"timed out after {TIME_LIMIT:.0f} s"
+        return 0, total, f"timed out after {time_limit:g} s"
     finally:
         os.unlink(path)
     lines = done.stdout.strip().splitlines()

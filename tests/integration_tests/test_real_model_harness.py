@@ -72,9 +72,27 @@ def test_every_task_has_tests_its_reference_passes_and_a_wrong_body_fails() -> N
 def test_the_judge_survives_code_that_does_not_run_or_never_ends() -> None:
     task = family_tasks()[0]
     assert run_tests(task, "def broken(:\n")[2].startswith("the code does not run: SyntaxError")
-    assert run_tests(task, task.prompt + "    while True:\n        pass\n")[2].startswith(
-        "timed out"
-    )
+    never_ends = task.prompt + "    while True:\n        pass\n"
+    assert run_tests(task, never_ends, time_limit=1.0)[2] == "timed out after 1 s"
+
+
+def test_the_same_code_under_the_same_tests_is_run_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    task, other = family_tasks()[:2]
+    code = task.prompt + "    return None  # judged-once check\n"
+    runs: list[object] = []
+    real_run = subprocess.run
+
+    def counted(*args: Any, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        runs.append(args)
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", counted)
+    first = run_tests(task, code)
+    assert run_tests(task, code) == first
+    assert len(runs) == 1
+    run_tests(other, code)  # other tests: run again
+    run_tests(task, code + "\n")  # other code: run again
+    assert len(runs) == 3
 
 
 def test_exact_mcnemar() -> None:
