@@ -32,6 +32,7 @@ opened on the folder. ``verify`` reports a pending scrub.
 
 from __future__ import annotations
 
+import json
 import uuid
 import warnings
 from collections.abc import Collection, Iterable, Sequence
@@ -628,6 +629,9 @@ def _lineage(lessons: dict[str, Lesson], erased: Sequence[str], asked: Sequence[
     return removed
 
 
+_FEW_SUBJECTS = 8
+
+
 def _plan(
     erasure_id: str,
     entries: Sequence[JournalEntry],
@@ -640,6 +644,12 @@ def _plan(
     rewrite: list[tuple[str, str, str]] = []
     injections = outcomes = 0
     lesson_entries = {f"lesson:{lesson_id}" for lesson_id in lessons}
+    # An entry names an episode as a JSON string (escaped or not, by the package's
+    # version): a payload holding neither spelling of any subject is not decoded (a
+    # search cheaper than a decode while the subjects are few).
+    spellings = {json.dumps(i, ensure_ascii=ascii) for i in subjects for ascii in (True, False)}
+    if len(subjects) > _FEW_SUBJECTS:
+        spellings = {""}  # found in every payload: each is decoded
     for entry in entries:
         if is_erasure_entry(entry.entry_id):
             continue
@@ -649,6 +659,8 @@ def _plan(
             continue
         if everything:
             remove.append(entry.entry_id)
+            continue
+        if not any(spelling in entry.payload for spelling in spellings):
             continue
         try:
             item = decode_entry(entry.entry_id, entry.run_id, entry.payload)

@@ -3,6 +3,7 @@ again, and an erasure between a writer's check and its write wins."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -254,3 +255,22 @@ def test_an_erasure_that_read_another_writers_entries_folds_the_journal_afresh()
     log = memory._s.journal.credit
     assert log.book.rows["ep-5"].credited_runs == 1  # their outcome, read and folded in
     assert _state(log) == _state(_replayed(memory))
+
+
+def test_an_id_with_quotes_and_accents_is_found_in_the_journal_however_it_was_escaped() -> None:
+    odd = 'épisode "1" \\ é'
+    memory = memory_with(3)
+    memory.record(make_episode(episode_id=odd, description="An odd one"))
+    memory.runs.note("r1", [odd, "ep-1"], "a task")
+    memory.runs.credit("r1", 0.9)
+    # The same run as an older writer escaped it: every non-ASCII character as \\uXXXX.
+    shown = Injection("r2", (odd,), "another task", "debugging", NOW)
+    entry_id, run_id, payload = encode_injection(shown)
+    escaped = json.dumps(json.loads(payload))
+    assert odd not in escaped
+    memory.store.append_journal(memory.namespace, [JournalEntry(entry_id, run_id, escaped)])
+    memory.runs.reload()
+    receipt = memory.forget([odd], reason="user asked")
+    assert (receipt.injections_redacted, receipt.outcomes_redacted) == (2, 1)
+    left = [entry.payload for entry in memory.journal.entries() if "kind" in entry.payload]
+    assert not any(odd in p or json.dumps(odd) in p for p in left)
