@@ -6,9 +6,7 @@ import functools
 from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from langchain_core.runnables.config import run_in_executor
-
-__all__ = ["async_twin"]
+__all__ = ["async_twin", "in_executor"]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -36,10 +34,21 @@ def async_twin(
 
     @functools.wraps(method)
     async def twin(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        return await run_in_executor(None, method, self, *args, **kwargs)
+        return await in_executor(method, self, *args, **kwargs)
 
     owner, _, name = method.__qualname__.rpartition(".")
     twin.__name__ = f"a{name}"
     twin.__qualname__ = f"{owner}.a{name}" if owner else f"a{name}"
     twin.__doc__ = f"Async twin of :meth:`{method.__name__}`, with the same arguments."
     return twin
+
+
+async def in_executor(function: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
+    """``function(*args, **kwargs)`` in the default executor, with the caller's context.
+
+    LangChain's ``run_in_executor``, imported on the first call: LangChain's runnables
+    cost a process that never awaits (the command line) a third of a second to import.
+    """
+    from langchain_core.runnables.config import run_in_executor  # noqa: PLC0415
+
+    return await run_in_executor(None, function, *args, **kwargs)

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Literal, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
-from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables import Runnable
-from langchain_core.runnables.config import run_in_executor
 from typing_extensions import Unpack
 
 from langchain_episodic._adapters import ADAPTERS
-from langchain_episodic._async import async_twin
+from langchain_episodic._async import async_twin, in_executor
 from langchain_episodic._validation import as_ids, check_int
 from langchain_episodic.areas import (
     MemoryForgetting,
@@ -55,6 +52,10 @@ from langchain_episodic.service.opening import (
 )
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore
 from langchain_episodic.stores.chroma import ChromaEpisodeStore
+
+if TYPE_CHECKING:  # LangChain's retrievers and runnables: imported where they are made
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import Runnable
 
 __all__ = ["OPEN_RUN_TTL", "EpisodicMemory"]
 
@@ -506,7 +507,7 @@ class EpisodicMemory:
         Removed in the next release.
         """
         deprecated_call("arecall_with()", "arecall(query, options=options)")
-        report = await run_in_executor(None, self._report, query, options)
+        report = await in_executor(self._report, query, options)
         return report.results
 
     async def arecall_report(
@@ -517,7 +518,7 @@ class EpisodicMemory:
         Removed in the next release.
         """
         deprecated_call("arecall_report()", "arecall(query, options=options, explain=True)")
-        return await run_in_executor(None, self._report, query, options)
+        return await in_executor(self._report, query, options)
 
     atask = async_twin(task)
 

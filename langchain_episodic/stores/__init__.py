@@ -36,7 +36,6 @@ from langchain_episodic.stores.base import (
 )
 from langchain_episodic.stores.chroma import ChromaEpisodeStore
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
-from langchain_episodic.stores.vectorstore import VectorStoreEpisodeStore
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -54,6 +53,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from langchain_episodic.stores.langgraph_store import LangGraphEpisodeStore
+    from langchain_episodic.stores.vectorstore import VectorStoreEpisodeStore
 
 
 def __getattr__(name: str) -> Any:
@@ -64,5 +64,13 @@ def __getattr__(name: str) -> Any:
         )
 
         return LangGraphEpisodeStore
+    # VectorStoreEpisodeStore needs LangChain's vector stores (and retrievers): ~0.5 s
+    # of imports a process on the default store (the command line) never uses.
+    if name == "VectorStoreEpisodeStore":
+        from langchain_episodic.stores.vectorstore import (  # noqa: PLC0415
+            VectorStoreEpisodeStore,
+        )
+
+        return VectorStoreEpisodeStore
     msg = f"module {__name__!r} has no attribute {name!r}"
     raise AttributeError(msg)

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 import langchain_episodic
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+from tests.unit_tests.factories import make_episode
 
 EXPECTED_ALL = sorted(
     [
@@ -190,6 +192,27 @@ def test_importing_the_package_loads_no_integration() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_the_command_line_on_the_default_store_loads_no_retriever_nor_runnable(
+    tmp_path: Path,
+) -> None:
+    # LangChain's retrievers, vector stores and runnables' executor cost a command
+    # about half its start-up; a command on the default store uses none of them.
+    code = (
+        "import sys\n"
+        "from langchain_episodic.cli.app import main\n"
+        f"code = main(['stats', '--path', {str(tmp_path / 'memory')!r}])\n"
+        "heavy = ('langchain_core.retrievers', 'langchain_core.vectorstores',\n"
+        "         'langchain_episodic.stores.vectorstore')\n"
+        "print(code, sorted(m for m in sys.modules if m.startswith(heavy)))"
+    )
+    with ChromaEpisodeStore(path=tmp_path / "memory") as store:
+        EpisodicMemory(store=store).record(make_episode())
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip().splitlines()[-1] == "0 []"
 
 
 def test_no_module_imports_a_layer_above_it() -> None:
