@@ -35,9 +35,11 @@ from tests.helpers.episodes import diverse_corpus
 REPO = Path(__file__).resolve().parents[2]
 CORPUS_SIZE = 3_000
 ROUNDS = 5
-# Acknowledgements awaited before each kill: ~1,900 records over five rounds, so the
-# flush threshold (1,000) is crossed, whatever the kill moments.
-ACKS_PER_ROUND = (300, 460)
+# The first writer records this many in one batch, then all write one by one or in small
+# batches; acknowledgements awaited before each kill: 1,050-1,350 records in all, so
+# the flush threshold (1,000) is crossed in a killed round, whatever the kill moments.
+PREFILL = 700
+ACKS_PER_ROUND = (70, 130)
 SOAK_ROUNDS = 30
 SOAK_SLACK_BYTES = 64 * 1024
 
@@ -81,7 +83,10 @@ WRITER = textwrap.dedent(
     rng = random.Random(seed)
     position = len(acked)
     while position < size:
-        if rng.random() < 0.3:
+        if position < plan["prefill"]:
+            batch = episodes[position : plan["prefill"]]
+            memory.record_many(batch)
+        elif rng.random() < 0.3:
             batch = episodes[position : position + rng.randint(10, 50)]
             memory.record_many(batch)
         else:
@@ -97,7 +102,11 @@ def start(
     path: Path, acked: list[str], recall: list[str], seed: int, *, verify_only: bool = False
 ) -> subprocess.Popen[str]:
     plan = path.parent / f"plan-{seed}.json"
-    plan.write_text(json.dumps({"acked": acked, "recall": recall, "verify_only": verify_only}))
+    plan.write_text(
+        json.dumps(
+            {"acked": acked, "recall": recall, "verify_only": verify_only, "prefill": PREFILL}
+        )
+    )
     with (path.parent / f"writer-{seed}.log").open("w") as log:
         return subprocess.Popen(
             [sys.executable, "-c", WRITER, str(path), str(plan), str(seed), str(CORPUS_SIZE)],
@@ -135,13 +144,14 @@ def test_acknowledged_episodes_survive_sigkill_across_the_flush_threshold(
     rng = random.Random(20_240_905)
     acked: list[str] = []
     recall: list[str] = []
+    crossed = False
     for round_number in range(ROUNDS):
         with start(path, acked, recall, seed=round_number) as writer:
             assert writer.stdout is not None
             try:
                 stored = check_verification(writer, acked)
                 before = len(acked)
-                target = before + rng.randint(*ACKS_PER_ROUND)
+                target = max(before, PREFILL) + rng.randint(*ACKS_PER_ROUND)
                 while len(acked) < target:
                     line = writer.stdout.readline()
                     assert line.endswith("\n"), f"writer stopped early: {line!r}"
@@ -154,9 +164,13 @@ def test_acknowledged_episodes_survive_sigkill_across_the_flush_threshold(
             acked.extend(line.split()[1] for line in tail if line.endswith("\n"))
         assert writer.returncode == -signal.SIGKILL
         print(f"round {round_number}: {stored} stored at start, {len(acked)} acknowledged")
-        # Next, recall everything this round acknowledged and a sample of the rest.
-        recall = acked[before:] + rng.sample(acked[:before], min(100, before))
+        crossed = crossed or stored < 1_000 < len(acked)
+        # Next, recall everything this round acknowledged one by one and a sample of the
+        # rest (the final check recalls them all).
+        singles = max(before, PREFILL)
+        recall = acked[singles:] + rng.sample(acked[:singles], min(100, singles))
     assert len(acked) > 1_000
+    assert crossed, "no round was killed after the flush threshold was crossed in it"
     with start(path, acked, acked, seed=ROUNDS, verify_only=True) as final:
         stored = check_verification(final, acked)
     assert final.returncode == 0

@@ -265,7 +265,9 @@ FORGETTER = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.05, 0.2, 0.5, 1.0])
+# The erasure takes ~0.15 s here: kills before it starts, early in it and late in it
+# (a later kill finds it finished, the case every test ends in anyway).
+@pytest.mark.parametrize("delay", [0.0, 0.04, 0.1])
 def test_sigkill_during_forget_leaves_episode_or_tombstone_and_forget_finishes(
     tmp_path: Path, delay: float, capsys: pytest.CaptureFixture[str]
 ) -> None:
