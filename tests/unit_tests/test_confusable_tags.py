@@ -191,14 +191,22 @@ def test_the_lisu_closing_tag_is_escaped(sanitise: Sanitiser) -> None:
 # ------------------------------------------------------------------ properties
 
 
+# Built once: a strategy made anew for every letter drawn costs most of a run (the
+# characters of a Unicode category are computed again each time).
+MARKS = st.text(st.characters(categories=["Mn"]), max_size=2)
+INVISIBLE = st.sampled_from(["", "", "", "\u200b", "\u2060", "\u034f", "\ufe0f", "\u00ad"])
+
+
+@functools.cache
+def _shapes_of(letter: str) -> st.SearchStrategy[str]:
+    return st.sampled_from(look_alikes(letter))
+
+
 @st.composite
 def disguised_letter(draw: st.DrawFn, letter: str) -> str:
-    options = look_alikes(letter)
-    shown = draw(st.sampled_from(options))
-    marks = draw(st.text(st.characters(categories=["Mn"]), max_size=2))
-    invisible = draw(
-        st.sampled_from(["", "", "", "\u200b", "\u2060", "\u034f", "\ufe0f", "\u00ad"])
-    )
+    shown = draw(_shapes_of(letter))
+    marks = draw(MARKS)
+    invisible = draw(INVISIBLE)
     return shown + marks + invisible
 
 
