@@ -514,7 +514,13 @@ class Eraser:
             ),
         ]
         context.store.append_journal(namespace, opening)
-        if named:
+        # A checkpoint that sums up an entry to be removed goes first; one that stops
+        # before them all (the usual case: an episode shown lately) stays valid.
+        first = _first_index(entries, plan.remove) if named and not everything else 0
+        kept_checkpoint = not named or (
+            not removed_lessons and self._journal.checkpoint_precedes(first)
+        )
+        if not kept_checkpoint:
             self._drop_checkpoint()
         store.delete(namespace, list(stored))
         self._forget_times(stored, everything=everything)
@@ -538,7 +544,10 @@ class Eraser:
         elif named:  # entries were removed (positions moved): what the logs counted goes
             appended = [entry.entry_id for entry in [*opening, *closing]]
             self._journal.fold_erasure(entries, deleted, appended, subjects)
-            self._journal.checkpoint()
+            if kept_checkpoint:
+                self._journal.sync()
+            else:
+                self._journal.checkpoint()
         else:  # only appended: the erasure's own entries (and other writers')
             self._journal.sync()
         return receipt
@@ -630,6 +639,12 @@ def _lineage(lessons: dict[str, Lesson], erased: Sequence[str], asked: Sequence[
 
 
 _FEW_SUBJECTS = 8
+
+
+def _first_index(entries: Sequence[JournalEntry], entry_ids: Collection[str]) -> int:
+    """The position of the first of ``entry_ids`` in ``entries`` (their count if none)."""
+    wanted = set(entry_ids)
+    return next((i for i, entry in enumerate(entries) if entry.entry_id in wanted), len(entries))
 
 
 def _plan(

@@ -71,6 +71,9 @@ class Journal:
                 journal.sync()
 
         self.position.due = due
+        # The checkpoint this memory last wrote or resumed from, as stored, and how many
+        # entries it covers: whether the stored one is still it is a string comparison.
+        self._saved: tuple[str, int] | None = None
         self.credit = CreditLog(store, context.namespace, half_life, self.position, sync)
         self.lessons = LessonLog(store, context.namespace, self.position)
         if not self._resume():
@@ -200,7 +203,8 @@ class Journal:
             return False
         namespace = self._context.namespace
         head = self._read_head()
-        saved = decode_checkpoint(self._ordered.read_checkpoint(namespace))
+        raw = self._ordered.read_checkpoint(namespace)
+        saved = decode_checkpoint(raw)
         if saved is None or saved.book.get("half_life") != self.credit.half_life:
             return False
         if head is not None and head == saved.head:
@@ -233,6 +237,8 @@ class Journal:
             return False
         self.lessons.reload(sorted(lessons, key=lambda entry: order[entry.entry_id]))
         self._moved_to(saved.position, saved.last_id)
+        if raw:
+            self._saved = (raw, saved.position)
         self._fold_tail(tail)
         self._checkpoint_if_due(head)
         return True
@@ -268,12 +274,30 @@ class Journal:
     def _write_checkpoint(self, head: str | None) -> None:
         """Save what the journal adds up to, with the ``head`` read before it was read."""
         assert self._ordered is not None
+        state = self._state(head)
+        raw = state.encode()
         try:
-            self._ordered.write_checkpoint(self._context.namespace, self._state(head).encode())
+            self._ordered.write_checkpoint(self._context.namespace, raw)
         except Exception:  # a cache that could not be saved: the next open replays more
             _log.warning("could not save the journal checkpoint", exc_info=True)
             return
+        self._saved = (raw, state.position)
         self.position.pending = 0
+
+    def checkpoint_precedes(self, index: int) -> bool:
+        """Whether the stored checkpoint sums up none of the entries from ``index`` on.
+
+        True when there is none, or it is the one this memory last wrote or resumed
+        from and covers fewer than ``index`` entries (read in stored order): removing
+        entries at ``index`` or later leaves what it sums up as it was. False when it
+        cannot tell (another writer's checkpoint, say).
+        """
+        if self._ordered is None:
+            return True
+        raw = self._ordered.read_checkpoint(self._context.namespace)
+        if not raw:
+            return True
+        return self._saved is not None and raw == self._saved[0] and self._saved[1] <= index
 
     def _state(self, head: str | None) -> Checkpoint:
         credit = self.credit

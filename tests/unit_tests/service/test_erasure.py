@@ -274,3 +274,30 @@ def test_an_id_with_quotes_and_accents_is_found_in_the_journal_however_it_was_es
     assert (receipt.injections_redacted, receipt.outcomes_redacted) == (2, 1)
     left = [entry.payload for entry in memory.journal.entries() if "kind" in entry.payload]
     assert not any(odd in p or json.dumps(odd) in p for p in left)
+
+
+@pytest.mark.parametrize("shown", ["before", "after"])
+def test_a_checkpoint_that_sums_up_none_of_the_removed_entries_is_kept(
+    shown: str, tmp_path: Path
+) -> None:
+    store = ChromaEpisodeStore(path=tmp_path)
+    memory = EpisodicMemory(store=store, clock=lambda: NOW)
+    memory.record_many(corpus(6))
+    memory.runs.note("r1", ["ep-1", "ep-2"], "a task")
+    memory.runs.credit("r1", 0.9)
+    memory.journal.checkpoint()
+    memory.runs.note("r2", ["ep-3", "ep-4"], "a task")
+    memory.runs.credit("r2", 0.4)
+    saved = store.read_checkpoint(memory.namespace)
+    victim = "ep-1" if shown == "before" else "ep-3"
+    memory.forget([victim], reason="user asked")
+    after = store.read_checkpoint(memory.namespace)
+    # Shown after the checkpoint: what it sums up is untouched, and it stays as it was.
+    assert (after == saved) is (shown == "after")
+    assert after
+    assert victim not in (after or "")
+    assert replayed_checkpoint(store, memory.namespace) == []
+    fresh = EpisodicMemory(store=store, clock=lambda: NOW)
+    assert fresh.runs.utilities() == memory.runs.utilities()
+    assert victim not in fresh.runs.utilities()
+    assert _state(fresh._s.journal.credit) == _state(_replayed(memory))
