@@ -32,10 +32,12 @@ opened on the folder. ``verify`` reports a pending scrub.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 import warnings
 from collections.abc import Collection, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 
 from langchain_episodic.errors import (
@@ -81,6 +83,7 @@ from langchain_episodic.stores.base import (
     EpisodeStore,
     ForgetsRecords,
     JournalEntry,
+    JournalHead,
     OrderedJournal,
 )
 
@@ -513,29 +516,33 @@ class Eraser:
                 if i not in stones
             ),
         ]
-        context.store.append_journal(namespace, opening)
-        # A checkpoint that sums up an entry to be removed goes first; one that stops
-        # before them all (the usual case: an episode shown lately) stays valid.
-        first = _first_index(entries, plan.remove) if named and not everything else 0
-        kept_checkpoint = not named or (
-            not removed_lessons and self._journal.checkpoint_precedes(first)
-        )
-        if not kept_checkpoint:
-            self._drop_checkpoint()
-        store.delete(namespace, list(stored))
-        self._forget_times(stored, everything=everything)
-        self._quarantine.remove_naming(subjects, everything=everything)
-        self._pins.remove_naming(subjects, everything=everything)
-        # The entries just read, under the lock, say which are there and which rewritten.
-        deleted = self._remove_stale(store, plan, None if everything else entries) if named else []
-        removed = len(set(deleted) - _ids(plan.rewrite))
-        # Every deletion is done: a purge due now leaves none of them behind.
-        pending, storage = _purge(store)
-        receipt = replace(
-            receipt, journal_entries_removed=removed, storage=storage, scrub_pending=pending
-        )
-        closing = [JournalEntry(*e) for e in (*plan.rewrite, encode_receipt(receipt))]
-        context.store.append_journal(namespace, closing)
+        # The journal's head (where the store keeps one) says "writing" from the
+        # record to the receipt: renewed once, not after each of the three writes.
+        with self._journal_writes():
+            context.store.append_journal(namespace, opening)
+            # A checkpoint that sums up an entry to be removed goes first; one that stops
+            # before them all (the usual case: an episode shown lately) stays valid.
+            first = _first_index(entries, plan.remove) if named and not everything else 0
+            kept_checkpoint = not named or (
+                not removed_lessons and self._journal.checkpoint_precedes(first)
+            )
+            if not kept_checkpoint:
+                self._drop_checkpoint()
+            store.delete(namespace, list(stored))
+            self._forget_times(stored, everything=everything)
+            self._quarantine.remove_naming(subjects, everything=everything)
+            self._pins.remove_naming(subjects, everything=everything)
+            # The entries just read, under the lock, say which are there and which rewritten.
+            read = None if everything else entries
+            deleted = self._remove_stale(store, plan, read) if named else []
+            removed = len(set(deleted) - _ids(plan.rewrite))
+            # Every deletion is done: a purge due now leaves none of them behind.
+            pending, storage = _purge(store)
+            receipt = replace(
+                receipt, journal_entries_removed=removed, storage=storage, scrub_pending=pending
+            )
+            closing = [JournalEntry(*e) for e in (*plan.rewrite, encode_receipt(receipt))]
+            context.store.append_journal(namespace, closing)
         self._summary.remove(list(stored.values()))
         self._refill_window(set(erased_ids), everything=everything)
         if everything or removed_lessons:  # the lesson log too: fold the journal afresh
@@ -551,6 +558,12 @@ class Eraser:
         else:  # only appended: the erasure's own entries (and other writers')
             self._journal.sync()
         return receipt
+
+    def _journal_writes(self) -> AbstractContextManager[None]:
+        store = self._context.store
+        if isinstance(store, JournalHead):
+            return store.journal_writes(self._context.namespace)
+        return contextlib.nullcontext()
 
     def _forget_times(self, erased: Iterable[str], *, everything: bool) -> None:
         if self._times is None:

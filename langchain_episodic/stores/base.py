@@ -24,6 +24,7 @@ Records are encoded and decoded by :mod:`langchain_episodic.stores.codec`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -345,6 +346,15 @@ class JournalHead(Protocol):
 
         ``None`` when a write is in flight, a crash interrupted one, or no head is kept:
         the memory then reads the journal as before.
+        """
+        ...
+
+    def journal_writes(self, namespace: str) -> AbstractContextManager[None]:
+        """Several writes of the journal as one in flight: the head is renewed once, after.
+
+        The head says a write is in flight from the block's start to its end (the
+        journal may change throughout), at the cost of one pair of synced writes
+        instead of one pair per write.
         """
         ...
 

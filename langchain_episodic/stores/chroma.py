@@ -30,6 +30,7 @@ import os
 import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import chromadb
@@ -675,6 +676,10 @@ class ChromaEpisodeStore:
         """How many entries the namespace's journal holds (a count, not a read)."""
         journal = self._journal(namespace, create=False)
         return 0 if journal is None else journal.count()
+
+    def journal_writes(self, namespace: str) -> AbstractContextManager[None]:
+        """Several writes of the namespace's journal under one head update (see the base)."""
+        return self._heads.writing(self.collection_name_for(namespace) + _JOURNAL_SUFFIX)
 
     @reports_folder_failures
     def journal_head(self, namespace: str) -> str | None:

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from langchain_episodic import ChromaEpisodeStore
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+from langchain_episodic.stores import chroma_journal_head
 from langchain_episodic.stores.base import JournalEntry, JournalHead
 from langchain_episodic.stores.chroma_journal_head import HEAD_PREFIX
+from tests.unit_tests.factories import make_episode
 
 NAMESPACE = "default"
 
@@ -43,6 +45,56 @@ def test_a_write_in_flight_is_not_vouched_for(tmp_path: Path) -> None:
     store.append_journal(NAMESPACE, [_entry(1)])
     with store._heads.writing(_journal_name(store)):
         assert store.journal_head(NAMESPACE) is None
+    assert store.journal_head(NAMESPACE) is not None
+    store.close()
+
+
+def test_writes_in_one_block_renew_the_head_once_after_the_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ChromaEpisodeStore(path=tmp_path / "m")
+    store.append_journal(NAMESPACE, [_entry(1)])
+    before = store.journal_head(NAMESPACE)
+    written: list[str] = []
+    real = chroma_journal_head._write_synced
+
+    def counted(path: str, text: str) -> None:
+        written.append(text)
+        real(path, text)
+
+    monkeypatch.setattr(chroma_journal_head, "_write_synced", counted)
+    with store.journal_writes(NAMESPACE):
+        store.append_journal(NAMESPACE, [_entry(2)])
+        assert store.journal_head(NAMESPACE) is None  # in flight throughout
+        store.delete_journal(NAMESPACE, ["e-1"])
+        store.append_journal(NAMESPACE, [_entry(3)])
+        assert store.journal_head(NAMESPACE) is None
+    assert written[0] == "writing"
+    assert len(written) == 2  # one pair for the three writes
+    after = store.journal_head(NAMESPACE)
+    assert after not in (None, before)
+    assert [e.entry_id for e in store.read_journal_from(NAMESPACE, 0)] == ["e-2", "e-3"]
+    store.close()
+
+
+def test_an_erasure_renews_the_head_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = ChromaEpisodeStore(path=tmp_path / "m")
+    memory = EpisodicMemory(store=store, clock=lambda: 1_000.0)
+    memory.record_many([make_episode(episode_id=i) for i in ("a", "b")])
+    memory.runs.note("r1", ["a", "b"], "a task")
+    memory.runs.credit("r1", 0.9)
+    written: list[str] = []
+    real = chroma_journal_head._write_synced
+
+    def counted(path: str, text: str) -> None:
+        if path.endswith(_journal_name(store)):
+            written.append(text)
+        real(path, text)
+
+    monkeypatch.setattr(chroma_journal_head, "_write_synced", counted)
+    receipt = memory.forget(["a"], reason="user asked")
+    assert receipt.outcomes_redacted == 1  # three journal writes: record, removal, copies
+    assert len(written) == 2
     assert store.journal_head(NAMESPACE) is not None
     store.close()
 
