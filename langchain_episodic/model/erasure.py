@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -38,6 +38,7 @@ __all__ = [
     "encode_receipt",
     "encode_tombstone",
     "is_erasure_entry",
+    "leaves_an_erasure_unfinished",
     "receipt_entry_id",
     "redact_ids",
     "tombstone_entry_id",
@@ -153,6 +154,23 @@ def decode_erasure(entry_id: str, payload: str) -> ErasurePlan | None:
 def receipt_entry_id(erasure_id: str) -> str:
     """The journal id of an erasure's receipt (written when it is finished)."""
     return _ERASURE_PREFIX + erasure_id + _DONE_SUFFIX
+
+
+def leaves_an_erasure_unfinished(entry_ids: Iterable[str]) -> bool:
+    """Whether ``entry_ids`` (entries read in a row) hold an erasure record without its receipt.
+
+    Example:
+        >>> leaves_an_erasure_unfinished(["erasure:a", "forgotten:x", "erasure:a:done"])
+        False
+        >>> leaves_an_erasure_unfinished(["erasure:a", "forgotten:x"])
+        True
+    """
+    records: set[str] = set()
+    receipts: set[str] = set()
+    for entry_id in entry_ids:
+        if entry_id.startswith(_ERASURE_PREFIX):
+            (receipts if entry_id.endswith(_DONE_SUFFIX) else records).add(entry_id)
+    return any(record + _DONE_SUFFIX not in receipts for record in records)
 
 
 @dataclass(frozen=True)

@@ -394,7 +394,14 @@ class Eraser:
         return _pending(self._context.store, self._context.namespace)
 
     def _finish_pending(self) -> None:
-        """Finish the journal part of erasures a killed process left half done."""
+        """Finish the journal part of erasures a killed process left half done.
+
+        The erasure records are read only when one may be unfinished: on the first
+        erasure of this memory, after an erasure here was cut short, or once the
+        journal read since holds a record without its receipt (another writer's).
+        """
+        if not self._journal.erasures_unchecked:
+            return
         store = self._deleting_store()
         namespace = self._context.namespace
         for plan in self._pending():
@@ -402,6 +409,7 @@ class Eraser:
             stub = ForgetReceipt(plan.erasure_id, namespace, "finished after an interruption", 0.0)
             self._context.store.append_journal(namespace, [JournalEntry(*encode_receipt(stub))])
             self._journal.reload()
+        self._journal.erasures_unchecked = False
 
     def _apply(self, store: ForgetsRecords, plan: ErasurePlan) -> None:
         """Remove the plan's entries and write its redacted ones.
@@ -518,6 +526,7 @@ class Eraser:
         ]
         # The journal's head (where the store keeps one) says "writing" from the
         # record to the receipt: renewed once, not after each of the three writes.
+        self._journal.erasures_unchecked = True  # until its receipt is written
         with self._journal_writes():
             context.store.append_journal(namespace, opening)
             # A checkpoint that sums up an entry to be removed goes first; one that stops
@@ -543,6 +552,7 @@ class Eraser:
             )
             closing = [JournalEntry(*e) for e in (*plan.rewrite, encode_receipt(receipt))]
             context.store.append_journal(namespace, closing)
+        self._journal.erasures_unchecked = False
         self._summary.remove(list(stored.values()))
         self._refill_window(set(erased_ids), everything=everything)
         if everything or removed_lessons:  # the lesson log too: fold the journal afresh

@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Collection, Sequence
 
 from langchain_episodic.embeddings.fingerprint import RefusingEmbeddings
-from langchain_episodic.model.erasure import is_erasure_entry
+from langchain_episodic.model.erasure import is_erasure_entry, leaves_an_erasure_unfinished
 from langchain_episodic.scoring.credit import UtilityBook
 from langchain_episodic.service.checkpoint import (
     Checkpoint,
@@ -74,6 +74,10 @@ class Journal:
         # The checkpoint this memory last wrote or resumed from, as stored, and how many
         # entries it covers: whether the stored one is still it is a string comparison.
         self._saved: tuple[str, int] | None = None
+        # Whether an erasure begun by another writer (or cut short here) may be waiting
+        # to be finished: true until the erasure service has looked, and again once an
+        # erasure record without its receipt is folded in (or the journal is read anew).
+        self.erasures_unchecked = True
         self.credit = CreditLog(store, context.namespace, half_life, self.position, sync)
         self.lessons = LessonLog(store, context.namespace, self.position)
         if not self._resume():
@@ -89,6 +93,7 @@ class Journal:
         """Fold the whole journal in afresh: other writers' injections, outcomes and lessons."""
         head = self._read_head() if entries is None else None  # read before the journal
         fresh = self.entries() if entries is None else list(entries)
+        self.erasures_unchecked = True
         self.credit.reload(fresh)
         self.lessons.reload(fresh)
         self._moved_to(len(fresh), fresh[-1].entry_id if fresh else None)
@@ -248,6 +253,8 @@ class Journal:
             return
         written = self.position.written
         fresh = [entry for entry in tail if entry.entry_id not in written]
+        if leaves_an_erasure_unfinished(entry.entry_id for entry in fresh):
+            self.erasures_unchecked = True
         if not self.credit.apply(fresh):
             self.reload()  # an outcome older than one folded in: fold all in time order
             return

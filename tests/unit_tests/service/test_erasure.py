@@ -13,7 +13,7 @@ import pytest
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.errors import EpisodeForgottenError
 from langchain_episodic.model.episode import Episode
-from langchain_episodic.model.erasure import is_erasure_entry
+from langchain_episodic.model.erasure import ERASURE_RUN, is_erasure_entry
 from langchain_episodic.scoring.credit import (
     CreditEvent,
     Injection,
@@ -301,3 +301,52 @@ def test_a_checkpoint_that_sums_up_none_of_the_removed_entries_is_kept(
     assert fresh.runs.utilities() == memory.runs.utilities()
     assert victim not in fresh.runs.utilities()
     assert _state(fresh._s.journal.credit) == _state(_replayed(memory))
+
+
+class ErasureReadsCounted(InMemoryEpisodeStore):
+    """Counts reads of the erasure records (every record and receipt)."""
+
+    erasure_reads = 0
+
+    def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
+        if run_id == ERASURE_RUN:
+            self.erasure_reads += 1
+        return super().read_journal(namespace, run_id)
+
+
+def test_the_erasure_records_are_read_only_while_one_may_be_unfinished(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = ErasureReadsCounted()
+    memory = EpisodicMemory(store=store, clock=lambda: NOW)
+    memory.record_many(corpus(8))
+    memory.runs.note("r1", ["ep-1", "ep-2"], "a task")
+    memory.runs.credit("r1", 0.9)
+    memory.forget(["ep-7"], reason="user asked")  # the first: looks once
+    reads = store.erasure_reads
+    memory.forget(["ep-6"], reason="user asked")
+    memory.forget(["ep-1"], reason="user asked")  # shown to a run: the journal path
+    assert store.erasure_reads == reads
+    # Another writer's erasure, cut short after its record: found and finished here.
+    other = EpisodicMemory(store=store, clock=lambda: NOW)
+
+    def killed(namespace: str, episode_ids: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store, "delete", killed)
+    with pytest.raises(KeyboardInterrupt):
+        other.forget(["ep-2"], reason="user asked")
+    monkeypatch.undo()
+    reads = store.erasure_reads  # (the other memory's first erasure looked too)
+    memory.forget(["ep-5"], reason="user asked")
+    assert store.erasure_reads == reads + 1
+    assert memory.forgetting.unfinished() == []
+    assert "ep-2" in memory.forgetting.forgotten(["ep-2"])
+    # One cut short here is finished by this memory's next erasure too.
+    monkeypatch.setattr(store, "delete", killed)
+    with pytest.raises(KeyboardInterrupt):
+        memory.forget(["ep-4"], reason="user asked")
+    monkeypatch.undo()
+    assert memory.forgetting.unfinished() != []
+    memory.forget(["ep-3"], reason="user asked")
+    assert memory.forgetting.unfinished() == []
