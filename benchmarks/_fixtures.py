@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -110,3 +113,23 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     ]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)
+
+
+def run_worker(script: str, args: Sequence[str], pythonpath: str | None) -> object:
+    """Run ``script --worker ARGS`` in its own process; the JSON of its last line.
+
+    ``pythonpath``: the checkout whose package the process imports (``None``: this one).
+    Run from the benchmarks folder, so that no checkout's package shadows it.
+    """
+    env = dict(os.environ, ANONYMIZED_TELEMETRY="False")
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    out = subprocess.run(
+        [sys.executable, script, "--worker", *args],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=Path(script).resolve().parent,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])

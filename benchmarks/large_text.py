@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
+from typing import cast
 
 HERE = Path(__file__).resolve().parent
 LINES = {
@@ -82,17 +80,9 @@ def worker() -> dict[str, dict[str, float]]:
 
 
 def measure(pythonpath: str) -> dict[str, dict[str, float]]:
-    env = dict(os.environ, PYTHONPATH=pythonpath, ANONYMIZED_TELEMETRY="False")
-    out = subprocess.run(
-        [sys.executable, __file__, "--worker"],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=HERE,
-    ).stdout
-    result: dict[str, dict[str, float]] = json.loads(out.strip().splitlines()[-1])
-    return result
+    from _fixtures import run_worker
+
+    return cast(dict[str, dict[str, float]], run_worker(__file__, [], pythonpath))
 
 
 def main() -> None:

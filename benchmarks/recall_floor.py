@@ -27,15 +27,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from langchain_episodic import TaskDescription
@@ -130,19 +128,9 @@ def worker(folder: str) -> None:
 
 
 def measure(folder: str, pythonpath: str | None) -> dict[str, float]:
-    env = dict(os.environ, ANONYMIZED_TELEMETRY="False")
-    if pythonpath is not None:
-        env["PYTHONPATH"] = pythonpath
-    out = subprocess.run(
-        [sys.executable, __file__, "--worker", folder],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=HERE,
-    ).stdout
-    result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
-    return result
+    from _fixtures import run_worker
+
+    return cast(dict[str, float], run_worker(__file__, [folder], pythonpath))
 
 
 def main() -> None:

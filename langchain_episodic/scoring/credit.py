@@ -81,6 +81,8 @@ __all__ = [
     "encode_injection",
     "lesson_evidence",
     "outcome_entry_id",
+    "redact_credit",
+    "redact_injection",
     "utility_factor",
     "utility_table",
 ]

@@ -685,9 +685,8 @@ def _plan(
     # An entry names an episode as a JSON string (escaped or not, by the package's
     # version): a payload holding neither spelling of any subject is not decoded (a
     # search cheaper than a decode while the subjects are few).
+    few = len(subjects) <= _FEW_SUBJECTS
     spellings = {json.dumps(i, ensure_ascii=ascii) for i in subjects for ascii in (True, False)}
-    if len(subjects) > _FEW_SUBJECTS:
-        spellings = {""}  # found in every payload: each is decoded
     for entry in entries:
         if is_erasure_entry(entry.entry_id):
             continue
@@ -698,7 +697,7 @@ def _plan(
         if everything:
             remove.append(entry.entry_id)
             continue
-        if not any(spelling in entry.payload for spelling in spellings):
+        if few and not any(spelling in entry.payload for spelling in spellings):
             continue
         try:
             item = decode_entry(entry.entry_id, entry.run_id, entry.payload)
