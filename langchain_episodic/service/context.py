@@ -67,6 +67,8 @@ class NamespaceContext:
         clock: "Now" in seconds.
         lock: One writer at a time per memory object: record numbers come from the
             running count, and the immutability check must see the previous write.
+        turn: A condition on ``lock``: a run's outcome is written without the lock
+            and waits on it for its turn to be folded in.
     """
 
     store: EpisodeStore
@@ -74,10 +76,15 @@ class NamespaceContext:
     embeddings: Embeddings
     clock: Callable[[], float]
     lock: threading.RLock = field(default_factory=threading.RLock)
+    # Waits for a turn under ``lock`` (outcomes written without it fold in time order).
+    turn: threading.Condition = field(init=False, repr=False)
     # The latest query vectors: a run's task is embedded to infer its category and
     # again to recall for it; an embedder is deterministic, so once is enough.
     _queries: OrderedDict[str, NDArray[np.float32]] = field(default_factory=OrderedDict, repr=False)
     _queries_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        self.turn = threading.Condition(self.lock)
 
     def now(self) -> float:
         """The current time in seconds."""

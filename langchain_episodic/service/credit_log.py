@@ -13,6 +13,7 @@ process counts the other's injections once this memory next reads the journal
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -81,6 +82,9 @@ class CreditLog:
             journal's :meth:`~langchain_episodic.service.journal.Journal.sync`): called
             when another writer's outcome is found, and for an outcome older than the
             latest folded in (the book folds outcomes in time order: a replay).
+        turn: A condition on the memory's lock, which guards this log: outcomes
+            written concurrently (:meth:`close_concurrently`) wait on it for their
+            turn to be folded in (a fresh one when not given).
     """
 
     def __init__(
@@ -90,8 +94,12 @@ class CreditLog:
         half_life: float,
         position: JournalPosition,
         sync: Callable[[], None],
+        *,
+        turn: threading.Condition | None = None,
     ) -> None:
         self._store = store
+        self._turn = turn if turn is not None else threading.Condition(threading.RLock())
+        self._settling = 0  # callers waiting for the outcomes in flight to end
         self._namespace = namespace
         self._position = position
         self._sync = sync
@@ -101,6 +109,9 @@ class CreditLog:
         self.latest: tuple[float, str] | None = None
         self.closed = 0
         self._closed_here: OrderedDict[str, CreditEvent] = OrderedDict()
+        # (at, run_id) of the outcomes begun here and not yet folded in: written
+        # without the memory's lock, folded in this order once the earlier ones are.
+        self._in_flight: set[tuple[float, str]] = set()
 
     def closed_here(self, run_id: str) -> CreditEvent | None:
         """The outcome this log wrote (or found stored) for ``run_id`` lately, or ``None``.
@@ -227,6 +238,54 @@ class CreditLog:
             self._position.wrote([encode_injection(injection)[0]])
         return self.injections.get(run_id) or []
 
+    def settle(self) -> None:
+        """Under the memory's lock: wait until no outcome written concurrently is in flight.
+
+        What reads the journal, folds it or saves what it adds up to calls this first:
+        an outcome in flight is stored but not folded in yet. New ones wait meanwhile.
+        """
+        if not self._in_flight:
+            return
+        self._settling += 1
+        try:
+            self._turn.wait_for(lambda: not self._in_flight)
+        finally:
+            self._settling -= 1
+            self._turn.notify_all()
+
+    def close_concurrently(
+        self, run_id: str, reward: float, clock: Callable[[], float], by: str | None
+    ) -> CreditEvent:
+        """:meth:`close` (``read_open``) with the store's round trips outside the lock.
+
+        The outcome is timed (``clock``) and built under the memory's lock, written and
+        read back without it, and folded in under it once every outcome begun before it
+        here is, so runs credited at once do not wait on each other's round trips and
+        the book still folds in time order. Call without holding the lock.
+
+        Raises:
+            CreditError: As :meth:`close`.
+        """
+        turn = self._turn
+        with turn:
+            turn.wait_for(lambda: not self._settling)
+            event = self.begin_close(run_id, reward, clock(), by, read_open=True)
+        key = (event.at, event.run_id)
+        try:
+            stored = self.write_outcome(event)
+            with turn:
+                turn.wait_for(lambda: min(self._in_flight) == key)
+                try:
+                    return self.end_close(event, stored)
+                finally:
+                    turn.notify_all()
+        except BaseException:
+            if key in self._in_flight:  # not ended: the write failed, or the wait did
+                with turn:
+                    self.abandon(event)
+                    turn.notify_all()
+            raise
+
     def close(
         self,
         run_id: str,
@@ -241,10 +300,37 @@ class CreditLog:
         ``read_open``: the outcome is not read before writing (the caller read it as
         missing, or most runs are open): an outcome already stored is still found, as
         it is read again after writing, and the store keeps the first under an id.
+        All in one go under the memory's lock, once no outcome is in flight.
 
         Raises:
             CreditError: No injection record names the run, or its outcome is
                 already written (by this memory or any other).
+        """
+        self.settle()
+        event = self.begin_close(run_id, reward, at, by, read_open=read_open)
+        try:
+            stored = self.write_outcome(event)
+        except BaseException:
+            self.abandon(event)
+            raise
+        return self.end_close(event, stored)
+
+    def begin_close(
+        self,
+        run_id: str,
+        reward: float | None,
+        at: float,
+        by: str | None,
+        *,
+        read_open: bool = False,
+    ) -> CreditEvent:
+        """The run's outcome, to be written (:meth:`write_outcome`), then :meth:`end_close`.
+
+        Under the memory's lock. The outcome is in flight until :meth:`end_close` or
+        :meth:`abandon`: :meth:`settle` waits for it.
+
+        Raises:
+            CreditError: As :meth:`close`.
         """
         done = None if read_open else self.outcome(run_id)
         if done is not None:
@@ -260,8 +346,32 @@ class CreditLog:
         # something by any of its prompts saw memory).
         holdout = all(injection.holdout for injection in shown)
         event = CreditEvent(run_id, reward, episode_ids, shown[0].category, at, by, holdout)
+        self._in_flight.add((event.at, event.run_id))
+        return event
+
+    def write_outcome(self, event: CreditEvent) -> CreditEvent | None:
+        """Store ``event`` and read the run's outcome back: what the store kept.
+
+        Touches only the store, so the caller need not hold the memory's lock.
+        """
         self._store.append_journal(self._namespace, [JournalEntry(*encode_credit(event))])
-        stored = self.outcome(run_id)
+        return self.outcome(event.run_id)
+
+    def abandon(self, event: CreditEvent) -> None:
+        """End an outcome begun but not written (its write failed); under the lock."""
+        self._in_flight.discard((event.at, event.run_id))
+
+    def end_close(self, event: CreditEvent, stored: CreditEvent | None) -> CreditEvent:
+        """Fold in the outcome begun as ``event``, the store holding ``stored``; under the lock.
+
+        Call once every outcome begun before it (by ``(at, run_id)``) has ended, so
+        the book folds them in time order.
+
+        Raises:
+            CreditError: Another writer's outcome reached the store first.
+        """
+        run_id = event.run_id
+        self._in_flight.discard((event.at, run_id))
         if stored != event:  # another writer's outcome reached the store first
             self._sync()
             self.injections.pop(run_id, None)

@@ -185,6 +185,24 @@ class Eraser:
         kept = [entry for entry in entries if entry.entry_id not in dropped]
         return kept + [JournalEntry(*entry) for entry in plan.rewrite]
 
+    def remove_late(self, written: Sequence[Episode], late: Collection[str]) -> list[Episode]:
+        """Remove again what was just ``written`` under ids an erasure tombstoned meanwhile.
+
+        Another process's erasure may tombstone an id between the writer's check and
+        its write: those records are deleted (on a store that can delete) and
+        uncounted. Returns the episodes of ``written`` that stay.
+        """
+        context = self._context
+        store = context.store
+        if not isinstance(store, ForgetsRecords):
+            return list(written)
+        gone = [episode for episode in written if episode.episode_id in late]
+        with context.lock:
+            store.delete(context.namespace, [episode.episode_id for episode in gone])
+            self._summary.remove(gone)
+            self._refill_window(set(late), everything=False)
+        return [episode for episode in written if episode.episode_id not in late]
+
     def noted_write(self, episodes: Sequence[Episode]) -> bool:
         """Note ``episodes`` written; whether the retention policy is due to prune."""
         policy = self.retention

@@ -78,7 +78,9 @@ class Journal:
         # to be finished: true until the erasure service has looked, and again once an
         # erasure record without its receipt is folded in (or the journal is read anew).
         self.erasures_unchecked = True
-        self.credit = CreditLog(store, context.namespace, half_life, self.position, sync)
+        self.credit = CreditLog(
+            store, context.namespace, half_life, self.position, sync, turn=context.turn
+        )
         self.lessons = LessonLog(store, context.namespace, self.position)
         if not self._resume():
             self.reload()
@@ -91,6 +93,7 @@ class Journal:
 
     def reload(self, entries: Sequence[JournalEntry] | None = None) -> None:
         """Fold the whole journal in afresh: other writers' injections, outcomes and lessons."""
+        self.credit.settle()
         head = self._read_head() if entries is None else None  # read before the journal
         fresh = self.entries() if entries is None else list(entries)
         self.erasures_unchecked = True
@@ -122,6 +125,7 @@ class Journal:
         folded in afresh instead. Other writers' entries written since are folded in
         by the next :meth:`sync` (or :meth:`checkpoint`).
         """
+        self.credit.settle()
         if self._ordered is None or not self._holds_exactly(read):
             self.reload()
             return
@@ -150,6 +154,7 @@ class Journal:
         if self._ordered is None:
             self.reload()
             return
+        self.credit.settle()
         position, last_id = self.position.position, self.position.last_id
         tail = self._ordered.read_journal_from(self._context.namespace, max(position - 1, 0))
         if position > 0:
@@ -171,6 +176,7 @@ class Journal:
         if only_if_behind and not self.position.pending:
             return
         with self._context.lock:
+            self.credit.settle()
             head = self._read_head()  # before the journal: what it vouches for is read
             self.sync()
             self._write_checkpoint(head)
@@ -189,6 +195,7 @@ class Journal:
         if not entries:
             return []
         with self._context.lock:
+            self.credit.settle()
             self._context.store.append_journal(self._context.namespace, list(entries))
             stored = self.entries()
             self.reload(stored)

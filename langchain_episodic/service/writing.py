@@ -23,7 +23,6 @@ from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit import Runs
 from langchain_episodic.service.erasure import Eraser
 from langchain_episodic.service.summary import Summary
-from langchain_episodic.stores.base import ForgetsRecords
 from langchain_episodic.stores.codec import collect_malformed
 
 __all__ = ["EpisodeWriter"]
@@ -87,12 +86,14 @@ class EpisodeWriter:
             )
             with context.lock:  # a store takes one batch at a time from a memory
                 context.store.add(context.namespace, new, vectors, first_seq=self._summary.next_seq)
-                late = self._eraser.forgotten(ids)
-                if late and isinstance(context.store, ForgetsRecords):
-                    context.store.delete(context.namespace, list(late))
-                    new = [episode for episode in new if episode.episode_id not in late]
                 self._summary.add(new)
                 self._window.extend(new)
+            # Another process's erasure may have tombstoned an id since it was checked:
+            # looked at again once written (without the lock: the claim keeps other
+            # writes of these ids out), and what it names is removed again.
+            late = self._eraser.forgotten(ids)
+            if late:
+                new = self._eraser.remove_late(new, late)
         for episode in new:
             if episode.source is not None and episode.source.run_id is not None:
                 self._runs.close(episode.source.run_id, episode.feedback.reward)

@@ -4,9 +4,10 @@ again, and an erasure between a writer's check and its write wins."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -350,3 +351,45 @@ def test_the_erasure_records_are_read_only_while_one_may_be_unfinished(
     assert memory.forgetting.unfinished() != []
     memory.forget(["ep-3"], reason="user asked")
     assert memory.forgetting.unfinished() == []
+
+
+class ErasedWhileAdding(InMemoryEpisodeStore):
+    """Runs ``during_add`` (once) after the writer's checks, before its records land."""
+
+    during_add: object = None
+
+    def add(
+        self, namespace: str, episodes: Sequence[Episode], embeddings: Any, first_seq: int
+    ) -> None:
+        hook, self.during_add = self.during_add, None
+        if callable(hook):
+            hook()
+        super().add(namespace, episodes, embeddings, first_seq)
+
+
+def test_an_erasure_landing_between_the_writers_check_and_its_write_is_undone_after() -> None:
+    store = ErasedWhileAdding()
+    memory = EpisodicMemory(store=store, clock=lambda: NOW, short_term_limit=3)
+    memory.record_many(corpus(4))
+    other = EpisodicMemory(store=store, clock=lambda: NOW)
+    victim = make_episode(episode_id="late", description="Rotate the API keys")
+    kept = make_episode(episode_id="kept", description="Write the changelog")
+
+    def another_process_erases() -> None:
+        other.record(victim)
+        other.forget("late", reason="user asked")
+
+    store.during_add = another_process_erases
+    with pytest.raises(EpisodeForgottenError, match="late"):
+        memory.record_many([victim, kept])
+    assert "late" not in memory.get_episodes("late")
+    assert "kept" in memory.get_episodes("kept")
+    # Counted and windowed as the store holds them: the erased one is in neither.
+    assert len(memory) == store.count(memory.namespace) == 5
+    window = [episode.episode_id for episode in memory._s.window]
+    assert "late" not in window
+    assert window == ["ep-2", "ep-3", "kept"]
+    reopened = EpisodicMemory(store=store, clock=lambda: NOW)
+    assert [p.total_episodes for p in reopened.skill_profiles()] == [
+        p.total_episodes for p in memory.skill_profiles()
+    ]
