@@ -111,7 +111,8 @@ class CreditLog:
         self._closed_here: OrderedDict[str, CreditEvent] = OrderedDict()
         # (at, run_id) of the outcomes begun here and not yet folded in: written
         # without the memory's lock, folded in this order once the earlier ones are.
-        self._in_flight: set[tuple[float, str]] = set()
+        self._in_flight: dict[tuple[float, str], CreditEvent | None] = {}
+        self._unfolded = False  # an ended outcome could not be folded in its turn
 
     def closed_here(self, run_id: str) -> CreditEvent | None:
         """The outcome this log wrote (or found stored) for ``run_id`` lately, or ``None``.
@@ -239,16 +240,20 @@ class CreditLog:
         return self.injections.get(run_id) or []
 
     def settle(self) -> None:
-        """Under the memory's lock: wait until no outcome written concurrently is in flight.
+        """Under the memory's lock: fold in every outcome written concurrently, once ended.
 
         What reads the journal, folds it or saves what it adds up to calls this first:
-        an outcome in flight is stored but not folded in yet. New ones wait meanwhile.
+        an outcome in flight is stored but not folded in yet. It waits for those still
+        being written; new ones wait meanwhile.
         """
+        self._fold_ready()
         if not self._in_flight:
             return
         self._settling += 1
         try:
-            self._turn.wait_for(lambda: not self._in_flight)
+            while self._in_flight:  # the first is being written: its writer wakes us
+                self._turn.wait()
+                self._fold_ready()
         finally:
             self._settling -= 1
             self._turn.notify_all()
@@ -259,9 +264,11 @@ class CreditLog:
         """:meth:`close` (``read_open``) with the store's round trips outside the lock.
 
         The outcome is timed (``clock``) and built under the memory's lock, written and
-        read back without it, and folded in under it once every outcome begun before it
-        here is, so runs credited at once do not wait on each other's round trips and
-        the book still folds in time order. Call without holding the lock.
+        read back without it, then folded in under it in ``(at, run_id)`` order: now if
+        every outcome begun before it here is folded in, else by whichever call ends the
+        last of those. Runs credited at once wait neither on each other's round trips
+        nor for their turn, and the book still folds outcomes in time order. Call
+        without holding the lock.
 
         Raises:
             CreditError: As :meth:`close`.
@@ -269,22 +276,16 @@ class CreditLog:
         turn = self._turn
         with turn:
             turn.wait_for(lambda: not self._settling)
-            event = self.begin_close(run_id, reward, clock(), by, read_open=True)
-        key = (event.at, event.run_id)
+            event = self._begin(run_id, reward, clock(), by, read_open=True)
         try:
-            stored = self.write_outcome(event)
-            with turn:
-                turn.wait_for(lambda: min(self._in_flight) == key)
-                try:
-                    return self.end_close(event, stored)
-                finally:
-                    turn.notify_all()
+            stored = self._write(event)
         except BaseException:
-            if key in self._in_flight:  # not ended: the write failed, or the wait did
-                with turn:
-                    self.abandon(event)
-                    turn.notify_all()
+            with turn:
+                self._end(event, None, written=False)
             raise
+        with turn:
+            self._end(event, stored)
+        return event
 
     def close(
         self,
@@ -307,31 +308,19 @@ class CreditLog:
                 already written (by this memory or any other).
         """
         self.settle()
-        event = self.begin_close(run_id, reward, at, by, read_open=read_open)
+        event = self._begin(run_id, reward, at, by, read_open=read_open)
         try:
-            stored = self.write_outcome(event)
+            stored = self._write(event)
         except BaseException:
-            self.abandon(event)
+            self._end(event, None, written=False)
             raise
-        return self.end_close(event, stored)
+        self._end(event, stored)
+        return event
 
-    def begin_close(
-        self,
-        run_id: str,
-        reward: float | None,
-        at: float,
-        by: str | None,
-        *,
-        read_open: bool = False,
+    def _begin(
+        self, run_id: str, reward: float | None, at: float, by: str | None, *, read_open: bool
     ) -> CreditEvent:
-        """The run's outcome, to be written (:meth:`write_outcome`), then :meth:`end_close`.
-
-        Under the memory's lock. The outcome is in flight until :meth:`end_close` or
-        :meth:`abandon`: :meth:`settle` waits for it.
-
-        Raises:
-            CreditError: As :meth:`close`.
-        """
+        """The run's outcome, in flight from now until :meth:`_end`; under the lock."""
         done = None if read_open else self.outcome(run_id)
         if done is not None:
             self._sync()  # another writer's outcome: fold it in (and what came with it)
@@ -346,44 +335,58 @@ class CreditLog:
         # something by any of its prompts saw memory).
         holdout = all(injection.holdout for injection in shown)
         event = CreditEvent(run_id, reward, episode_ids, shown[0].category, at, by, holdout)
-        self._in_flight.add((event.at, event.run_id))
+        self._in_flight[event.at, event.run_id] = None
         return event
 
-    def write_outcome(self, event: CreditEvent) -> CreditEvent | None:
-        """Store ``event`` and read the run's outcome back: what the store kept.
-
-        Touches only the store, so the caller need not hold the memory's lock.
-        """
+    def _write(self, event: CreditEvent) -> CreditEvent | None:
+        """Store ``event`` and read the run's outcome back: what the store kept (no lock)."""
         self._store.append_journal(self._namespace, [JournalEntry(*encode_credit(event))])
         return self.outcome(event.run_id)
 
-    def abandon(self, event: CreditEvent) -> None:
-        """End an outcome begun but not written (its write failed); under the lock."""
-        self._in_flight.discard((event.at, event.run_id))
+    def _end(self, event: CreditEvent, stored: CreditEvent | None, *, written: bool = True) -> None:
+        """Under the lock: ``event``'s write is over, the store holding ``stored``.
 
-    def end_close(self, event: CreditEvent, stored: CreditEvent | None) -> CreditEvent:
-        """Fold in the outcome begun as ``event``, the store holding ``stored``; under the lock.
-
-        Call once every outcome begun before it (by ``(at, run_id)``) has ended, so
-        the book folds them in time order.
+        Folds in the outcomes whose turn it is (this one, once the earlier ones are).
 
         Raises:
             CreditError: Another writer's outcome reached the store first.
         """
-        run_id = event.run_id
-        self._in_flight.discard((event.at, run_id))
-        if stored != event:  # another writer's outcome reached the store first
+        key = (event.at, event.run_id)
+        try:
+            if written and stored == event:
+                self._remember_closed(event)
+                self._in_flight[key] = event  # to be folded in its turn
+                return
+            del self._in_flight[key]
+        finally:
+            try:
+                self._fold_ready()
+            finally:
+                self._turn.notify_all()
+        if written:  # another writer's outcome reached the store first
             self._sync()
-            self.injections.pop(run_id, None)
+            self.injections.pop(event.run_id, None)
             if stored is not None:
                 self._remember_closed(stored)
-            raise CreditError(run_id, self._namespace, describe_outcome(stored))
-        self._remember_closed(event)
-        if self._fold(event):
-            self._position.wrote([outcome_entry_id(run_id)])
-        else:  # older than an outcome folded in already: read on, which replays in order
+            raise CreditError(event.run_id, self._namespace, describe_outcome(stored))
+
+    def _fold_ready(self) -> None:
+        """Fold in the ended outcomes that no outcome begun before them still holds up."""
+        while self._in_flight:
+            first = min(self._in_flight)
+            event = self._in_flight[first]
+            if event is None:  # still being written
+                return
+            del self._in_flight[first]
+            if self._fold(event):
+                self._position.wrote([outcome_entry_id(event.run_id)])
+            else:
+                # Older than an outcome folded in already (another writer's, read
+                # since): left unread, so the next read of the journal replays in order.
+                self._unfolded = True
+        if self._unfolded:
+            self._unfolded = False
             self._sync()
-        return event
 
     def open_runs(self) -> list[tuple[str, list[Injection]]]:
         """Runs with an injection record and no outcome, oldest first."""

@@ -288,3 +288,35 @@ def test_two_memories_crediting_one_run_at_once_credit_it_once() -> None:
         memory.runs.reload()
         assert _state(memory._s.journal.credit) == _replayed_state(memory)
         assert [e for e in memory.runs.log() if e.run_id == "r0"] == [outcome]
+
+
+def test_a_later_outcome_returns_at_once_and_is_folded_in_after_the_earlier_one() -> None:
+    store = OutcomeGate()
+    memory = _memory(store)
+    arrived, release = threading.Event(), threading.Event()
+
+    def r0_held(run_id: str) -> None:
+        if run_id == "r0":
+            arrived.set()
+            assert release.wait(WAIT)
+
+    store.before_outcome = r0_held
+    first = threading.Thread(target=memory.runs.credit, args=("r0", 1.0))
+    first.start()
+    assert arrived.wait(WAIT)
+    # r1 began after r0: its credit returns without waiting for r0's round trips ...
+    later = threading.Thread(target=memory.runs.credit, args=("r1", 0.0))
+    later.start()
+    later.join(WAIT)
+    assert not later.is_alive()
+    # ... and waits, written and closed, to be folded in after r0.
+    log = memory._s.journal.credit
+    assert log.closed_here("r1") is not None
+    assert log.book.rows["ep-2"].credited_runs == 0  # shown to r1 only
+    release.set()
+    first.join(WAIT)
+    assert not first.is_alive()
+    assert log.latest is not None
+    assert log.latest[1] == "r1"
+    assert log.book.rows["ep-2"].credited_runs == 1
+    assert _state(log) == _replayed_state(memory)
