@@ -6,6 +6,7 @@ and every method delegates to the one that owns the job.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
@@ -213,6 +214,7 @@ class EpisodicMemory:
         )
         self.short_term_limit, self.namespace = short_term_limit, namespace
         self._scoped: dict[str, EpisodicMemory] = {}  # for_namespace: one twin each
+        self._scoped_lock = threading.Lock()
         self._s = open_services(
             NamespaceContext(self.store, namespace, self.embeddings, clock),
             short_term_limit=short_term_limit,
@@ -639,7 +641,7 @@ class EpisodicMemory:
         """
         if namespace == self.namespace:
             return self
-        with self._s.context.lock:
+        with self._scoped_lock:  # opening one reads its store: this memory's runs go on
             if namespace not in self._scoped:
                 self._scoped[namespace] = EpisodicMemory(
                     self.store,

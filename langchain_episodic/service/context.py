@@ -65,10 +65,15 @@ class NamespaceContext:
         namespace: The namespace every call reads and writes.
         embeddings: The namespace's checked embedding model.
         clock: "Now" in seconds.
-        lock: One writer at a time per memory object: record numbers come from the
-            running count, and the immutability check must see the previous write.
-        turn: A condition on ``lock``: a run's outcome is written without the lock
-            and waits on it for its turn to be folded in.
+        lock: Guards what the services hold in memory (counts, the credit book, open
+            runs, the window); held across a store call only where that state must
+            not move meanwhile.
+        writes: Held around a write of episodes to the store (a store takes one batch
+            at a time from a memory; record numbers follow the count) and around an
+            erasure, so neither meets the other half done. Taken before ``lock``.
+        turn: A condition on ``lock``: runs' outcomes are written without it and
+            folded in in time order; what reads the journal waits on it for those in
+            flight (:meth:`~langchain_episodic.service.credit_log.CreditLog.settle`).
     """
 
     store: EpisodeStore
@@ -76,6 +81,7 @@ class NamespaceContext:
     embeddings: Embeddings
     clock: Callable[[], float]
     lock: threading.RLock = field(default_factory=threading.RLock)
+    writes: threading.RLock = field(default_factory=threading.RLock)
     # Waits for a turn under ``lock`` (outcomes written without it fold in time order).
     turn: threading.Condition = field(init=False, repr=False)
     # The latest query vectors: a run's task is embedded to infer its category and

@@ -197,7 +197,7 @@ class Eraser:
         if not isinstance(store, ForgetsRecords):
             return list(written)
         gone = [episode for episode in written if episode.episode_id in late]
-        with context.lock:
+        with context.writes, context.lock:
             store.delete(context.namespace, [episode.episode_id for episode in gone])
             self._summary.remove(gone)
             self._refill_window(set(late), everything=False)
@@ -237,7 +237,7 @@ class Eraser:
         ids = _checked_ids(episode_ids)
         store = self._deleting_store()
         context = self._context
-        with context.lock:
+        with context.writes, context.lock:
             self._journal.sync()  # lessons and runs other writers added since
             self._finish_pending()
             lessons = self._journal.lessons.book.lessons
@@ -280,7 +280,7 @@ class Eraser:
         _check_by(by)
         store = self._deleting_store()
         context = self._context
-        with context.lock:
+        with context.writes, context.lock:
             self._journal.sync()
             self._finish_pending()
             stored = {e.episode_id: e for e in context.store.iter_episodes(context.namespace)}
@@ -346,7 +346,7 @@ class Eraser:
         dry_run: bool = False,
     ) -> tuple[PrunePlan, ForgetReceipt | None]:
         """Apply the retention policy: the plan, and the erasure's receipt (``None``: nothing)."""
-        with self._context.lock:
+        with self._context.writes, self._context.lock:
             plan = self.plan_prune(retention, now)
             self._written_since_prune = 0
             if not plan.episode_ids:
@@ -385,7 +385,7 @@ class Eraser:
             StoreConfigurationError: The store cannot delete.
         """
         store = self._deleting_store()
-        with self._context.lock:
+        with self._context.writes, self._context.lock:
             return store.purge_deleted()
 
     def scrub_status(self) -> tuple[bool, str]:

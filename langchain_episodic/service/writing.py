@@ -84,10 +84,14 @@ class EpisodeWriter:
                 [episode.task.description for episode in new],
                 [f"episode_id={e.episode_id!r}" for e in new],
             )
-            with context.lock:  # a store takes one batch at a time from a memory
+            # A store takes one batch at a time from a memory (the writes lock); the
+            # memory's lock, which runs' counting and credit take too, is held only to
+            # count what was written, not across the store's round trip.
+            with context.writes:
                 context.store.add(context.namespace, new, vectors, first_seq=self._summary.next_seq)
-                self._summary.add(new)
-                self._window.extend(new)
+                with context.lock:
+                    self._summary.add(new)
+                    self._window.extend(new)
             # Another process's erasure may have tombstoned an id since it was checked:
             # looked at again once written (without the lock: the claim keeps other
             # writes of these ids out), and what it names is removed again.

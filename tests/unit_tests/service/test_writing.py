@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 
-from langchain_episodic import EpisodicMemory
+from langchain_episodic import Episode, EpisodicMemory
+from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.unit_tests.factories import make_episode
 
 
@@ -30,3 +35,73 @@ def test_a_non_episode_is_a_type_error(memory: EpisodicMemory) -> None:
     with pytest.raises(TypeError):
         memory._s.writer.write(["not an episode"], in_time_order=True)  # type: ignore[list-item]
     assert len(memory) == 0
+
+
+class HeldAdd(InMemoryEpisodeStore):
+    """An ``add`` that waits at ``gate`` (when set) before writing: a slow round trip."""
+
+    gate: threading.Event | None = None
+    entered = threading.Event()
+
+    def add(
+        self, namespace: str, episodes: Sequence[Episode], embeddings: Any, first_seq: int
+    ) -> None:
+        if self.gate is not None:
+            self.entered.set()
+            assert self.gate.wait(10.0), "the gate never opened"
+        super().add(namespace, episodes, embeddings, first_seq)
+
+
+def test_runs_are_noted_and_credited_while_a_record_waits_on_the_store() -> None:
+    store = HeldAdd()
+    store.entered = threading.Event()
+    memory = EpisodicMemory(store=store, clock=lambda: 1_000.0)
+    memory.record(make_episode(episode_id="seed", description="Fix the login bug"))
+    store.gate = threading.Event()
+    recording = threading.Thread(
+        target=memory.record, args=(make_episode(episode_id="slow", description="Parse CSV"),)
+    )
+    recording.start()
+    assert store.entered.wait(10.0)
+    # The record is inside the store's round trip; a run is noted and credited meanwhile
+    # (a memory lock held across that round trip would keep both waiting).
+    other = threading.Thread(
+        target=lambda: (
+            memory.runs.note("r1", ["seed"], "Fix the login bug"),
+            memory.runs.credit("r1", 1.0),
+        )
+    )
+    other.start()
+    other.join(10.0)
+    done_while_held = not other.is_alive()
+    store.gate.set()
+    recording.join(10.0)
+    other.join(10.0)
+    assert done_while_held
+    assert not recording.is_alive()
+    assert len(memory) == 2
+    assert memory.runs.utility("seed").credited_runs == 1
+    assert [e.episode_id for e in memory.short_term] == ["seed", "slow"]
+
+
+def test_a_second_record_waits_for_the_first_batch_to_be_written() -> None:
+    store = HeldAdd()
+    store.entered = threading.Event()
+    memory = EpisodicMemory(store=store, clock=lambda: 1_000.0)
+    store.gate = threading.Event()
+    first = threading.Thread(target=memory.record, args=(make_episode(episode_id="a"),))
+    first.start()
+    assert store.entered.wait(10.0)
+    store.entered.clear()
+    second = threading.Thread(target=memory.record, args=(make_episode(episode_id="b"),))
+    second.start()
+    # One batch at a time reaches the store from a memory: the second is not let in.
+    assert not store.entered.wait(0.3)
+    store.gate.set()
+    first.join(10.0)
+    second.join(10.0)
+    assert not first.is_alive()
+    assert not second.is_alive()
+    numbers = {e.episode_id: e for e in store.iter_episodes(memory.namespace)}
+    assert list(numbers) == ["a", "b"]  # numbered in the order written
+    assert len(memory) == 2
