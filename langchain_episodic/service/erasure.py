@@ -557,8 +557,11 @@ class Eraser:
                 self._drop_checkpoint()
             store.delete(namespace, list(stored))
             self._forget_times(stored, everything=everything)
-            self._quarantine.remove_naming(subjects, everything=everything)
-            self._pins.remove_naming(subjects, everything=everything)
+            # A log that names none of them (read just above) is not read again.
+            if quarantine:
+                self._quarantine.remove_naming(subjects, everything=everything)
+            if pins:
+                self._pins.remove_naming(subjects, everything=everything)
             # The entries just read, under the lock, say which are there and which rewritten.
             read = None if everything else entries
             deleted = self._remove_stale(store, plan, read) if named else []
@@ -579,12 +582,12 @@ class Eraser:
         elif named:  # entries were removed (positions moved): what the logs counted goes
             appended = [entry.entry_id for entry in [*opening, *closing]]
             self._journal.fold_erasure(entries, deleted, appended, subjects)
-            if kept_checkpoint:
-                self._journal.sync()
-            else:
+            if not kept_checkpoint:
                 self._journal.checkpoint()
-        else:  # only appended: the erasure's own entries (and other writers')
-            self._journal.sync()
+        else:  # only appended: the erasure's own entries, which no log counts
+            self._journal.position.wrote(entry.entry_id for entry in [*opening, *closing])
+        # Other writers' entries written meanwhile are folded in by the next sync, as
+        # after any write of this memory's own.
         return receipt
 
     def _journal_writes(self) -> AbstractContextManager[None]:
