@@ -112,3 +112,28 @@ def test_a_malformed_record_does_not_make_every_open_rescan(tmp_path: Path) -> N
     assert CountingStore.scanned == 0
     assert len(again) == 21
     assert again.skill_profiles() == compute_skill_profiles(corpus(20))
+
+
+@pytest.mark.parametrize("other_erases", [False, True])
+def test_an_erasure_beside_another_writer_leaves_a_summary_the_next_open_gets_right(
+    tmp_path: Path, other_erases: bool
+) -> None:
+    # The erasure saves its summary without counting the store: what another writer
+    # did meanwhile (records, and perhaps an erasure) is found by the next open.
+    store = ChromaEpisodeStore(path=tmp_path)
+    ours = EpisodicMemory(store=store)
+    ours.record_many(corpus(10))
+    theirs = EpisodicMemory(store=store)
+    extra = [
+        Episode.from_dict({**e.to_dict(), "episode_id": f"theirs-{i}"})
+        for i, e in enumerate(corpus(3))
+    ]
+    theirs.record_many(extra)
+    if other_erases:
+        theirs.forget(["ep-2"], reason="their user asked")
+    ours.forget(["ep-1"], reason="our user asked")
+    held = list(ChromaEpisodeStore(path=tmp_path).iter_episodes("default"))
+    assert len(held) == 12 - other_erases
+    reopened = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path))
+    assert len(reopened) == len(held)
+    assert reopened.skill_profiles() == compute_skill_profiles(held)
