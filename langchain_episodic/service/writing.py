@@ -92,12 +92,13 @@ class EpisodeWriter:
                 with context.lock:
                     self._summary.add(new)
                     self._window.extend(new)
-            # Another process's erasure may have tombstoned an id since it was checked:
-            # looked at again once written (without the lock: the claim keeps other
-            # writes of these ids out), and what it names is removed again.
-            late = self._eraser.forgotten(ids)
-            if late:
-                new = self._eraser.remove_late(new, late)
+                # Another process's erasure may have tombstoned an id since it was
+                # checked: looked at again once written (still under the writes lock, so
+                # no erasure of this memory's meets the write half counted), and what it
+                # names is removed again.
+                late = self._eraser.forgotten(ids)
+                if late:
+                    new = self._eraser.remove_late(new, late)
         for episode in new:
             if episode.source is not None and episode.source.run_id is not None:
                 self._runs.close(episode.source.run_id, episode.feedback.reward)

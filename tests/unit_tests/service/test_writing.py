@@ -105,3 +105,54 @@ def test_a_second_record_waits_for_the_first_batch_to_be_written() -> None:
     numbers = {e.episode_id: e for e in store.iter_episodes(memory.namespace)}
     assert list(numbers) == ["a", "b"]  # numbered in the order written
     assert len(memory) == 2
+
+
+class HeldCheck(InMemoryEpisodeStore):
+    """With ``hold``: holds the journal read by id that follows the next ``add`` (the
+    writer's erasure re-check) until ``gate`` opens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold = self.armed = False
+        self.entered, self.gate = threading.Event(), threading.Event()
+
+    def add(
+        self, namespace: str, episodes: Sequence[Episode], embeddings: Any, first_seq: int
+    ) -> None:
+        super().add(namespace, episodes, embeddings, first_seq)
+        self.armed, self.hold = self.hold, False
+
+    def read_journal_ids(self, namespace: str, entry_ids: Sequence[str]) -> Any:
+        if self.armed:
+            self.armed = False
+            self.entered.set()
+            assert self.gate.wait(10.0), "the gate never opened"
+        return super().read_journal_ids(namespace, entry_ids)
+
+
+def test_an_erasure_here_waits_for_a_write_to_be_checked_and_counted() -> None:
+    store = HeldCheck()
+    memory = EpisodicMemory(store=store, clock=lambda: 1_000.0)
+    memory.record(make_episode(episode_id="seed", description="Fix the login bug"))
+    store.hold = True
+    victim = make_episode(episode_id="victim", description="Rotate the API keys")
+    recording = threading.Thread(target=memory.record, args=(victim,))
+    recording.start()
+    assert store.entered.wait(10.0)  # written, counted, its erasure re-check under way
+    forgetting = threading.Thread(target=memory.forget, args=(["victim"],), kwargs={"reason": "x"})
+    forgetting.start()
+    forgetting.join(0.3)
+    waited = forgetting.is_alive()
+    store.gate.set()
+    recording.join(10.0)
+    forgetting.join(10.0)
+    assert waited  # an erasure never meets a write half checked
+    assert not recording.is_alive()
+    assert not forgetting.is_alive()
+    # Counted once and uncounted once: the memory agrees with its store and a fresh open.
+    assert len(memory) == store.count(memory.namespace) == 1
+    assert [e.episode_id for e in memory.short_term] == ["seed"]
+    reopened = EpisodicMemory(store=store, clock=lambda: 1_000.0)
+    assert [p.total_episodes for p in reopened.skill_profiles()] == [
+        p.total_episodes for p in memory.skill_profiles()
+    ]
