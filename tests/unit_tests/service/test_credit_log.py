@@ -159,6 +159,24 @@ def _state(log: CreditLog) -> dict[str, object]:
     return {"book": state, "open": log.open_runs(), "latest": log.latest, "closed": log.closed}
 
 
+def _crediting_r0_held(
+    memory: EpisodicMemory, store: OutcomeGate
+) -> tuple[threading.Thread, threading.Event]:
+    """A thread crediting run r0, its outcome held at the store until the event is set."""
+    arrived, release = threading.Event(), threading.Event()
+
+    def r0_held(run_id: str) -> None:
+        if run_id == "r0":
+            arrived.set()
+            assert release.wait(WAIT)
+
+    store.before_outcome = r0_held
+    crediting = threading.Thread(target=memory.runs.credit, args=("r0", 1.0))
+    crediting.start()
+    assert arrived.wait(WAIT)
+    return crediting, release
+
+
 def test_runs_credited_at_once_write_their_outcomes_side_by_side() -> None:
     store = OutcomeGate()
     memory = _memory(store)
@@ -210,16 +228,7 @@ def test_outcomes_stored_in_reverse_fold_in_time_order_without_a_replay() -> Non
 def test_a_checkpoint_waits_for_an_outcome_in_flight_and_sums_it_up() -> None:
     store = OutcomeGate()
     memory = _memory(store)
-    arrived, release = threading.Event(), threading.Event()
-
-    def held(run_id: str) -> None:
-        arrived.set()
-        assert release.wait(WAIT)
-
-    store.before_outcome = held
-    crediting = threading.Thread(target=memory.runs.credit, args=("r0", 1.0))
-    crediting.start()
-    assert arrived.wait(WAIT)
+    crediting, release = _crediting_r0_held(memory, store)
     saving = threading.Thread(target=memory.journal.checkpoint)
     saving.start()
     saving.join(0.3)
@@ -293,17 +302,7 @@ def test_two_memories_crediting_one_run_at_once_credit_it_once() -> None:
 def test_a_later_outcome_returns_at_once_and_is_folded_in_after_the_earlier_one() -> None:
     store = OutcomeGate()
     memory = _memory(store)
-    arrived, release = threading.Event(), threading.Event()
-
-    def r0_held(run_id: str) -> None:
-        if run_id == "r0":
-            arrived.set()
-            assert release.wait(WAIT)
-
-    store.before_outcome = r0_held
-    first = threading.Thread(target=memory.runs.credit, args=("r0", 1.0))
-    first.start()
-    assert arrived.wait(WAIT)
+    first, release = _crediting_r0_held(memory, store)
     # r1 began after r0: its credit returns without waiting for r0's round trips ...
     later = threading.Thread(target=memory.runs.credit, args=("r1", 0.0))
     later.start()
