@@ -82,7 +82,6 @@ class NamespaceContext:
     clock: Callable[[], float]
     lock: threading.RLock = field(default_factory=threading.RLock)
     writes: threading.RLock = field(default_factory=threading.RLock)
-    # Waits for a turn under ``lock`` (outcomes written without it fold in time order).
     turn: threading.Condition = field(init=False, repr=False)
     # The latest query vectors: a run's task is embedded to infer its category and
     # again to recall for it; an embedder is deterministic, so once is enough.

@@ -273,19 +273,10 @@ class CreditLog:
         Raises:
             CreditError: As :meth:`close`.
         """
-        turn = self._turn
-        with turn:
-            turn.wait_for(lambda: not self._settling)
+        with self._turn:
+            self._turn.wait_for(lambda: not self._settling)
             event = self._begin(run_id, reward, clock(), by, read_open=True)
-        try:
-            stored = self._write(event)
-        except BaseException:
-            with turn:
-                self._end(event, None, written=False)
-            raise
-        with turn:
-            self._end(event, stored)
-        return event
+        return self._write_and_end(event)
 
     def close(
         self,
@@ -308,14 +299,7 @@ class CreditLog:
                 already written (by this memory or any other).
         """
         self.settle()
-        event = self._begin(run_id, reward, at, by, read_open=read_open)
-        try:
-            stored = self._write(event)
-        except BaseException:
-            self._end(event, None, written=False)
-            raise
-        self._end(event, stored)
-        return event
+        return self._write_and_end(self._begin(run_id, reward, at, by, read_open=read_open))
 
     def _begin(
         self, run_id: str, reward: float | None, at: float, by: str | None, *, read_open: bool
@@ -338,10 +322,22 @@ class CreditLog:
         self._in_flight[event.at, event.run_id] = None
         return event
 
-    def _write(self, event: CreditEvent) -> CreditEvent | None:
-        """Store ``event`` and read the run's outcome back: what the store kept (no lock)."""
-        self._store.append_journal(self._namespace, [JournalEntry(*encode_credit(event))])
-        return self.outcome(event.run_id)
+    def _write_and_end(self, event: CreditEvent) -> CreditEvent:
+        """Store ``event`` and read the run's outcome back (no lock needed), then end it.
+
+        Raises:
+            CreditError: Another writer's outcome reached the store first.
+        """
+        try:
+            self._store.append_journal(self._namespace, [JournalEntry(*encode_credit(event))])
+            stored = self.outcome(event.run_id)
+        except BaseException:
+            with self._turn:
+                self._end(event, None, written=False)
+            raise
+        with self._turn:
+            self._end(event, stored)
+        return event
 
     def _end(self, event: CreditEvent, stored: CreditEvent | None, *, written: bool = True) -> None:
         """Under the lock: ``event``'s write is over, the store holding ``stored``.

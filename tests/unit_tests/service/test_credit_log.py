@@ -12,11 +12,10 @@ import pytest
 from langchain_episodic import EpisodicMemory
 from langchain_episodic.errors import CreditError
 from langchain_episodic.scoring.credit import outcome_entry_id
-from langchain_episodic.service.checkpoint import JournalPosition
-from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores import InMemoryEpisodeStore
 from langchain_episodic.stores.base import JournalEntry
+from tests.helpers.credit import log_state, replayed_log
 from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode
 
@@ -145,20 +144,6 @@ def _credit_at_once(memory: EpisodicMemory, run_ids: Sequence[str]) -> list[Base
     return errors
 
 
-def _replayed_state(memory: EpisodicMemory) -> dict[str, object]:
-    """What a replay of the whole stored journal folds: the book, open runs, latest."""
-    log = memory._s.journal.credit
-    replay = CreditLog(memory.store, memory.namespace, log.half_life, JournalPosition(False), print)
-    replay.reload(memory._s.journal.entries())
-    return _state(replay)
-
-
-def _state(log: CreditLog) -> dict[str, object]:
-    state = log.book.to_state()
-    del state["version"]  # a count of changes, not of what they add up to
-    return {"book": state, "open": log.open_runs(), "latest": log.latest, "closed": log.closed}
-
-
 def _crediting_r0_held(
     memory: EpisodicMemory, store: OutcomeGate
 ) -> tuple[threading.Thread, threading.Event]:
@@ -187,7 +172,7 @@ def test_runs_credited_at_once_write_their_outcomes_side_by_side() -> None:
     errors = _credit_at_once(memory, [f"r{i}" for i in range(RUNS)])
     assert errors == []
     assert memory.runs.pending() == {}
-    assert _state(memory._s.journal.credit) == _replayed_state(memory)
+    assert log_state(memory._s.journal.credit) == log_state(replayed_log(memory))
 
 
 def test_outcomes_stored_in_reverse_fold_in_time_order_without_a_replay() -> None:
@@ -222,7 +207,7 @@ def test_outcomes_stored_in_reverse_fold_in_time_order_without_a_replay() -> Non
     log = memory._s.journal.credit
     assert store.whole_reads == reads_before  # folded one by one: no replay was needed
     assert [e.run_id for e in log.credits()] == [f"r{i}" for i in range(RUNS)]
-    assert _state(log) == _replayed_state(memory)
+    assert log_state(log) == log_state(replayed_log(memory))
 
 
 def test_a_checkpoint_waits_for_an_outcome_in_flight_and_sums_it_up() -> None:
@@ -265,7 +250,7 @@ def test_an_outcome_whose_write_fails_blocks_nothing_after_it() -> None:
     assert set(memory.runs.pending()) == {"r0", "r4", "r5"}
     store.before_outcome = lambda run_id: None
     memory.runs.credit("r0", 1.0)  # the run is still open: credited once the store is back
-    assert _state(memory._s.journal.credit) == _replayed_state(memory)
+    assert log_state(memory._s.journal.credit) == log_state(replayed_log(memory))
 
 
 def test_two_memories_crediting_one_run_at_once_credit_it_once() -> None:
@@ -295,7 +280,7 @@ def test_two_memories_crediting_one_run_at_once_credit_it_once() -> None:
     store.before_outcome = lambda run_id: None
     for memory in (first, second):
         memory.runs.reload()
-        assert _state(memory._s.journal.credit) == _replayed_state(memory)
+        assert log_state(memory._s.journal.credit) == log_state(replayed_log(memory))
         assert [e for e in memory.runs.log() if e.run_id == "r0"] == [outcome]
 
 
@@ -318,4 +303,4 @@ def test_a_later_outcome_returns_at_once_and_is_folded_in_after_the_earlier_one(
     assert log.latest is not None
     assert log.latest[1] == "r1"
     assert log.book.rows["ep-2"].credited_runs == 1
-    assert _state(log) == _replayed_state(memory)
+    assert log_state(log) == log_state(replayed_log(memory))

@@ -22,11 +22,10 @@ from langchain_episodic.scoring.credit import (
     encode_injection,
 )
 from langchain_episodic.scoring.retention import Retention
-from langchain_episodic.service.checkpoint import JournalPosition
-from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores import InMemoryEpisodeStore
 from langchain_episodic.stores.base import JournalEntry
+from tests.helpers.credit import log_state, replayed_log
 from tests.helpers.episodes import corpus
 from tests.helpers.forgetting import NOW, memory_with
 from tests.unit_tests.factories import make_episode
@@ -186,20 +185,6 @@ def _runs_showing_the_victim(memory: EpisodicMemory) -> None:
     memory.runs.credit("r6", 0.4)
 
 
-def _replayed(memory: EpisodicMemory) -> CreditLog:
-    """The credit log a replay of the whole stored journal builds."""
-    log = memory._s.journal.credit
-    replay = CreditLog(memory.store, memory.namespace, log.half_life, JournalPosition(False), print)
-    replay.reload(memory._s.journal.entries())
-    return replay
-
-
-def _state(log: CreditLog) -> dict[str, object]:
-    state = log.book.to_state()
-    del state["version"]  # a count of changes: a replay counts none for the erasure
-    return {"book": state, "open": log.open_runs(), "latest": log.latest, "closed": log.closed}
-
-
 @pytest.mark.parametrize("backend", ["in-memory", "chroma"])
 def test_an_erasure_of_a_shown_episode_leaves_what_a_replay_of_the_journal_builds(
     backend: str, tmp_path: Path
@@ -220,14 +205,14 @@ def test_an_erasure_of_a_shown_episode_leaves_what_a_replay_of_the_journal_build
         assert store.whole_reads == reads + 2
     assert "ep-2" not in log.book.rows
     assert log.book.changed_since(version) == {"ep-2"}  # what derives from it is stale
-    assert _state(log) == _state(_replayed(memory))
+    assert log_state(log) == log_state(replayed_log(memory))
     assert [i.episode_ids for i in log.injections["r4"]] == [(), ("ep-4",)]
     assert replayed_checkpoint(store, memory.namespace) == []
     # The memory goes on as one opened afresh would.
     memory.runs.credit("r4", 1.0)
     fresh = EpisodicMemory(store=store, clock=lambda: NOW)
     assert fresh.runs.utilities() == memory.runs.utilities()
-    assert _state(fresh._s.journal.credit) == _state(_replayed(memory))
+    assert log_state(fresh._s.journal.credit) == log_state(replayed_log(memory))
 
 
 class OtherWriterBetween(InMemoryEpisodeStore):
@@ -255,7 +240,7 @@ def test_an_erasure_that_read_another_writers_entries_folds_the_journal_afresh()
     assert receipt.outcomes_redacted == 3  # theirs too
     log = memory._s.journal.credit
     assert log.book.rows["ep-5"].credited_runs == 1  # their outcome, read and folded in
-    assert _state(log) == _state(_replayed(memory))
+    assert log_state(log) == log_state(replayed_log(memory))
 
 
 def test_an_id_with_quotes_and_accents_is_found_in_the_journal_however_it_was_escaped() -> None:
@@ -301,7 +286,7 @@ def test_a_checkpoint_that_sums_up_none_of_the_removed_entries_is_kept(
     fresh = EpisodicMemory(store=store, clock=lambda: NOW)
     assert fresh.runs.utilities() == memory.runs.utilities()
     assert victim not in fresh.runs.utilities()
-    assert _state(fresh._s.journal.credit) == _state(_replayed(memory))
+    assert log_state(fresh._s.journal.credit) == log_state(replayed_log(memory))
 
 
 class ErasureReadsCounted(InMemoryEpisodeStore):
