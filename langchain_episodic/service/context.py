@@ -18,6 +18,7 @@ from langchain_core.embeddings import Embeddings
 from numpy.typing import NDArray
 
 from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.service.locks import WritesLock
 from langchain_episodic.stores.base import EpisodeStore
 
 __all__ = ["NamespaceContext", "check_vectors"]
@@ -68,9 +69,10 @@ class NamespaceContext:
         lock: Guards what the services hold in memory (counts, the credit book, open
             runs, the window); held across a store call only where that state must
             not move meanwhile.
-        writes: Held around a write of episodes to the store (a store takes one batch
-            at a time from a memory; record numbers follow the count) and around an
-            erasure, so neither meets the other half done. Taken before ``lock``.
+        writes: Its shared side is held around a write of episodes to the store and
+            the checks after it, its exclusive side around an erasure, so neither meets
+            the other half done; records do not wait for each other. Taken before
+            ``lock``.
         turn: A condition on ``lock``: runs' outcomes are written without it and
             folded in in time order; what reads the journal waits on it for those in
             flight (:meth:`~langchain_episodic.service.credit_log.CreditLog.settle`).
@@ -81,7 +83,7 @@ class NamespaceContext:
     embeddings: Embeddings
     clock: Callable[[], float]
     lock: threading.RLock = field(default_factory=threading.RLock)
-    writes: threading.RLock = field(default_factory=threading.RLock)
+    writes: WritesLock = field(default_factory=WritesLock)
     turn: threading.Condition = field(init=False, repr=False)
     # The latest query vectors: a run's task is embedded to infer its category and
     # again to recall for it; an embedder is deterministic, so once is enough.

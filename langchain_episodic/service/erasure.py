@@ -190,14 +190,16 @@ class Eraser:
 
         Another process's erasure may tombstone an id between the writer's check and
         its write: those records are deleted (on a store that can delete) and
-        uncounted. Returns the episodes of ``written`` that stay.
+        uncounted. Returns the episodes of ``written`` that stay. Called by the writer
+        while it holds the shared side of the writes lock, which keeps this memory's
+        erasures out; other records hold other ids.
         """
         context = self._context
         store = context.store
         if not isinstance(store, ForgetsRecords):
             return list(written)
         gone = [episode for episode in written if episode.episode_id in late]
-        with context.writes, context.lock:
+        with context.lock:
             store.delete(context.namespace, [episode.episode_id for episode in gone])
             self._summary.remove(gone)
             self._refill_window(set(late), everything=False)

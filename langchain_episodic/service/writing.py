@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 from langchain_episodic.errors import (
     EpisodeConflictError,
@@ -57,6 +57,13 @@ class EpisodeWriter:
         # any write of the same ids in this memory has finished.
         self._claims: set[str] = set()
         self._claims_changed = threading.Condition()
+        # A store that numbers records itself under its own lock takes batches at once
+        # (``concurrent_adds``); any other gets one at a time, numbered from the count.
+        self._adding: AbstractContextManager[object] = (
+            nullcontext()
+            if getattr(context.store, "concurrent_adds", False) is True
+            else threading.Lock()
+        )
 
     def write(self, batch: Sequence[Episode], *, in_time_order: bool) -> int:
         """Store the new episodes of ``batch``; how many were new.
@@ -84,14 +91,17 @@ class EpisodeWriter:
                 [episode.task.description for episode in new],
                 [f"episode_id={e.episode_id!r}" for e in new],
             )
-            # A store takes one batch at a time from a memory (the writes lock); the
-            # memory's lock, which runs' counting and credit take too, is held only to
-            # count what was written, not across the store's round trip.
-            with context.writes:
-                context.store.add(context.namespace, new, vectors, first_seq=self._summary.next_seq)
-                with context.lock:
-                    self._summary.add(new)
-                    self._window.extend(new)
+            # Records share the writes lock (an erasure of this memory's holds it alone);
+            # the memory's lock, which runs' counting and credit take too, is held only
+            # to count what was written, not across the store's round trip.
+            with context.writes.shared():
+                with self._adding:
+                    context.store.add(
+                        context.namespace, new, vectors, first_seq=self._summary.next_seq
+                    )
+                    with context.lock:
+                        self._summary.add(new)
+                        self._window.extend(new)
                 # Another process's erasure may have tombstoned an id since it was
                 # checked: looked at again once written (still under the writes lock, so
                 # no erasure of this memory's meets the write half counted), and what it

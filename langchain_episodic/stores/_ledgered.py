@@ -49,6 +49,9 @@ class LedgeredStore:
     """Whether a record counts as stored only once the ledger committed it: for a
     backend that upserts, so that a record a killed writer wrote but never committed
     is written again (and counted) by the next, rather than skipped for ever."""
+    concurrent_adds = True
+    """Batches may come from several threads at once: :meth:`add` numbers and writes
+    under this object's lock (see :class:`~langchain_episodic.stores.EpisodeStore`)."""
     _concurrent_reads = False
     """Whether reads run without this object's lock, at once with each other and with
     a writer: for a backend that serves each call in a transaction of its own (a

@@ -87,7 +87,7 @@ class FolderShare:
     Attributes:
         chroma_path: The folder as the first store spelled it; later stores hand
             Chroma the same string, as Chroma keys its per-process system on it.
-        add_lock: Held while a store numbers and writes records.
+        add_lock: Held while a store takes the numbers of the records it writes.
         next_seq: The next record number per Chroma collection name.
         erased_in: The folder once an erasure purged it: every store closing on it
             scrubs the index files again (Chroma may save them after the purge).

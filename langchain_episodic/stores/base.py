@@ -161,7 +161,8 @@ class EpisodeStore(Protocol):
       and at least one column; every row is finite and non-zero. The query of
       :meth:`search_hits` is one such row, from the same embeddings model.
     * ``first_seq`` is the namespace's count (as the memory knows it) before the write,
-      and one memory object writes one batch at a time.
+      and one memory object writes one batch at a time, unless the store says
+      ``concurrent_adds`` (below).
     * ``k`` and ``page_size`` are at least 1.
 
     What a store may have beyond these methods, and what the memory does with each
@@ -184,6 +185,12 @@ class EpisodeStore(Protocol):
       it gets the error with its own namespaces only.
     * ``repr(store)``: the memory names the store by it in errors, so a store should
       say what it is and where (all four do).
+    * ``concurrent_adds = True``: the memory may call :meth:`add` from several
+      threads at once (batches of different ids; two may carry the same
+      ``first_seq``). The store then numbers records itself, never giving a number
+      twice (all four do, under a lock of their own held only to take the numbers or,
+      without a server to wait on, for the whole write). Without it the memory writes
+      one batch at a time, each numbered from the count the last one left.
 
     Store-specific methods (``ChromaEpisodeStore.verify``, ``close``, ...) are called
     only by code that holds that store's type, never looked up on an arbitrary store.

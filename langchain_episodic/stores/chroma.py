@@ -228,6 +228,11 @@ class ChromaEpisodeStore:
     drops it. Stores given the same ``client`` object share the numbering too.
     """
 
+    concurrent_adds = True
+    """Batches may come from several threads at once: :meth:`add` takes its numbers
+    under the shared lock and writes without it (see
+    :class:`~langchain_episodic.stores.EpisodeStore`)."""
+
     def __init__(
         self,
         path: str | os.PathLike[str] | None = None,
@@ -462,15 +467,21 @@ class ChromaEpisodeStore:
         guarantees, unchecked. Writes go in batches of at most :attr:`batch_size`
         records. Memories sharing this store, or another store on the same folder or
         client in this process, never repeat a number: it counts on from the last one
-        given when that is ahead of ``first_seq``.
+        given when that is ahead of ``first_seq``. Batches may be added at once from
+        several threads (:attr:`concurrent_adds`): each takes its numbers first, then
+        writes without a lock; a batch that fails gives back the numbers it did not
+        use when no batch took any since.
         """
         # No check for ids stored since the memory's get (another thread's memory, or
         # another process on the same server): Chroma ignores an id it already holds
         # and keeps the first record.
         collection = self.collection(namespace)
-        share = self._share
+        share, name = self._share, collection.name
         with share.add_lock:
-            start = max(first_seq, share.next_seq.get(collection.name, 0))
+            start = max(first_seq, share.next_seq.get(name, 0))
+            share.next_seq[name] = stop = start + len(episodes)
+        written = 0
+        try:
             for part in _chunks(self.batch_size, len(episodes)):
                 batch = episodes[part]
                 collection.add(
@@ -482,7 +493,12 @@ class ChromaEpisodeStore:
                         for offset, episode in enumerate(batch)
                     ],
                 )
-                share.next_seq[collection.name] = start + part.stop
+                written = part.stop
+        except BaseException:
+            with share.add_lock:
+                if share.next_seq.get(name) == stop:
+                    share.next_seq[name] = start + written
+            raise
 
     @reports_folder_failures
     def search_hits(

@@ -167,11 +167,15 @@ class InMemoryEpisodeStore:
     Thread-safe: one lock guards every read and write, and a search computes on a
     snapshot of the rows present when it started, so several threads may record
     and recall at once. Records are numbered by the store under that lock, in the
-    order writes arrive (``first_seq + i`` when one writer at a time, as the memory
-    ensures), so concurrent writers never share a number. An id already stored when
-    :meth:`add` takes the lock keeps its first record (as in Chroma); the memory has
-    already told an identical re-record from a conflicting one.
+    order writes arrive (``first_seq + i`` when one writer at a time), so concurrent
+    writers never share a number. An id already stored when :meth:`add` takes the
+    lock keeps its first record (as in Chroma); the memory has already told an
+    identical re-record from a conflicting one.
     """
+
+    concurrent_adds = True
+    """Batches may come from several threads at once: :meth:`add` numbers and writes
+    under the store's lock (see :class:`~langchain_episodic.stores.EpisodeStore`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -84,8 +84,8 @@ def test_runs_are_noted_and_credited_while_a_record_waits_on_the_store() -> None
     assert [e.episode_id for e in memory.short_term] == ["seed", "slow"]
 
 
-def test_a_second_record_waits_for_the_first_batch_to_be_written() -> None:
-    store = HeldAdd()
+def _held_first_record(store: HeldAdd) -> tuple[EpisodicMemory, threading.Thread, threading.Thread]:
+    """A record held inside the store's add, and a second record started after it."""
     store.entered = threading.Event()
     memory = EpisodicMemory(store=store, clock=lambda: 1_000.0)
     store.gate = threading.Event()
@@ -95,13 +95,45 @@ def test_a_second_record_waits_for_the_first_batch_to_be_written() -> None:
     store.entered.clear()
     second = threading.Thread(target=memory.record, args=(make_episode(episode_id="b"),))
     second.start()
-    # One batch at a time reaches the store from a memory: the second is not let in.
-    assert not store.entered.wait(0.3)
+    return memory, first, second
+
+
+def _finish(store: HeldAdd, *threads: threading.Thread) -> None:
+    assert store.gate is not None
     store.gate.set()
-    first.join(10.0)
-    second.join(10.0)
-    assert not first.is_alive()
-    assert not second.is_alive()
+    for thread in threads:
+        thread.join(10.0)
+        assert not thread.is_alive()
+
+
+def test_records_reach_a_store_that_takes_concurrent_adds_at_once() -> None:
+    store = HeldAdd()
+    assert store.concurrent_adds
+    memory, first, second = _held_first_record(store)
+    # The second batch is let in while the first waits on its round trip.
+    reached = store.entered.wait(10.0)
+    _finish(store, first, second)
+    assert reached
+    assert len(memory) == store.count(memory.namespace) == 2
+    assert {e.episode_id for e in store.iter_episodes(memory.namespace)} == {"a", "b"}
+    assert sorted(e.episode_id for e in memory.short_term) == ["a", "b"]
+    reopened = EpisodicMemory(store=store, clock=lambda: 1_000.0)
+    assert len(reopened) == 2
+
+
+class OneAtATime(HeldAdd):
+    """A store that does not say it takes batches at once."""
+
+    concurrent_adds = False
+
+
+def test_a_store_without_concurrent_adds_gets_one_batch_at_a_time() -> None:
+    store = OneAtATime()
+    memory, first, second = _held_first_record(store)
+    # The second is not let in while the first is inside the store's add.
+    let_in = store.entered.wait(0.3)
+    _finish(store, first, second)
+    assert not let_in
     numbers = {e.episode_id: e for e in store.iter_episodes(memory.namespace)}
     assert list(numbers) == ["a", "b"]  # numbered in the order written
     assert len(memory) == 2

@@ -7,9 +7,11 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import chromadb
 import pytest
@@ -263,3 +265,62 @@ def test_a_small_collection_read_whole_keeps_the_window_a_seq_filter_keeps(
     assert len(whole) == min(n, 9)  # ep-0..ep-7 and the twin; never the broken one
     assert not {"no-seq", "bool-seq", "beyond", "broken"} & set(whole)
     assert whole[-2:] == ["ep-7", "twin"] or whole[-2:] == ["twin", "ep-7"] or n == 1
+
+
+def _seqs(store: ChromaEpisodeStore, namespace: str = "default") -> list[int]:
+    metadatas = store.collection(namespace).get(include=["metadatas"])["metadatas"] or []
+    return sorted(int(metadata["seq"]) for metadata in metadatas)
+
+
+def test_batches_written_at_once_from_threads_never_share_a_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ChromaEpisodeStore(path=tmp_path)
+    memory = EpisodicMemory(store=store)
+    memory.record(make_episode(episode_id="seed", timestamp=0))
+    # Two adds must be inside Chroma at the same time to pass this barrier: a store
+    # holding its numbering lock across the write would wait here for ever.
+    both_inside = threading.Barrier(2, timeout=10.0)
+    real_add, entered = chromadb.Collection.add, []
+
+    def add_when_both_inside(self: chromadb.Collection, *args: Any, **kwargs: Any) -> None:
+        entered.append(kwargs["ids"])
+        both_inside.wait()
+        real_add(self, *args, **kwargs)
+
+    monkeypatch.setattr(chromadb.Collection, "add", add_when_both_inside)
+    batches = [
+        [make_episode(episode_id=f"{t}{i}", timestamp=1 + i) for i in range(3)] for t in "xy"
+    ]
+    threads = [threading.Thread(target=memory.record_many, args=(batch,)) for batch in batches]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20.0)
+    monkeypatch.undo()
+    assert len(entered) == 2
+    assert not both_inside.broken
+    assert _seqs(store) == list(range(7))
+    assert len(memory) == store.count("default") == 7
+    assert store.verify("default") == []
+    assert len(EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path))) == 7
+
+
+def test_a_failed_write_gives_back_the_numbers_it_took(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ChromaEpisodeStore(path=tmp_path)
+    memory = EpisodicMemory(store=store)
+    memory.record(make_episode(episode_id="a", timestamp=0))
+
+    def unreachable(self: chromadb.Collection, *args: Any, **kwargs: Any) -> None:
+        raise ConnectionError("the server went away")
+
+    monkeypatch.setattr(chromadb.Collection, "add", unreachable)
+    with pytest.raises(ConnectionError):
+        memory.record_many([make_episode(episode_id=f"lost{i}", timestamp=1) for i in range(4)])
+    monkeypatch.undo()
+    memory.record(make_episode(episode_id="b", timestamp=2))
+    assert _seqs(store) == [0, 1]  # no gap where the failed batch took its numbers
+    assert len(memory) == 2
+    assert store.verify("default") == []
