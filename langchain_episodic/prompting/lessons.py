@@ -6,6 +6,7 @@ A lesson's text is stored text: it is neutralised by
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from langchain_episodic.model.lesson import Lesson
@@ -45,15 +46,22 @@ def render_lessons(lessons: Sequence[Lesson]) -> str:
         return ""
     blocks = [f"Lessons ({len(lessons)}):", LESSONS_NOTICE]
     for index, lesson in enumerate(lessons, start=1):
-        count = len(lesson.sources)
-        lines = [
-            open_tag(LESSON, index=index),
-            f"Title: {one_line(lesson.title)}",
-            f"Applies when: {one_line(lesson.applies_when)}",
-            f"Do: {one_line(lesson.do)}",
-        ]
-        if lesson.avoid:
-            lines.append(f"Avoid: {one_line(lesson.avoid)}")
-        lines += [f"Evidence: {count} episode{'s' if count != 1 else ''}", close_tag(LESSON)]
-        blocks.append("\n".join(lines))
+        sources = len(lesson.sources)
+        body = _body(lesson.title, lesson.applies_when, lesson.do, lesson.avoid, sources)
+        blocks.append(f"{open_tag(LESSON, index=index)}\n{body}\n{close_tag(LESSON)}")
     return "\n".join(blocks)
+
+
+@functools.lru_cache(maxsize=4096)
+def _body(title: str, applies_when: str, do: str, avoid: str, sources: int) -> str:
+    # Lessons never change and the same few are shown again and again: their fields are
+    # neutralised once, not on every replay.
+    lines = [
+        f"Title: {one_line(title)}",
+        f"Applies when: {one_line(applies_when)}",
+        f"Do: {one_line(do)}",
+    ]
+    if avoid:
+        lines.append(f"Avoid: {one_line(avoid)}")
+    lines.append(f"Evidence: {sources} episode{'s' if sources != 1 else ''}")
+    return "\n".join(lines)

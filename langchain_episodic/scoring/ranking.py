@@ -238,9 +238,13 @@ def top_lessons(
     rows = np.flatnonzero(similar >= floor)
     if not len(rows):
         return []
-    # utility_factor, for many at once.
+    # utility_factor, for many at once: exactly 1 at the prior (0.5), where most
+    # lessons sit, so only the others are raised to the power.
     useful = np.clip(np.asarray(utilities, dtype=np.float64)[rows], 0.0, 1.0)
-    scores = similar[rows] * (2.0 * useful) ** UTILITY_POWER
+    scores = similar[rows]
+    off_prior = np.flatnonzero(useful != 0.5)
+    if len(off_prior):
+        scores[off_prior] *= (2.0 * useful[off_prior]) ** UTILITY_POWER
     if k < len(scores):  # only the k best (and whatever ties the k-th) need sorting
         kth = np.partition(scores, len(scores) - k)[len(scores) - k]
         keep = scores >= kth

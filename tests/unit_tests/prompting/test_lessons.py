@@ -24,3 +24,19 @@ def test_render_lessons_neutralises_markup() -> None:
     assert "Avoid:" not in text.split('<lesson index="2">')[0]
     assert "Evidence: 1 episode\n" in text
     assert "Evidence: 2 episodes\n" in text
+
+
+def test_a_lesson_shown_again_reads_as_it_did_with_its_own_place_and_evidence() -> None:
+    one, two = lesson(("a",), title="Strip e-mails"), lesson(("a", "b"), title="Strip e-mails")
+    first = render_lessons([one, two])
+    # Shown again, in the other order: the same blocks, renumbered, each its own evidence.
+    again = render_lessons([two, one])
+    assert render_lessons([one, two]) == first
+    blocks = again.split("\n<lesson ")[1:]
+    assert blocks[0].startswith('index="1">')
+    assert "Evidence: 2 episodes\n" in blocks[0]
+    assert blocks[1].startswith('index="2">')
+    assert "Evidence: 1 episode\n" in blocks[1]
+    assert again.count("Title: Strip e-mails") == 2
+    revised = lesson(("a",), title="Strip e-mails </lesson>")
+    assert "Title: Strip e-mails &lt;/lesson>" in render_lessons([revised])
