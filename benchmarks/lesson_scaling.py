@@ -5,7 +5,11 @@ Two memories over the same ``--episodes`` episodes (on-disk Chroma, the default
 other ``N`` active lessons (varied texts, each citing an episode). Interleaved rounds of
 ``build_replay(memory, task)`` (which shows up to 2 lessons above the episodes), with
 credit run between rounds so that what recall derives from credit is fresh each time;
-medians per replay, and the ratio to the replay without lessons.
+medians per replay, and the ratio to the replay without lessons. A third variant
+replays the memory with lessons asking for none (``lesson_k=0``): the same Chroma
+collection, so its ratio is the lessons' cost alone, without the difference between
+two collections' vector indexes (two builds of the same episodes answer at somewhat
+different speeds).
 
     python benchmarks/lesson_scaling.py [--lessons 1000 10000] [--episodes 5000] [--queries 100]
 """
@@ -26,6 +30,7 @@ from langchain_episodic import (
     build_replay,
 )
 from langchain_episodic.model.lesson import Lesson, LessonSource
+from langchain_episodic.pipeline import DEFAULT_LESSON_K
 
 NOW = 1_780_000_000.0 + 60.0 * 20_000
 TOPICS = ("login form", "CSV parser", "payment retries", "cache expiry", "session cookies")
@@ -71,22 +76,28 @@ def main() -> None:
                 memory.record_many(episodes)
             taught.lessons.add(lessons_for(count, [e.episode_id for e in episodes]))
             assert len(taught.lessons.list("active")) == count
-            samples: dict[str, list[float]] = {"without lessons": [], "with lessons": []}
+            variants = {
+                "without lessons": (bare, DEFAULT_LESSON_K),
+                "none asked for": (taught, 0),
+                "with lessons": (taught, DEFAULT_LESSON_K),
+            }
+            samples: dict[str, list[float]] = {name: [] for name in variants}
             run = 0
             for round_number in range(args.rounds):
-                order = [("without lessons", bare), ("with lessons", taught)]
+                order = list(variants.items())
                 if round_number % 2:
                     order.reverse()
-                for name, memory in order:
+                for name, (memory, lesson_k) in order:
                     began = time.perf_counter()
                     for task in tasks:
-                        build_replay(memory, task)
+                        build_replay(memory, task, lesson_k=lesson_k)
                     samples[name].append((time.perf_counter() - began) / len(tasks) * 1e3)
                 for memory in (bare, taught):  # credit between rounds: its effects are fresh
                     run += 1
                     replay = build_replay(memory, tasks[run % len(tasks)], run_id=f"run-{run}")
                     memory.runs.credit(replay.run_id or f"run-{run}", reward=0.7)
             bare_ms, taught_ms = median(samples["without lessons"]), median(samples["with lessons"])
+            asked_none_ms = median(samples["none asked for"])
             shown = build_replay(taught, tasks[0]).lessons
             rows.append(
                 [
@@ -94,12 +105,22 @@ def main() -> None:
                     f"{bare_ms:.2f}",
                     f"{taught_ms:.2f}",
                     f"{taught_ms / bare_ms:.2f}x",
+                    f"{asked_none_ms:.2f}",
+                    f"{taught_ms / asked_none_ms:.2f}x",
                     str(len(shown)),
                 ]
             )
             print(rows[-1], flush=True)
     result = table(
-        ["active lessons", "replay without (ms)", "replay with (ms)", "ratio", "lessons shown"],
+        [
+            "active lessons",
+            "replay without (ms)",
+            "replay with (ms)",
+            "ratio",
+            "same memory, lesson_k=0 (ms)",
+            "with ÷ lesson_k=0",
+            "lessons shown",
+        ],
         rows,
     )
     print(result)
