@@ -272,12 +272,18 @@ def _seqs(store: ChromaEpisodeStore, namespace: str = "default") -> list[int]:
     return sorted(int(metadata["seq"]) for metadata in metadatas)
 
 
+def _holding_one(tmp_path: Path) -> tuple[ChromaEpisodeStore, EpisodicMemory]:
+    """A memory on a folder, one episode recorded (record number 0)."""
+    store = ChromaEpisodeStore(path=tmp_path)
+    memory = EpisodicMemory(store=store)
+    memory.record(make_episode(episode_id="first", timestamp=0))
+    return store, memory
+
+
 def test_batches_written_at_once_from_threads_never_share_a_number(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = ChromaEpisodeStore(path=tmp_path)
-    memory = EpisodicMemory(store=store)
-    memory.record(make_episode(episode_id="seed", timestamp=0))
+    store, memory = _holding_one(tmp_path)
     # Two adds must be inside Chroma at the same time to pass this barrier: a store
     # holding its numbering lock across the write would wait here for ever.
     both_inside = threading.Barrier(2, timeout=10.0)
@@ -309,9 +315,7 @@ def test_batches_written_at_once_from_threads_never_share_a_number(
 def test_a_failed_write_gives_back_the_numbers_it_took(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = ChromaEpisodeStore(path=tmp_path)
-    memory = EpisodicMemory(store=store)
-    memory.record(make_episode(episode_id="a", timestamp=0))
+    store, memory = _holding_one(tmp_path)
 
     def unreachable(self: chromadb.Collection, *args: Any, **kwargs: Any) -> None:
         raise ConnectionError("the server went away")
