@@ -36,10 +36,12 @@ import os
 import sys
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from langchain_episodic.errors import StoreConfigurationError, StoreLockedError
+from langchain_episodic.stores._numbering import RecordNumbers
 
 __all__ = ["LOCK_FILE_NAME", "FolderShare", "PathLock", "acquire_path_lock"]
 
@@ -87,8 +89,9 @@ class FolderShare:
     Attributes:
         chroma_path: The folder as the first store spelled it; later stores hand
             Chroma the same string, as Chroma keys its per-process system on it.
-        add_lock: Held while a store takes the numbers of the records it writes.
-        next_seq: The next record number per Chroma collection name.
+        add_lock: Held while a store takes or gives back the numbers of the records
+            it writes.
+        numbers: The record numbers given out, per Chroma collection name.
         erased_in: The folder once an erasure purged it: every store closing on it
             scrubs the index files again (Chroma may save them after the purge).
         read_only: Why this process cannot write the folder (as the operating system
@@ -99,7 +102,9 @@ class FolderShare:
 
     chroma_path: str
     add_lock: threading.Lock = field(default_factory=threading.Lock)
-    next_seq: dict[str, int] = field(default_factory=dict)
+    numbers: defaultdict[str, RecordNumbers] = field(
+        default_factory=lambda: defaultdict(RecordNumbers)
+    )
     erased_in: list[str] = field(default_factory=list)
     read_only: str | None = None
     on_last_release: list[Callable[[], None]] = field(default_factory=list)

@@ -470,16 +470,16 @@ class ChromaEpisodeStore:
         given when that is ahead of ``first_seq``. Batches may be added at once from
         several threads (:attr:`concurrent_adds`): each takes its numbers first, then
         writes without a lock; a batch that fails gives back the numbers it did not
-        use when no batch took any since.
+        use, and the next batches take those first (see ``stores/_numbering.py``).
         """
         # No check for ids stored since the memory's get (another thread's memory, or
         # another process on the same server): Chroma ignores an id it already holds
         # and keeps the first record.
         collection = self.collection(namespace)
-        share, name = self._share, collection.name
+        share = self._share
         with share.add_lock:
-            start = max(first_seq, share.next_seq.get(name, 0))
-            share.next_seq[name] = stop = start + len(episodes)
+            numbers = share.numbers[collection.name]
+            seqs = numbers.take(first_seq, len(episodes))
         written = 0
         try:
             for part in _chunks(self.batch_size, len(episodes)):
@@ -489,15 +489,14 @@ class ChromaEpisodeStore:
                     embeddings=embeddings[part],
                     documents=[episode.task.description for episode in batch],
                     metadatas=[
-                        _episode_metadata(episode, start + part.start + offset)
-                        for offset, episode in enumerate(batch)
+                        _episode_metadata(episode, seq)
+                        for episode, seq in zip(batch, seqs[part], strict=True)
                     ],
                 )
                 written = part.stop
         except BaseException:
             with share.add_lock:
-                if share.next_seq.get(name) == stop:
-                    share.next_seq[name] = start + written
+                numbers.give_back(seqs[written:])
             raise
 
     @reports_folder_failures

@@ -328,3 +328,43 @@ def test_a_failed_write_gives_back_the_numbers_it_took(
     assert _seqs(store) == [0, 1]  # no gap where the failed batch took its numbers
     assert len(memory) == 2
     assert store.verify("default") == []
+
+
+def test_numbers_a_failed_batch_leaves_under_a_written_one_go_to_the_next_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, memory = _holding_one(tmp_path)
+    lost_inside, later_written = threading.Event(), threading.Event()
+    real_add = chromadb.Collection.add
+
+    def fails_once_the_later_is_written(
+        self: chromadb.Collection, *args: Any, **kwargs: Any
+    ) -> None:
+        if kwargs["ids"] == ["lost"]:  # numbered before "later", never written
+            lost_inside.set()
+            assert later_written.wait(10.0)
+            raise ConnectionError("the server went away")
+        real_add(self, *args, **kwargs)
+        later_written.set()
+
+    monkeypatch.setattr(chromadb.Collection, "add", fails_once_the_later_is_written)
+    failures: list[BaseException] = []
+
+    def record_lost() -> None:
+        try:
+            memory.record(make_episode(episode_id="lost", timestamp=1))
+        except ConnectionError as error:
+            failures.append(error)
+
+    lost = threading.Thread(target=record_lost)
+    lost.start()
+    assert lost_inside.wait(10.0)
+    memory.record(make_episode(episode_id="later", timestamp=2))
+    lost.join(10.0)
+    monkeypatch.undo()
+    assert len(failures) == 1
+    assert _seqs(store) == [0, 2]  # a gap where "lost" was numbered
+    memory.record(make_episode(episode_id="next", timestamp=3))
+    assert _seqs(store) == [0, 1, 2]  # "next" took the number "lost" gave back
+    assert len(memory) == 3
+    assert store.verify("default") == []
