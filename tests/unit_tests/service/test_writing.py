@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from langchain_episodic import Episode, EpisodicMemory
-from langchain_episodic.stores import InMemoryEpisodeStore
+from langchain_episodic.stores import ChromaEpisodeStore, InMemoryEpisodeStore
 from tests.unit_tests.factories import make_episode
 
 
@@ -185,6 +186,53 @@ def test_an_erasure_here_waits_for_a_write_to_be_checked_and_counted() -> None:
     assert len(memory) == store.count(memory.namespace) == 1
     assert [e.episode_id for e in memory.short_term] == ["seed"]
     reopened = EpisodicMemory(store=store, clock=lambda: 1_000.0)
+    assert [p.total_episodes for p in reopened.skill_profiles()] == [
+        p.total_episodes for p in memory.skill_profiles()
+    ]
+
+
+def test_records_and_erasures_from_many_threads_leave_a_folder_that_agrees_with_itself(
+    tmp_path: Path,
+) -> None:
+    store = ChromaEpisodeStore(path=tmp_path)
+    memory = EpisodicMemory(store=store)
+    recorded: list[str] = []
+    forgotten: list[str] = []
+    done = threading.Event()
+
+    def record(agent: int) -> None:
+        for i in range(12):
+            episode_id = f"agent{agent}-{i}"
+            memory.record(make_episode(episode_id=episode_id, timestamp=agent * 100 + i))
+            recorded.append(episode_id)
+
+    def forget() -> None:
+        while not done.is_set() or len(forgotten) < 10:
+            candidates = [i for i in recorded if i not in forgotten]
+            if candidates and len(forgotten) < 10:
+                memory.forget([candidates[0]], reason="test")
+                forgotten.append(candidates[0])
+            elif done.is_set():
+                return
+            else:
+                threading.Event().wait(0.005)
+
+    recorders = [threading.Thread(target=record, args=(agent,)) for agent in range(6)]
+    eraser = threading.Thread(target=forget)
+    for thread in [*recorders, eraser]:
+        thread.start()
+    for thread in recorders:
+        thread.join(60.0)
+    done.set()
+    eraser.join(60.0)
+    assert not any(thread.is_alive() for thread in [*recorders, eraser])
+    assert len(forgotten) == 10
+    kept = set(recorded) - set(forgotten)
+    assert len(memory) == store.count("default") == len(kept) == 62
+    assert {e.episode_id for e in memory.episodes()} == kept
+    assert store.verify("default") == []
+    reopened = EpisodicMemory(store=ChromaEpisodeStore(path=tmp_path))
+    assert len(reopened) == 62
     assert [p.total_episodes for p in reopened.skill_profiles()] == [
         p.total_episodes for p in memory.skill_profiles()
     ]
