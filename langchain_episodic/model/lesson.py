@@ -432,6 +432,17 @@ class LessonBook:
         self.lessons[lesson.lesson_id] = lesson
         self.vectors[lesson.lesson_id] = unit / (np.linalg.norm(unit) or 1.0)
 
+    def holds_the_same(self, other: LessonBook) -> bool:
+        """Whether ``other`` holds the same lessons with the same vectors."""
+        return (
+            self.lessons.keys() == other.lessons.keys()
+            and self.lessons == other.lessons
+            and all(
+                np.array_equal(vector, other.vectors[lesson_id])
+                for lesson_id, vector in self.vectors.items()
+            )
+        )
+
     @property
     def superseded(self) -> set[str]:
         """Ids of lessons a later lesson supersedes."""

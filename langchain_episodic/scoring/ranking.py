@@ -37,6 +37,7 @@ __all__ = [
     "rank_candidates",
     "rank_lessons",
     "top_lessons",
+    "utility_factors",
     "why_recalled",
 ]
 
@@ -212,6 +213,25 @@ def rank_candidates(
     return Ranked(article, [], threshold)
 
 
+# Up to this many lessons, :func:`top_lessons` ranks plain floats: cheaper than numpy.
+_FEW_LESSONS = 32
+
+
+def utility_factors(estimates: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
+    """:func:`~langchain_episodic.scoring.credit.utility_factor` of many estimates at once.
+
+    Exactly 1 at the prior (0.5).
+
+    Example:
+        >>> import numpy as np
+        >>> utility_factors(np.array([0.5, 1.0, 0.0, 1.5])).tolist()
+        [1.0, 16.0, 0.0, 16.0]
+    """
+    useful = np.clip(np.asarray(estimates, dtype=np.float64), 0.0, 1.0)
+    factors: NDArray[np.float64] = (2.0 * useful) ** UTILITY_POWER
+    return factors
+
+
 def top_lessons(
     similarities: NDArray[np.floating[Any]],
     utilities: NDArray[np.floating[Any]],
@@ -234,17 +254,26 @@ def top_lessons(
     similar = np.asarray(similarities, dtype=np.float64)
     if k <= 0 or not len(similar):
         return []
+    if len(similar) <= _FEW_LESSONS:  # plain floats cost less than numpy calls
+        ranked = sorted(
+            (-(similarity * utility_factor(utility)), ids[row], row)
+            for row, (similarity, utility) in enumerate(
+                zip(similar.tolist(), np.asarray(utilities).tolist(), strict=True)
+            )
+            if similarity >= floor
+        )
+        return [row for _, _, row in ranked[:k]]
     # Only the lessons that reach the floor are scored: usually a few of thousands.
     rows = np.flatnonzero(similar >= floor)
     if not len(rows):
         return []
     # utility_factor, for many at once: exactly 1 at the prior (0.5), where most
     # lessons sit, so only the others are raised to the power.
-    useful = np.clip(np.asarray(utilities, dtype=np.float64)[rows], 0.0, 1.0)
+    useful = np.asarray(utilities, dtype=np.float64)[rows]
     scores = similar[rows]
     off_prior = np.flatnonzero(useful != 0.5)
     if len(off_prior):
-        scores[off_prior] *= (2.0 * useful[off_prior]) ** UTILITY_POWER
+        scores[off_prior] *= utility_factors(useful[off_prior])
     if k < len(scores):  # only the k best (and whatever ties the k-th) need sorting
         kth = np.partition(scores, len(scores) - k)[len(scores) - k]
         keep = scores >= kth

@@ -55,8 +55,13 @@ class LessonLog:
         """Read every lesson back from the store's journal (or from ``entries``, just read)."""
         if entries is None:
             entries = self._store.read_journal(self._namespace)
+        book, models = self.book, self.models
         self.book, self.models, self.entry_ids = LessonBook(), {}, []
         self.apply(entries)
+        if self.models == models and self.book.holds_the_same(book):
+            # The same lessons came back (a reload to replay credit in order): the
+            # same book, so what recall built on it (the lesson index) stays valid.
+            self.book = book
 
     def apply(self, entries: Sequence[JournalEntry]) -> int:
         """Add the lessons among ``entries`` (journal entries read since); how many were new."""

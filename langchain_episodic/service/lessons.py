@@ -5,16 +5,18 @@ lesson is and how it is consolidated is :mod:`langchain_episodic.model.lesson`; 
 lessons are ranked for a prompt is :func:`~langchain_episodic.scoring.ranking.top_lessons`.
 Trust follows lineage: a lesson whose source is quarantined is quarantined with it.
 
-Recall does not scan the lessons: the active ones, their unit vectors stacked in one
-matrix and what their utility is made of are kept in an :class:`_ActiveIndex`, built
-again only when the lessons, the quarantine or the credit change. A replay then costs
-one matrix product over the active lessons and one vectorised utility.
+Recall does not scan the lessons: the active ones, their unit vectors stacked in a
+:class:`~langchain_episodic.scoring.lesson_search.LessonMatrix` and what their utility
+is made of are kept in an :class:`_ActiveIndex`, built again only when the lessons, the
+quarantine or the credit change. A replay then bounds every lesson's similarity cheaply
+and scores exactly only the lessons that could be among the best.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import math
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -34,8 +36,13 @@ from langchain_episodic.model.lesson import (
     plan_consolidation,
 )
 from langchain_episodic.scoring.credit import lesson_evidence
-from langchain_episodic.scoring.decay import RANKING_PRIOR, beta_mean
-from langchain_episodic.scoring.ranking import top_lessons
+from langchain_episodic.scoring.decay import (
+    RANKING_PRIOR,
+    beta_mean,
+    half_life_decay,
+    ranking_mean,
+)
+from langchain_episodic.scoring.lesson_search import LessonMatrix
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.lesson_log import LessonLog
@@ -43,6 +50,8 @@ from langchain_episodic.service.lesson_log import LessonLog
 __all__ = ["Lessons"]
 
 _REVISABLE = frozenset({"title", "applies_when", "do", "avoid", "by"})
+# Up to this many lessons with evidence, their utilities are plain floats: cheaper.
+_FEW = 32
 
 
 @dataclass(frozen=True)
@@ -58,8 +67,7 @@ class _ActiveIndex:
         lessons: The active lessons, oldest first.
         ids: Their ids.
         rows: Row of each id.
-        matrix: Their unit vectors, one *column* each (``dimension`` x lessons): a
-            query times this layout reads memory in order, faster than the rows.
+        matrix: Their unit vectors, one row each, and the search over them.
         evidence: Per row: own helped, own hurt (at ``updated``), carried helped,
             carried hurt, ``updated`` (the time the own evidence refers to, ``nan``
             when never credited), ``created``.
@@ -73,7 +81,7 @@ class _ActiveIndex:
     lessons: tuple[Lesson, ...]
     ids: tuple[str, ...]
     rows: Mapping[str, int]
-    matrix: NDArray[np.float32]
+    matrix: LessonMatrix
     evidence: NDArray[np.float64]
 
     def utilities(self, now: float, half_life: float) -> NDArray[np.float64]:
@@ -87,14 +95,27 @@ class _ActiveIndex:
         """
         utilities = np.full(len(self.evidence), 0.5)
         rows = self.with_evidence
-        if len(rows):
+        if len(rows) > _FEW:
             utilities[rows] = self._utilities_of(self.evidence[rows], now, half_life)
+        else:  # a few: plain floats cost less than numpy calls
+            for row, evidence in zip(rows.tolist(), self.evidence[rows].tolist(), strict=True):
+                utilities[row] = self._utility_of(evidence, now, half_life)
         return utilities
 
     @functools.cached_property
     def with_evidence(self) -> NDArray[np.intp]:
         """The rows of the lessons with any evidence (the others sit at the prior)."""
         return np.flatnonzero(self.evidence[:, :4].any(axis=1))
+
+    @staticmethod
+    def _utility_of(evidence: list[float], now: float, half_life: float) -> float:
+        """One row of :meth:`_utilities_of`, in plain floats."""
+        helped, hurt, carried_helped, carried_hurt, updated, created = evidence
+        decay = half_life_decay(0.0 if math.isnan(updated) else now - updated, half_life)
+        faded = half_life_decay(now - created, half_life)
+        return ranking_mean(
+            carried_helped * faded + helped * decay, carried_hurt * faded + hurt * decay
+        )
 
     @staticmethod
     def _utilities_of(
@@ -291,13 +312,11 @@ class Lessons:
         index = self.active_index(query.shape[0])
         if not index.lessons:
             return ()
-        similarities = query @ index.matrix
-        for lesson_id in self._demoted():
-            row = index.rows.get(lesson_id)
-            if row is not None:
-                similarities[row] = -np.inf
+        demoted = [row for row in map(index.rows.get, self._demoted()) if row is not None]
         utilities = index.utilities(self._context.now(), self._credit.half_life)
-        rows = top_lessons(similarities, utilities, index.ids, floor, k)
+        rows = index.matrix.best(
+            query, utilities, index.with_evidence, demoted, index.ids, floor, k
+        )
         return tuple(index.lessons[row] for row in rows)
 
     def active_index(self, dimension: int) -> _ActiveIndex:
@@ -314,22 +333,25 @@ class Lessons:
                 and index.dimension == dimension
             )
             if not fresh:
-                index = self._build_index(book, hidden, dimension)
+                index = self._build_index(book, hidden, dimension, index)
             elif index is not None and (
                 index.credit is not credit or index.credit_version != version
             ):
-                changed = (
+                changed: Collection[str] | None = (
                     credit.changed_since(index.credit_version) if index.credit is credit else None
                 )
-                if changed is None:  # another book, or too many credits since: read all
-                    evidence = self._evidence_rows(index.lessons)
-                else:  # only the rows credit touched since
-                    evidence = index.evidence.copy()
-                    touched = [index.rows[i] for i in changed if i in index.rows]
-                    if touched:
-                        evidence[touched] = self._evidence_rows(
-                            tuple(index.lessons[row] for row in touched)
-                        )
+                evidence = index.evidence.copy()
+                if changed is None:  # another book, or too many credits since:
+                    # every lesson's own credit again (what merges carried stays).
+                    evidence[:, :2] = 0.0
+                    evidence[:, 4] = np.nan
+                    changed = credit.rows.keys()
+                # Only the rows credit touched since.
+                touched = [index.rows[i] for i in changed if i in index.rows]
+                if touched:
+                    evidence[touched] = self._evidence_rows(
+                        tuple(index.lessons[row] for row in touched)
+                    )
                 index = _ActiveIndex(
                     book,
                     hidden,
@@ -347,7 +369,11 @@ class Lessons:
             return index
 
     def _build_index(
-        self, book: LessonBook, hidden: Collection[str], dimension: int
+        self,
+        book: LessonBook,
+        hidden: Collection[str],
+        dimension: int,
+        previous: _ActiveIndex | None = None,
     ) -> _ActiveIndex:
         superseded = book.superseded
         lessons = tuple(
@@ -370,7 +396,10 @@ class Lessons:
             lessons,
             ids,
             {lesson_id: row for row, lesson_id in enumerate(ids)},
-            np.ascontiguousarray(np.asarray(matrix, dtype=np.float32).T),
+            # After a reload the same lessons come back: the same matrix, searched as before.
+            LessonMatrix(matrix)
+            if previous is None or previous.dimension != dimension
+            else previous.matrix.renewed(matrix),
             self._evidence_rows(lessons),
         )
 

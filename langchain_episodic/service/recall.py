@@ -254,11 +254,16 @@ class Recall:
         hidden: Collection[str] = self._quarantined()
         if uses_credit and (on_probation := self._demoted()):
             hidden = {*hidden, *on_probation}
-        hits = self.search(vector, max(fetch_k, evidence_k), options.filters, text, hidden)
         default_floor = self.calibration.floor
         floor = options.relevance_floor(default_floor)
-        background = self.background_bar(vector) if hits or lesson_k else None
+        background = self.background_bar(vector) if lesson_k else None
         bar = relevance_threshold(floor, background=background)
+        # Before the store's query: what it leaves in the caches slows the lessons' search.
+        lessons = self._lessons.near(vector, lesson_k, bar) if lesson_k else ()
+        hits = self.search(vector, max(fetch_k, evidence_k), options.filters, text, hidden)
+        if hits and not lesson_k:
+            background = self.background_bar(vector)
+            bar = relevance_threshold(floor, background=background)
         neighbours = tuple(
             Neighbour(
                 hit.episode_id, hit.similarity, _strategy_of(hit), hit.outcome, _grade_of(hit)
@@ -309,7 +314,6 @@ class Recall:
             for r in results
             if r.episode.episode_id in estimates
         }
-        lessons = self._lessons.near(vector, lesson_k, bar) if lesson_k else ()
         return RecallReport(
             tuple(results),
             rejected,

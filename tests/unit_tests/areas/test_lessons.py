@@ -288,6 +288,26 @@ def test_recall_keeps_an_index_of_the_active_lessons_rebuilt_only_on_change(
     assert memory.lessons.recall(LOGIN, k=3) == ()
 
 
+def test_utilities_of_many_credited_lessons_are_the_same_vectorised(
+    memory: EpisodicMemory,
+) -> None:
+    # More lessons with evidence than the plain-float path takes: the vectorised one.
+    lessons = [lesson(title=f"Lesson {i}", created_at=NOW + i) for i in range(40)]
+    memory.lessons.add(lessons)
+    for i, one in enumerate(lessons):
+        memory.runs.note(f"run-{i:02d}", [one.lesson_id], LOGIN)
+        memory.runs.credit(f"run-{i:02d}", 1.0 if i % 3 else 0.0)
+    service = memory._s.lessons
+    index = service.active_index(384)
+    assert len(index.with_evidence) == 40
+    later = NOW + 86_400.0 * 10
+    utilities = index.utilities(later, memory._s.journal.credit.half_life)
+    for row, one in enumerate(lessons):
+        evidence = service._evidence(service.get(one.lesson_id), later)
+        assert math.isclose(utilities[row], ranking_mean(*evidence), rel_tol=1e-9)
+    assert min(utilities) < 0.5 < max(utilities)
+
+
 def test_many_credits_since_the_index_read_it_rebuild_its_evidence(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -1,0 +1,306 @@
+"""The k lessons most worth showing for a query, found exactly without scoring them all.
+
+:func:`~langchain_episodic.scoring.ranking.top_lessons` is the rule: a lesson qualifies
+when its similarity to the query reaches the floor, and those that do are ordered by
+similarity times the utility factor (ties: by id). Scoring every lesson costs one
+product of the query with every lesson vector, and with thousands of lessons that
+product is most of what lessons add to a replay: 10,000 lessons of 384 floats are 15 MB,
+read again for every query.
+
+:class:`LessonMatrix` keeps the rule and reads less. A cheap approximation bounds every
+lesson's similarity from above; the few lessons whose approximation is highest are
+scored exactly, and the k-th best of their scores is a bar no lesson outside the k best
+can pass: a lesson whose bound (times its utility factor) stays below the bar is
+skipped, and only those that reach it are scored exactly. The choice is the rule's on
+exact similarities (float64 sums of the float32 vectors' products); only the work
+differs.
+
+The approximation: with many lessons, their coordinates along the principal directions
+of the lesson vectors (a third of the floats or fewer) plus Cauchy-Schwarz on what
+those directions miss; with fewer lessons, or vectors no few directions describe, the
+float32 product itself, whose rounding error is bounded.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from langchain_episodic.scoring.credit import utility_factor
+from langchain_episodic.scoring.ranking import top_lessons, utility_factors
+
+__all__ = ["LessonMatrix", "exact_similarities"]
+
+# Below this many lessons the float32 product reads little enough; above, the
+# coordinates along a third as many principal directions, when they describe the
+# lessons well: fewer directions leave bounds too loose to skip many lessons.
+PROJECT_FROM = 4_096
+_DIRECTIONS_SHARE = 1 / 3
+# The share of the lessons' squared norms the directions must capture, on average.
+_CAPTURED = 0.99
+# Lessons per block when the directions are fitted (bounds the float64 copies).
+_BLOCK = 2_048
+# Rows scored exactly to set the bar: the k best by their bounds, and a few more.
+_SHORTLIST_EXTRA = 8
+# Up to this many rows, plain Python floats cost less than numpy calls.
+_FEW = 32
+# float32 rounding, per summed product, with room: error bounds say ``n * 2**-24``.
+_ROUNDING = 2.0**-22
+
+
+def exact_similarities(
+    rows: NDArray[np.float32], query: NDArray[np.float32]
+) -> NDArray[np.float64]:
+    """Each row's dot product with ``query``, summed in float64 (the rule's similarity).
+
+    The float32 products are exact in float64 and each row is summed the same way
+    wherever it sits, so equal rows get equal similarities.
+
+    Example:
+        >>> import numpy as np
+        >>> rows = np.array([[0.6, 0.8], [1.0, 0.0]], dtype=np.float32)
+        >>> exact_similarities(rows, np.array([1.0, 0.0], dtype=np.float32)).round(6).tolist()
+        [0.6, 1.0]
+    """
+    # float64 operands: no buffered casting, whose chunks could split a row's sum.
+    similarities: NDArray[np.float64] = np.einsum(
+        "ij,j->i", rows.astype(np.float64), query.astype(np.float64)
+    )
+    return similarities
+
+
+class _Directions:
+    """The lessons' coordinates along orthonormal directions, and what they miss.
+
+    For a lesson ``m`` with float32 coordinates ``a`` along the rows of ``basis``,
+    ``m = basis.T @ a + e`` exactly (``e`` computed in float64), so a query ``q`` has
+    ``q @ m = (basis @ q) @ a + q_perp @ e + (basis @ q) @ (basis @ e)``: the first term
+    is the approximation, the others at most ``|q_perp| |e|`` plus a rounding term.
+    """
+
+    def __init__(
+        self, rows: NDArray[np.float32], basis: NDArray[np.float64], scale: float = 1.0
+    ) -> None:
+        count = len(rows)
+        self.basis = basis
+        # One column per lesson (a query times this layout reads memory in order):
+        # the coordinates, then what they miss (rounded up, so that the bound holds
+        # for the float32 copy), then 1 for the rounding term: one product is the bound.
+        self.terms = np.empty((basis.shape[0] + 2, count), dtype=np.float32)
+        self.terms[-1] = 1.0
+        squared = 0.0
+        for start in range(0, count, _BLOCK):  # in blocks: no lessons-sized float64 copy
+            block = rows[start : start + _BLOCK].astype(np.float64)
+            along = block @ basis.T
+            coordinates = along.astype(np.float32)
+            rounded = along - coordinates
+            # |e|^2 = |m|^2 - |Bm|^2 + |Bm - a|^2, the basis orthonormal: float64
+            # rounding is ~1e-15 of it, and 1e-14 more keeps it a bound near 0.
+            missed = (
+                np.einsum("ij,ij->i", block, block)
+                - np.einsum("ij,ij->i", along, along)
+                + np.einsum("ij,ij->i", rounded, rounded)
+                + 1e-14
+            )
+            squared += float(np.maximum(missed, 0.0).sum())
+            self.terms[:-2, start : start + _BLOCK] = coordinates.T
+            self.terms[-2, start : start + _BLOCK] = np.nextafter(
+                np.sqrt(np.maximum(missed, 0.0)).astype(np.float32), np.float32(np.inf)
+            )
+        total = float(np.einsum("ij,ij->", rows, rows, dtype=np.float64))
+        # The share of the lessons' squared norms the directions capture.
+        self.captured = 1.0 - squared / total if total else 1.0
+        # The float32 sums (the bound's own and the coordinates' rounding seen through
+        # ``basis @ e``) and the float64 sums on both sides: all within this, for unit
+        # vectors (``scale``: the longest row's length, when longer).
+        self.rounding = (basis.shape[0] + 8) * _ROUNDING * scale
+
+    @classmethod
+    def fitted(
+        cls,
+        rows: NDArray[np.float32],
+        scale: float = 1.0,
+        basis: NDArray[np.float64] | None = None,
+    ) -> _Directions | None:
+        """Directions for ``rows``: ``basis`` if it still captures enough, else fitted anew.
+
+        Fitted: the principal directions, a third as many as the dimensions; ``None``
+        if they capture too little (the bounds would skip too few lessons).
+        """
+        if basis is not None and basis.shape[1] == rows.shape[1]:
+            kept = cls(rows, basis, scale)
+            if kept.captured >= _CAPTURED:
+                return kept
+        # float32 is precise enough to choose directions; eigh makes them orthonormal.
+        gram = (rows.T @ rows).astype(np.float64)
+        _, vectors = np.linalg.eigh(gram)  # ascending
+        count = max(1, int(rows.shape[1] * _DIRECTIONS_SHARE))
+        fitted = cls(rows, np.ascontiguousarray(vectors[:, ::-1][:, :count].T), scale)
+        return fitted if fitted.captured >= _CAPTURED else None
+
+    def bounds(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
+        """An upper bound of every lesson's similarity to the unit ``query``."""
+        exact = query.astype(np.float64)
+        along = self.basis @ exact
+        # Accurate to ~1e-8 for a unit query; widened, and the rounding term covers it.
+        across = math.sqrt(max(0.0, float(exact @ exact) - float(along @ along)))
+        weights = np.empty(len(along) + 2, dtype=np.float32)
+        weights[:-2] = along
+        weights[-2:] = (across * (1 + 2.0**-20), self.rounding)
+        upper: NDArray[np.float32] = weights @ self.terms
+        return upper
+
+
+class LessonMatrix:
+    """Unit lesson vectors, one row each, searched for the k best exactly.
+
+    Args:
+        rows: The lessons' unit vectors, one row each (float32).
+        previous: A matrix whose directions to try first (of earlier lessons).
+        project_from: From how many lessons on principal directions are tried.
+
+    Example:
+        >>> import numpy as np
+        >>> rows = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]], dtype=np.float32)
+        >>> matrix = LessonMatrix(rows)
+        >>> utilities = np.array([0.5, 0.5, 0.9])
+        >>> query = np.array([0.8, 0.6], dtype=np.float32)
+        >>> matrix.best(query, utilities, np.array([2]), (), ["a", "b", "c"], 0.3, 2)
+        [2, 1]
+    """
+
+    def __init__(
+        self,
+        rows: NDArray[np.float32],
+        previous: LessonMatrix | None = None,
+        *,
+        project_from: int = PROJECT_FROM,
+    ) -> None:
+        self.rows = np.ascontiguousarray(rows, dtype=np.float32)
+        self._project_from = project_from
+        # The directions another matrix found: kept while they capture these rows.
+        self._basis = None if previous is None else previous.basis
+        # The rounding bounds hold for unit vectors: scaled for any longer row.
+        longest = float(np.sqrt(np.einsum("ij,ij->i", self.rows, self.rows).max(initial=1.0)))
+        self._rounding_scale = max(1.0, longest) * (1 + 2.0**-10)
+
+    @functools.cached_property
+    def _directions(self) -> _Directions | None:
+        """Fitted on first use, only for many lessons."""
+        if len(self.rows) < self._project_from:
+            return None
+        return _Directions.fitted(self.rows, self._rounding_scale, self._basis)
+
+    @property
+    def basis(self) -> NDArray[np.float64] | None:
+        """The directions the bounds use, once fitted (``None`` before, or without)."""
+        directions = self.__dict__.get("_directions")
+        return self._basis if directions is None else directions.basis
+
+    def renewed(self, rows: NDArray[np.float32]) -> LessonMatrix:
+        """A matrix of ``rows``: this one if they are its rows, else one keeping its basis."""
+        if rows.shape == self.rows.shape and np.array_equal(rows, self.rows):
+            return self
+        return LessonMatrix(rows, self, project_from=self._project_from)
+
+    def upper_bounds(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
+        """An upper bound of each lesson's exact similarity to the unit ``query``."""
+        directions = self._directions
+        if directions is not None:
+            return directions.bounds(query)
+        upper = self.rows @ query
+        upper += np.float32((self.rows.shape[1] + 8) * _ROUNDING * self._rounding_scale)
+        return upper
+
+    def best(
+        self,
+        query: NDArray[np.float32],
+        utilities: NDArray[np.float64],
+        off_prior: NDArray[np.intp],
+        excluded: Sequence[int],
+        ids: Sequence[str],
+        floor: float,
+        k: int,
+    ) -> list[int]:
+        """The rows :func:`top_lessons` picks on exact similarities, best first.
+
+        Args:
+            query: The unit query vector (float32).
+            utilities: Every row's utility.
+            off_prior: The rows whose utility may differ from the prior (0.5); every
+                other row's factor is 1.
+            excluded: Rows never picked.
+            ids: Every row's id (ties go to the smaller).
+            floor: The similarity a lesson must reach.
+            k: How many rows at most.
+        """
+        count = len(self.rows)
+        if k <= 0 or not count:
+            return []
+        upper = self.upper_bounds(query)
+        self._lift(upper, utilities, off_prior, floor)
+        if len(excluded):
+            upper[list(excluded)] = -np.inf
+        # Score exactly the rows the bounds rank highest: their k-th best score is the
+        # bar, and a row whose bound is below it cannot be among the k best.
+        shortlist = self._highest(upper, min(count, k + _SHORTLIST_EXTRA))
+        similar = exact_similarities(self.rows[shortlist], query).tolist()
+        scores = sorted(
+            (
+                similarity * utility_factor(utility)
+                for similarity, utility in zip(similar, utilities[shortlist].tolist(), strict=True)
+                if similarity >= floor
+            ),
+            reverse=True,
+        )
+        # Below the k-th score by a hair: the final ranking may compute it vectorised.
+        bar = floor if len(scores) < k else max(floor, scores[k - 1] - abs(scores[k - 1]) * 1e-12)
+        candidates = self._highest(upper, bar=bar)
+        if not len(candidates):
+            return []
+        rows = top_lessons(
+            exact_similarities(self.rows[candidates], query),
+            utilities[candidates],
+            [ids[row] for row in candidates.tolist()],
+            floor,
+            k,
+        )
+        return [int(candidates[row]) for row in rows]
+
+    @staticmethod
+    def _lift(
+        upper: NDArray[np.float32],
+        utilities: NDArray[np.float64],
+        off_prior: NDArray[np.intp],
+        floor: float,
+    ) -> None:
+        """Scale the bounds of the rows off the prior by their factors, in place.
+
+        A row below the floor cannot qualify whatever its factor: its bound is -inf.
+        """
+        if len(off_prior) <= _FEW:  # a few: plain floats cost less than numpy calls
+            for row, utility in zip(off_prior.tolist(), utilities[off_prior].tolist(), strict=True):
+                reach = float(upper[row])
+                lifted = reach * utility_factor(utility)
+                # Up by more than float32's rounding, so the bound stays a bound.
+                upper[row] = lifted + abs(lifted) * 2.0**-20 + 1e-30 if reach >= floor else -np.inf
+            return
+        reaches = upper[off_prior]
+        scaled = (reaches * utility_factors(utilities[off_prior])).astype(np.float32)
+        upper[off_prior] = np.where(reaches >= floor, np.nextafter(scaled, np.inf), -np.inf)
+
+    @staticmethod
+    def _highest(
+        upper: NDArray[np.float32], size: int = 0, bar: float = -np.inf
+    ) -> NDArray[np.intp]:
+        """The rows of the ``size`` highest bounds (and ties), or of those reaching ``bar``."""
+        if size:
+            bar = float(np.partition(upper, len(upper) - size)[len(upper) - size])
+        rows = np.flatnonzero(upper >= bar)
+        if bar == -np.inf:  # excluded rows are at -inf
+            rows = rows[np.isfinite(upper[rows])]
+        return rows

@@ -1,0 +1,190 @@
+"""The lesson search: the rule's choice on exact similarities, found without scoring all.
+
+The reference is :func:`top_lessons` over every row's exact similarity (the rows never
+picked left out); the search must return the same rows, in the same order, whichever
+bound it uses (the float32 product for few lessons, principal directions for many).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from langchain_episodic.scoring import lesson_search
+from langchain_episodic.scoring.lesson_search import LessonMatrix, exact_similarities
+from langchain_episodic.scoring.ranking import top_lessons
+from tests.unit_tests.fuzzing import fuzz_settings
+
+DIMENSION = 24
+
+
+def lesson_rows(seed: int, count: int, rank: int, noise: float) -> np.ndarray:
+    """Unit rows near a ``rank``-dimensional subspace (lessons of a few kinds)."""
+    rng = np.random.default_rng(seed)
+    rows = rng.standard_normal((count, rank)) @ rng.standard_normal((rank, DIMENSION))
+    rows += noise * rng.standard_normal((count, DIMENSION))
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows.astype(np.float32)
+
+
+def reference(
+    rows: np.ndarray,
+    query: np.ndarray,
+    utilities: np.ndarray,
+    excluded: list[int],
+    ids: list[str],
+    floor: float,
+    k: int,
+) -> list[int]:
+    kept = np.setdiff1d(np.arange(len(rows)), excluded)
+    picked = top_lessons(
+        exact_similarities(rows[kept], query),
+        utilities[kept],
+        [ids[row] for row in kept],
+        floor,
+        k,
+    )
+    return [int(kept[row]) for row in picked]
+
+
+def unit(vector: np.ndarray) -> np.ndarray:
+    return (vector / (np.linalg.norm(vector) or 1.0)).astype(np.float32)
+
+
+# Principal directions from 32 lessons on, so that small examples use them.
+FEW = 32
+
+
+@fuzz_settings(150)
+@given(
+    seed=st.integers(0, 2**16),
+    count=st.integers(1, 90),
+    rank=st.sampled_from([2, 4, 8, 24]),
+    duplicates=st.integers(0, 6),
+    credited=st.lists(
+        st.tuples(st.integers(0, 89), st.sampled_from([0.0, 0.1, 0.4, 0.6, 0.9, 1.0])),
+        max_size=40,
+    ),
+    excluded=st.lists(st.integers(0, 89), max_size=5),
+    floor=st.sampled_from([-1.0, -0.2, 0.0, 0.2, 0.5, 0.9, 1.5]),
+    k=st.integers(0, 6),
+    query_from_row=st.booleans(),
+)
+def test_the_search_picks_what_scoring_every_lesson_picks(
+    seed: int,
+    count: int,
+    rank: int,
+    duplicates: int,
+    credited: list[tuple[int, float]],
+    excluded: list[int],
+    floor: float,
+    k: int,
+    query_from_row: bool,
+) -> None:
+    rows = lesson_rows(seed, count, rank, noise=0.02)
+    rng = np.random.default_rng(seed + 1)
+    for _ in range(duplicates):  # equal vectors under other ids: ties go by id
+        rows[rng.integers(count)] = rows[rng.integers(count)]
+    ids = [f"lesson-{rng.integers(10**6):06d}-{row}" for row in range(count)]
+    utilities = np.full(count, 0.5)
+    for row, utility in credited:
+        if row < count:
+            utilities[row] = utility
+    off_prior = np.array(sorted({row for row, _ in credited if row < count}), dtype=np.intp)
+    query = rows[rng.integers(count)] if query_from_row else unit(rng.standard_normal(DIMENSION))
+    out = sorted({row for row in excluded if row < count})
+
+    matrix = LessonMatrix(rows, project_from=FEW)
+    expected = reference(rows, query, utilities, out, ids, floor, k)
+    assert matrix.best(query, utilities, off_prior, out, ids, floor, k) == expected
+
+
+def test_the_bounds_hold_for_every_lesson_and_query() -> None:
+    rng = np.random.default_rng(7)
+    for rank, noise in ((4, 0.0), (6, 0.01), (8, 0.05), (24, 1.0)):
+        rows = lesson_rows(rank, 200, rank, noise)
+        rows[:3] *= 1.7  # longer rows too: the rounding term scales with them
+        matrix = LessonMatrix(rows, project_from=FEW)
+        for _ in range(20):
+            query = unit(rng.standard_normal(DIMENSION))
+            exact = exact_similarities(rows, query)
+            assert (matrix.upper_bounds(query) >= exact).all()
+
+
+def test_many_lessons_of_a_few_kinds_are_mostly_skipped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rows = lesson_rows(3, 2_000, 6, noise=0.01)
+    scored: list[int] = []
+    exact = lesson_search.exact_similarities
+
+    def counting(some: np.ndarray, query: np.ndarray) -> np.ndarray:
+        scored.append(len(some))
+        return exact(some, query)
+
+    monkeypatch.setattr(lesson_search, "exact_similarities", counting)
+    matrix = LessonMatrix(rows, project_from=FEW)
+    ids = [f"lesson-{row:05d}" for row in range(len(rows))]
+    utilities = np.full(len(rows), 0.5)
+    none = np.array([], dtype=np.intp)
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        query = unit(rows[rng.integers(len(rows))] + 0.1 * rng.standard_normal(DIMENSION))
+        matrix.best(query, utilities, none, (), ids, 0.2, 2)
+    assert matrix.basis is not None
+    assert matrix.basis.shape == (DIMENSION // 3, DIMENSION)
+    # Every lesson scored would be 2,000 a search.
+    assert sum(scored) / 10 < 200
+
+
+def test_lessons_no_few_directions_describe_are_scored_by_the_product() -> None:
+    rows = lesson_rows(5, 300, DIMENSION, noise=1.0)  # no low-dimensional structure
+    matrix = LessonMatrix(rows, project_from=FEW)
+    ids = [f"lesson-{row:03d}" for row in range(len(rows))]
+    utilities = np.full(len(rows), 0.5)
+    query = unit(rows[0] + rows[1])
+    got = matrix.best(query, utilities, np.array([], dtype=np.intp), (), ids, 0.1, 3)
+    assert matrix.basis is None
+    assert got == reference(rows, query, utilities, [], ids, 0.1, 3)
+
+
+def test_a_renewed_matrix_is_the_same_for_the_same_rows_and_keeps_its_directions() -> None:
+    rows = lesson_rows(11, 400, 5, noise=0.005)
+    matrix = LessonMatrix(rows, project_from=FEW)
+    assert matrix.renewed(rows.copy()) is matrix  # a reload brought the same lessons
+    matrix.upper_bounds(rows[0])  # fits the directions
+    assert matrix.basis is not None
+    more = np.vstack([rows, lesson_rows(12, 40, 5, noise=0.005)])
+    renewed = matrix.renewed(more)
+    assert renewed is not matrix
+    renewed.upper_bounds(more[0])
+    assert renewed.basis is matrix.basis  # still capture the lessons: not fitted again
+    # Lessons the old directions miss: fitted anew, and the bounds still hold.
+    other = lesson_rows(13, 400, 5, noise=0.005)
+    refitted = matrix.renewed(other)
+    query = other[3]
+    assert (refitted.upper_bounds(query) >= exact_similarities(other, query)).all()
+    assert refitted.basis is not None
+    assert refitted.basis is not matrix.basis
+
+
+def test_equal_rows_get_equal_similarities_wherever_they_sit() -> None:
+    rng = np.random.default_rng(2)
+    rows = rng.standard_normal((1_000, 384)).astype(np.float32)
+    rows[[3, 500, 999]] = rows[77]
+    query = rng.standard_normal(384).astype(np.float32)
+    similar = exact_similarities(rows, query)
+    assert similar[3] == similar[500] == similar[999] == similar[77]
+    assert exact_similarities(rows[[999, 5]], query)[0] == similar[77]
+
+
+def test_nothing_is_picked_for_no_lessons_or_k_zero() -> None:
+    empty = LessonMatrix(np.zeros((0, 4), dtype=np.float32))
+    query = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    none = np.array([], dtype=np.intp)
+    assert empty.best(query, np.array([]), none, (), [], 0.0, 3) == []
+    one = LessonMatrix(query[None, :])
+    assert one.best(query, np.array([0.5]), none, (), ["a"], 0.0, 0) == []
+    assert one.best(query, np.array([0.5]), none, [0], ["a"], -np.inf, 1) == []
