@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langchain_episodic.scoring.credit import utility_factor
-from langchain_episodic.scoring.ranking import top_lessons, utility_factors
+from langchain_episodic.scoring.ranking import scored_lessons, top_lessons, utility_factors
 
 __all__ = ["LessonMatrix", "exact_similarities"]
 
@@ -44,8 +44,9 @@ _DIRECTIONS_SHARE = 1 / 3
 _CAPTURED = 0.99
 # Lessons per block when the directions are fitted (bounds the float64 copies).
 _BLOCK = 2_048
-# Rows scored exactly to set the bar: the k best by their bounds, and a few more.
-_SHORTLIST_EXTRA = 8
+# Rows scored exactly to set the bar, those of the highest bounds: usually every row
+# that could be among the k best is one of them.
+SHORTLIST = 32
 # Up to this many rows, plain Python floats cost less than numpy calls.
 _FEW = 32
 # float32 rounding, per summed product, with room: error bounds say ``n * 2**-24``.
@@ -162,6 +163,7 @@ class LessonMatrix:
         rows: The lessons' unit vectors, one row each (float32).
         previous: A matrix whose directions to try first (of earlier lessons).
         project_from: From how many lessons on principal directions are tried.
+        shortlist: How many rows of the highest bounds are scored first.
 
     Example:
         >>> import numpy as np
@@ -179,9 +181,11 @@ class LessonMatrix:
         previous: LessonMatrix | None = None,
         *,
         project_from: int = PROJECT_FROM,
+        shortlist: int = SHORTLIST,
     ) -> None:
         self.rows = np.ascontiguousarray(rows, dtype=np.float32)
         self._project_from = project_from
+        self._shortlist = shortlist
         # The directions another matrix found: kept while they capture these rows.
         self._basis = None if previous is None else previous.basis
         # The rounding bounds hold for unit vectors: scaled for any longer row.
@@ -205,7 +209,7 @@ class LessonMatrix:
         """A matrix of ``rows``: this one if they are its rows, else one keeping its basis."""
         if rows.shape == self.rows.shape and np.array_equal(rows, self.rows):
             return self
-        return LessonMatrix(rows, self, project_from=self._project_from)
+        return LessonMatrix(rows, self, project_from=self._project_from, shortlist=self._shortlist)
 
     def upper_bounds(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
         """An upper bound of each lesson's exact similarity to the unit ``query``."""
@@ -245,31 +249,45 @@ class LessonMatrix:
         self._lift(upper, utilities, off_prior, floor)
         if len(excluded):
             upper[list(excluded)] = -np.inf
-        # Score exactly the rows the bounds rank highest: their k-th best score is the
-        # bar, and a row whose bound is below it cannot be among the k best.
-        shortlist = self._highest(upper, min(count, k + _SHORTLIST_EXTRA))
-        similar = exact_similarities(self.rows[shortlist], query).tolist()
-        scores = sorted(
-            (
-                similarity * utility_factor(utility)
-                for similarity, utility in zip(similar, utilities[shortlist].tolist(), strict=True)
-                if similarity >= floor
-            ),
-            reverse=True,
-        )
-        # Below the k-th score by a hair: the final ranking may compute it vectorised.
-        bar = floor if len(scores) < k else max(floor, scores[k - 1] - abs(scores[k - 1]) * 1e-12)
-        candidates = self._highest(upper, bar=bar)
-        if not len(candidates):
-            return []
-        rows = top_lessons(
-            exact_similarities(self.rows[candidates], query),
-            utilities[candidates],
-            [ids[row] for row in candidates.tolist()],
+        # Score exactly the rows the bounds rank highest. The k-th best of their scores
+        # is a bar: a row whose bound is below it cannot be among the k best.
+        size = self._shortlist
+        least = float(np.partition(upper, count - size)[count - size]) if count > size else -np.inf
+        shortlist = _reaching(upper, least)
+        scored = self._scored(shortlist, query, utilities, ids, floor)
+        bar = floor if len(scored) < k else max(floor, -scored[k - 1][0])
+        if least > bar:  # rows outside the shortlist (bounds below least) may reach it
+            more = _reaching(upper, bar)
+            more = more[upper[more] < least]
+            if len(more) > _FEW:  # many: ranked vectorised
+                rows = np.concatenate([shortlist, more])
+                picked = top_lessons(
+                    exact_similarities(self.rows[rows], query),
+                    utilities[rows],
+                    [ids[row] for row in rows.tolist()],
+                    floor,
+                    k,
+                )
+                return [int(rows[row]) for row in picked]
+            scored = sorted(scored + self._scored(more, query, utilities, ids, floor))
+        return [row for _, _, row in scored[:k]]
+
+    def _scored(
+        self,
+        rows: NDArray[np.intp],
+        query: NDArray[np.float32],
+        utilities: NDArray[np.float64],
+        ids: Sequence[str],
+        floor: float,
+    ) -> list[tuple[float, str, int]]:
+        """``rows`` that reach ``floor``, scored exactly, best first, as sort keys."""
+        return scored_lessons(
+            exact_similarities(self.rows[rows], query).tolist(),
+            utilities[rows].tolist(),
+            [ids[row] for row in rows.tolist()],
             floor,
-            k,
+            rows.tolist(),
         )
-        return [int(candidates[row]) for row in rows]
 
     @staticmethod
     def _lift(
@@ -293,14 +311,10 @@ class LessonMatrix:
         scaled = (reaches * utility_factors(utilities[off_prior])).astype(np.float32)
         upper[off_prior] = np.where(reaches >= floor, np.nextafter(scaled, np.inf), -np.inf)
 
-    @staticmethod
-    def _highest(
-        upper: NDArray[np.float32], size: int = 0, bar: float = -np.inf
-    ) -> NDArray[np.intp]:
-        """The rows of the ``size`` highest bounds (and ties), or of those reaching ``bar``."""
-        if size:
-            bar = float(np.partition(upper, len(upper) - size)[len(upper) - size])
-        rows = np.flatnonzero(upper >= bar)
-        if bar == -np.inf:  # excluded rows are at -inf
-            rows = rows[np.isfinite(upper[rows])]
-        return rows
+
+def _reaching(upper: NDArray[np.float32], bar: float) -> NDArray[np.intp]:
+    """The rows whose bound reaches ``bar`` (never an excluded row: those are at -inf)."""
+    rows = np.flatnonzero(upper >= bar)
+    if bar == -np.inf:
+        rows = rows[np.isfinite(upper[rows])]
+    return rows

@@ -10,7 +10,7 @@ candidates were rejected and why, so recall can explain itself.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -36,6 +36,7 @@ __all__ = [
     "Rejected",
     "rank_candidates",
     "rank_lessons",
+    "scored_lessons",
     "top_lessons",
     "utility_factors",
     "why_recalled",
@@ -232,6 +233,30 @@ def utility_factors(estimates: NDArray[np.floating[Any]]) -> NDArray[np.float64]
     return factors
 
 
+def scored_lessons(
+    similarities: Sequence[float],
+    utilities: Sequence[float],
+    ids: Sequence[str],
+    floor: float,
+    rows: Iterable[int],
+) -> list[tuple[float, str, int]]:
+    """:func:`top_lessons`'s rule in plain floats: ``(-score, id, row)``, best first.
+
+    Only the lessons whose similarity reaches ``floor``; ``rows`` names each lesson.
+
+    Example:
+        >>> scored_lessons([0.6, 0.7, 0.1], [0.9, 0.5, 1.0], ["a", "b", "c"], 0.3, [4, 5, 6])
+        [(-6.29856, 'a', 4), (-0.7, 'b', 5)]
+    """
+    return sorted(
+        (-(similarity * utility_factor(utility)), lesson_id, row)
+        for similarity, utility, lesson_id, row in zip(
+            similarities, utilities, ids, rows, strict=True
+        )
+        if similarity >= floor
+    )
+
+
 def top_lessons(
     similarities: NDArray[np.floating[Any]],
     utilities: NDArray[np.floating[Any]],
@@ -255,14 +280,10 @@ def top_lessons(
     if k <= 0 or not len(similar):
         return []
     if len(similar) <= _FEW_LESSONS:  # plain floats cost less than numpy calls
-        ranked = sorted(
-            (-(similarity * utility_factor(utility)), ids[row], row)
-            for row, (similarity, utility) in enumerate(
-                zip(similar.tolist(), np.asarray(utilities).tolist(), strict=True)
-            )
-            if similarity >= floor
+        scored = scored_lessons(
+            similar.tolist(), np.asarray(utilities).tolist(), ids, floor, range(len(similar))
         )
-        return [row for _, _, row in ranked[:k]]
+        return [row for _, _, row in scored[:k]]
     # Only the lessons that reach the floor are scored: usually a few of thousands.
     rows = np.flatnonzero(similar >= floor)
     if not len(rows):

@@ -60,17 +60,18 @@ FEW = 32
 @fuzz_settings(150)
 @given(
     seed=st.integers(0, 2**16),
-    count=st.integers(1, 90),
+    count=st.integers(1, 120),
     rank=st.sampled_from([2, 4, 8, 24]),
     duplicates=st.integers(0, 6),
     credited=st.lists(
-        st.tuples(st.integers(0, 89), st.sampled_from([0.0, 0.1, 0.4, 0.6, 0.9, 1.0])),
-        max_size=40,
+        st.tuples(st.integers(0, 119), st.sampled_from([0.0, 0.1, 0.4, 0.6, 0.9, 1.0])),
+        max_size=100,
     ),
-    excluded=st.lists(st.integers(0, 89), max_size=5),
+    excluded=st.lists(st.integers(0, 119), max_size=5),
     floor=st.sampled_from([-1.0, -0.2, 0.0, 0.2, 0.5, 0.9, 1.5]),
     k=st.integers(0, 6),
     query_from_row=st.booleans(),
+    shortlist=st.sampled_from([1, 2, 5, 32]),
 )
 def test_the_search_picks_what_scoring_every_lesson_picks(
     seed: int,
@@ -82,6 +83,7 @@ def test_the_search_picks_what_scoring_every_lesson_picks(
     floor: float,
     k: int,
     query_from_row: bool,
+    shortlist: int,
 ) -> None:
     rows = lesson_rows(seed, count, rank, noise=0.02)
     rng = np.random.default_rng(seed + 1)
@@ -96,9 +98,28 @@ def test_the_search_picks_what_scoring_every_lesson_picks(
     query = rows[rng.integers(count)] if query_from_row else unit(rng.standard_normal(DIMENSION))
     out = sorted({row for row in excluded if row < count})
 
-    matrix = LessonMatrix(rows, project_from=FEW)
+    matrix = LessonMatrix(rows, project_from=FEW, shortlist=shortlist)
     expected = reference(rows, query, utilities, out, ids, floor, k)
     assert matrix.best(query, utilities, off_prior, out, ids, floor, k) == expected
+
+
+@pytest.mark.parametrize("credited", [5, 60])  # lifted in plain floats, and vectorised
+def test_credited_lessons_far_below_the_best_bounds_are_still_found(credited: int) -> None:
+    rows = lesson_rows(21, 300, 6, noise=0.02)
+    rng = np.random.default_rng(4)
+    ids = [f"lesson-{row:03d}" for row in range(len(rows))]
+    utilities = np.full(len(rows), 0.5)
+    off_prior = np.sort(rng.choice(len(rows), credited, replace=False))
+    utilities[off_prior] = rng.choice([0.95, 1.0, 0.2], credited)  # factors 13-16, or 0.4
+    for shortlist in (1, 32):
+        matrix = LessonMatrix(rows, project_from=FEW, shortlist=shortlist)
+        lifted = 0
+        for _ in range(30):
+            query = unit(rng.standard_normal(DIMENSION))
+            got = matrix.best(query, utilities, off_prior, (), ids, 0.05, 3)
+            assert got == reference(rows, query, utilities, [], ids, 0.05, 3)
+            lifted += sum(row in off_prior for row in got)
+        assert lifted  # credit, not similarity alone, put some of them there
 
 
 def test_the_bounds_hold_for_every_lesson_and_query() -> None:
