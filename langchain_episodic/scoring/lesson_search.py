@@ -1,4 +1,4 @@
-"""The k lessons most worth showing for a query, found exactly without scoring them all.
+"""The k lessons most worth showing for a query, found without scoring them all.
 
 :func:`~langchain_episodic.scoring.ranking.top_lessons` is the rule: a lesson qualifies
 when its similarity to the query reaches the floor, and those that do are ordered by
@@ -8,24 +8,22 @@ product is most of what lessons add to a replay: 10,000 lessons of 384 floats ar
 read again for every query.
 
 :class:`LessonMatrix` keeps the rule and reads less. A cheap approximation bounds every
-lesson's similarity from above; the few lessons whose approximation is highest are
-scored exactly, and the k-th best of their scores is a bar no lesson outside the k best
-can pass: a lesson whose bound (times its utility factor) stays below the bar is
-skipped, and only those that reach it are scored exactly. The choice is the rule's on
-exact similarities (float64 sums of the float32 vectors' products); only the work
-differs.
+lesson's similarity from above; the lessons of the highest bounds are scored, and the
+k-th best of their scores is a bar no lesson outside the k best can pass: a lesson
+whose bound (times its utility factor) stays below the bar is skipped. The choice is the
+rule's on :func:`similarities_of` every lesson; only the work differs.
 
 The approximation: with many lessons, their coordinates along the principal directions
-of the lesson vectors (a third of the floats or fewer) plus Cauchy-Schwarz on what
-those directions miss; with fewer lessons, or vectors no few directions describe, the
-float32 product itself, whose rounding error is bounded.
+of the lesson vectors (a third of the floats) plus Cauchy-Schwarz on what those
+directions miss; with fewer lessons, or vectors no few directions describe, the
+float32 product itself. Both bounds allow for every rounding on either side.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,7 +31,7 @@ from numpy.typing import NDArray
 from langchain_episodic.scoring.credit import utility_factor
 from langchain_episodic.scoring.ranking import scored_lessons, top_lessons, utility_factors
 
-__all__ = ["LessonMatrix", "exact_similarities"]
+__all__ = ["LessonMatrix", "similarities_of"]
 
 # Below this many lessons the float32 product reads little enough; above, the
 # coordinates along a third as many principal directions, when they describe the
@@ -44,7 +42,7 @@ _DIRECTIONS_SHARE = 1 / 3
 _CAPTURED = 0.99
 # Lessons per block when the directions are fitted (bounds the float64 copies).
 _BLOCK = 2_048
-# Rows scored exactly to set the bar, those of the highest bounds: usually every row
+# Rows scored first to set the bar, those of the highest bounds: usually every row
 # that could be among the k best is one of them.
 SHORTLIST = 32
 # Up to this many rows, plain Python floats cost less than numpy calls.
@@ -53,24 +51,19 @@ _FEW = 32
 _ROUNDING = 2.0**-22
 
 
-def exact_similarities(
-    rows: NDArray[np.float32], query: NDArray[np.float32]
-) -> NDArray[np.float64]:
-    """Each row's dot product with ``query``, summed in float64 (the rule's similarity).
+def similarities_of(rows: NDArray[np.float32], query: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Each row's dot product with ``query``: the similarity the rule ranks by.
 
-    The float32 products are exact in float64 and each row is summed the same way
-    wherever it sits, so equal rows get equal similarities.
+    Every row is summed the same way wherever it sits (not so a BLAS product, whose
+    blocks treat rows unevenly), so equal rows get equal similarities.
 
     Example:
         >>> import numpy as np
         >>> rows = np.array([[0.6, 0.8], [1.0, 0.0]], dtype=np.float32)
-        >>> exact_similarities(rows, np.array([1.0, 0.0], dtype=np.float32)).round(6).tolist()
-        [0.6, 1.0]
+        >>> similarities_of(rows, np.array([1.0, 0.0], dtype=np.float32)).tolist()
+        [0.6000000238418579, 1.0]
     """
-    # float64 operands: no buffered casting, whose chunks could split a row's sum.
-    similarities: NDArray[np.float64] = np.einsum(
-        "ij,j->i", rows.astype(np.float64), query.astype(np.float64)
-    )
+    similarities: NDArray[np.float32] = np.einsum("ij,j->i", rows, query)
     return similarities
 
 
@@ -115,10 +108,10 @@ class _Directions:
         total = float(np.einsum("ij,ij->", rows, rows, dtype=np.float64))
         # The share of the lessons' squared norms the directions capture.
         self.captured = 1.0 - squared / total if total else 1.0
-        # The float32 sums (the bound's own and the coordinates' rounding seen through
-        # ``basis @ e``) and the float64 sums on both sides: all within this, for unit
-        # vectors (``scale``: the longest row's length, when longer).
-        self.rounding = (basis.shape[0] + 8) * _ROUNDING * scale
+        # The bound's float32 sum, the coordinates' rounding seen through ``basis @ e``
+        # and the similarity's own float32 sum (``d`` products): all within this, for
+        # unit vectors (``scale``: the longest row's length, when longer).
+        self.rounding = (basis.shape[0] + basis.shape[1] + 8) * _ROUNDING * scale
 
     @classmethod
     def fitted(
@@ -169,9 +162,9 @@ class LessonMatrix:
         >>> import numpy as np
         >>> rows = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]], dtype=np.float32)
         >>> matrix = LessonMatrix(rows)
-        >>> utilities = np.array([0.5, 0.5, 0.9])
         >>> query = np.array([0.8, 0.6], dtype=np.float32)
-        >>> matrix.best(query, utilities, np.array([2]), (), ["a", "b", "c"], 0.3, 2)
+        >>> credited, utilities = np.array([2]), np.array([0.9])  # row 2 helped
+        >>> matrix.best(query, credited, utilities, (), ["a", "b", "c"], 0.3, 2)
         [2, 1]
     """
 
@@ -212,31 +205,32 @@ class LessonMatrix:
         return LessonMatrix(rows, self, project_from=self._project_from, shortlist=self._shortlist)
 
     def upper_bounds(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
-        """An upper bound of each lesson's exact similarity to the unit ``query``."""
+        """An upper bound of each lesson's similarity to the unit ``query``."""
         directions = self._directions
         if directions is not None:
             return directions.bounds(query)
         upper = self.rows @ query
-        upper += np.float32((self.rows.shape[1] + 8) * _ROUNDING * self._rounding_scale)
+        # Two float32 sums of ``d`` products: this one and the similarity's.
+        upper += np.float32((2 * self.rows.shape[1] + 8) * _ROUNDING * self._rounding_scale)
         return upper
 
     def best(
         self,
         query: NDArray[np.float32],
+        credited: NDArray[np.intp],
         utilities: NDArray[np.float64],
-        off_prior: NDArray[np.intp],
         excluded: Sequence[int],
         ids: Sequence[str],
         floor: float,
         k: int,
     ) -> list[int]:
-        """The rows :func:`top_lessons` picks on exact similarities, best first.
+        """The rows :func:`top_lessons` picks, best first, without scoring every row.
 
         Args:
             query: The unit query vector (float32).
-            utilities: Every row's utility.
-            off_prior: The rows whose utility may differ from the prior (0.5); every
+            credited: The rows whose utility may differ from the prior (0.5); every
                 other row's factor is 1.
+            utilities: The utilities of the ``credited`` rows, in their order.
             excluded: Rows never picked.
             ids: Every row's id (ties go to the smaller).
             floor: The similarity a lesson must reach.
@@ -246,44 +240,50 @@ class LessonMatrix:
         if k <= 0 or not count:
             return []
         upper = self.upper_bounds(query)
-        self._lift(upper, utilities, off_prior, floor)
+        self._lift(upper, credited, utilities, floor)
         if len(excluded):
             upper[list(excluded)] = -np.inf
-        # Score exactly the rows the bounds rank highest. The k-th best of their scores
-        # is a bar: a row whose bound is below it cannot be among the k best.
-        size = self._shortlist
-        least = float(np.partition(upper, count - size)[count - size]) if count > size else -np.inf
-        shortlist = _reaching(upper, least)
-        scored = self._scored(shortlist, query, utilities, ids, floor)
+        utility_at = _utility_lookup(count, credited, utilities)
+        # Score the rows of the highest bounds. The k-th best of their scores is a bar:
+        # a row whose bound is below it cannot be among the k best.
+        shortlist = (
+            np.argpartition(upper, count - self._shortlist)[count - self._shortlist :]
+            if count > self._shortlist
+            else np.arange(count)
+        )
+        shortlist = shortlist[np.isfinite(upper[shortlist])]
+        scored = self._scored(shortlist, query, utility_at, ids, floor)
         bar = floor if len(scored) < k else max(floor, -scored[k - 1][0])
-        if least > bar:  # rows outside the shortlist (bounds below least) may reach it
+        # The rows left out have bounds at most the shortlist's least: any reaching
+        # the bar must be scored too.
+        if len(shortlist) == self._shortlist and float(upper[shortlist].min()) >= bar:
             more = _reaching(upper, bar)
-            more = more[upper[more] < least]
+            more = more[~np.isin(more, shortlist)]
             if len(more) > _FEW:  # many: ranked vectorised
                 rows = np.concatenate([shortlist, more])
                 picked = top_lessons(
-                    exact_similarities(self.rows[rows], query),
-                    utilities[rows],
+                    similarities_of(self.rows[rows], query),
+                    utility_at(rows),
                     [ids[row] for row in rows.tolist()],
                     floor,
                     k,
                 )
                 return [int(rows[row]) for row in picked]
-            scored = sorted(scored + self._scored(more, query, utilities, ids, floor))
+            scored = sorted(scored + self._scored(more, query, utility_at, ids, floor))
         return [row for _, _, row in scored[:k]]
 
     def _scored(
         self,
         rows: NDArray[np.intp],
         query: NDArray[np.float32],
-        utilities: NDArray[np.float64],
+        utility_at: Callable[[NDArray[np.intp]], NDArray[np.float64]],
         ids: Sequence[str],
         floor: float,
     ) -> list[tuple[float, str, int]]:
-        """``rows`` that reach ``floor``, scored exactly, best first, as sort keys."""
+        """``rows`` that reach ``floor``, scored, best first, as sort keys."""
         return scored_lessons(
-            exact_similarities(self.rows[rows], query).tolist(),
-            utilities[rows].tolist(),
+            similarities_of(self.rows[rows], query).tolist(),
+            utility_at(rows).tolist(),
             [ids[row] for row in rows.tolist()],
             floor,
             rows.tolist(),
@@ -292,24 +292,36 @@ class LessonMatrix:
     @staticmethod
     def _lift(
         upper: NDArray[np.float32],
+        credited: NDArray[np.intp],
         utilities: NDArray[np.float64],
-        off_prior: NDArray[np.intp],
         floor: float,
     ) -> None:
-        """Scale the bounds of the rows off the prior by their factors, in place.
+        """Scale the bounds of the ``credited`` rows by their factors, in place.
 
         A row below the floor cannot qualify whatever its factor: its bound is -inf.
         """
-        if len(off_prior) <= _FEW:  # a few: plain floats cost less than numpy calls
-            for row, utility in zip(off_prior.tolist(), utilities[off_prior].tolist(), strict=True):
+        if len(credited) <= _FEW:  # a few: plain floats cost less than numpy calls
+            for row, utility in zip(credited.tolist(), utilities.tolist(), strict=True):
                 reach = float(upper[row])
                 lifted = reach * utility_factor(utility)
                 # Up by more than float32's rounding, so the bound stays a bound.
                 upper[row] = lifted + abs(lifted) * 2.0**-20 + 1e-30 if reach >= floor else -np.inf
             return
-        reaches = upper[off_prior]
-        scaled = (reaches * utility_factors(utilities[off_prior])).astype(np.float32)
-        upper[off_prior] = np.where(reaches >= floor, np.nextafter(scaled, np.inf), -np.inf)
+        reaches = upper[credited]
+        scaled = (reaches * utility_factors(utilities)).astype(np.float32)
+        upper[credited] = np.where(reaches >= floor, np.nextafter(scaled, np.inf), -np.inf)
+
+
+def _utility_lookup(
+    count: int, credited: NDArray[np.intp], utilities: NDArray[np.float64]
+) -> Callable[[NDArray[np.intp]], NDArray[np.float64]]:
+    """The utilities of any rows: the prior's 0.5 but for the ``credited`` rows."""
+    if len(credited) <= _FEW:  # a few: a dict costs less than a lessons-long array
+        of = dict(zip(credited.tolist(), utilities.tolist(), strict=True))
+        return lambda rows: np.array([of.get(row, 0.5) for row in rows.tolist()])
+    every = np.full(count, 0.5)
+    every[credited] = utilities
+    return lambda rows: every[rows]
 
 
 def _reaching(upper: NDArray[np.float32], bar: float) -> NDArray[np.intp]:

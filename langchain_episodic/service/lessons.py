@@ -89,18 +89,21 @@ class _ActiveIndex:
 
         :func:`~langchain_episodic.scoring.decay.ranking_mean` of the evidence behind
         :meth:`Lessons.utility`: shrunk harder towards 0.5, as episodes are at recall.
-
-        A lesson without evidence is at the prior, 0.5, whatever the time: only the
-        rows with some are computed.
         """
         utilities = np.full(len(self.evidence), 0.5)
-        rows = self.with_evidence
-        if len(rows) > _FEW:
-            utilities[rows] = self._utilities_of(self.evidence[rows], now, half_life)
-        else:  # a few: plain floats cost less than numpy calls
-            for row, evidence in zip(rows.tolist(), self.evidence[rows].tolist(), strict=True):
-                utilities[row] = self._utility_of(evidence, now, half_life)
+        utilities[self.with_evidence] = self.credited_utilities(now, half_life)
         return utilities
+
+    def credited_utilities(self, now: float, half_life: float) -> NDArray[np.float64]:
+        """The utilities of the :attr:`with_evidence` rows, in their order.
+
+        A lesson without evidence is at the prior, 0.5, whatever the time.
+        """
+        evidence = self.evidence[self.with_evidence]
+        if len(evidence) > _FEW:
+            return self._utilities_of(evidence, now, half_life)
+        # A few: plain floats cost less than numpy calls.
+        return np.array([self._utility_of(row, now, half_life) for row in evidence.tolist()])
 
     @functools.cached_property
     def with_evidence(self) -> NDArray[np.intp]:
@@ -313,10 +316,9 @@ class Lessons:
         if not index.lessons:
             return ()
         demoted = [row for row in map(index.rows.get, self._demoted()) if row is not None]
-        utilities = index.utilities(self._context.now(), self._credit.half_life)
-        rows = index.matrix.best(
-            query, utilities, index.with_evidence, demoted, index.ids, floor, k
-        )
+        credited = index.with_evidence
+        utilities = index.credited_utilities(self._context.now(), self._credit.half_life)
+        rows = index.matrix.best(query, credited, utilities, demoted, index.ids, floor, k)
         return tuple(index.lessons[row] for row in rows)
 
     def active_index(self, dimension: int) -> _ActiveIndex:

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langchain_episodic.scoring import lesson_search
-from langchain_episodic.scoring.lesson_search import LessonMatrix, exact_similarities
+from langchain_episodic.scoring.lesson_search import LessonMatrix, similarities_of
 from langchain_episodic.scoring.ranking import top_lessons
 from tests.unit_tests.fuzzing import fuzz_settings
 
@@ -40,7 +40,7 @@ def reference(
 ) -> list[int]:
     kept = np.setdiff1d(np.arange(len(rows)), excluded)
     picked = top_lessons(
-        exact_similarities(rows[kept], query),
+        similarities_of(rows[kept], query),
         utilities[kept],
         [ids[row] for row in kept],
         floor,
@@ -100,7 +100,7 @@ def test_the_search_picks_what_scoring_every_lesson_picks(
 
     matrix = LessonMatrix(rows, project_from=FEW, shortlist=shortlist)
     expected = reference(rows, query, utilities, out, ids, floor, k)
-    assert matrix.best(query, utilities, off_prior, out, ids, floor, k) == expected
+    assert matrix.best(query, off_prior, utilities[off_prior], out, ids, floor, k) == expected
 
 
 @pytest.mark.parametrize("credited", [5, 60])  # lifted in plain floats, and vectorised
@@ -116,7 +116,7 @@ def test_credited_lessons_far_below_the_best_bounds_are_still_found(credited: in
         lifted = 0
         for _ in range(30):
             query = unit(rng.standard_normal(DIMENSION))
-            got = matrix.best(query, utilities, off_prior, (), ids, 0.05, 3)
+            got = matrix.best(query, off_prior, utilities[off_prior], (), ids, 0.05, 3)
             assert got == reference(rows, query, utilities, [], ids, 0.05, 3)
             lifted += sum(row in off_prior for row in got)
         assert lifted  # credit, not similarity alone, put some of them there
@@ -130,7 +130,7 @@ def test_the_bounds_hold_for_every_lesson_and_query() -> None:
         matrix = LessonMatrix(rows, project_from=FEW)
         for _ in range(20):
             query = unit(rng.standard_normal(DIMENSION))
-            exact = exact_similarities(rows, query)
+            exact = similarities_of(rows, query)
             assert (matrix.upper_bounds(query) >= exact).all()
 
 
@@ -139,21 +139,20 @@ def test_many_lessons_of_a_few_kinds_are_mostly_skipped(
 ) -> None:
     rows = lesson_rows(3, 2_000, 6, noise=0.01)
     scored: list[int] = []
-    exact = lesson_search.exact_similarities
+    exact = lesson_search.similarities_of
 
     def counting(some: np.ndarray, query: np.ndarray) -> np.ndarray:
         scored.append(len(some))
         return exact(some, query)
 
-    monkeypatch.setattr(lesson_search, "exact_similarities", counting)
+    monkeypatch.setattr(lesson_search, "similarities_of", counting)
     matrix = LessonMatrix(rows, project_from=FEW)
     ids = [f"lesson-{row:05d}" for row in range(len(rows))]
-    utilities = np.full(len(rows), 0.5)
     none = np.array([], dtype=np.intp)
     rng = np.random.default_rng(0)
     for _ in range(10):
         query = unit(rows[rng.integers(len(rows))] + 0.1 * rng.standard_normal(DIMENSION))
-        matrix.best(query, utilities, none, (), ids, 0.2, 2)
+        matrix.best(query, none, np.array([]), (), ids, 0.2, 2)
     assert matrix.basis is not None
     assert matrix.basis.shape == (DIMENSION // 3, DIMENSION)
     # Every lesson scored would be 2,000 a search.
@@ -166,7 +165,7 @@ def test_lessons_no_few_directions_describe_are_scored_by_the_product() -> None:
     ids = [f"lesson-{row:03d}" for row in range(len(rows))]
     utilities = np.full(len(rows), 0.5)
     query = unit(rows[0] + rows[1])
-    got = matrix.best(query, utilities, np.array([], dtype=np.intp), (), ids, 0.1, 3)
+    got = matrix.best(query, np.array([], dtype=np.intp), np.array([]), (), ids, 0.1, 3)
     assert matrix.basis is None
     assert got == reference(rows, query, utilities, [], ids, 0.1, 3)
 
@@ -186,7 +185,7 @@ def test_a_renewed_matrix_is_the_same_for_the_same_rows_and_keeps_its_directions
     other = lesson_rows(13, 400, 5, noise=0.005)
     refitted = matrix.renewed(other)
     query = other[3]
-    assert (refitted.upper_bounds(query) >= exact_similarities(other, query)).all()
+    assert (refitted.upper_bounds(query) >= similarities_of(other, query)).all()
     assert refitted.basis is not None
     assert refitted.basis is not matrix.basis
 
@@ -196,16 +195,16 @@ def test_equal_rows_get_equal_similarities_wherever_they_sit() -> None:
     rows = rng.standard_normal((1_000, 384)).astype(np.float32)
     rows[[3, 500, 999]] = rows[77]
     query = rng.standard_normal(384).astype(np.float32)
-    similar = exact_similarities(rows, query)
+    similar = similarities_of(rows, query)
     assert similar[3] == similar[500] == similar[999] == similar[77]
-    assert exact_similarities(rows[[999, 5]], query)[0] == similar[77]
+    assert similarities_of(rows[[999, 5]], query)[0] == similar[77]
 
 
 def test_nothing_is_picked_for_no_lessons_or_k_zero() -> None:
     empty = LessonMatrix(np.zeros((0, 4), dtype=np.float32))
     query = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
     none = np.array([], dtype=np.intp)
-    assert empty.best(query, np.array([]), none, (), [], 0.0, 3) == []
+    assert empty.best(query, none, np.array([]), (), [], 0.0, 3) == []
     one = LessonMatrix(query[None, :])
-    assert one.best(query, np.array([0.5]), none, (), ["a"], 0.0, 0) == []
-    assert one.best(query, np.array([0.5]), none, [0], ["a"], -np.inf, 1) == []
+    assert one.best(query, none, np.array([]), (), ["a"], 0.0, 0) == []
+    assert one.best(query, none, np.array([]), [0], ["a"], -np.inf, 1) == []
