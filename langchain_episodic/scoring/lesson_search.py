@@ -246,24 +246,26 @@ class LessonMatrix:
         utility_at = _utility_lookup(count, credited, utilities)
         # Score the rows of the highest bounds. The k-th best of their scores is a bar:
         # a row whose bound is below it cannot be among the k best.
-        shortlist = (
-            np.argpartition(upper, count - self._shortlist)[count - self._shortlist :]
-            if count > self._shortlist
-            else np.arange(count)
-        )
-        shortlist = shortlist[np.isfinite(upper[shortlist])]
+        size = self._shortlist
+        if count > size:
+            order = np.argpartition(upper, count - size)
+            shortlist, least = order[count - size :], float(upper[order[count - size]])
+        else:
+            shortlist, least = np.arange(count), -np.inf
+        if len(excluded):
+            shortlist = shortlist[np.isfinite(upper[shortlist])]
         scored = self._scored(shortlist, query, utility_at, ids, floor)
         bar = floor if len(scored) < k else max(floor, -scored[k - 1][0])
         # The rows left out have bounds at most the shortlist's least: any reaching
-        # the bar must be scored too.
-        if len(shortlist) == self._shortlist and float(upper[shortlist].min()) >= bar:
-            more = _reaching(upper, bar)
+        # the bar must be scored too (never an excluded one: at -inf, least is too).
+        if least >= bar and least > -np.inf:
+            more = np.flatnonzero(upper >= bar)
             more = more[~np.isin(more, shortlist)]
             if len(more) > _FEW:  # many: ranked vectorised
                 rows = np.concatenate([shortlist, more])
                 picked = top_lessons(
                     similarities_of(self.rows[rows], query),
-                    utility_at(rows),
+                    np.asarray(utility_at(rows)),
                     [ids[row] for row in rows.tolist()],
                     floor,
                     k,
@@ -276,17 +278,18 @@ class LessonMatrix:
         self,
         rows: NDArray[np.intp],
         query: NDArray[np.float32],
-        utility_at: Callable[[NDArray[np.intp]], NDArray[np.float64]],
+        utility_at: Callable[[NDArray[np.intp]], list[float]],
         ids: Sequence[str],
         floor: float,
     ) -> list[tuple[float, str, int]]:
         """``rows`` that reach ``floor``, scored, best first, as sort keys."""
+        named = rows.tolist()
         return scored_lessons(
             similarities_of(self.rows[rows], query).tolist(),
-            utility_at(rows).tolist(),
-            [ids[row] for row in rows.tolist()],
+            utility_at(rows),
+            [ids[row] for row in named],
             floor,
-            rows.tolist(),
+            named,
         )
 
     @staticmethod
@@ -298,35 +301,29 @@ class LessonMatrix:
     ) -> None:
         """Scale the bounds of the ``credited`` rows by their factors, in place.
 
-        A row below the floor cannot qualify whatever its factor: its bound is -inf.
+        A row whose bound is below the floor cannot qualify whatever its factor: its
+        bound stays, below any bar.
         """
         if len(credited) <= _FEW:  # a few: plain floats cost less than numpy calls
             for row, utility in zip(credited.tolist(), utilities.tolist(), strict=True):
                 reach = float(upper[row])
-                lifted = reach * utility_factor(utility)
-                # Up by more than float32's rounding, so the bound stays a bound.
-                upper[row] = lifted + abs(lifted) * 2.0**-20 + 1e-30 if reach >= floor else -np.inf
+                if reach >= floor:
+                    lifted = reach * utility_factor(utility)
+                    # Up by more than float32's rounding, so the bound stays a bound.
+                    upper[row] = lifted + abs(lifted) * 2.0**-20 + 1e-30
             return
         reaches = upper[credited]
         scaled = (reaches * utility_factors(utilities)).astype(np.float32)
-        upper[credited] = np.where(reaches >= floor, np.nextafter(scaled, np.inf), -np.inf)
+        upper[credited] = np.where(reaches >= floor, np.nextafter(scaled, np.inf), reaches)
 
 
 def _utility_lookup(
     count: int, credited: NDArray[np.intp], utilities: NDArray[np.float64]
-) -> Callable[[NDArray[np.intp]], NDArray[np.float64]]:
+) -> Callable[[NDArray[np.intp]], list[float]]:
     """The utilities of any rows: the prior's 0.5 but for the ``credited`` rows."""
     if len(credited) <= _FEW:  # a few: a dict costs less than a lessons-long array
         of = dict(zip(credited.tolist(), utilities.tolist(), strict=True))
-        return lambda rows: np.array([of.get(row, 0.5) for row in rows.tolist()])
+        return lambda rows: [of.get(row, 0.5) for row in rows.tolist()]
     every = np.full(count, 0.5)
     every[credited] = utilities
-    return lambda rows: every[rows]
-
-
-def _reaching(upper: NDArray[np.float32], bar: float) -> NDArray[np.intp]:
-    """The rows whose bound reaches ``bar`` (never an excluded row: those are at -inf)."""
-    rows = np.flatnonzero(upper >= bar)
-    if bar == -np.inf:
-        rows = rows[np.isfinite(upper[rows])]
-    return rows
+    return lambda rows: every[rows].tolist()
