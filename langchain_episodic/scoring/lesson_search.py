@@ -240,10 +240,16 @@ class LessonMatrix:
         if k <= 0 or not count:
             return []
         upper = self.upper_bounds(query)
-        self._lift(upper, credited, utilities, floor)
+        few = len(credited) <= _FEW  # a few: plain floats cost less than numpy calls
+        factors = (
+            [utility_factor(utility) for utility in utilities.tolist()]
+            if few
+            else utility_factors(utilities)
+        )
+        self._lift(upper, credited, factors, floor)
         if len(excluded):
             upper[list(excluded)] = -np.inf
-        utility_at = _utility_lookup(count, credited, utilities)
+        factor_at = _factor_lookup(count, credited, factors)
         # Score the rows of the highest bounds. The k-th best of their scores is a bar:
         # a row whose bound is below it cannot be among the k best.
         size = self._shortlist
@@ -254,7 +260,7 @@ class LessonMatrix:
             shortlist, least = np.arange(count), -np.inf
         if len(excluded):
             shortlist = shortlist[np.isfinite(upper[shortlist])]
-        scored = self._scored(shortlist, query, utility_at, ids, floor)
+        scored = self._scored(shortlist, query, factor_at, ids, floor)
         bar = floor if len(scored) < k else max(floor, -scored[k - 1][0])
         # The rows left out have bounds at most the shortlist's least: any reaching
         # the bar must be scored too (never an excluded one: at -inf, least is too).
@@ -263,22 +269,24 @@ class LessonMatrix:
             more = more[~np.isin(more, shortlist)]
             if len(more) > _FEW:  # many: ranked vectorised
                 rows = np.concatenate([shortlist, more])
+                every = np.full(count, 0.5)
+                every[credited] = utilities
                 picked = top_lessons(
                     similarities_of(self.rows[rows], query),
-                    np.asarray(utility_at(rows)),
+                    every[rows],
                     [ids[row] for row in rows.tolist()],
                     floor,
                     k,
                 )
                 return [int(rows[row]) for row in picked]
-            scored = sorted(scored + self._scored(more, query, utility_at, ids, floor))
+            scored = sorted(scored + self._scored(more, query, factor_at, ids, floor))
         return [row for _, _, row in scored[:k]]
 
     def _scored(
         self,
         rows: NDArray[np.intp],
         query: NDArray[np.float32],
-        utility_at: Callable[[NDArray[np.intp]], list[float]],
+        factor_at: Callable[[list[int]], list[float]],
         ids: Sequence[str],
         floor: float,
     ) -> list[tuple[float, str, int]]:
@@ -286,7 +294,7 @@ class LessonMatrix:
         named = rows.tolist()
         return scored_lessons(
             similarities_of(self.rows[rows], query).tolist(),
-            utility_at(rows),
+            factor_at(named),
             [ids[row] for row in named],
             floor,
             named,
@@ -296,7 +304,7 @@ class LessonMatrix:
     def _lift(
         upper: NDArray[np.float32],
         credited: NDArray[np.intp],
-        utilities: NDArray[np.float64],
+        factors: list[float] | NDArray[np.float64],
         floor: float,
     ) -> None:
         """Scale the bounds of the ``credited`` rows by their factors, in place.
@@ -304,26 +312,26 @@ class LessonMatrix:
         A row whose bound is below the floor cannot qualify whatever its factor: its
         bound stays, below any bar.
         """
-        if len(credited) <= _FEW:  # a few: plain floats cost less than numpy calls
-            for row, utility in zip(credited.tolist(), utilities.tolist(), strict=True):
+        if isinstance(factors, list):
+            for row, factor in zip(credited.tolist(), factors, strict=True):
                 reach = float(upper[row])
                 if reach >= floor:
-                    lifted = reach * utility_factor(utility)
+                    lifted = reach * factor
                     # Up by more than float32's rounding, so the bound stays a bound.
                     upper[row] = lifted + abs(lifted) * 2.0**-20 + 1e-30
             return
         reaches = upper[credited]
-        scaled = (reaches * utility_factors(utilities)).astype(np.float32)
+        scaled = (reaches * factors).astype(np.float32)
         upper[credited] = np.where(reaches >= floor, np.nextafter(scaled, np.inf), reaches)
 
 
-def _utility_lookup(
-    count: int, credited: NDArray[np.intp], utilities: NDArray[np.float64]
-) -> Callable[[NDArray[np.intp]], list[float]]:
-    """The utilities of any rows: the prior's 0.5 but for the ``credited`` rows."""
-    if len(credited) <= _FEW:  # a few: a dict costs less than a lessons-long array
-        of = dict(zip(credited.tolist(), utilities.tolist(), strict=True))
-        return lambda rows: [of.get(row, 0.5) for row in rows.tolist()]
-    every = np.full(count, 0.5)
-    every[credited] = utilities
+def _factor_lookup(
+    count: int, credited: NDArray[np.intp], factors: list[float] | NDArray[np.float64]
+) -> Callable[[list[int]], list[float]]:
+    """The utility factors of any rows: 1 (the prior's) but for the ``credited`` rows."""
+    if isinstance(factors, list):  # a few: a dict costs less than a lessons-long array
+        of = dict(zip(credited.tolist(), factors, strict=True))
+        return lambda rows: [of.get(row, 1.0) for row in rows]
+    every = np.ones(count)
+    every[credited] = factors
     return lambda rows: every[rows].tolist()

@@ -235,24 +235,24 @@ def utility_factors(estimates: NDArray[np.floating[Any]]) -> NDArray[np.float64]
 
 def scored_lessons(
     similarities: Sequence[float],
-    utilities: Sequence[float],
+    factors: Sequence[float],
     ids: Sequence[str],
     floor: float,
     rows: Iterable[int],
 ) -> list[tuple[float, str, int]]:
     """:func:`top_lessons`'s rule in plain floats: ``(-score, id, row)``, best first.
 
-    Only the lessons whose similarity reaches ``floor``; ``rows`` names each lesson.
+    Only the lessons whose similarity reaches ``floor``, scored by similarity times
+    their :func:`~langchain_episodic.scoring.credit.utility_factor`; ``rows`` names
+    each lesson.
 
     Example:
-        >>> scored_lessons([0.6, 0.7, 0.1], [0.9, 0.5, 1.0], ["a", "b", "c"], 0.3, [4, 5, 6])
-        [(-6.29856, 'a', 4), (-0.7, 'b', 5)]
+        >>> scored_lessons([0.6, 0.7, 0.1], [2.0, 1.0, 16.0], ["a", "b", "c"], 0.3, [4, 5, 6])
+        [(-1.2, 'a', 4), (-0.7, 'b', 5)]
     """
     return sorted(
-        (-(similarity * utility_factor(utility)), lesson_id, row)
-        for similarity, utility, lesson_id, row in zip(
-            similarities, utilities, ids, rows, strict=True
-        )
+        (-(similarity * factor), lesson_id, row)
+        for similarity, factor, lesson_id, row in zip(similarities, factors, ids, rows, strict=True)
         if similarity >= floor
     )
 
@@ -280,9 +280,8 @@ def top_lessons(
     if k <= 0 or not len(similar):
         return []
     if len(similar) <= _FEW_LESSONS:  # plain floats cost less than numpy calls
-        scored = scored_lessons(
-            similar.tolist(), np.asarray(utilities).tolist(), ids, floor, range(len(similar))
-        )
+        factors = [utility_factor(utility) for utility in np.asarray(utilities).tolist()]
+        scored = scored_lessons(similar.tolist(), factors, ids, floor, range(len(similar)))
         return [row for _, _, row in scored[:k]]
     # Only the lessons that reach the floor are scored: usually a few of thousands.
     rows = np.flatnonzero(similar >= floor)
