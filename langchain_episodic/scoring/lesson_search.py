@@ -29,7 +29,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langchain_episodic.scoring.credit import utility_factor
-from langchain_episodic.scoring.ranking import scored_lessons, top_lessons, utility_factors
+from langchain_episodic.scoring.ranking import (
+    PLAIN_FLOATS_UP_TO,
+    scored_lessons,
+    top_lessons,
+    utility_factors,
+)
 
 __all__ = ["LessonMatrix", "similarities_of"]
 
@@ -45,8 +50,6 @@ _BLOCK = 2_048
 # Rows scored first to set the bar, those of the highest bounds: usually every row
 # that could be among the k best is one of them.
 SHORTLIST = 32
-# Up to this many rows, plain Python floats cost less than numpy calls.
-_FEW = 32
 # float32 rounding, per summed product, with room: error bounds say ``n * 2**-24``.
 _ROUNDING = 2.0**-22
 
@@ -240,7 +243,7 @@ class LessonMatrix:
         if k <= 0 or not count:
             return []
         upper = self.upper_bounds(query)
-        few = len(credited) <= _FEW  # a few: plain floats cost less than numpy calls
+        few = len(credited) <= PLAIN_FLOATS_UP_TO
         factors = (
             [utility_factor(utility) for utility in utilities.tolist()]
             if few
@@ -267,7 +270,7 @@ class LessonMatrix:
         if least >= bar and least > -np.inf:
             more = np.flatnonzero(upper >= bar)
             more = more[~np.isin(more, shortlist)]
-            if len(more) > _FEW:  # many: ranked vectorised
+            if len(more) > PLAIN_FLOATS_UP_TO:  # many: ranked vectorised
                 rows = np.concatenate([shortlist, more])
                 every = np.full(count, 0.5)
                 every[credited] = utilities

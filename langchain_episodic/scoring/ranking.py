@@ -30,6 +30,7 @@ from langchain_episodic.scoring.relevance import (
 )
 
 __all__ = [
+    "PLAIN_FLOATS_UP_TO",
     "Neighbour",
     "Ranked",
     "RecallReport",
@@ -214,8 +215,9 @@ def rank_candidates(
     return Ranked(article, [], threshold)
 
 
-# Up to this many lessons, :func:`top_lessons` ranks plain floats: cheaper than numpy.
-_FEW_LESSONS = 32
+# Up to this many values, plain Python floats cost less than the numpy calls that would
+# handle them (each call's fixed cost dominates once the caches are cold).
+PLAIN_FLOATS_UP_TO = 32
 
 
 def utility_factors(estimates: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
@@ -279,7 +281,7 @@ def top_lessons(
     similar = np.asarray(similarities, dtype=np.float64)
     if k <= 0 or not len(similar):
         return []
-    if len(similar) <= _FEW_LESSONS:  # plain floats cost less than numpy calls
+    if len(similar) <= PLAIN_FLOATS_UP_TO:
         factors = [utility_factor(utility) for utility in np.asarray(utilities).tolist()]
         scored = scored_lessons(similar.tolist(), factors, ids, floor, range(len(similar)))
         return [row for _, _, row in scored[:k]]

@@ -43,6 +43,7 @@ from langchain_episodic.scoring.decay import (
     ranking_mean,
 )
 from langchain_episodic.scoring.lesson_search import LessonMatrix
+from langchain_episodic.scoring.ranking import PLAIN_FLOATS_UP_TO
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.lesson_log import LessonLog
@@ -50,8 +51,6 @@ from langchain_episodic.service.lesson_log import LessonLog
 __all__ = ["Lessons"]
 
 _REVISABLE = frozenset({"title", "applies_when", "do", "avoid", "by"})
-# Up to this many lessons with evidence, their utilities are plain floats: cheaper.
-_FEW = 32
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,7 @@ class _ActiveIndex:
         A lesson without evidence is at the prior, 0.5, whatever the time.
         """
         evidence = self.evidence[self.with_evidence]
-        if len(evidence) > _FEW:
+        if len(evidence) > PLAIN_FLOATS_UP_TO:
             return self._utilities_of(evidence, now, half_life)
         # A few: plain floats cost less than numpy calls.
         return np.array([self._utility_of(row, now, half_life) for row in evidence.tolist()])
