@@ -8,10 +8,11 @@ product is most of what lessons add to a replay: 10,000 lessons of 384 floats ar
 read again for every query.
 
 :class:`LessonMatrix` keeps the rule and reads less. A cheap approximation bounds every
-lesson's similarity from above; the lessons of the highest bounds are scored, and the
+lesson's similarity from above; a few lessons of the highest bounds are scored, and the
 k-th best of their scores is a bar no lesson outside the k best can pass: a lesson
-whose bound (times its utility factor) stays below the bar is skipped. The choice is the
-rule's on :func:`similarities_of` every lesson; only the work differs.
+whose bound (times its utility factor) stays below the bar is skipped, and the few
+that reach it are scored. The choice is the rule's on :func:`similarities_of` every
+lesson; only the work differs.
 
 The approximation: with many lessons, their coordinates along the principal directions
 of the lesson vectors (a third of the floats) plus Cauchy-Schwarz on what those
@@ -47,9 +48,17 @@ _DIRECTIONS_SHARE = 1 / 3
 _CAPTURED = 0.99
 # Lessons per block when the directions are fitted (bounds the float64 copies).
 _BLOCK = 2_048
-# Rows scored first to set the bar, those of the highest bounds: usually every row
-# that could be among the k best is one of them.
-SHORTLIST = 32
+# Rows scored first to set the bar (at least k), those of the highest bounds: the
+# best of them is usually among the k best, and their scores a bar few others reach.
+SHORTLIST = 4
+# Up to this many, the rows of the highest bounds are found one scan each.
+_ONE_BY_ONE_UP_TO = 8
+# Up to this many rows that reach the bar are scored at once; when more do, the
+# _REFINE of the highest bounds are scored first, to raise it.
+_AT_ONCE = 128
+_REFINE = 32
+# The lowest finite float32: every row not excluded has a bound at least this.
+_LOWEST = float(np.finfo(np.float32).min)
 # float32 rounding, per summed product, with room: error bounds say ``n * 2**-24``.
 _ROUNDING = 2.0**-22
 
@@ -159,7 +168,7 @@ class LessonMatrix:
         rows: The lessons' unit vectors, one row each (float32).
         previous: A matrix whose directions to try first (of earlier lessons).
         project_from: From how many lessons on principal directions are tried.
-        shortlist: How many rows of the highest bounds are scored first.
+        shortlist: How many rows of the highest bounds set the first bar (at least k).
 
     Example:
         >>> import numpy as np
@@ -253,37 +262,60 @@ class LessonMatrix:
         if len(excluded):
             upper[list(excluded)] = -np.inf
         factor_at = _factor_lookup(count, credited, factors)
-        # Score the rows of the highest bounds. The k-th best of their scores is a bar:
-        # a row whose bound is below it cannot be among the k best.
-        size = self._shortlist
-        if count > size:
-            order = np.argpartition(upper, count - size)
-            shortlist, least = order[count - size :], float(upper[order[count - size]])
-        else:
-            shortlist, least = np.arange(count), -np.inf
-        if len(excluded):
-            shortlist = shortlist[np.isfinite(upper[shortlist])]
-        scored = self._scored(shortlist, query, factor_at, ids, floor)
-        bar = floor if len(scored) < k else max(floor, -scored[k - 1][0])
-        # The rows left out have bounds at most the shortlist's least: any reaching
-        # the bar must be scored too (never an excluded one: at -inf, least is too).
-        if least >= bar and least > -np.inf:
-            more = np.flatnonzero(upper >= bar)
-            more = more[~np.isin(more, shortlist)]
-            if len(more) > PLAIN_FLOATS_UP_TO:  # many: ranked vectorised
-                rows = np.concatenate([shortlist, more])
-                every = np.full(count, 0.5)
-                every[credited] = utilities
-                picked = top_lessons(
-                    similarities_of(self.rows[rows], query),
-                    every[rows],
-                    [ids[row] for row in rows.tolist()],
-                    floor,
-                    k,
-                )
-                return [int(rows[row]) for row in picked]
-            scored = sorted(scored + self._scored(more, query, factor_at, ids, floor))
+        # The rows of the highest bounds set a bar: a row whose bound is below the k-th
+        # best of their scores cannot be among the k best. Their similarities come from
+        # one BLAS product, not the rule's sum, so the bar allows for the difference.
+        bar = self._bar_from(_highest(upper, max(k, self._shortlist)), query, factor_at, floor, k)
+        rest = np.flatnonzero(upper >= bar)
+        scored: list[tuple[float, str, int]] = []
+        if len(rest) > _AT_ONCE:  # bounds loose next to the bar: raise it first
+            top = rest[np.argpartition(upper[rest], len(rest) - _REFINE)[len(rest) - _REFINE :]]
+            scored = self._scored(top, query, factor_at, ids, floor)
+            bar = _bar([-key for key, _, _ in scored], k, floor)
+            upper[top] = -np.inf
+            rest = rest[upper[rest] >= bar]
+        if len(rest) > PLAIN_FLOATS_UP_TO:  # many still: ranked vectorised
+            rows = np.concatenate([np.array([row for *_, row in scored], dtype=np.intp), rest])
+            every = np.full(count, 0.5)
+            every[credited] = utilities
+            picked = top_lessons(
+                similarities_of(self.rows[rows], query),
+                every[rows],
+                [ids[row] for row in rows.tolist()],
+                floor,
+                k,
+            )
+            return [int(rows[row]) for row in picked]
+        if len(rest):
+            scored = sorted(scored + self._scored(rest, query, factor_at, ids, floor))
         return [row for _, _, row in scored[:k]]
+
+    def _bar_from(
+        self,
+        rows: NDArray[np.intp],
+        query: NDArray[np.float32],
+        factor_at: Callable[[list[int]], list[float]],
+        floor: float,
+        k: int,
+    ) -> float:
+        """At most the k-th best score of ``rows`` (by the rule's similarities), or the floor.
+
+        The similarities are BLAS's, within two float32 sums of the rule's: each is
+        lowered by that much before it counts, so the bar stays at most the rule's.
+        """
+        named = rows.tolist()
+        slack = (4 * self.rows.shape[1] + 16) * _ROUNDING * self._rounding_scale
+        lows = sorted(
+            (
+                (similarity - slack) * factor
+                for similarity, factor in zip(
+                    (self.rows[rows] @ query).tolist(), factor_at(named), strict=True
+                )
+                if similarity - slack >= floor
+            ),
+            reverse=True,
+        )
+        return _bar(lows, k, floor)
 
     def _scored(
         self,
@@ -313,19 +345,52 @@ class LessonMatrix:
         """Scale the bounds of the ``credited`` rows by their factors, in place.
 
         A row whose bound is below the floor cannot qualify whatever its factor: its
-        bound stays, below any bar.
+        bound stays, below any bar. One that may qualify keeps a bound of at least the
+        floor: a factor below 1 can score it below the floor, and it still fills a
+        place that fewer than k better lessons leave.
         """
         if isinstance(factors, list):
             for row, factor in zip(credited.tolist(), factors, strict=True):
                 reach = float(upper[row])
                 if reach >= floor:
-                    lifted = reach * factor
+                    lifted = max(reach * factor, floor)
                     # Up by more than float32's rounding, so the bound stays a bound.
                     upper[row] = lifted + abs(lifted) * 2.0**-20 + 1e-30
             return
         reaches = upper[credited]
-        scaled = (reaches * factors).astype(np.float32)
-        upper[credited] = np.where(reaches >= floor, np.nextafter(scaled, np.inf), reaches)
+        scaled = np.maximum(np.nextafter((reaches * factors).astype(np.float32), np.inf), floor)
+        upper[credited] = np.where(
+            reaches >= floor, np.nextafter(scaled.astype(np.float32), np.inf), reaches
+        )
+
+
+def _highest(upper: NDArray[np.float32], count: int) -> NDArray[np.intp]:
+    """The ``count`` rows of the highest finite bounds (fewer when fewer)."""
+    if count <= _ONE_BY_ONE_UP_TO:  # a few: one scan each costs less than a partition
+        taken: list[tuple[int, float]] = []
+        for _ in range(count):
+            row = int(upper.argmax())
+            bound = float(upper[row])
+            if bound == -np.inf:
+                break
+            taken.append((row, bound))
+            upper[row] = -np.inf
+        for row, bound in taken:
+            upper[row] = bound
+        return np.array([row for row, _ in taken], dtype=np.intp)
+    finite = np.flatnonzero(upper > -np.inf)
+    if len(finite) <= count:
+        return finite
+    return finite[np.argpartition(upper[finite], len(finite) - count)[len(finite) - count :]]
+
+
+def _bar(scores: list[float], k: int, floor: float) -> float:
+    """The bound a row needs to be scored: the k-th best of ``scores`` (best first), or the floor.
+
+    Never ``-inf``: an excluded row, at ``-inf``, is never scored.
+    """
+    bar = floor if len(scores) < k else max(floor, scores[k - 1])
+    return max(bar, _LOWEST)
 
 
 def _factor_lookup(

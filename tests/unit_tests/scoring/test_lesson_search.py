@@ -57,21 +57,21 @@ def unit(vector: np.ndarray) -> np.ndarray:
 FEW = 32
 
 
-@fuzz_settings(150)
+@fuzz_settings(400)
 @given(
     seed=st.integers(0, 2**16),
-    count=st.integers(1, 120),
+    count=st.integers(1, 300),
     rank=st.sampled_from([2, 4, 8, 24]),
     duplicates=st.integers(0, 6),
     credited=st.lists(
-        st.tuples(st.integers(0, 119), st.sampled_from([0.0, 0.1, 0.4, 0.6, 0.9, 1.0])),
+        st.tuples(st.integers(0, 299), st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.4, 0.6, 0.9, 1.0])),
         max_size=100,
     ),
-    excluded=st.lists(st.integers(0, 119), max_size=5),
+    excluded=st.lists(st.integers(0, 299), max_size=5),
     floor=st.sampled_from([-1.0, -0.2, 0.0, 0.2, 0.5, 0.9, 1.5]),
-    k=st.integers(0, 6),
+    k=st.integers(0, 40),
     query_from_row=st.booleans(),
-    shortlist=st.sampled_from([1, 2, 5, 32]),
+    shortlist=st.sampled_from([1, 2, 4, 9, 32]),
 )
 def test_the_search_picks_what_scoring_every_lesson_picks(
     seed: int,
@@ -120,6 +120,30 @@ def test_credited_lessons_far_below_the_best_bounds_are_still_found(credited: in
             assert got == reference(rows, query, utilities, [], ids, 0.05, 3)
             lifted += sum(row in off_prior for row in got)
         assert lifted  # credit, not similarity alone, put some of them there
+
+
+@pytest.mark.parametrize("project_from", [FEW, 10_000])  # directions, and the product
+@pytest.mark.parametrize(("utility", "k"), [(0.0, 35), (0.2, 35), (0.2, 34), (0.3, 2)])
+def test_a_lesson_that_hurt_still_fills_a_place_no_better_lesson_takes(
+    project_from: int, utility: float, k: int
+) -> None:
+    # 33 lessons well above the floor, 60 below it, and one just above it that hurt:
+    # its score (similarity times a factor below 1) is below the floor, its bound far
+    # below every other qualifying lesson's, and the rule still shows it when fewer
+    # than k others qualify (k = 2: it is not shown; the others outrank it).
+    angles = [np.arccos(0.9)] * 33 + [np.arccos(0.1)] * 60 + [np.arccos(0.3)]
+    rows = np.array([[np.cos(a), np.sin(a)] for a in angles], dtype=np.float32)
+    rows = np.hstack([rows, np.zeros((len(rows), DIMENSION - 2), dtype=np.float32)])
+    query = unit(np.eye(DIMENSION)[0])
+    ids = [f"lesson-{row:03d}" for row in range(len(rows))]
+    utilities = np.full(len(rows), 0.5)
+    utilities[-1] = utility
+    hurt = np.array([len(rows) - 1])
+    for shortlist in (1, 4, 32):
+        matrix = LessonMatrix(rows, project_from=project_from, shortlist=shortlist)
+        got = matrix.best(query, hurt, utilities[hurt], (), ids, 0.2, k)
+        assert got == reference(rows, query, utilities, [], ids, 0.2, k)
+        assert (len(rows) - 1 in got) == (k > 33)
 
 
 def test_the_bounds_hold_for_every_lesson_and_query() -> None:
