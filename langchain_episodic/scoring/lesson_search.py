@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,11 +34,11 @@ from langchain_episodic.scoring.credit import utility_factor
 from langchain_episodic.scoring.ranking import (
     PLAIN_FLOATS_UP_TO,
     scored_lessons,
-    top_lessons,
+    top_scored,
     utility_factors,
 )
 
-__all__ = ["LessonMatrix", "similarities_of"]
+__all__ = ["CreditFactors", "LessonMatrix", "similarities_of"]
 
 # Below this many lessons the float32 product reads little enough; above, the
 # coordinates along a third as many principal directions, when they describe the
@@ -77,6 +78,47 @@ def similarities_of(rows: NDArray[np.float32], query: NDArray[np.float32]) -> ND
     """
     similarities: NDArray[np.float32] = np.einsum("ij,j->i", rows, query)
     return similarities
+
+
+@dataclass(frozen=True)
+class CreditFactors:
+    """The utility factors of the lessons credit touched; every other lesson's is 1.
+
+    Bounds suffice to skip a lesson; only the lessons scored need their exact factor,
+    so a caller whose factors cost something to compute (they fade with time) gives
+    bounds that hold now and computes the exact ones on demand.
+
+    Attributes:
+        rows: The credited rows.
+        lowest: For each, at most its factor now.
+        highest: For each, at least its factor now.
+        exact: The exact factors now of any rows, in their order (1 for the others).
+
+    Example:
+        >>> import numpy as np
+        >>> credit = CreditFactors.known(3, np.array([2]), np.array([0.9]))
+        >>> credit.exact([0, 2])
+        [1.0, 10.4976]
+    """
+
+    rows: NDArray[np.intp]
+    lowest: Sequence[float]
+    highest: Sequence[float]
+    exact: Callable[[list[int]], list[float]]
+
+    @classmethod
+    def known(
+        cls, count: int, rows: NDArray[np.intp], utilities: NDArray[np.float64]
+    ) -> CreditFactors:
+        """The factors of ``rows`` from their utilities, exactly (of ``count`` lessons)."""
+        if len(rows) <= PLAIN_FLOATS_UP_TO:  # a few: a dict costs less than an array
+            factors = [utility_factor(utility) for utility in utilities.tolist()]
+            of = dict(zip(rows.tolist(), factors, strict=True))
+            return cls(rows, factors, factors, lambda named: [of.get(r, 1.0) for r in named])
+        every = np.ones(count)
+        every[rows] = utility_factors(utilities)
+        factors = every[rows].tolist()
+        return cls(rows, factors, factors, lambda named: every[named].tolist())
 
 
 class _Directions:
@@ -175,8 +217,8 @@ class LessonMatrix:
         >>> rows = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]], dtype=np.float32)
         >>> matrix = LessonMatrix(rows)
         >>> query = np.array([0.8, 0.6], dtype=np.float32)
-        >>> credited, utilities = np.array([2]), np.array([0.9])  # row 2 helped
-        >>> matrix.best(query, credited, utilities, (), ["a", "b", "c"], 0.3, 2)
+        >>> credit = CreditFactors.known(3, np.array([2]), np.array([0.9]))  # row 2 helped
+        >>> matrix.best(query, credit, (), ["a", "b", "c"], 0.3, 2)
         [2, 1]
     """
 
@@ -229,20 +271,19 @@ class LessonMatrix:
     def best(
         self,
         query: NDArray[np.float32],
-        credited: NDArray[np.intp],
-        utilities: NDArray[np.float64],
+        credit: CreditFactors,
         excluded: Sequence[int],
         ids: Sequence[str],
         floor: float,
         k: int,
     ) -> list[int]:
-        """The rows :func:`top_lessons` picks, best first, without scoring every row.
+        """The rows :func:`~langchain_episodic.scoring.ranking.top_lessons` picks, best first.
+
+        Without scoring every row.
 
         Args:
             query: The unit query vector (float32).
-            credited: The rows whose utility may differ from the prior (0.5); every
-                other row's factor is 1.
-            utilities: The utilities of the ``credited`` rows, in their order.
+            credit: The utility factors of the rows credit touched.
             excluded: Rows never picked.
             ids: Every row's id (ties go to the smaller).
             floor: The similarity a lesson must reach.
@@ -252,16 +293,10 @@ class LessonMatrix:
         if k <= 0 or not count:
             return []
         upper = self.upper_bounds(query)
-        few = len(credited) <= PLAIN_FLOATS_UP_TO
-        factors = (
-            [utility_factor(utility) for utility in utilities.tolist()]
-            if few
-            else utility_factors(utilities)
-        )
-        self._lift(upper, credited, factors, floor)
+        self._lift(upper, credit, floor)
         if len(excluded):
             upper[list(excluded)] = -np.inf
-        factor_at = _factor_lookup(count, credited, factors)
+        factor_at = credit.exact
         # The rows of the highest bounds set a bar: a row whose bound is below the k-th
         # best of their scores cannot be among the k best. Their similarities come from
         # one BLAS product, not the rule's sum, so the bar allows for the difference.
@@ -276,16 +311,15 @@ class LessonMatrix:
             rest = rest[upper[rest] >= bar]
         if len(rest) > PLAIN_FLOATS_UP_TO:  # many still: ranked vectorised
             rows = np.concatenate([np.array([row for *_, row in scored], dtype=np.intp), rest])
-            every = np.full(count, 0.5)
-            every[credited] = utilities
-            picked = top_lessons(
+            named = rows.tolist()
+            picked = top_scored(
                 similarities_of(self.rows[rows], query),
-                every[rows],
-                [ids[row] for row in rows.tolist()],
+                np.array(factor_at(named)),
+                [ids[row] for row in named],
                 floor,
                 k,
             )
-            return [int(rows[row]) for row in picked]
+            return [named[row] for row in picked]
         if len(rest):
             scored = sorted(scored + self._scored(rest, query, factor_at, ids, floor))
         return [row for _, _, row in scored[:k]]
@@ -336,31 +370,31 @@ class LessonMatrix:
         )
 
     @staticmethod
-    def _lift(
-        upper: NDArray[np.float32],
-        credited: NDArray[np.intp],
-        factors: list[float] | NDArray[np.float64],
-        floor: float,
-    ) -> None:
-        """Scale the bounds of the ``credited`` rows by their factors, in place.
+    def _lift(upper: NDArray[np.float32], credit: CreditFactors, floor: float) -> None:
+        """Scale the bounds of the credited rows by their factors' bounds, in place.
 
         A row whose bound is below the floor cannot qualify whatever its factor: its
         bound stays, below any bar. One that may qualify keeps a bound of at least the
         floor: a factor below 1 can score it below the floor, and it still fills a
-        place that fewer than k better lessons leave.
+        place that fewer than k better lessons leave. A score ``s * f`` is at most the
+        bound times the highest factor, or the lowest when the bound is negative.
         """
-        if isinstance(factors, list):
-            for row, factor in zip(credited.tolist(), factors, strict=True):
+        rows = credit.rows
+        if len(rows) <= PLAIN_FLOATS_UP_TO:
+            for row, lowest, highest in zip(
+                rows.tolist(), credit.lowest, credit.highest, strict=True
+            ):
                 reach = float(upper[row])
-                if reach >= floor:
-                    lifted = max(reach * factor, floor)
+                if reach >= floor and (highest != 1.0 or (reach < 0 and lowest != 1.0)):
+                    lifted = max(reach * (highest if reach >= 0 else lowest), floor)
                     # Up by more than float32's rounding, so the bound stays a bound.
                     upper[row] = lifted + abs(lifted) * 2.0**-20 + 1e-30
             return
-        reaches = upper[credited]
-        scaled = np.maximum(np.nextafter((reaches * factors).astype(np.float32), np.inf), floor)
-        upper[credited] = np.where(
-            reaches >= floor, np.nextafter(scaled.astype(np.float32), np.inf), reaches
+        reaches = upper[rows]
+        scaled = reaches * np.where(reaches >= 0, credit.highest, credit.lowest)
+        raised = np.maximum(np.nextafter(scaled.astype(np.float32), np.inf), floor)
+        upper[rows] = np.where(
+            reaches >= floor, np.nextafter(raised.astype(np.float32), np.inf), reaches
         )
 
 
@@ -391,15 +425,3 @@ def _bar(scores: list[float], k: int, floor: float) -> float:
     """
     bar = floor if len(scores) < k else max(floor, scores[k - 1])
     return max(bar, _LOWEST)
-
-
-def _factor_lookup(
-    count: int, credited: NDArray[np.intp], factors: list[float] | NDArray[np.float64]
-) -> Callable[[list[int]], list[float]]:
-    """The utility factors of any rows: 1 (the prior's) but for the ``credited`` rows."""
-    if isinstance(factors, list):  # a few: a dict costs less than a lessons-long array
-        of = dict(zip(credited.tolist(), factors, strict=True))
-        return lambda rows: [of.get(row, 1.0) for row in rows]
-    every = np.ones(count)
-    every[credited] = factors
-    return lambda rows: every[rows].tolist()

@@ -39,6 +39,7 @@ __all__ = [
     "rank_lessons",
     "scored_lessons",
     "top_lessons",
+    "top_scored",
     "utility_factors",
     "why_recalled",
 ]
@@ -285,17 +286,37 @@ def top_lessons(
         factors = [utility_factor(utility) for utility in np.asarray(utilities).tolist()]
         scored = scored_lessons(similar.tolist(), factors, ids, floor, range(len(similar)))
         return [row for _, _, row in scored[:k]]
-    # Only the lessons that reach the floor are scored: usually a few of thousands.
-    rows = np.flatnonzero(similar >= floor)
-    if not len(rows):
-        return []
     # utility_factor, for many at once: exactly 1 at the prior (0.5), where most
     # lessons sit, so only the others are raised to the power.
-    useful = np.asarray(utilities, dtype=np.float64)[rows]
-    scores = similar[rows]
-    off_prior = np.flatnonzero(useful != 0.5)
+    useful = np.asarray(utilities, dtype=np.float64)
+    every = np.ones(len(similar))
+    off_prior = np.flatnonzero((useful != 0.5) & (similar >= floor))
     if len(off_prior):
-        scores[off_prior] *= utility_factors(useful[off_prior])
+        every[off_prior] = utility_factors(useful[off_prior])
+    return top_scored(similar, every, ids, floor, k)
+
+
+def top_scored(
+    similarities: NDArray[np.floating[Any]],
+    factors: NDArray[np.floating[Any]],
+    ids: Sequence[str],
+    floor: float,
+    k: int,
+) -> list[int]:
+    """:func:`top_lessons` with every lesson's utility factor given, not its utility.
+
+    Example:
+        >>> import numpy as np
+        >>> top_scored(np.array([0.6, 0.7, 0.1]), np.array([2.0, 1.0, 16.0]),
+        ...            ["a", "b", "c"], 0.3, 2)
+        [0, 1]
+    """
+    similar = np.asarray(similarities, dtype=np.float64)
+    # Only the lessons that reach the floor are scored: usually a few of thousands.
+    rows = np.flatnonzero(similar >= floor)
+    if k <= 0 or not len(rows):
+        return []
+    scores = similar[rows] * np.asarray(factors, dtype=np.float64)[rows]
     if k < len(scores):  # only the k best (and whatever ties the k-th) need sorting
         kth = np.partition(scores, len(scores) - k)[len(scores) - k]
         keep = scores >= kth

@@ -19,7 +19,7 @@ import hashlib
 import math
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,15 +35,15 @@ from langchain_episodic.model.lesson import (
     merge_lessons,
     plan_consolidation,
 )
-from langchain_episodic.scoring.credit import lesson_evidence
+from langchain_episodic.scoring.credit import lesson_evidence, utility_factor
 from langchain_episodic.scoring.decay import (
     RANKING_PRIOR,
     beta_mean,
     half_life_decay,
     ranking_mean,
 )
-from langchain_episodic.scoring.lesson_search import LessonMatrix
-from langchain_episodic.scoring.ranking import PLAIN_FLOATS_UP_TO
+from langchain_episodic.scoring.lesson_search import CreditFactors, LessonMatrix
+from langchain_episodic.scoring.ranking import PLAIN_FLOATS_UP_TO, utility_factors
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.lesson_log import LessonLog
@@ -82,6 +82,68 @@ class _ActiveIndex:
     rows: Mapping[str, int]
     matrix: LessonMatrix
     evidence: NDArray[np.float64]
+    # (half-life, time, lowest, highest): the factor bounds from that time on.
+    _bounds: list[tuple[float, float, Any, Any]] = field(
+        default_factory=list, compare=False, repr=False
+    )
+
+    def credit_factors(self, now: float, half_life: float) -> CreditFactors:
+        """The utility factors of the :attr:`with_evidence` rows at ``now``.
+
+        Bounds for all, exact for the rows asked. Once ``now`` is past a lesson's
+        last credit and its creation, all its evidence fades at one rate, so its
+        utility only moves towards the prior (0.5), never past it: its factor at that
+        time and 1 bound its factor at every later time. The bounds are computed once
+        per credit (again only if the clock is set back before that time).
+        """
+        rows = self.with_evidence
+        found = self._bounds[-1] if self._bounds else None
+        if found is None or found[0] != half_life or now < found[1]:
+            at = self._factors_of(rows.tolist(), now, half_life)
+            latest = float(np.nanmax(self.evidence[rows][:, 4:], initial=-np.inf))
+            if now < latest:  # the clock is behind the evidence: the factors now, exactly
+                return CreditFactors(rows, at, at, self._exact(now, half_life))
+            if isinstance(at, list):
+                bounds = [min(one, 1.0) for one in at], [max(one, 1.0) for one in at]
+            else:
+                bounds = np.minimum(at, 1.0), np.maximum(at, 1.0)
+            found = (half_life, now, *bounds)
+            self._bounds[:] = [found]
+        return CreditFactors(rows, found[2], found[3], self._exact(now, half_life))
+
+    def _exact(self, now: float, half_life: float) -> Callable[[list[int]], list[float]]:
+        credited = self.credited_positions
+        found: dict[int, float] = {}  # a search asks for some rows twice
+
+        def exact(named: list[int]) -> list[float]:
+            wanted = [row for row in named if row in credited and row not in found]
+            if wanted:
+                found.update(zip(wanted, self._factors_of(wanted, now, half_life), strict=True))
+            return [found.get(row, 1.0) for row in named]
+
+        return exact
+
+    def _factors_of(self, rows: list[int], now: float, half_life: float) -> Any:
+        """The factors of credited ``rows`` at ``now``: what recall ranks by.
+
+        In plain floats when few lessons have evidence, vectorised when many (a list,
+        or an array).
+        """
+        if len(self.with_evidence) > PLAIN_FLOATS_UP_TO:
+            return utility_factors(self._utilities_of(self.evidence[rows], now, half_life))
+        evidence = self.credited_evidence
+        return [utility_factor(self._utility_of(evidence[row], now, half_life)) for row in rows]
+
+    @functools.cached_property
+    def credited_positions(self) -> frozenset[int]:
+        """The :attr:`with_evidence` rows, for membership."""
+        return frozenset(self.with_evidence.tolist())
+
+    @functools.cached_property
+    def credited_evidence(self) -> dict[int, list[float]]:
+        """The evidence of each :attr:`with_evidence` row, in plain floats."""
+        rows = self.with_evidence
+        return dict(zip(rows.tolist(), self.evidence[rows].tolist(), strict=True))
 
     def utilities(self, now: float, half_life: float) -> NDArray[np.float64]:
         """Every active lesson's ranking utility at ``now``, vectorised.
@@ -315,9 +377,8 @@ class Lessons:
         if not index.lessons:
             return ()
         demoted = [row for row in map(index.rows.get, self._demoted()) if row is not None]
-        credited = index.with_evidence
-        utilities = index.credited_utilities(self._context.now(), self._credit.half_life)
-        rows = index.matrix.best(query, credited, utilities, demoted, index.ids, floor, k)
+        credit = index.credit_factors(self._context.now(), self._credit.half_life)
+        rows = index.matrix.best(query, credit, demoted, index.ids, floor, k)
         return tuple(index.lessons[row] for row in rows)
 
     def active_index(self, dimension: int) -> _ActiveIndex:

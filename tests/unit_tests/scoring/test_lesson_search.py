@@ -13,7 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langchain_episodic.scoring import lesson_search
-from langchain_episodic.scoring.lesson_search import LessonMatrix, similarities_of
+from langchain_episodic.scoring.lesson_search import (
+    CreditFactors,
+    LessonMatrix,
+    similarities_of,
+)
 from langchain_episodic.scoring.ranking import top_lessons
 from tests.unit_tests.fuzzing import fuzz_settings
 
@@ -47,6 +51,11 @@ def reference(
         k,
     )
     return [int(kept[row]) for row in picked]
+
+
+def known(rows: np.ndarray, utilities: np.ndarray) -> CreditFactors:
+    """The factors of the credited ``rows``, exactly, from every row's ``utilities``."""
+    return CreditFactors.known(len(utilities), rows, utilities[rows])
 
 
 def unit(vector: np.ndarray) -> np.ndarray:
@@ -100,7 +109,7 @@ def test_the_search_picks_what_scoring_every_lesson_picks(
 
     matrix = LessonMatrix(rows, project_from=FEW, shortlist=shortlist)
     expected = reference(rows, query, utilities, out, ids, floor, k)
-    assert matrix.best(query, off_prior, utilities[off_prior], out, ids, floor, k) == expected
+    assert matrix.best(query, known(off_prior, utilities), out, ids, floor, k) == expected
 
 
 @pytest.mark.parametrize("credited", [5, 60])  # lifted in plain floats, and vectorised
@@ -116,7 +125,7 @@ def test_credited_lessons_far_below_the_best_bounds_are_still_found(credited: in
         lifted = 0
         for _ in range(30):
             query = unit(rng.standard_normal(DIMENSION))
-            got = matrix.best(query, off_prior, utilities[off_prior], (), ids, 0.05, 3)
+            got = matrix.best(query, known(off_prior, utilities), (), ids, 0.05, 3)
             assert got == reference(rows, query, utilities, [], ids, 0.05, 3)
             lifted += sum(row in off_prior for row in got)
         assert lifted  # credit, not similarity alone, put some of them there
@@ -141,7 +150,7 @@ def test_a_lesson_that_hurt_still_fills_a_place_no_better_lesson_takes(
     hurt = np.array([len(rows) - 1])
     for shortlist in (1, 4, 32):
         matrix = LessonMatrix(rows, project_from=project_from, shortlist=shortlist)
-        got = matrix.best(query, hurt, utilities[hurt], (), ids, 0.2, k)
+        got = matrix.best(query, known(hurt, utilities), (), ids, 0.2, k)
         assert got == reference(rows, query, utilities, [], ids, 0.2, k)
         assert (len(rows) - 1 in got) == (k > 33)
 
@@ -176,7 +185,7 @@ def test_many_lessons_of_a_few_kinds_are_mostly_skipped(
     rng = np.random.default_rng(0)
     for _ in range(10):
         query = unit(rows[rng.integers(len(rows))] + 0.1 * rng.standard_normal(DIMENSION))
-        matrix.best(query, none, np.array([]), (), ids, 0.2, 2)
+        matrix.best(query, known(none, np.full(len(rows), 0.5)), (), ids, 0.2, 2)
     assert matrix.basis is not None
     assert matrix.basis.shape == (DIMENSION // 3, DIMENSION)
     # Every lesson scored would be 2,000 a search.
@@ -189,7 +198,8 @@ def test_lessons_no_few_directions_describe_are_scored_by_the_product() -> None:
     ids = [f"lesson-{row:03d}" for row in range(len(rows))]
     utilities = np.full(len(rows), 0.5)
     query = unit(rows[0] + rows[1])
-    got = matrix.best(query, np.array([], dtype=np.intp), np.array([]), (), ids, 0.1, 3)
+    none = np.array([], dtype=np.intp)
+    got = matrix.best(query, known(none, utilities), (), ids, 0.1, 3)
     assert matrix.basis is None
     assert got == reference(rows, query, utilities, [], ids, 0.1, 3)
 
@@ -228,7 +238,8 @@ def test_nothing_is_picked_for_no_lessons_or_k_zero() -> None:
     empty = LessonMatrix(np.zeros((0, 4), dtype=np.float32))
     query = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
     none = np.array([], dtype=np.intp)
-    assert empty.best(query, none, np.array([]), (), [], 0.0, 3) == []
+    nothing = known(none, np.array([0.5]))
+    assert empty.best(query, nothing, (), [], 0.0, 3) == []
     one = LessonMatrix(query[None, :])
-    assert one.best(query, none, np.array([]), (), ["a"], 0.0, 0) == []
-    assert one.best(query, none, np.array([]), [0], ["a"], -np.inf, 1) == []
+    assert one.best(query, nothing, (), ["a"], 0.0, 0) == []
+    assert one.best(query, nothing, [0], ["a"], -np.inf, 1) == []
