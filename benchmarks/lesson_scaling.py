@@ -1,18 +1,20 @@
 """What many lessons cost a replay, side by side with the same replay without lessons.
 
 Two memories over the same ``--episodes`` episodes (on-disk Chroma, the default
-``StaticEmbeddings``, embedding included as in real use): one holds no lessons, the
-other ``N`` active lessons (varied texts, each citing an episode). Interleaved rounds of
-``build_replay(memory, task)`` (which shows up to 2 lessons above the episodes), with
-credit run between rounds so that what recall derives from credit is fresh each time;
-medians per replay, and the ratio to the replay without lessons. The first
-``--warmup`` rounds are not counted (both memories' Chroma indexes load on their first
-queries); the first replay after the lessons were added, which builds the lesson
-index, is timed on its own. A third variant
-replays the memory with lessons asking for none (``lesson_k=0``): the same Chroma
-collection, so its ratio is the lessons' cost alone, without the difference between
-two collections' vector indexes (two builds of the same episodes answer at somewhat
-different speeds).
+``StaticEmbeddings``, embedding included as in real use), one folder copied, so both
+answer from the same vector index: one holds no lessons, the other ``N`` active lessons
+(varied texts, each citing an episode). A third variant replays the memory with lessons
+asking for none (``lesson_k=0``): the lessons' cost alone, on the same memory. Each
+round replays every task with each variant, ``build_replay(memory, task)`` (which shows
+up to 2 lessons above the episodes), the three in a random order per task, so that
+what one replay leaves in the caches falls on each alike (rounds of one variant after
+another charged whichever came first after the other memory: the same code measured
+1.1-1.45x). Credit runs between rounds, so what recall derives from credit is fresh
+each round; its run ids sort in the order the runs happen (under the frozen clock the
+ids order the journal; ``run-10`` before ``run-9`` would make every credit a reload of
+it). Medians per replay over the rounds, and the ratios. The first ``--warmup`` rounds
+are not counted (the Chroma indexes load on their first queries); the first replay
+after the lessons were added, which builds the lesson index, is timed on its own.
 
     python benchmarks/lesson_scaling.py [--lessons 1000 10000] [--episodes 5000] [--queries 100]
         [--rounds 7] [--warmup 1]
@@ -21,6 +23,8 @@ different speeds).
 from __future__ import annotations
 
 import argparse
+import random
+import shutil
 import tempfile
 import time
 
@@ -71,14 +75,17 @@ def main() -> None:
     rows = []
     for count in args.lessons:
         with tempfile.TemporaryDirectory() as bare_folder, tempfile.TemporaryDirectory() as folder:
+            with ChromaEpisodeStore(path=folder) as store:
+                EpisodicMemory(store=store, embeddings=embeddings, clock=lambda: NOW).record_many(
+                    episodes
+                )
+            shutil.copytree(folder, bare_folder, dirs_exist_ok=True)
             bare = EpisodicMemory(
                 store=ChromaEpisodeStore(path=bare_folder), embeddings=embeddings, clock=lambda: NOW
             )
             taught = EpisodicMemory(
                 store=ChromaEpisodeStore(path=folder), embeddings=embeddings, clock=lambda: NOW
             )
-            for memory in (bare, taught):
-                memory.record_many(episodes)
             taught.lessons.add(lessons_for(count, [e.episode_id for e in episodes]))
             assert len(taught.lessons.list("active")) == count
             began = time.perf_counter()
@@ -90,21 +97,23 @@ def main() -> None:
                 "with lessons": (taught, DEFAULT_LESSON_K),
             }
             samples: dict[str, list[float]] = {name: [] for name in variants}
+            order = random.Random(count)
             run = 0
             for round_number in range(args.warmup + args.rounds):
-                order = list(variants.items())
-                if round_number % 2:
-                    order.reverse()
-                for name, (memory, lesson_k) in order:
-                    began = time.perf_counter()
-                    for task in tasks:
+                spent = dict.fromkeys(variants, 0.0)
+                for task in tasks:
+                    for name in order.sample(list(variants), len(variants)):
+                        memory, lesson_k = variants[name]
+                        began = time.perf_counter()
                         build_replay(memory, task, lesson_k=lesson_k)
-                    if round_number >= args.warmup:
-                        samples[name].append((time.perf_counter() - began) / len(tasks) * 1e3)
+                        spent[name] += time.perf_counter() - began
+                if round_number >= args.warmup:
+                    for name, seconds in spent.items():
+                        samples[name].append(seconds / len(tasks) * 1e3)
                 for memory in (bare, taught):  # credit between rounds: its effects are fresh
                     run += 1
-                    replay = build_replay(memory, tasks[run % len(tasks)], run_id=f"run-{run}")
-                    memory.runs.credit(replay.run_id or f"run-{run}", reward=0.7)
+                    replay = build_replay(memory, tasks[run % len(tasks)], run_id=f"run-{run:04d}")
+                    memory.runs.credit(replay.run_id or f"run-{run:04d}", reward=0.7)
             bare_ms, taught_ms = median(samples["without lessons"]), median(samples["with lessons"])
             asked_none_ms = median(samples["none asked for"])
             shown = build_replay(taught, tasks[0]).lessons
