@@ -297,15 +297,16 @@ class LessonMatrix:
         if len(excluded):
             upper[list(excluded)] = -np.inf
         factor_at = credit.exact
-        # The rows of the highest bounds set a bar: a row whose bound is below the k-th
-        # best of their scores cannot be among the k best. Their similarities come from
-        # one BLAS product, not the rule's sum, so the bar allows for the difference.
-        bar = self._bar_from(_highest(upper, max(k, self._shortlist)), query, factor_at, floor, k)
-        rest = np.flatnonzero(upper >= bar)
-        scored: list[tuple[float, str, int]] = []
+        # Score the rows of the highest bounds first. The k-th best of their scores is
+        # a bar: a row whose bound is below it cannot be among the k best.
+        scored = self._scored(
+            _take_highest(upper, max(k, self._shortlist)), query, factor_at, ids, floor
+        )
+        bar = _bar([-key for key, _, _ in scored], k, floor)
+        rest = np.flatnonzero(upper >= bar)  # the rows taken are at -inf now
         if len(rest) > _AT_ONCE:  # bounds loose next to the bar: raise it first
             top = rest[np.argpartition(upper[rest], len(rest) - _REFINE)[len(rest) - _REFINE :]]
-            scored = self._scored(top, query, factor_at, ids, floor)
+            scored = sorted(scored + self._scored(top, query, factor_at, ids, floor))
             bar = _bar([-key for key, _, _ in scored], k, floor)
             upper[top] = -np.inf
             rest = rest[upper[rest] >= bar]
@@ -323,33 +324,6 @@ class LessonMatrix:
         if len(rest):
             scored = sorted(scored + self._scored(rest, query, factor_at, ids, floor))
         return [row for _, _, row in scored[:k]]
-
-    def _bar_from(
-        self,
-        rows: NDArray[np.intp],
-        query: NDArray[np.float32],
-        factor_at: Callable[[list[int]], list[float]],
-        floor: float,
-        k: int,
-    ) -> float:
-        """At most the k-th best score of ``rows`` (by the rule's similarities), or the floor.
-
-        The similarities are BLAS's, within two float32 sums of the rule's: each is
-        lowered by that much before it counts, so the bar stays at most the rule's.
-        """
-        named = rows.tolist()
-        slack = (4 * self.rows.shape[1] + 16) * _ROUNDING * self._rounding_scale
-        lows = sorted(
-            (
-                (similarity - slack) * factor
-                for similarity, factor in zip(
-                    (self.rows[rows] @ query).tolist(), factor_at(named), strict=True
-                )
-                if similarity - slack >= floor
-            ),
-            reverse=True,
-        )
-        return _bar(lows, k, floor)
 
     def _scored(
         self,
@@ -398,24 +372,25 @@ class LessonMatrix:
         )
 
 
-def _highest(upper: NDArray[np.float32], count: int) -> NDArray[np.intp]:
-    """The ``count`` rows of the highest finite bounds (fewer when fewer)."""
+def _take_highest(upper: NDArray[np.float32], count: int) -> NDArray[np.intp]:
+    """The ``count`` rows of the highest finite bounds (fewer when fewer).
+
+    Their bounds are set to ``-inf``: what is taken is not taken again.
+    """
     if count <= _ONE_BY_ONE_UP_TO:  # a few: one scan each costs less than a partition
-        taken: list[tuple[int, float]] = []
+        taken = []
         for _ in range(count):
             row = int(upper.argmax())
-            bound = float(upper[row])
-            if bound == -np.inf:
+            if upper[row] == -np.inf:
                 break
-            taken.append((row, bound))
+            taken.append(row)
             upper[row] = -np.inf
-        for row, bound in taken:
-            upper[row] = bound
-        return np.array([row for row, _ in taken], dtype=np.intp)
+        return np.array(taken, dtype=np.intp)
     finite = np.flatnonzero(upper > -np.inf)
-    if len(finite) <= count:
-        return finite
-    return finite[np.argpartition(upper[finite], len(finite) - count)[len(finite) - count :]]
+    if len(finite) > count:
+        finite = finite[np.argpartition(upper[finite], len(finite) - count)[len(finite) - count :]]
+    upper[finite] = -np.inf
+    return finite
 
 
 def _bar(scores: list[float], k: int, floor: float) -> float:
