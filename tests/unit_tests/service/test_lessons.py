@@ -45,15 +45,21 @@ def test_an_unknown_lesson_id_is_refused_by_name() -> None:
         service.get("lesson-nope")
 
 
+def clocked_memory(clock: list[float]) -> EpisodicMemory:
+    """A memory of one login episode whose clock reads ``clock[0]``."""
+    memory = EpisodicMemory(
+        store=InMemoryEpisodeStore(), embeddings=HashingEmbeddings(), clock=lambda: clock[0]
+    )
+    memory.record_many([make_episode(episode_id="login-1", description="Implement a login")])
+    return memory
+
+
 @pytest.mark.parametrize("count", [6, 40])  # factors in plain floats, and vectorised
 def test_factor_bounds_hold_at_every_later_time_and_the_exact_factors_are_the_rules(
     count: int,
 ) -> None:
     clock = [LOGINS_NOW]
-    memory = EpisodicMemory(
-        store=InMemoryEpisodeStore(), embeddings=HashingEmbeddings(), clock=lambda: clock[0]
-    )
-    memory.record_many([make_episode(episode_id="login-1", description="Implement a login")])
+    memory = clocked_memory(clock)
     lessons = [
         Lesson.create(
             title=f"Lesson {i}",
@@ -104,10 +110,7 @@ def test_factor_bounds_hold_at_every_later_time_and_the_exact_factors_are_the_ru
 
 def test_lessons_recalled_later_are_those_scoring_every_lesson_picks() -> None:
     clock = [LOGINS_NOW]
-    memory = EpisodicMemory(
-        store=InMemoryEpisodeStore(), embeddings=HashingEmbeddings(), clock=lambda: clock[0]
-    )
-    memory.record_many([make_episode(episode_id="login-1", description="Implement a login")])
+    memory = clocked_memory(clock)
     lessons = [
         Lesson.create(
             title=f"{('Strip', 'Check', 'Log')[i % 3]} the e-mail address, case {i}",
