@@ -434,13 +434,9 @@ class LessonBook:
 
     def holds_the_same(self, other: LessonBook) -> bool:
         """Whether ``other`` holds the same lessons with the same vectors."""
-        return (
-            self.lessons.keys() == other.lessons.keys()
-            and self.lessons == other.lessons
-            and all(
-                np.array_equal(vector, other.vectors[lesson_id])
-                for lesson_id, vector in self.vectors.items()
-            )
+        return self.lessons == other.lessons and all(
+            np.array_equal(vector, other.vectors[lesson_id])
+            for lesson_id, vector in self.vectors.items()
         )
 
     @property

@@ -126,13 +126,23 @@ class _ActiveIndex:
     def _factors_of(self, rows: list[int], now: float, half_life: float) -> Any:
         """The factors of credited ``rows`` at ``now``: what recall ranks by.
 
-        In plain floats when few lessons have evidence, vectorised when many (a list,
-        or an array).
+        A list, or an array when many lessons have evidence.
+        """
+        utilities = self._utilities_at(rows, now, half_life)
+        if isinstance(utilities, list):
+            return [utility_factor(utility) for utility in utilities]
+        return utility_factors(utilities)
+
+    def _utilities_at(self, rows: list[int], now: float, half_life: float) -> Any:
+        """The utilities of credited ``rows`` at ``now``.
+
+        In plain floats when few lessons have evidence (a list), vectorised when many
+        (an array).
         """
         if len(self.with_evidence) > PLAIN_FLOATS_UP_TO:
-            return utility_factors(self._utilities_of(self.evidence[rows], now, half_life))
+            return self._utilities_of(self.evidence[rows], now, half_life)
         evidence = self.credited_evidence
-        return [utility_factor(self._utility_of(evidence[row], now, half_life)) for row in rows]
+        return [self._utility_of(evidence[row], now, half_life) for row in rows]
 
     @functools.cached_property
     def credited_positions(self) -> frozenset[int]:
@@ -146,25 +156,16 @@ class _ActiveIndex:
         return dict(zip(rows.tolist(), self.evidence[rows].tolist(), strict=True))
 
     def utilities(self, now: float, half_life: float) -> NDArray[np.float64]:
-        """Every active lesson's ranking utility at ``now``, vectorised.
+        """Every active lesson's ranking utility at ``now``, as recall computes it.
 
         :func:`~langchain_episodic.scoring.decay.ranking_mean` of the evidence behind
-        :meth:`Lessons.utility`: shrunk harder towards 0.5, as episodes are at recall.
+        :meth:`Lessons.utility`: shrunk harder towards 0.5, as episodes are at recall; a
+        lesson without evidence is at 0.5 whatever the time.
         """
         utilities = np.full(len(self.evidence), 0.5)
-        utilities[self.with_evidence] = self.credited_utilities(now, half_life)
+        rows = self.with_evidence
+        utilities[rows] = self._utilities_at(rows.tolist(), now, half_life)
         return utilities
-
-    def credited_utilities(self, now: float, half_life: float) -> NDArray[np.float64]:
-        """The utilities of the :attr:`with_evidence` rows, in their order.
-
-        A lesson without evidence is at the prior, 0.5, whatever the time.
-        """
-        evidence = self.evidence[self.with_evidence]
-        if len(evidence) > PLAIN_FLOATS_UP_TO:
-            return self._utilities_of(evidence, now, half_life)
-        # A few: plain floats cost less than numpy calls.
-        return np.array([self._utility_of(row, now, half_life) for row in evidence.tolist()])
 
     @functools.cached_property
     def with_evidence(self) -> NDArray[np.intp]:
