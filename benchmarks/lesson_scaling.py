@@ -12,9 +12,11 @@ another charged whichever came first after the other memory: the same code measu
 1.1-1.45x). Credit runs between rounds, so what recall derives from credit is fresh
 each round; its run ids sort in the order the runs happen (under the frozen clock the
 ids order the journal; ``run-10`` before ``run-9`` would make every credit a reload of
-it). Medians per replay over the rounds, and the ratios. The first ``--warmup`` rounds
-are not counted (the Chroma indexes load on their first queries); the first replay
-after the lessons were added, which builds the lesson index, is timed on its own.
+it). Medians per replay over the rounds, the ratios, and the lessons' cost (the
+replay with lessons minus the same memory's asking for none, in ms). The first
+``--warmup`` rounds are not counted (the Chroma indexes load on their first queries);
+the first replay after the lessons were added, which builds the lesson index, is timed
+on its own.
 
     python benchmarks/lesson_scaling.py [--lessons 1000 10000] [--episodes 5000] [--queries 100]
         [--rounds 7] [--warmup 1]
@@ -125,6 +127,7 @@ def main() -> None:
                     f"{taught_ms / bare_ms:.2f}x",
                     f"{asked_none_ms:.2f}",
                     f"{taught_ms / asked_none_ms:.2f}x",
+                    f"{taught_ms - asked_none_ms:.2f}",
                     str(len(shown)),
                     f"{first_ms:.1f}",
                 ]
@@ -138,6 +141,7 @@ def main() -> None:
             "ratio",
             "same memory, lesson_k=0 (ms)",
             "with ÷ lesson_k=0",
+            "the lessons' cost (ms)",
             "lessons shown",
             "first replay with lessons (ms)",
         ],
