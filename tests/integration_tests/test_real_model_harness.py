@@ -21,9 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
+from family_recall import one_each, stream  # noqa: E402
 from judge import run_tests  # noqa: E402
-from real_model import mcnemar_exact, shown_blocks  # noqa: E402
-from real_tasks import family_tasks  # noqa: E402
+from real_model import Attempt, family_first, mcnemar_exact, shown_blocks  # noqa: E402
+from real_tasks import FAMILIES, HELD_OUT_FAMILIES, Family, family_tasks  # noqa: E402
 
 ARMS = ("none", "article", "similarity", "default", "feedback", "credit", "oracle")
 
@@ -53,8 +54,20 @@ def _pass_rate(attempts: dict[str, list[dict[str, Any]]], later_from: int) -> fl
     return sum(a["passed"] for a in late) / len(late)
 
 
-def test_every_task_has_tests_its_reference_passes_and_a_wrong_body_fails() -> None:
-    tasks = family_tasks()
+def test_the_held_out_families_are_new_and_each_has_four_distinct_variants() -> None:
+    assert not {f.key for f in HELD_OUT_FAMILIES} & {f.key for f in FAMILIES}
+    for family in (*FAMILIES, *HELD_OUT_FAMILIES):
+        assert len(family.variants) == 4, family.key
+        assert len({name for name, _, _ in family.variants}) == 4, family.key
+
+
+@pytest.mark.parametrize(
+    "families", [FAMILIES, HELD_OUT_FAMILIES], ids=["families", "held_out_families"]
+)
+def test_every_task_has_tests_its_reference_passes_and_a_wrong_body_fails(
+    families: tuple[Family, ...],
+) -> None:
+    tasks = family_tasks(families)
     assert len(tasks) == 120
     assert len({t.family for t in tasks}) == 30
     assert len({t.name for t in tasks}) == 120  # every variant renamed
@@ -163,3 +176,29 @@ def test_the_chat_path_goes_through_create_agent_and_the_middleware(tmp_path: Pa
     default = attempts["default"]["0"]
     assert any(a["shown"] for a in default)  # the middleware injected replays
     assert _pass_rate(attempts["oracle"], 10) > _pass_rate(attempts["none"], 10)
+
+
+def test_family_first_counts_a_passing_episode_of_the_family_shown_first() -> None:
+    def attempt(index: int, family: str, passed: bool, top: bool | None = None) -> Attempt:
+        led = None if top is None else False
+        return Attempt(index, f"{family}/{index}", family, passed, 0, 4, 0, 1, led, top,
+                       False, False)  # fmt: skip
+
+    stream = [attempt(0, "f", True), attempt(1, "g", False), attempt(2, "f", False, True),
+              attempt(3, "g", True, True), attempt(4, "f", False, False)]  # fmt: skip
+    # Later = from index 1: "g" has no pass before index 3, "f" passed at 0.
+    assert family_first(stream, 3) == (4, 2, 1)
+
+
+def test_family_recall_counts_own_family_first_on_a_few_families() -> None:
+    families = FAMILIES[:4]
+    first, anywhere, nothing = one_each(families, None, [0])
+    assert first.total == anywhere.total == nothing.total == 4 * 3
+    assert first.hits <= anywhere.hits
+    # Four families far apart: the default embedder finds most of them first.
+    assert first.rate >= 0.5
+    available, shown_first = stream(families, None, [0], pass_rate=1.0)
+    # Every attempt passes: from the later third on, each family but the first
+    # variant's has a passing episode in memory.
+    assert shown_first.total == available.hits > 0
+    assert available.total == 16 - 16 // 3
