@@ -158,6 +158,7 @@ def rank_candidates(
     default_floor: float = RELEVANCE_FLOOR,
     utility: Callable[[_C], float] | None = None,
     background: float | None = None,
+    matched: Callable[[_C], float] | None = None,
 ) -> Ranked[_C]:
     """Order ``candidates`` (most similar first) as ``options.ranking`` says.
 
@@ -173,7 +174,9 @@ def rank_candidates(
     ``utility`` gives a candidate's utility (credit's estimate, 0.5 never credited):
     it scales the relevance ranking's priorities by
     :func:`~langchain_episodic.scoring.credit.utility_factor` when
-    ``options.use_utility`` is true.
+    ``options.use_utility`` is true. ``matched`` gives the similarity the relevance
+    ranking's priority reads (a task's kind similarity,
+    :mod:`~langchain_episodic.scoring.kind`); the article's ranking ignores it.
     """
     floor, margin = options.relevance_floor(default_floor), options.margin
     best = max((c.similarity for c in candidates), default=None)
@@ -195,6 +198,7 @@ def rank_candidates(
             margin,
             factor,
             background,
+            matched,
         )
         ordered = [(priority, c, True) for priority, c in ranking.ranked]
         return Ranked(ordered, ranking.rejected, threshold)

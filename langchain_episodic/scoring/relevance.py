@@ -358,6 +358,7 @@ def rank_by_relevance(
     margin: float | None = None,
     utility: Callable[[_C], float] | None = None,
     background: float | None = None,
+    matched: Callable[[_C], float] | None = None,
 ) -> RelevanceRanking[_C]:
     """Drop the candidates that fail the relevance test; order the rest by priority.
 
@@ -377,6 +378,9 @@ def rank_by_relevance(
             never credited) that scales its priority; none when ``None``.
         background: The task's background similarity plus the model's offset
             (:func:`background_similarity`); no background test when ``None``.
+        matched: The similarity a relevant candidate's priority reads instead of its
+            own (:func:`~langchain_episodic.scoring.kind.kind_similarity` for a task
+            that names a function); the relevance test always reads ``similarity``.
     """
     pool = list(candidates)
     best = max((c.similarity for c in pool), default=0.0)
@@ -388,7 +392,7 @@ def rank_by_relevance(
             rejected.append((c, reason))
             continue
         value = episode_value(c.timestamp, c.reward, c.outcome, current_time, weights, half_life)
-        priority = relevance_priority(c.similarity, value)
+        priority = relevance_priority(c.similarity if matched is None else matched(c), value)
         ranked.append((priority if utility is None else priority * utility(c), c))
     ranked.sort(key=lambda pair: pair[0], reverse=True)
     rejected.sort(key=lambda pair: pair[0].similarity, reverse=True)

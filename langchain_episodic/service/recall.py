@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
@@ -26,6 +27,7 @@ from langchain_episodic.model.lesson import Lesson
 from langchain_episodic.scoring.categories import CategoryProbe, features, head
 from langchain_episodic.scoring.credit import ALL_CATEGORIES
 from langchain_episodic.scoring.evidence import candidate_utilities, near_duplicate_groups
+from langchain_episodic.scoring.kind import kind_similarity, signature_of
 from langchain_episodic.scoring.lift import memory_hurts
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult
@@ -45,6 +47,9 @@ __all__ = ["Recall"]
 
 # More candidates than any store holds; vector databases refuse counts past 32 bits.
 _MAX_CANDIDATES = 2**31 - 1
+
+# Function names read as words, embedded once each (a few words; names recur).
+_NAME_CACHE = 4096
 
 
 def _task_text(hit: StoredHit) -> str:
@@ -134,6 +139,8 @@ class Recall:
         self._fingerprint = fingerprint
         self._rng = rng
         self._hurts: dict[str, tuple[int, bool]] = {}  # category -> (book version, verdict)
+        self._names: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
+        self._names_lock = threading.Lock()
 
     def backing_off(self, category: str) -> bool:
         """Whether the latest holdout runs say memory hurts ``category`` (or everything).
@@ -287,6 +294,7 @@ class Recall:
             and options.ranking == "relevance"
             and self.backing_off(task.category.value)
         )
+        kinds = self.kind_similarities(text, candidates) if options.ranking == "relevance" else {}
         # Rank on the stored scalars, then parse only the winners' episodes.
         ranked = rank_candidates(
             candidates,
@@ -295,6 +303,7 @@ class Recall:
             default_floor,
             (lambda hit: estimates[hit.episode_id]) if estimates else None,
             background,
+            (lambda hit: kinds.get(hit.episode_id, hit.similarity)) if kinds else None,
         )
         ordered = ranked.ordered
         if backed_off:  # memory hurts here: only what worked, one at most
@@ -328,6 +337,49 @@ class Recall:
             fetch_k,
             backed_off,
         )
+
+    def kind_similarities(self, text: str, hits: Sequence[StoredHit]) -> dict[str, float]:
+        """The kind similarity of each hit that names a signature, when ``text`` names one.
+
+        :func:`~langchain_episodic.scoring.kind.kind_similarity`: the hit's similarity
+        mixed with that of the two function names, lowered when their numbers of
+        parameters differ. Empty when the task names no function (the ranking is then
+        the plain one).
+        """
+        mine = signature_of(text)
+        if mine is None:
+            return {}
+        theirs = {hit.episode_id: signature_of(_task_text(hit)) for hit in hits}
+        named = {episode_id: sig for episode_id, sig in theirs.items() if sig is not None}
+        if not named:
+            return {}
+        vectors = self._name_vectors([mine.words, *(sig.words for sig in named.values())])
+        query = vectors[mine.words]
+        similarity = {hit.episode_id: hit.similarity for hit in hits}
+        return {
+            episode_id: kind_similarity(
+                similarity[episode_id],
+                float(query @ vectors[sig.words]),
+                same_arity=sig.arity == mine.arity,
+            )
+            for episode_id, sig in named.items()
+        }
+
+    def _name_vectors(self, names: Sequence[str]) -> dict[str, NDArray[np.float32]]:
+        """Unit vectors of ``names`` (function names read as words), embedded once each."""
+        with self._names_lock:
+            found = {name: self._names[name] for name in names if name in self._names}
+        missing = list(dict.fromkeys(name for name in names if name not in found))
+        if missing:
+            raw = self._context.embed_documents(missing, [f"name={n!r}" for n in missing])
+            norms = np.linalg.norm(raw, axis=1, keepdims=True)
+            unit = (raw / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+            with self._names_lock:
+                for name, vector in zip(missing, unit, strict=True):
+                    found[name] = self._names[name] = vector
+                while len(self._names) > _NAME_CACHE:
+                    self._names.popitem(last=False)
+        return found
 
     def lessons(self, task: TaskDescription, k: int) -> tuple[Lesson, ...]:
         """The ``k`` lessons worth showing for ``task``, at the memory's relevance floor."""
