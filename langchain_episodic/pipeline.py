@@ -35,8 +35,9 @@ from langchain_episodic.prompting.episodes import (
 )
 from langchain_episodic.prompting.lessons import render_lessons
 from langchain_episodic.prompting.renderers import RendererArg, render, resolve_renderer
-from langchain_episodic.scoring.options import RecallOptions
+from langchain_episodic.scoring.options import RELEVANCE_FETCH_FACTOR, RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
+from langchain_episodic.scoring.ranking import RecallReport
 from langchain_episodic.scoring.relevance import DEFAULT_RANKING, Ranking
 from langchain_episodic.scoring.skills import MIN_WEAK_EPISODES, WEAK_THRESHOLD
 from langchain_episodic.scoring.strategy import (
@@ -90,6 +91,11 @@ class Replay:
             memory by chance, so that credit and the lift report have a baseline.
         shown: The ids of the episodes the prompt shows, in its order (the renderer
             may leave some results out, or show what worked first).
+        withheld: The relevant episodes recall found that the prompt does not show
+            (the renderer's policy, e.g. an attempt nothing fixed, or the token
+            budget), best-ranked first: an integration says so rather than "no match".
+        report: The recall's report (what was turned away and why, the relevance
+            threshold), or ``None`` for a holdout run, which recalls nothing.
     """
 
     task: TaskDescription
@@ -100,6 +106,8 @@ class Replay:
     lessons: tuple[Lesson, ...] = ()
     holdout: bool = False
     shown: tuple[str, ...] = ()
+    withheld: tuple[PrioritizedResult, ...] = ()
+    report: RecallReport | None = None
 
     @property
     def text(self) -> str:
@@ -191,6 +199,10 @@ def build_replay(
     if run_id is not None and memory.runs.is_holdout(run_id):
         return _holdout_replay(memory, task, run_id, thread_id, include_strategy)
     select = getattr(chosen, "select", None)
+    if select is not None and options.fetch_k is None and options.ranking == "relevance":
+        # A renderer that selects chooses among every relevant candidate of the wider
+        # pool (what worked may rank below more similar failures): fetch that pool.
+        options = options.replace(fetch_k=RELEVANCE_FETCH_FACTOR * options.top_k)
     report = memory._report(
         task,
         options,
@@ -220,6 +232,7 @@ def build_replay(
             memory._note_recalled(run_id, shown, task, thread_id, recalled)
         except Exception:  # credit must never break the run it observes
             _log.warning("could not note the injection of run_id=%r", run_id, exc_info=True)
+    shown_set = set(rendered.shown)
     return Replay(
         task=task,
         results=results,
@@ -228,6 +241,10 @@ def build_replay(
         run_id=run_id,
         lessons=lessons,
         shown=rendered.shown,
+        withheld=tuple(
+            r for r in report.results if r.relevant and r.episode.episode_id not in shown_set
+        ),
+        report=report,
     )
 
 

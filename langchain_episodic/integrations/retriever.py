@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
@@ -11,14 +13,19 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables.config import run_in_executor
+from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field, model_validator
 
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._fields import RecallOptionsFields
+from langchain_episodic.integrations._run import RUN_ID_KEY
 from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.model.episode import OutcomeStatus
 from langchain_episodic.model.filters import EpisodeFilter
-from langchain_episodic.prompting.episodes import render_episode_as_data
+from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
+from langchain_episodic.prompting.compact import COMPACT_NOTICE, CompactRenderer
+from langchain_episodic.prompting.episodes import DATA_NOTICE, render_episode_as_data
+from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult
 from langchain_episodic.scoring.ranking import RecallReport, why_recalled
@@ -28,6 +35,7 @@ __all__ = [
     "EpisodicRetriever",
     "SearchType",
     "options_from_search",
+    "replay_to_documents",
     "report_to_documents",
     "result_to_document",
 ]
@@ -116,7 +124,9 @@ def _filter(value: object) -> EpisodeFilter | None:
     )
 
 
-def result_to_document(result: PrioritizedResult, report: RecallReport | None = None) -> Document:
+def result_to_document(
+    result: PrioritizedResult, report: RecallReport | None = None, content: str | None = None
+) -> Document:
     """A recalled episode as a ``Document``: framed, inert text plus its scores as metadata.
 
     ``page_content`` is the episode as the replay prompt shows it, framing included
@@ -131,6 +141,9 @@ def result_to_document(result: PrioritizedResult, report: RecallReport | None = 
     similar candidate that failed the relevance test, or ``None``). An episode with
     provenance has it under ``source`` (:meth:`EpisodeSource.to_dict`: agent, run,
     thread and turn, namespace).
+
+    ``content``: the ``page_content`` to use instead (the replay's own block for the
+    episode, :func:`replay_to_documents`).
     """
     episode = result.episode
     metadata: dict[str, Any] = {
@@ -166,14 +179,43 @@ def result_to_document(result: PrioritizedResult, report: RecallReport | None = 
                 "reason": nearest.reason,
             },
         )
-    # The prompt's framing travels with the text: a user's own RAG prompt keeps it.
-    content = render_episode_as_data(episode, relevant=result.relevant)
+    if content is None:
+        # The prompt's framing travels with the text: a user's own RAG prompt keeps it.
+        content = render_episode_as_data(episode, relevant=result.relevant)
     return Document(id=episode.episode_id, page_content=content, metadata=metadata)
 
 
 def report_to_documents(report: RecallReport) -> list[Document]:
     """Every result of ``report`` as a ``Document``, best first (:func:`result_to_document`)."""
     return [result_to_document(result, report) for result in report.results]
+
+
+# Stored text never forms an experience tag (the sanitiser escapes it), so the replay's
+# tags delimit its blocks.
+_BLOCK = re.compile(r"<experience\b[^>]*>.*?</experience>", re.S)
+
+
+def replay_to_documents(replay: Replay) -> list[Document]:
+    """The episodes a replay shows, in its order, as documents.
+
+    Each ``page_content`` is the replay's own block for that episode after the notice
+    that it is data (the compact replay's notice, or the detailed prompt's): what the
+    middleware, the runnable and the tool would show, one document per episode. The
+    metadata is :func:`result_to_document`'s: every field, and why it was recalled.
+    A renderer of your own whose text has no blocks gives each episode the detailed
+    block (:func:`~langchain_episodic.prompting.episodes.render_episode_as_data`).
+    """
+    by_id = {result.episode.episode_id: result for result in replay.results}
+    blocks = _BLOCK.findall(replay.prompt)
+    notice = COMPACT_NOTICE if replay.prompt.startswith(COMPACT_NOTICE) else DATA_NOTICE
+    framed = len(blocks) == len(replay.shown)
+    return [
+        result_to_document(
+            by_id[episode_id], replay.report, f"{notice}\n{blocks[index]}" if framed else None
+        )
+        for index, episode_id in enumerate(replay.shown)
+        if episode_id in by_id
+    ]
 
 
 class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
@@ -205,19 +247,26 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
 
             docs = await retriever.ainvoke("Fix the login crash")
 
-    Each document's ``page_content`` renders the episode as the replay prompt does: the
-    notice that it is data, not instructions, then its ``<experience>`` block (task,
-    outcome, reward, strategy, pass rate, feedback, solution; stored text made inert), so
-    a RAG prompt built from the documents keeps the prompt's defence. Its ``metadata`` holds
+    The documents are the episodes the replay shows for the query, in its order
+    (:func:`~langchain_episodic.build_replay`, the path of the middleware, the runnable
+    and the tool): what worked first, a failed attempt only beside its fix, nothing when
+    nothing is relevant. Explicit settings win: with ``k`` given (flat, in
+    ``search_kwargs`` or per call) up to ``k`` relevant episodes come back, failed
+    attempts included after what worked, with their code and marked as failed; a
+    ``filter`` on ``outcome`` returns those outcomes. Each ``page_content`` is the
+    replay's own block for the episode after the notice that it is data, not
+    instructions (stored text made inert), so a RAG prompt built from the documents
+    keeps the replay's defence. A call named with ``config={"configurable": {"run_id":
+    ...}}`` notes what it returned under that run, so that ``memory.runs.credit`` of
+    the run's outcome credits it (as the other integrations do). Its ``metadata`` holds
     ``episode_id``, ``similarity``, ``priority``, ``outcome``, ``reward``,
     ``strategy_used``, ``timestamp``, ``category`` and the other scalar fields, and
     why it was recalled: ``relevant``, ``ranking``, ``relevance_threshold``, ``why``
     (e.g. ``"similarity 0.62 >= threshold 0.47; ..."``) and ``nearest_rejected``
     (``{"episode_id", "similarity", "reason"}`` of the most similar candidate that
-    failed the relevance test, or ``None``). By default only relevant episodes come
-    back, possibly fewer than ``k``; ``ranking="article"`` ranks by the article's
-    priority and returns the top ``k`` whatever their relevance, flagged by
-    ``relevant``.
+    failed the relevance test, or ``None``). Only relevant episodes come back, possibly
+    fewer than ``k``; ``ranking="article"`` ranks by the article's priority and returns
+    the top ``k`` whatever their relevance, flagged by ``relevant``.
     Recall options (:class:`~langchain_episodic.RecallOptions`) are given flat, as
     in ``memory.as_retriever(k=3, category="debugging")``, or as ``options=``; any of
     them can also be given per call as a keyword of ``invoke``.
@@ -234,13 +283,28 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
     """As in ``VectorStore.as_retriever``: ``k``, ``fetch_k``, ``filter``,
     ``score_threshold``, or any recall option by name (:func:`options_from_search`)."""
+    renderer: Any = Field(default="auto", exclude=True)
+    """How an episode becomes ``page_content``: the replay's renderer
+    (:mod:`~langchain_episodic.prompting.renderers`): ``"auto"`` (default),
+    ``"compact"``, ``"detailed"``, or your own."""
+    k_given: bool = Field(default=False, repr=False)
+    """Set when ``k`` is given at construction (flat or in ``search_kwargs``): up to
+    ``k`` relevant episodes come back, failed attempts included, rather than only what
+    the replay shows."""
     top_k_name: ClassVar[str] = "k"
 
     @model_validator(mode="before")
     @classmethod
     def _collect_search(cls, data: Any) -> Any:
         """Fold ``search_type`` / ``search_kwargs`` into the flat recall options."""
-        if not isinstance(data, dict) or not ({"search_type", "search_kwargs"} & set(data)):
+        if not isinstance(data, dict):
+            return data
+        search_kwargs = data.get("search_kwargs")
+        if {"k", "top_k"} & set(data) or (
+            isinstance(search_kwargs, Mapping) and "k" in search_kwargs
+        ):
+            data = {**data, "k_given": True}
+        if not ({"search_type", "search_kwargs"} & set(data)):
             return data
         data = dict(data)
         search = options_from_search(
@@ -253,6 +317,11 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         data["options"] = RecallOptions.from_mapping(data.get("options"), search)
         return data
 
+    @model_validator(mode="after")
+    def _check_renderer(self) -> EpisodicRetriever:
+        resolve_renderer(self.renderer, self.options.ranking)  # refuse a bad one now
+        return self
+
     @property
     def k(self) -> int:
         """How many documents to return (``options.top_k``)."""
@@ -263,6 +332,32 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
             overrides = {**overrides, "top_k": k}
         return self.options.replace(**overrides) if overrides else self.options
 
+    def invoke(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
+        """Documents for ``input``; a ``run_id`` in ``config["configurable"]`` is noted."""
+        return super().invoke(input, config, **{**kwargs, **_named_run(config)})
+
+    async def ainvoke(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
+        """Async twin of :meth:`invoke`."""
+        return await super().ainvoke(input, config, **{**kwargs, **_named_run(config)})
+
+    def _replay_settings(self, options: RecallOptions, k_given: bool) -> dict[str, Any]:
+        """``build_replay``'s settings for a call: no budget, no lessons, the renderer."""
+        renderer: RendererArg = self.renderer
+        if k_given:
+            outcomes = None if options.filters is None else options.filters.outcomes
+            chosen = resolve_renderer(
+                renderer,
+                options.ranking,
+                asks_for_failures=outcomes is not None and OutcomeStatus.SUCCESS not in outcomes,
+            )
+            if isinstance(chosen, CompactRenderer):  # asked for k: what worked, then the rest
+                renderer = dataclasses.replace(chosen, failures="code")
+        return {"max_tokens": None, "lesson_k": 0, "renderer": renderer}
+
     def _get_relevant_documents(
         self,
         query: str,
@@ -271,9 +366,10 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         k: int | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        return report_to_documents(
-            self.memory.recall(query, options=self._options(k, kwargs), explain=True)
-        )
+        run = _run_of(kwargs)
+        options = self._options(k, kwargs)
+        settings = self._replay_settings(options, self.k_given or k is not None)
+        return replay_to_documents(build_replay(self.memory, query, options, **run, **settings))
 
     async def _aget_relevant_documents(
         self,
@@ -283,6 +379,34 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         k: int | None = None,
         **kwargs: Any,
     ) -> list[Document]:
+        run = _run_of(kwargs)
         options = self._options(k, kwargs)
-        report = await run_in_executor(None, self.memory._report, query, options)
-        return report_to_documents(report)
+        settings = self._replay_settings(options, self.k_given or k is not None)
+        replay = await abuild_replay(self.memory, query, options, **run, **settings)
+        return replay_to_documents(replay)
+
+
+# LangChain's retriever takes ``run_id`` for its tracer: the named run travels apart.
+_RUN_KWARGS = {"episodic_run_id": "run_id", "episodic_thread_id": "thread_id"}
+
+
+def _named_run(config: RunnableConfig | None) -> dict[str, str]:
+    """The run a caller named in ``config["configurable"]`` (and its thread), if any.
+
+    Only a run named on purpose is noted: a retriever inside any chain would otherwise
+    open a run under the chain's id that nobody credits.
+    """
+    configurable = (config or {}).get("configurable") or {}
+    run_id = configurable.get(RUN_ID_KEY)
+    if run_id is None or not str(run_id).strip():
+        return {}
+    named = {"episodic_run_id": str(run_id)}
+    thread = configurable.get("thread_id")
+    if thread is not None and str(thread).strip():
+        named["episodic_thread_id"] = str(thread)
+    return named
+
+
+def _run_of(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``build_replay``'s ``run_id`` / ``thread_id``, taken out of a call's ``kwargs``."""
+    return {name: kwargs.pop(key) for key, name in _RUN_KWARGS.items() if key in kwargs}

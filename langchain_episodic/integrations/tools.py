@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -17,9 +20,11 @@ from langchain_episodic.integrations._scope import (
 )
 from langchain_episodic.model.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
-from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS
+from langchain_episodic.prompting.compact import CompactRenderer
+from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, ReplayRenderer
 from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
 from langchain_episodic.scoring.options import RecallOptions
+from langchain_episodic.scoring.priority import PrioritizedResult
 
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
@@ -29,10 +34,39 @@ try:  # LangChain 1.x agents (the `agents` extra): the agent run's state and con
 except ImportError:  # pragma: no cover - exercised only without the extra
     ToolRuntime = None  # type: ignore[assignment,misc]
 
-__all__ = ["NO_MATCH", "RecallInput", "create_recall_tool"]
+__all__ = ["NEAR_MISS_SHARE", "NO_MATCH", "RecallInput", "create_recall_tool", "withheld_line"]
 
 NO_MATCH = "No matching past experiences."
-"""What the tool answers when recall finds nothing."""
+"""What the tool answers when recall finds nothing relevant."""
+
+NEAR_MISS_SHARE = 0.8
+"""A failed or partial attempt whose tests passed at least this share is shown by the
+tool, with its code, marked as a near miss (``CompactRenderer(near_misses=...)``)."""
+
+
+def withheld_line(withheld: Sequence[PrioritizedResult]) -> str:
+    """The tool's one line for relevant episodes recall found and the replay withheld.
+
+    Example:
+        >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
+        >>> def attempt(name, outcome):
+        ...     feedback = Feedback(0.3, tests_passed=3, tests_total=10)
+        ...     episode = Episode(name, TaskDescription("Parse dates"), "...", feedback, outcome,
+        ...                       timestamp=0.0)
+        ...     return PrioritizedResult(episode, 0.9, 0.9)
+        >>> print(withheld_line([attempt("a", "failure"), attempt("b", "partial"),
+        ...                      attempt("c", "failure")]))  # doctest: +NORMALIZE_WHITESPACE
+        3 relevant past attempts found but not shown (1 partial, 2 failure): none passed or came
+        close; ask with outcome="failure" to see what went wrong.
+    """
+    counts = Counter(r.episode.outcome.value for r in withheld)
+    parts = ", ".join(f"{counts[o]} {o}" for o in ("success", "partial", "failure") if counts[o])
+    noun = "attempt" if len(withheld) == 1 else "attempts"
+    if counts["success"]:
+        why = "they do not fit in the answer's token budget"
+    else:
+        why = 'none passed or came close; ask with outcome="failure" to see what went wrong'
+    return f"{len(withheld)} relevant past {noun} found but not shown ({parts}): {why}."
 
 
 class RecallInput(BaseModel):
@@ -66,7 +100,12 @@ def create_recall_tool(
 
     Each call is one :func:`~langchain_episodic.build_replay` for the query: the
     model gets the same replay prompt (stored text shown as data, within
-    ``max_tokens``) that the other integrations inject, or :data:`NO_MATCH`. The
+    ``max_tokens``) that the other integrations inject, plus the near misses a search
+    on purpose deserves (a failed attempt whose tests passed at least
+    :data:`NEAR_MISS_SHARE`, with its code, marked ``near_miss="true"``). When recall
+    found relevant episodes the replay still withholds, the answer says so in one
+    line (:func:`withheld_line`: how many, their outcomes); :data:`NO_MATCH` only when
+    recall found nothing relevant. The
     episodes shown are noted for the credit loop under the agent run's id when the
     agent has :class:`~langchain_episodic.EpisodicMemoryMiddleware` (read from the
     run's state: the run the middleware credits, once, with everything it showed;
@@ -123,7 +162,21 @@ def create_recall_tool(
         return base.replace(**changes)
 
     def _answer(replay: Replay) -> str:
-        return replay.text if replay.text.strip() else NO_MATCH
+        if replay.text.strip():
+            return replay.text
+        return withheld_line(replay.withheld) if replay.withheld else NO_MATCH
+
+    def _renderer(options: RecallOptions) -> ReplayRenderer:
+        """The call's renderer: the replay's, with near misses when it is the compact one."""
+        outcomes = None if options.filters is None else options.filters.outcomes
+        chosen = resolve_renderer(
+            renderer,
+            options.ranking,
+            asks_for_failures=outcomes is not None and OutcomeStatus.SUCCESS not in outcomes,
+        )
+        if isinstance(renderer, str) and isinstance(chosen, CompactRenderer):
+            return dataclasses.replace(chosen, near_misses=NEAR_MISS_SHARE)
+        return chosen
 
     def _memory(runtime: object) -> EpisodicMemory:
         return memory if scope is None else memory.for_namespace(resolve_namespace(scope, runtime))
@@ -152,7 +205,7 @@ def create_recall_tool(
                 max_tokens=max_tokens,
                 run_id=run_id,
                 thread_id=thread_id,
-                renderer=renderer,
+                renderer=_renderer(options),
             )
         )
 
@@ -174,7 +227,7 @@ def create_recall_tool(
             max_tokens=max_tokens,
             run_id=run_id,
             thread_id=thread_id,
-            renderer=renderer,
+            renderer=_renderer(options),
         )
         return _answer(replay)
 

@@ -137,14 +137,61 @@ class CompactRenderer:
             every one, as its feedback line; ``"code"`` every one with its code
             (marked ``outcome="failure"`` / ``"partial"``). A small model copies what
             it is shown.
+        near_misses: A pass rate in (0, 1]: a failed or partial attempt whose tests
+            passed at least this share is also shown, with its code, marked
+            ``near_miss="true"`` beside its outcome and what went wrong (the recall
+            tool asks for ``0.8``: an agent that searched its memory on purpose gets
+            the 9-of-10 attempt rather than nothing). ``None`` (default): no such rule.
+
+    Example:
+        >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
+        >>> close = Episode("c", TaskDescription("Parse dates"), "def parse(s): ...",
+        ...                 Feedback(0.9, "test_leap_day failed", 9, 10), OutcomeStatus.PARTIAL,
+        ...                 timestamp=0.0)
+        >>> results = [PrioritizedResult(close, 0.9, 0.9)]
+        >>> CompactRenderer()(results, "Parse ISO dates").shown
+        ()
+        >>> print(CompactRenderer(near_misses=0.8)(results, "Parse ISO dates").text
+        ...       .replace(COMPACT_NOTICE, "(notice)"))
+        (notice)
+        <experience index="1" outcome="partial" near_miss="true">
+        Task: Parse dates
+        What went wrong: 9 of 10 tests passed; test_leap_day failed
+        <solution>
+        def parse(s): ...
+        </solution>
+        </experience>
     """
 
     failures: FailureDisplay = "fixed"
+    near_misses: float | None = None
 
     def __post_init__(self) -> None:
         if self.failures not in FAILURE_DISPLAYS:
             msg = f"failures={self.failures!r} is invalid: must be one of {list(FAILURE_DISPLAYS)}"
             raise EpisodicValueError(msg)
+        share = self.near_misses
+        if share is not None and (
+            isinstance(share, bool)
+            or not isinstance(share, (int, float))
+            or not 0.0 < float(share) <= 1.0
+        ):
+            msg = f"near_misses={share!r} is invalid: must be a pass rate in (0, 1] or None"
+            raise EpisodicValueError(msg)
+
+    def near_miss(self, result: PrioritizedResult) -> bool:
+        """Whether ``result`` is a failed or partial attempt shown as a near miss."""
+        feedback = result.episode.feedback
+        return (
+            self.near_misses is not None
+            and not _worked(result)
+            and feedback.tests_total > 0
+            and feedback.pass_rate >= self.near_misses
+        )
+
+    def _with_code(self, result: PrioritizedResult) -> bool:
+        """A failed or partial attempt shown with its code (``"code"``, or a near miss)."""
+        return self.raw_attempts or self.near_miss(result)
 
     def select(
         self, results: Sequence[PrioritizedResult], top_k: int
@@ -177,9 +224,13 @@ class CompactRenderer:
         if self.failures == "fixed" and chosen and failed:
             groups = near_duplicate_groups([r.episode.task.description for r in chosen + failed])
             fixers = set(groups[: len(chosen)])
-            failed = [r for i, r in enumerate(failed) if groups[len(chosen) + i] in fixers]
+            failed = [
+                r
+                for i, r in enumerate(failed)
+                if groups[len(chosen) + i] in fixers or self.near_miss(r)
+            ]
         elif self.failures == "fixed":
-            failed = []
+            failed = [r for r in failed if self.near_miss(r)]
         return (*chosen, *failed[: max(0, top_k - len(chosen))])
 
     @property
@@ -218,34 +269,44 @@ class CompactRenderer:
             for index in range(len(others))
         }
         if self.failures == "fixed":
-            others = [r for index, r in enumerate(others) if fixed_by[index] is not None]
-            fixed_by = {new: fixed_by[old] for new, old in enumerate(
-                [i for i in range(len(fixed_by)) if fixed_by[i] is not None]
-            )}  # fmt: skip
+            kept_others = [
+                index
+                for index, r in enumerate(others)
+                if fixed_by[index] is not None or self.near_miss(r)
+            ]
+            others = [others[index] for index in kept_others]
+            fixed_by = {new: fixed_by[old] for new, old in enumerate(kept_others)}
         if not worked and not others:
             return RenderedReplay("", ())
+        # Failed attempts shown with their code follow the solutions that passed; the
+        # others become notes after every block with code.
+        coded = [j for j, r in enumerate(others) if self._with_code(r)]
+        noted = [j for j, r in enumerate(others) if not self._with_code(r)]
         with_code = [self._block(r.episode, i) for i, r in enumerate(worked, start=1)]
-        if self.raw_attempts:
-            start = len(worked) + 1
-            with_code += [self._block(r.episode, i) for i, r in enumerate(others, start=start)]
+        start = len(worked) + 1
+        with_code += [
+            self._block(others[j].episode, i, self.near_miss(others[j]))
+            for i, j in enumerate(coded, start=start)
+        ]
 
         def notes(shown_code: int) -> list[str]:
-            """The failure notes, numbered after the ``shown_code`` solutions shown."""
-            if self.raw_attempts:
-                return []
+            """The failure notes, numbered after the ``shown_code`` blocks with code."""
             return [
-                _note(r.episode, shown_code + j + 1, _fixer(fixed_by[j], shown_code))
-                for j, r in enumerate(others)
+                _note(others[j].episode, shown_code + n + 1, _fixer(fixed_by[j], shown_code))
+                for n, j in enumerate(noted)
             ]
 
-        order = [r.episode.episode_id for r in worked + others]
+        order = [r.episode.episode_id for r in worked] + [
+            others[j].episode.episode_id for j in coded
+        ]
+        noted_ids = [others[j].episode.episode_id for j in noted]
         if max_tokens is None:
-            text = COMPACT_NOTICE + "".join(b.full for b in with_code) + "".join(notes(len(worked)))
-            return RenderedReplay(text, tuple(order))
-        # The solutions that worked come first in the budget; failure notes get the rest.
-        kept = len(others) if not self.raw_attempts else 0
+            text = COMPACT_NOTICE + "".join(b.full for b in with_code) + "".join(notes(len(order)))
+            return RenderedReplay(text, (*order, *noted_ids))
+        # The blocks with code come first in the budget; failure notes get the rest.
+        kept = len(noted)
         while True:
-            room = max_tokens - count(COMPACT_NOTICE + "".join(notes(len(worked))[:kept]))
+            room = max_tokens - count(COMPACT_NOTICE + "".join(notes(len(order))[:kept]))
             body = fit_blocks(with_code, room, count) if with_code and room > 0 else ""
             if kept == 0 or (room >= 0 and (not with_code or "<experience" in body)):
                 break
@@ -254,12 +315,15 @@ class CompactRenderer:
         text = COMPACT_NOTICE + body + "".join(notes(shown_code)[:kept])
         if "<experience" not in text or count(text) > max_tokens:
             return RenderedReplay("", ())
-        return RenderedReplay(text, (*order[:shown_code], *order[len(worked) : len(worked) + kept]))
+        return RenderedReplay(text, (*order[:shown_code], *noted_ids[:kept]))
 
     @staticmethod
-    def _block(episode: Episode, index: int) -> Shown:
+    def _block(episode: Episode, index: int, near_miss: bool = False) -> Shown:
+        attributes: dict[str, object] = {"index": index, "outcome": episode.outcome.value}
+        if near_miss:
+            attributes["near_miss"] = "true"
         lines = [
-            open_tag(EXPERIENCE, index=index, outcome=episode.outcome.value),
+            open_tag(EXPERIENCE, **attributes),
             f"Task: {one_line(episode.task.description)}",
         ]
         if episode.outcome is not OutcomeStatus.SUCCESS:  # failures="code": say it failed

@@ -17,9 +17,9 @@ Example:
     >>> resolve_renderer("auto", "article")
     DetailedRenderer()
     >>> resolve_renderer("auto", "relevance")
-    CompactRenderer(failures='fixed')
+    CompactRenderer(failures='fixed', near_misses=None)
     >>> resolve_renderer("auto", "relevance", asks_for_failures=True)
-    CompactRenderer(failures='feedback')
+    CompactRenderer(failures='feedback', near_misses=None)
 """
 
 from __future__ import annotations

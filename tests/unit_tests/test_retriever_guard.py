@@ -2,8 +2,8 @@
 
 A user who builds a RAG prompt from ``EpisodicRetriever`` documents (joining their
 ``page_content``) gets what the replay prompt gives a model: the notice that what follows
-is data, not instructions, and each episode in one ``<experience>`` block that stored
-text can neither close nor open, nor start a role line in.
+is data, not instructions, and each episode in the replay's own ``<experience>`` block
+that stored text can neither close nor open, nor start a role line in.
 """
 
 from __future__ import annotations
@@ -16,15 +16,10 @@ from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 
-from langchain_episodic import EpisodicMemory
+from langchain_episodic import EpisodicMemory, build_replay
 from langchain_episodic.model.episode import Episode
-from langchain_episodic.prompting.episodes import (
-    DATA_NOTICE,
-    build_replay_context,
-    format_replay_prompt,
-    render_episode,
-)
-from langchain_episodic.scoring.priority import PrioritizedResult
+from langchain_episodic.prompting.compact import COMPACT_NOTICE, CompactRenderer
+from langchain_episodic.prompting.episodes import DATA_NOTICE
 from tests.helpers.models import RecordingChatModel
 from tests.unit_tests.factories import make_episode
 
@@ -59,16 +54,16 @@ def memory() -> EpisodicMemory:
     return memory
 
 
-def assert_one_framed_block(document: Document) -> None:
+def assert_one_framed_block(document: Document, notice: str = COMPACT_NOTICE) -> None:
     """The notice, then exactly one block, its template's tags the only tags."""
     content = document.page_content
-    notice, block = content.split("\n", 1)
-    assert notice == DATA_NOTICE
+    first, block = content.split("\n", 1)
+    assert first == notice
     assert block.startswith("<experience")
     assert block.endswith("\n</solution>\n</experience>")
     assert content.count("<experience") == content.count("</experience>") == 1
     assert content.count("<solution>") == content.count("</solution>") == 1
-    assert content.count("<feedback>") == content.count("</feedback>") == 1
+    assert content.count("<feedback>") == content.count("</feedback>") <= 1
     assert "<|im_start|>" not in content
     assert not re.search(r"^System:", content, re.MULTILINE)
     assert f"&lt;{LISU_CLOSE[1:]}" in content
@@ -92,15 +87,20 @@ def test_a_document_shows_its_episode_exactly_as_the_replay_prompt_does(
     memory: EpisodicMemory,
 ) -> None:
     # One sanitiser, one renderer: the block of the document is the prompt's block.
-    document = memory.as_retriever(k=1).invoke("Fix the login form crash")[0]
-    episode_id = document.metadata["episode_id"]
-    episode = memory.get_episodes([episode_id])[episode_id]
-    assert document.page_content == f"{DATA_NOTICE}\n{render_episode(episode)}"
-    context = build_replay_context([PrioritizedResult(episode, 0.9, 0.9)])
-    prompt = format_replay_prompt(context, "Fix the login form crash", max_tokens=None)
-    in_prompt = prompt[prompt.index("<experience") :].replace(' index="1"', "", 1)
-    assert document.page_content.endswith(in_prompt)
-    assert DATA_NOTICE in prompt
+    documents = memory.as_retriever().invoke("Fix the login form crash")
+    prompt = build_replay(memory, "Fix the login form crash", max_tokens=None, lesson_k=0).prompt
+    assert prompt.startswith(COMPACT_NOTICE)
+    assert [d.page_content for d in documents] == [
+        f"{COMPACT_NOTICE}\n{block}"
+        for block in re.findall(r"<experience\b[^>]*>.*?</experience>", prompt, re.S)
+    ]
+    # Asked for k: the same blocks, from the renderer that shows what was asked for.
+    asked = memory.as_retriever(k=1).invoke("Fix the login form crash")[0]
+    code = build_replay(
+        memory, "Fix the login form crash", max_tokens=None, lesson_k=0, top_k=1,
+        renderer=CompactRenderer("code"),
+    ).prompt  # fmt: skip
+    assert asked.page_content == code
 
 
 def test_documents_recall_found_not_relevant_say_so(memory: EpisodicMemory) -> None:
@@ -108,7 +108,7 @@ def test_documents_recall_found_not_relevant_say_so(memory: EpisodicMemory) -> N
     documents = retriever.invoke("Bake a sourdough loaf")
     assert documents, "the article's ranking returns the top k whatever their relevance"
     for document in documents:
-        assert_one_framed_block(document)
+        assert_one_framed_block(document, DATA_NOTICE)
         relevant = document.metadata["relevant"]
         assert ('relevant="no"' in document.page_content) is (not relevant)
 
@@ -127,9 +127,9 @@ def test_a_rag_prompt_built_from_the_documents_keeps_the_guard(memory: EpisodicM
     chain.invoke("Fix the login form crash")
     system = str(model.received[0][0].content)
     # However the user's template frames it, every block follows the notice.
-    assert system.count(DATA_NOTICE) == system.count("<experience") == 3
+    assert system.count(COMPACT_NOTICE) == system.count("<experience") == 3
     assert system.count("</experience>") == 3
-    blocks = system.split(DATA_NOTICE)[1:]
+    blocks = system.split(COMPACT_NOTICE)[1:]
     assert all(b.strip().startswith("<experience") for b in blocks)
     assert all(b.strip().endswith("</experience>") for b in blocks)
     assert not re.search(r"^System:", system, re.MULTILINE)

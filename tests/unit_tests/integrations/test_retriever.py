@@ -39,10 +39,13 @@ def test_documents_follow_recall_order_and_carry_scores(memory: EpisodicMemory) 
     retriever = memory.as_retriever(k=4)
     assert isinstance(retriever, EpisodicRetriever)
     docs = retriever.invoke("Fix the login session bug")
-    expected = memory.recall("Fix the login session bug", top_k=4)
+    # Asked for 4: what worked first, then failed attempts, in recall's order within each.
+    expected = [r for r in memory.recall("Fix the login session bug", top_k=50) if r.relevant]
+    expected = [r for r in expected if r.episode.outcome.value == "success"] + [
+        r for r in expected if r.episode.outcome.value != "success"
+    ]
+    expected = expected[:4]
     assert [d.metadata["episode_id"] for d in docs] == [r.episode.episode_id for r in expected]
-    priorities = [d.metadata["priority"] for d in docs]
-    assert priorities == sorted(priorities, reverse=True)
     first, top = docs[0], expected[0]
     assert first.id == top.episode.episode_id
     assert first.metadata["similarity"] == pytest.approx(top.similarity)
@@ -51,7 +54,9 @@ def test_documents_follow_recall_order_and_carry_scores(memory: EpisodicMemory) 
     assert first.metadata["outcome"] == top.episode.outcome.value
     assert top.episode.task.description in first.page_content
     assert top.episode.solution in first.page_content
-    assert f"Strategy: {top.episode.strategy_used}" in first.page_content
+    # The replay's compact block: the metadata stays in the metadata.
+    assert "Strategy:" not in first.page_content
+    assert first.metadata["strategy_used"] == top.episode.strategy_used
 
 
 def test_invoke_kwargs_override_constructor(memory: EpisodicMemory) -> None:
@@ -202,7 +207,6 @@ def test_retrieved_episodes_reach_the_model_in_a_rag_chain() -> None:
     assert chain.invoke("The CSV parser splits quoted fields") == "use csv.reader"
     system = model.received[0][0].content
     assert "Fix the CSV parser dropping quoted commas" in system
-    assert "quoted fields now parse" in system
     assert "csv.reader(f, quotechar='\"')" in system
 
 
