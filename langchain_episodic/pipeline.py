@@ -30,6 +30,7 @@ from langchain_episodic.model.episode import OutcomeStatus, TaskDescription, as_
 from langchain_episodic.model.lesson import Lesson
 from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
+    ReplayRenderer,
     approximate_token_count,
     checked_token_counter,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "build_replay",
     "choose_strategy",
     "replay_prompt",
+    "replay_renderer",
     "select_strategy",
     "select_strategy_thompson",
 ]
@@ -190,12 +192,7 @@ def build_replay(
     task = as_task(task)
     options = RecallOptions.from_mapping(options, option_fields)
     check_int("lesson_k", lesson_k, 0)
-    outcomes = None if options.filters is None else options.filters.outcomes
-    chosen = resolve_renderer(
-        renderer,
-        options.ranking,
-        asks_for_failures=outcomes is not None and OutcomeStatus.SUCCESS not in outcomes,
-    )
+    chosen = replay_renderer(renderer, options)
     if run_id is not None and memory.runs.is_holdout(run_id):
         return _holdout_replay(memory, task, run_id, thread_id, include_strategy)
     select = getattr(chosen, "select", None)
@@ -245,6 +242,25 @@ def build_replay(
             r for r in report.results if r.relevant and r.episode.episode_id not in shown_set
         ),
         report=report,
+    )
+
+
+def replay_renderer(renderer: RendererArg, options: RecallOptions) -> ReplayRenderer:
+    """The renderer a replay with ``options`` uses for ``renderer`` (a name, or your own).
+
+    :func:`~langchain_episodic.prompting.renderers.resolve_renderer` by the options'
+    ranking; a filter that asks for failed or partial attempts only (``outcome=
+    "failure"``) makes ``"auto"`` show them.
+
+    Example:
+        >>> replay_renderer("auto", RecallOptions(outcome="failure"))
+        CompactRenderer(failures='feedback', near_misses=None)
+    """
+    outcomes = None if options.filters is None else options.filters.outcomes
+    return resolve_renderer(
+        renderer,
+        options.ranking,
+        asks_for_failures=outcomes is not None and OutcomeStatus.SUCCESS not in outcomes,
     )
 
 

@@ -20,9 +20,8 @@ from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._fields import RecallOptionsFields
 from langchain_episodic.integrations._run import RUN_ID_KEY
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.model.episode import OutcomeStatus
 from langchain_episodic.model.filters import EpisodeFilter
-from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
+from langchain_episodic.pipeline import Replay, abuild_replay, build_replay, replay_renderer
 from langchain_episodic.prompting.compact import COMPACT_NOTICE, CompactRenderer
 from langchain_episodic.prompting.episodes import DATA_NOTICE, render_episode_as_data
 from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
@@ -348,12 +347,7 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         """``build_replay``'s settings for a call: no budget, no lessons, the renderer."""
         renderer: RendererArg = self.renderer
         if k_given:
-            outcomes = None if options.filters is None else options.filters.outcomes
-            chosen = resolve_renderer(
-                renderer,
-                options.ranking,
-                asks_for_failures=outcomes is not None and OutcomeStatus.SUCCESS not in outcomes,
-            )
+            chosen = replay_renderer(renderer, options)
             if isinstance(chosen, CompactRenderer):  # asked for k: what worked, then the rest
                 renderer = dataclasses.replace(chosen, failures="code")
         return {"max_tokens": None, "lesson_k": 0, "renderer": renderer}

@@ -19,7 +19,7 @@ from langchain_episodic.integrations._scope import (
     resolve_namespace,
 )
 from langchain_episodic.model.episode import OutcomeStatus, TaskCategory
-from langchain_episodic.pipeline import Replay, abuild_replay, build_replay
+from langchain_episodic.pipeline import Replay, abuild_replay, build_replay, replay_renderer
 from langchain_episodic.prompting.compact import CompactRenderer
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, ReplayRenderer
 from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
@@ -168,12 +168,7 @@ def create_recall_tool(
 
     def _renderer(options: RecallOptions) -> ReplayRenderer:
         """The call's renderer: the replay's, with near misses when it is the compact one."""
-        outcomes = None if options.filters is None else options.filters.outcomes
-        chosen = resolve_renderer(
-            renderer,
-            options.ranking,
-            asks_for_failures=outcomes is not None and OutcomeStatus.SUCCESS not in outcomes,
-        )
+        chosen = replay_renderer(renderer, options)
         if isinstance(renderer, str) and isinstance(chosen, CompactRenderer):
             return dataclasses.replace(chosen, near_misses=NEAR_MISS_SHARE)
         return chosen
