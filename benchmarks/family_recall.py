@@ -34,7 +34,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 import argparse
-import math
 import platform
 import random
 import sys
@@ -46,6 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from langchain_core.embeddings import Embeddings  # noqa: E402
+from real_model import wilson  # noqa: E402
 from real_tasks import FAMILIES, HELD_OUT_FAMILIES, Family, Task, family_tasks  # noqa: E402
 
 from langchain_episodic import EpisodicMemory, build_replay, episode_from_tests  # noqa: E402
@@ -57,7 +57,7 @@ TOP_K = 3
 MAX_TOKENS = 600
 DEFAULT_OUT = Path(__file__).parent / "results" / "family_recall.md"
 
-__all__ = ["Share", "one_each", "stream", "wilson"]
+__all__ = ["Share", "one_each", "stream"]
 
 
 @dataclass(frozen=True)
@@ -74,22 +74,6 @@ class Share:
     def __str__(self) -> str:
         low, high = wilson(self.hits, self.total)
         return f"{self.rate:.2f} [{low:.2f}, {high:.2f}] ({self.hits}/{self.total})"
-
-
-def wilson(hits: int, total: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95% Wilson score interval of ``hits / total``.
-
-    Example:
-        >>> [round(x, 3) for x in wilson(8, 10)]
-        [0.49, 0.943]
-    """
-    if total == 0:
-        return 0.0, 1.0
-    p = hits / total
-    scale = 1 + z * z / total
-    centre = (p + z * z / (2 * total)) / scale
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / scale
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _memory(embeddings: Embeddings | None, clock: dict[str, float]) -> EpisodicMemory:
