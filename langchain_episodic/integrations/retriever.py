@@ -14,7 +14,7 @@ from langchain_core.callbacks import (
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, ModelWrapValidatorHandler, PrivateAttr, model_validator
 
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._fields import RecallOptionsFields
@@ -286,24 +286,29 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
     """How an episode becomes ``page_content``: the replay's renderer
     (:mod:`~langchain_episodic.prompting.renderers`): ``"auto"`` (default),
     ``"compact"``, ``"detailed"``, or your own."""
-    k_given: bool = Field(default=False, repr=False)
-    """Set when ``k`` is given at construction (flat or in ``search_kwargs``): up to
-    ``k`` relevant episodes come back, failed attempts included, rather than only what
-    the replay shows."""
     top_k_name: ClassVar[str] = "k"
+    # ``k`` given at construction (flat or in ``search_kwargs``): up to ``k`` relevant
+    # episodes come back, failed attempts included, not only what the replay shows.
+    _k_given: bool = PrivateAttr(default=False)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _note_k_given(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        search_kwargs = data.get("search_kwargs") if isinstance(data, dict) else None
+        given = isinstance(data, dict) and (
+            bool({"k", "top_k"} & set(data))
+            or (isinstance(search_kwargs, Mapping) and "k" in search_kwargs)
+        )
+        retriever = handler(data)
+        if given:
+            retriever._k_given = True
+        return retriever
 
     @model_validator(mode="before")
     @classmethod
     def _collect_search(cls, data: Any) -> Any:
         """Fold ``search_type`` / ``search_kwargs`` into the flat recall options."""
-        if not isinstance(data, dict):
-            return data
-        search_kwargs = data.get("search_kwargs")
-        if {"k", "top_k"} & set(data) or (
-            isinstance(search_kwargs, Mapping) and "k" in search_kwargs
-        ):
-            data = {**data, "k_given": True}
-        if not ({"search_type", "search_kwargs"} & set(data)):
+        if not isinstance(data, dict) or not ({"search_type", "search_kwargs"} & set(data)):
             return data
         data = dict(data)
         search = options_from_search(
@@ -362,7 +367,7 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
     ) -> list[Document]:
         run = _run_of(kwargs)
         options = self._options(k, kwargs)
-        settings = self._replay_settings(options, self.k_given or k is not None)
+        settings = self._replay_settings(options, self._k_given or k is not None)
         return replay_to_documents(build_replay(self.memory, query, options, **run, **settings))
 
     async def _aget_relevant_documents(
@@ -375,7 +380,7 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
     ) -> list[Document]:
         run = _run_of(kwargs)
         options = self._options(k, kwargs)
-        settings = self._replay_settings(options, self.k_given or k is not None)
+        settings = self._replay_settings(options, self._k_given or k is not None)
         replay = await abuild_replay(self.memory, query, options, **run, **settings)
         return replay_to_documents(replay)
 
