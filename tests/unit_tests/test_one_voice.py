@@ -134,44 +134,36 @@ def test_explicit_retriever_settings_return_what_was_asked_for(memory: EpisodicM
     assert failures[0].metadata["outcome"] == "failure"
 
 
-def test_the_tool_never_says_no_match_when_recall_found_relevant_episodes() -> None:
+def _reset_attempts(prefix: str, outcome: str, passed: int) -> EpisodicMemory:
+    """Two password-reset attempts with ``passed`` of 10 tests, nothing else in memory."""
     memory = EpisodicMemory(clock=lambda: NOW)
-    # The docs' own run_tests returns 9 of 10: two near misses, nothing that passed.
     memory.record_many(
         [
             make_episode(
-                episode_id=f"nine-{i}",
+                episode_id=f"{prefix}-{i}",
                 description=f"Add password reset to the {form} form",
-                outcome="partial",
-                tests_passed=9,
+                outcome=outcome,
+                tests_passed=passed,
                 tests_total=10,
-                reward=0.9,
+                reward=passed / 10,
                 timestamp=NOW - i,
             )
             for i, form in enumerate(("login", "signup"))
         ]
     )
+    return memory
+
+
+def test_the_tool_never_says_no_match_when_recall_found_relevant_episodes() -> None:
+    # The docs' own run_tests returns 9 of 10: two near misses, nothing that passed.
+    memory = _reset_attempts("nine", "partial", 9)
     task = "Add password reset to the admin form"
     assert build_replay(memory, task).text == ""  # the default replay shows none
     text = create_recall_tool(memory).invoke({"query": task})
     assert text != NO_MATCH
     assert text.count('near_miss="true"') == 2
     # Only attempts far from passing: withheld, and the tool says so in one line.
-    far = EpisodicMemory(clock=lambda: NOW)
-    far.record_many(
-        [
-            make_episode(
-                episode_id=f"far-{i}",
-                description=f"Add password reset to the {form} form",
-                outcome="failure",
-                tests_passed=2,
-                tests_total=10,
-                reward=0.2,
-                timestamp=NOW - i,
-            )
-            for i, form in enumerate(("login", "signup"))
-        ]
-    )
+    far = _reset_attempts("far", "failure", 2)
     answer = create_recall_tool(far).invoke({"query": task})
     assert answer.startswith("2 relevant past attempts found but not shown (2 failure)")
     assert "\n" not in answer
