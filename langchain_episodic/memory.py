@@ -453,13 +453,15 @@ class EpisodicMemory:
         task: TaskDescription,
         thread_id: str | None,
         recalled: Collection[str],
+        policy: str | None = None,
     ) -> None:
         """``memory.runs.note`` for a replay: the ``recalled`` ids need no stored check.
 
         The replay's own recall read them from the store a moment ago; checking them
-        again would cost every run one more round trip for the same answer.
+        again would cost every run one more round trip for the same answer. ``policy``:
+        the presentation policy the replay used.
         """
-        self._s.runs.note(run_id, shown_ids, task, thread_id, known_stored=recalled)
+        self._s.runs.note(run_id, shown_ids, task, thread_id, known_stored=recalled, policy=policy)
 
     def recall_with(
         self, query: str | TaskDescription, options: RecallOptions

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from langchain_episodic._validation import check_int
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import OutcomeStatus, TaskDescription, as_task
 from langchain_episodic.model.lesson import Lesson
+from langchain_episodic.prompting.compact import CompactRenderer
 from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
     ReplayRenderer,
@@ -35,8 +37,15 @@ from langchain_episodic.prompting.episodes import (
     checked_token_counter,
 )
 from langchain_episodic.prompting.lessons import render_lessons
-from langchain_episodic.prompting.renderers import RendererArg, render, resolve_renderer
+from langchain_episodic.prompting.renderers import (
+    RendererArg,
+    presentation_of,
+    presentation_renderer,
+    render,
+    resolve_renderer,
+)
 from langchain_episodic.scoring.options import RELEVANCE_FETCH_FACTOR, RecallOptions
+from langchain_episodic.scoring.presentation import DEFAULT_PRESENTATION, PresentationChoice
 from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
 from langchain_episodic.scoring.ranking import RecallReport
 from langchain_episodic.scoring.relevance import DEFAULT_RANKING, Ranking
@@ -98,6 +107,10 @@ class Replay:
             budget), best-ranked first: an integration says so rather than "no match".
         report: The recall's report (what was turned away and why, the relevance
             threshold), or ``None`` for a holdout run, which recalls nothing.
+        presentation: The presentation policy the prompt was shown with and why
+            (learned for ``renderer="auto"``, ``"pinned"`` when named; see
+            :mod:`~langchain_episodic.scoring.presentation`), or ``None`` (a renderer
+            of your own, the article's prompt, a holdout run).
     """
 
     task: TaskDescription
@@ -110,6 +123,7 @@ class Replay:
     shown: tuple[str, ...] = ()
     withheld: tuple[PrioritizedResult, ...] = ()
     report: RecallReport | None = None
+    presentation: PresentationChoice | None = None
 
     @property
     def text(self) -> str:
@@ -137,6 +151,7 @@ def build_replay(
     thread_id: str | None = None,
     lesson_k: int = DEFAULT_LESSON_K,
     renderer: RendererArg = "auto",
+    near_misses: float | None = None,
     **option_fields: Any,
 ) -> Replay:
     """Recall once for ``task`` and build the replay prompt (and strategy) from it.
@@ -168,9 +183,15 @@ def build_replay(
             ``max_tokens``; ``0`` for none. A memory without lessons shows none.
         renderer: How the episodes become text
             (:mod:`~langchain_episodic.prompting.renderers`): ``"auto"`` (default:
-            ``"compact"``, what worked first and a failure as its feedback line, for
-            the default ranking; the article's ``"detailed"`` prompt for
-            ``ranking="article"``), ``"compact"``, ``"detailed"``, or your own.
+            for the default ranking, the presentation policy the memory learned from
+            its credited runs, ``"compact"`` until they say otherwise, drawn by
+            Thompson sampling for a named run so that its outcome keeps teaching;
+            the article's ``"detailed"`` prompt for ``ranking="article"``); a
+            policy's name (``"compact"``, ``"feedback"``, ``"ranked"``) pins it;
+            ``"detailed"``; or your own.
+        near_misses: Also show a failed or partial attempt whose tests passed at
+            least this share, with its code, marked ``near_miss="true"`` (the recall
+            tool's 0.8; the compact renderer's policies only); ``None``: no such rule.
         **option_fields: Recall options to set on top of ``options`` (``top_k=3``,
             ``category="debugging"``, ...; see :class:`~langchain_episodic.RecallOptions`).
 
@@ -193,8 +214,16 @@ def build_replay(
     options = RecallOptions.from_mapping(options, option_fields)
     check_int("lesson_k", lesson_k, 0)
     chosen = replay_renderer(renderer, options)
+    if near_misses is not None and not isinstance(chosen, CompactRenderer):
+        msg = f"near_misses={near_misses!r} needs the compact renderer's policies, not {chosen!r}"
+        raise EpisodicValueError(msg)
     if run_id is not None and memory.runs.is_holdout(run_id):
         return _holdout_replay(memory, task, run_id, thread_id, include_strategy)
+    choice = _presentation(memory, task, renderer, chosen, run_id)
+    if choice is not None and choice.reason != "pinned":
+        chosen = presentation_renderer(choice.policy)
+    if near_misses is not None and isinstance(chosen, CompactRenderer):
+        chosen = dataclasses.replace(chosen, near_misses=near_misses)
     select = getattr(chosen, "select", None)
     if select is not None and options.fetch_k is None and options.ranking == "relevance":
         # A renderer that selects chooses among every relevant candidate of the wider
@@ -226,7 +255,8 @@ def build_replay(
         shown = [lesson.lesson_id for lesson in lessons] + list(rendered.shown)
         try:
             recalled = {result.episode.episode_id for result in results}
-            memory._note_recalled(run_id, shown, task, thread_id, recalled)
+            policy = None if choice is None else choice.policy
+            memory._note_recalled(run_id, shown, task, thread_id, recalled, policy)
         except Exception:  # credit must never break the run it observes
             _log.warning("could not note the injection of run_id=%r", run_id, exc_info=True)
     shown_set = set(rendered.shown)
@@ -242,7 +272,28 @@ def build_replay(
             r for r in report.results if r.relevant and r.episode.episode_id not in shown_set
         ),
         report=report,
+        presentation=choice,
     )
+
+
+def _presentation(
+    memory: EpisodicMemory,
+    task: TaskDescription,
+    asked: RendererArg,
+    chosen: ReplayRenderer,
+    run_id: str | None,
+) -> PresentationChoice | None:
+    """The presentation policy of a replay: learned for ``"auto"``, pinned when named.
+
+    ``None`` for a renderer that is no policy's (the article's prompt, your own).
+    """
+    policy = presentation_of(chosen)
+    if policy is None:
+        return None
+    if asked != "auto" or policy != DEFAULT_PRESENTATION:
+        # Named, or asked for by a filter (outcome="failure" shows failures): kept.
+        return PresentationChoice(policy, "pinned")
+    return memory.runs.presentation(task.category, run_id=run_id)
 
 
 def replay_renderer(renderer: RendererArg, options: RecallOptions) -> ReplayRenderer:
@@ -254,7 +305,7 @@ def replay_renderer(renderer: RendererArg, options: RecallOptions) -> ReplayRend
 
     Example:
         >>> replay_renderer("auto", RecallOptions(outcome="failure"))
-        CompactRenderer(failures='feedback', near_misses=None)
+        CompactRenderer(failures='feedback', near_misses=None, ranked=False)
     """
     outcomes = None if options.filters is None else options.filters.outcomes
     return resolve_renderer(
@@ -315,6 +366,7 @@ async def abuild_replay(
     thread_id: str | None = None,
     lesson_k: int = DEFAULT_LESSON_K,
     renderer: RendererArg = "auto",
+    near_misses: float | None = None,
     **option_fields: Any,
 ) -> Replay:
     """Async twin of :func:`build_replay`: the whole pipeline in one executor hop."""
@@ -331,6 +383,7 @@ async def abuild_replay(
             thread_id=thread_id,
             lesson_k=lesson_k,
             renderer=renderer,
+            near_misses=near_misses,
             **option_fields,
         ),
     )

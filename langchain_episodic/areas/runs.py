@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from langchain_episodic._async import async_twin
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.model.episode import TaskDescription, as_task
+from langchain_episodic.model.episode import TaskCategory, TaskDescription, as_task
 from langchain_episodic.scoring.credit import CreditEvent, EpisodeUtility, Injection, SubjectKind
 from langchain_episodic.scoring.lift import (
     DEFAULT_MIN_HOLDOUT,
@@ -15,6 +16,7 @@ from langchain_episodic.scoring.lift import (
     LiftReport,
     lift_report,
 )
+from langchain_episodic.scoring.presentation import PresentationChoice
 
 if TYPE_CHECKING:
     from langchain_episodic.service.opening import Services
@@ -166,6 +168,40 @@ class MemoryRuns:
         """
         return tuple(sorted(self._s.runs.demoted(self._s.pins.active.keys())))
 
+    def presentation(
+        self, category: TaskCategory | str | None = None, *, run_id: str | None = None
+    ) -> PresentationChoice:
+        """The presentation policy a replay shows with now, and the evidence behind it.
+
+        What :func:`~langchain_episodic.build_replay` with ``renderer="auto"`` uses
+        for a task of ``category`` (``None``: the namespace as a whole)
+        (:mod:`~langchain_episodic.scoring.presentation`). Without a ``run_id``: the
+        policy with the best estimate. With one (a run whose outcome will be
+        credited): the policy an earlier prompt of the run used, else a Thompson
+        draw from the evidence, so that its outcome keeps teaching the memory; the
+        draw depends only on the run id and the memory's generator
+        (``EpisodicMemory(rng=...)``), so a seeded memory reproduces it. Until
+        credited runs say otherwise it is ``"compact"``, the prior, and nothing is
+        drawn.
+
+        Raises:
+            EpisodicValueError: ``category`` names no task category.
+
+        Example:
+            >>> from langchain_episodic import EpisodicMemory
+            >>> EpisodicMemory().runs.presentation("debugging")
+            PresentationChoice(policy='compact', reason='prior', estimates=())
+        """
+        key = None
+        if category is not None:
+            try:
+                key = TaskCategory(category).value
+            except ValueError:
+                allowed = [c.value for c in TaskCategory]
+                msg = f"category={category!r} is invalid: must be one of {allowed}"
+                raise EpisodicValueError(msg) from None
+        return self._s.runs.choose_presentation(key, run_id)
+
     def lift(
         self,
         *,
@@ -182,11 +218,15 @@ class MemoryRuns:
         category, over time, and for each lesson and the most-shown episodes, with 95%
         intervals. Without enough holdout runs, ``report.note`` says so;
         ``report.backing_off`` names where recall shows less because memory hurts.
+        ``report.by_presentation`` compares the presentation policies' runs with
+        holdout runs and with the default's; ``report.presentation`` is the policy
+        the memory shows with now (:meth:`presentation`).
         """
-        return lift_report(
+        report = lift_report(
             self._s.runs.outcomes(),
             min_holdout=min_holdout,
             success_at=success_at,
             periods=periods,
             top=top,
         )
+        return dataclasses.replace(report, presentation=self.presentation())

@@ -116,6 +116,7 @@ def _report_json(report: LiftReport, namespace: str) -> dict[str, Any]:
             {"id": item.item_id, "kind": item.kind, **_lift_json(item.lift)}
             for item in report.items
         ],
+        "presentation": _presentation_json(report),
     }
 
 
@@ -160,10 +161,46 @@ def _run_lift(args: argparse.Namespace) -> int:
         if lifts:
             print(f"\n{title}")
             print(format_table(_HEADERS, [_row(lift) for lift in lifts], right=right))
+    _print_presentation(report)
     if args.plot is not None and report.over_time:
         _plot(report, str(args.plot), memory.namespace)
         print(f"\nplot saved to {args.plot}")
     return 0
+
+
+def _print_presentation(report: LiftReport) -> None:
+    """What the memory learned about showing experience, and the policy it uses now."""
+    if report.presentation is not None:
+        choice = report.presentation
+        why = {
+            "prior": "no credited run says otherwise yet",
+            "learned": "learned from the credited runs",
+        }.get(choice.reason, choice.reason)
+        print(f"\npresentation shown now: {choice.policy} ({why})")
+    if report.by_presentation:
+        print("per presentation policy (its runs against holdout runs; against compact below)")
+        rows = [_row(item.lift) for item in report.by_presentation]
+        print(format_table(_HEADERS, rows, right=list(range(1, len(_HEADERS)))))
+        for item in report.by_presentation:
+            if item.versus_default is not None:
+                print(f"  {item.sentence}")
+
+
+def _presentation_json(report: LiftReport) -> dict[str, Any]:
+    choice = report.presentation
+    return {
+        "policy": None if choice is None else choice.policy,
+        "reason": None if choice is None else choice.reason,
+        "estimates": [] if choice is None else [vars(e) for e in choice.estimates],
+        "policies": [
+            {
+                "policy": item.policy,
+                "versus_default": item.versus_default,
+                **_lift_json(item.lift),
+            }
+            for item in report.by_presentation
+        ],
+    }
 
 
 def _plot(report: LiftReport, destination: str, namespace: str) -> None:

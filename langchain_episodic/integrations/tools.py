@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,7 +20,7 @@ from langchain_episodic.integrations._scope import (
 from langchain_episodic.model.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.pipeline import Replay, abuild_replay, build_replay, replay_renderer
 from langchain_episodic.prompting.compact import CompactRenderer
-from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, ReplayRenderer
+from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS
 from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult
@@ -166,12 +165,11 @@ def create_recall_tool(
             return replay.text
         return withheld_line(replay.withheld) if replay.withheld else NO_MATCH
 
-    def _renderer(options: RecallOptions) -> ReplayRenderer:
-        """The call's renderer: the replay's, with near misses when it is the compact one."""
+    def _near_misses(options: RecallOptions) -> float | None:
+        """The call's near-miss rule: the tool's, when the replay's renderer is compact."""
         chosen = replay_renderer(renderer, options)
-        if isinstance(renderer, str) and isinstance(chosen, CompactRenderer):
-            return dataclasses.replace(chosen, near_misses=NEAR_MISS_SHARE)
-        return chosen
+        named = isinstance(renderer, str)  # a renderer of your own is shown as it is
+        return NEAR_MISS_SHARE if named and isinstance(chosen, CompactRenderer) else None
 
     def _memory(runtime: object) -> EpisodicMemory:
         return memory if scope is None else memory.for_namespace(resolve_namespace(scope, runtime))
@@ -200,7 +198,8 @@ def create_recall_tool(
                 max_tokens=max_tokens,
                 run_id=run_id,
                 thread_id=thread_id,
-                renderer=_renderer(options),
+                renderer=renderer,
+                near_misses=_near_misses(options),
             )
         )
 
@@ -222,7 +221,8 @@ def create_recall_tool(
             max_tokens=max_tokens,
             run_id=run_id,
             thread_id=thread_id,
-            renderer=_renderer(options),
+            renderer=renderer,
+            near_misses=_near_misses(options),
         )
         return _answer(replay)
 

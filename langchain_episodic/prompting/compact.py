@@ -142,6 +142,11 @@ class CompactRenderer:
             ``near_miss="true"`` beside its outcome and what went wrong (the recall
             tool asks for ``0.8``: an agent that searched its memory on purpose gets
             the 9-of-10 attempt rather than nothing). ``None`` (default): no such rule.
+        ranked: Which ``top_k`` to show of the relevant candidates (:meth:`select`):
+            ``False`` (default) what worked first, ``True`` the best-ranked whatever
+            their outcome (relevance, value and credit's utility decide; no effect
+            with ``failures="fixed"``, which shows a failure only beside its fix).
+            The text still shows the solutions that passed first.
 
     Example:
         >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
@@ -165,10 +170,14 @@ class CompactRenderer:
 
     failures: FailureDisplay = "fixed"
     near_misses: float | None = None
+    ranked: bool = False
 
     def __post_init__(self) -> None:
         if self.failures not in FAILURE_DISPLAYS:
             msg = f"failures={self.failures!r} is invalid: must be one of {list(FAILURE_DISPLAYS)}"
+            raise EpisodicValueError(msg)
+        if not isinstance(self.ranked, bool):
+            msg = f"ranked={self.ranked!r} is invalid: must be True or False"
             raise EpisodicValueError(msg)
         share = self.near_misses
         if share is not None and (
@@ -202,7 +211,8 @@ class CompactRenderer:
         that what worked can be shown first even when more similar failures outrank
         it: the best ``top_k`` successes, then (in rank order, while there is room)
         the failed attempts this renderer shows: with ``failures="fixed"`` those a
-        selected success fixed, otherwise any.
+        selected success fixed, otherwise any. With ``ranked=True``, the best
+        ``top_k`` in rank order (unless ``failures="fixed"``).
 
         Example:
             >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
@@ -217,8 +227,12 @@ class CompactRenderer:
             ['s1', 's2']
             >>> ids(CompactRenderer("feedback").select(ranked, 3))
             ['s1', 's2', 'f1']
+            >>> ids(CompactRenderer("feedback", ranked=True).select(ranked, 3))
+            ['f1', 's1', 'f2']
         """
         relevant = [r for r in results if r.relevant]
+        if self.ranked and self.failures != "fixed":
+            return tuple(relevant[:top_k])
         chosen = [r for r in relevant if _worked(r)][:top_k]
         failed = [r for r in relevant if not _worked(r)]
         if self.failures == "fixed" and chosen and failed:

@@ -7,23 +7,33 @@
 * ``"detailed"`` (:class:`~langchain_episodic.prompting.episodes.DetailedRenderer`):
   the article's prompt, every field of every episode. For models that read; the default
   of ``ranking="article"``, so the article's prompt stays exactly reproducible.
+* ``"feedback"`` and ``"ranked"``: the compact renderer's other presentation policies
+  (:mod:`~langchain_episodic.scoring.presentation`): what worked first then each
+  unfixed failure's feedback line; the best-ranked relevant episodes whatever their
+  outcome. For models that read a failure's feedback.
 * ``"auto"`` (the default everywhere): ``"detailed"`` for ``ranking="article"``,
   ``"compact"`` otherwise; when the caller's filter asks for failed or partial attempts
   only (``outcome="failure"``), the compact renderer with ``failures="feedback"``: they
-  were asked for, so they are shown (as their feedback, without code).
+  were asked for, so they are shown (as their feedback, without code). A replay
+  (:func:`~langchain_episodic.build_replay`) with ``"auto"`` uses the presentation
+  policy the memory learned from its credited runs instead of ``"compact"``; naming a
+  policy pins it.
 * Any callable of the :class:`~langchain_episodic.prompting.episodes.ReplayRenderer` shape.
 
 Example:
     >>> resolve_renderer("auto", "article")
     DetailedRenderer()
     >>> resolve_renderer("auto", "relevance")
-    CompactRenderer(failures='fixed', near_misses=None)
+    CompactRenderer(failures='fixed', near_misses=None, ranked=False)
     >>> resolve_renderer("auto", "relevance", asks_for_failures=True)
-    CompactRenderer(failures='feedback', near_misses=None)
+    CompactRenderer(failures='feedback', near_misses=None, ranked=False)
+    >>> presentation_of(resolve_renderer("ranked"))
+    'ranked'
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -34,15 +44,59 @@ from langchain_episodic.prompting.episodes import (
     RenderedReplay,
     ReplayRenderer,
 )
+from langchain_episodic.scoring.presentation import Presentation, check_presentation
 from langchain_episodic.scoring.priority import PrioritizedResult
 
-__all__ = ["RENDERER_NAMES", "RendererArg", "render", "resolve_renderer"]
+__all__ = [
+    "RENDERER_NAMES",
+    "RendererArg",
+    "presentation_of",
+    "presentation_renderer",
+    "render",
+    "resolve_renderer",
+]
 
-RendererName = Literal["auto", "compact", "detailed"]
+RendererName = Literal["auto", "compact", "feedback", "ranked", "detailed"]
 RendererArg = RendererName | ReplayRenderer
 """A renderer's name, or a renderer."""
 
-RENDERER_NAMES = ("auto", "compact", "detailed")
+RENDERER_NAMES = ("auto", "compact", "feedback", "ranked", "detailed")
+
+_POLICY_RENDERERS: dict[Presentation, CompactRenderer] = {
+    "compact": CompactRenderer(),
+    "feedback": CompactRenderer("feedback"),
+    "ranked": CompactRenderer("feedback", ranked=True),
+}
+
+
+def presentation_renderer(policy: Presentation | str) -> CompactRenderer:
+    """The renderer of a presentation policy (``"compact"``, ``"feedback"``, ``"ranked"``).
+
+    Raises:
+        EpisodicValueError: ``policy`` names no policy.
+
+    Example:
+        >>> presentation_renderer("feedback")
+        CompactRenderer(failures='feedback', near_misses=None, ranked=False)
+    """
+    return _POLICY_RENDERERS[check_presentation(policy)]
+
+
+def presentation_of(renderer: object) -> Presentation | None:
+    """The presentation policy ``renderer`` shows with, or ``None`` (not a policy's).
+
+    Near misses (the recall tool's marking) do not change the policy.
+
+    Example:
+        >>> presentation_of(CompactRenderer(near_misses=0.8))
+        'compact'
+        >>> presentation_of(CompactRenderer("code")) is None
+        True
+    """
+    if not isinstance(renderer, CompactRenderer):
+        return None
+    plain = dataclasses.replace(renderer, near_misses=None)
+    return next((name for name, known in _POLICY_RENDERERS.items() if known == plain), None)
 
 
 def resolve_renderer(
@@ -61,8 +115,8 @@ def resolve_renderer(
             if ranking == "article":
                 return DetailedRenderer()
             return CompactRenderer("feedback") if asks_for_failures else CompactRenderer()
-        if renderer == "compact":
-            return CompactRenderer()
+        if renderer in _POLICY_RENDERERS:
+            return presentation_renderer(renderer)
         if renderer == "detailed":
             return DetailedRenderer()
     elif callable(renderer):

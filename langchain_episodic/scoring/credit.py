@@ -62,6 +62,7 @@ __all__ = [
     "HOLDOUT_BASELINE_RUNS",
     "LIFT_WINDOW_HOLDOUT",
     "LIFT_WINDOW_WITH_MEMORY",
+    "PRESENTATION_WINDOW",
     "PRIOR_HELPED",
     "PRIOR_HURT",
     "PROBATION_MIN_RUNS",
@@ -125,6 +126,11 @@ LIFT_WINDOW_WITH_MEMORY = 100
 
 LIFT_WINDOW_HOLDOUT = 40
 """Recent credited holdout runs the lift guard compares them with, per category."""
+
+PRESENTATION_WINDOW = 200
+"""Recent credited runs per presentation policy (per category, and for all) that the
+presentation chooser reads (:mod:`~langchain_episodic.scoring.presentation`): bounded
+whatever the history, so a policy that stopped paying is seen to."""
 
 ALL_CATEGORIES = "*"
 """The lift window's key for every category at once."""
@@ -218,6 +224,9 @@ class Injection:
         holdout: The run was shown no memory *by chance* (the memory's ``holdout``
             fraction): the baseline credit and :func:`~langchain_episodic.scoring.lift.lift_report`
             compare the other runs with. A holdout run shows nothing.
+        policy: The presentation policy the prompt was rendered with
+            (:mod:`~langchain_episodic.scoring.presentation`), or ``None`` (a renderer of
+            the caller's own, the article's prompt, a holdout run).
     """
 
     run_id: str
@@ -227,11 +236,13 @@ class Injection:
     at: float
     thread_id: str | None = None
     holdout: bool = False
+    policy: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("run_id", "task", "category"):
             _text("Injection", name, getattr(self, name))
         _text("Injection", "thread_id", self.thread_id, optional=True)
+        _text("Injection", "policy", self.policy, optional=True)
         object.__setattr__(self, "episode_ids", _ids("Injection", self.episode_ids))
         object.__setattr__(self, "at", _time("Injection", self.at))
         _holdout("Injection", self.holdout, self.episode_ids)
@@ -251,6 +262,8 @@ class CreditEvent:
         by: Who credited it (a person, an agent, a tool), when known.
         holdout: The run was a holdout run (shown no memory by chance): its reward is
             the baseline, it credits no episode.
+        policy: The presentation policy its first prompt used, or ``None``: its
+            reward is evidence for that policy.
     """
 
     run_id: str
@@ -260,11 +273,13 @@ class CreditEvent:
     at: float
     by: str | None = None
     holdout: bool = False
+    policy: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("run_id", "category"):
             _text("CreditEvent", name, getattr(self, name))
         _text("CreditEvent", "by", self.by, optional=True)
+        _text("CreditEvent", "policy", self.policy, optional=True)
         object.__setattr__(self, "episode_ids", _ids("CreditEvent", self.episode_ids))
         object.__setattr__(self, "at", _time("CreditEvent", self.at))
         _holdout("CreditEvent", self.holdout, self.episode_ids)
@@ -295,6 +310,7 @@ def redact_injection(injection: Injection, erased: frozenset[str]) -> Injection:
         injection.at,
         injection.thread_id,
         injection.holdout,
+        injection.policy,
     )
 
 
@@ -308,6 +324,7 @@ def redact_credit(event: CreditEvent, erased: frozenset[str]) -> CreditEvent:
         event.at,
         event.by,
         event.holdout,
+        event.policy,
     )
 
 
@@ -331,10 +348,12 @@ def encode_credit(event: CreditEvent) -> tuple[str, str, str]:
 def _asdict(item: Injection | CreditEvent) -> dict[str, Any]:
     data = {name: getattr(item, name) for name in item.__dataclass_fields__}
     data["episode_ids"] = list(item.episode_ids)
+    # Written only when set: entries keep the bytes (and so the ids) of the journal
+    # before holdout runs and presentation policies existed.
     if not item.holdout:
-        # Written only when set: entries of runs with memory keep the bytes (and so
-        # the ids) of the journal before holdout runs existed.
         del data["holdout"]
+    if item.policy is None:
+        del data["policy"]
     return data
 
 
@@ -537,6 +556,9 @@ class UtilityBook:
         # The latest rewards with memory and without (holdout), per category and for all
         # (ALL_CATEGORIES): what the lift guard reads, bounded whatever the history.
         self._lift: dict[str, tuple[deque[float], deque[float]]] = {}
+        # The latest rewards of runs shown with each presentation policy, per category
+        # and for all: what the presentation chooser reads, bounded the same way.
+        self._presented: dict[tuple[str, str], deque[float]] = {}
 
     def row(self, episode_id: str) -> EpisodeUtility:
         """The episode's row, created empty (the prior) when it has none yet."""
@@ -566,6 +588,8 @@ class UtilityBook:
         reward, category = event.reward, event.category
         for key in (category, ALL_CATEGORIES):
             self._lift_window(key)[1 if event.holdout else 0].append(reward)
+            if event.policy is not None and not event.holdout:
+                self._presented_window(key, event.policy).append(reward)
         total = self._category[category]
         category_mean = (total[0] + 0.5) / (total[1] + 1.0)
         held = self._holdout[category]
@@ -638,6 +662,30 @@ class UtilityBook:
         found = self._lift.get(category)
         return ([], []) if found is None else (list(found[0]), list(found[1]))
 
+    def _presented_window(self, key: str, policy: str) -> deque[float]:
+        found = self._presented.get((key, policy))
+        if found is None:
+            found = self._presented[key, policy] = deque(maxlen=PRESENTATION_WINDOW)
+        return found
+
+    def presented(self, category: str = ALL_CATEGORIES) -> dict[str, list[float]]:
+        """The latest rewards of runs in ``category`` shown with each presentation policy.
+
+        At most :data:`PRESENTATION_WINDOW` a policy, oldest first; :data:`ALL_CATEGORIES`
+        for every category.
+
+        Example:
+            >>> book = UtilityBook()
+            >>> book.add_credit(CreditEvent("r1", 0.9, ("a",), "debugging", 0.0, policy="ranked"))
+            >>> book.presented("debugging"), book.presented("testing")
+            ({'ranked': [0.9]}, {})
+        """
+        return {
+            policy: list(window)
+            for (key, policy), window in sorted(self._presented.items())
+            if key == category
+        }
+
     def estimate(self, episode_id: str, now: float) -> float:
         """The episode's utility estimate at ``now`` (0.5, the prior, when never credited)."""
         found = self.rows.get(episode_id)
@@ -693,6 +741,9 @@ class UtilityBook:
             "lift": sorted(
                 [key, list(shown), list(held)] for key, (shown, held) in self._lift.items()
             ),
+            "presented": sorted(
+                [key, policy, list(window)] for (key, policy), window in self._presented.items()
+            ),
         }
 
     @classmethod
@@ -727,6 +778,8 @@ class UtilityBook:
             window = book._lift_window(str(key))
             window[0].extend(float(r) for r in shown)
             window[1].extend(float(r) for r in held)
+        for key, policy, rewards in state.get("presented", ()):  # absent before policies
+            book._presented_window(str(key), str(policy)).extend(float(r) for r in rewards)
         return book
 
 

@@ -38,6 +38,17 @@ from langchain_episodic.scoring.credit import (
     LIFT_WINDOW_WITH_MEMORY,
     CreditEvent,
 )
+from langchain_episodic.scoring.intervals import (
+    BACK_OFF_MIN_HOLDOUT,
+    memory_hurts,
+    t95,
+    welch_interval,
+)
+from langchain_episodic.scoring.presentation import (
+    DEFAULT_PRESENTATION,
+    PRESENTATIONS,
+    PresentationChoice,
+)
 
 __all__ = [
     "BACK_OFF_MIN_HOLDOUT",
@@ -47,6 +58,7 @@ __all__ = [
     "ItemLift",
     "Lift",
     "LiftReport",
+    "PresentationLift",
     "lift_report",
     "memory_hurts",
     "t95",
@@ -56,17 +68,8 @@ __all__ = [
 DEFAULT_MIN_HOLDOUT = 10
 """Holdout runs the report needs before it states a lift (fewer: "not enough yet")."""
 
-BACK_OFF_MIN_HOLDOUT = 10
-"""Recent holdout runs a category needs before the memory may back off in it."""
-
 DEFAULT_SUCCESS_AT = 1.0
 """A run succeeded when its reward reaches this (a pass rate of 1: every test passed)."""
-
-_T95 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
 
 
 def _when(seconds: float) -> str:
@@ -75,20 +78,6 @@ def _when(seconds: float) -> str:
         return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
     except (OverflowError, OSError, ValueError):  # a clock far outside the calendar
         return f"{seconds:.0f}"
-
-
-def t95(df: float) -> float:
-    """The two-sided 95% quantile of Student's t with ``df`` degrees of freedom.
-
-    Tabulated to 30 (a fractional Welch ``df`` rounds down, so the interval errs
-    wide), 1.96 past it.
-
-    Example:
-        >>> t95(1), t95(29.5), t95(1000)
-        (12.706, 2.045, 1.96)
-    """
-    whole = max(1, math.floor(df))
-    return _T95[whole - 1] if whole <= len(_T95) else 1.96
 
 
 @dataclass(frozen=True)
@@ -114,60 +103,6 @@ def _arm(rewards: Sequence[float], success_at: float) -> Arm:
         sum(rewards) / len(rewards),
         sum(1 for r in rewards if r >= success_at) / len(rewards),
     )
-
-
-def welch_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float] | None:
-    """``mean(a) - mean(b)`` with its 95% Welch interval; ``None`` below 2 values a side.
-
-    Example:
-        >>> low, diff, high = welch_interval([1.0, 0.8, 0.9], [0.5, 0.4, 0.6])
-        >>> round(diff, 2), low < diff < high
-        (0.4, True)
-    """
-    if len(a) < 2 or len(b) < 2:
-        return None
-    mean_a, mean_b = sum(a) / len(a), sum(b) / len(b)
-    var_a = sum((x - mean_a) ** 2 for x in a) / (len(a) - 1)
-    var_b = sum((x - mean_b) ** 2 for x in b) / (len(b) - 1)
-    va, vb = var_a / len(a), var_b / len(b)
-    diff = mean_a - mean_b
-    if va + vb == 0:
-        return diff, diff, diff
-    df = (
-        (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-        if va * vb
-        else min(len(a), len(b)) - 1
-    )
-    half = t95(df) * math.sqrt(va + vb)
-    return diff - half, diff, diff + half
-
-
-def memory_hurts(
-    with_memory: Sequence[float],
-    holdout: Sequence[float],
-    min_holdout: int = BACK_OFF_MIN_HOLDOUT,
-) -> bool:
-    """Whether recent runs shown memory did confidently worse than recent holdout runs.
-
-    The rule the memory backs off by (``RecallOptions(use_lift=True)``, the default):
-    at least ``min_holdout`` holdout runs, and the 95% Welch interval of the mean
-    reward with memory minus without lies wholly below 0. Callers pass the latest
-    :data:`~langchain_episodic.scoring.credit.LIFT_WINDOW_WITH_MEMORY` and
-    :data:`~langchain_episodic.scoring.credit.LIFT_WINDOW_HOLDOUT` rewards, so that
-    once memory shows less and stops hurting, the rule lets go.
-
-    Example:
-        >>> memory_hurts([0.1, 0.2, 0.0, 0.1] * 5, [0.9, 0.8, 1.0, 0.7] * 3)
-        True
-        >>> memory_hurts([0.1, 0.2] * 5, [0.9, 0.8] * 4)  # 8 holdout runs: too few
-        False
-        >>> memory_hurts([0.8, 0.9] * 10, [0.9, 0.8] * 6)
-        False
-    """
-    if len(holdout) < min_holdout:
-        return False
-    interval = welch_interval(with_memory, holdout)
-    return interval is not None and interval[2] < 0
 
 
 @dataclass(frozen=True)
@@ -243,6 +178,32 @@ class ItemLift:
 
 
 @dataclass(frozen=True)
+class PresentationLift:
+    """Runs shown with one presentation policy, against holdout runs and the default's.
+
+    Attributes:
+        policy: The policy (:mod:`~langchain_episodic.scoring.presentation`).
+        lift: Its runs against every holdout run (its ``label`` is the policy).
+        versus_default: Its mean reward minus that of the default policy's runs
+            (``"compact"``) with the 95% Welch interval, ``(low, difference, high)``;
+            ``None`` for the default itself or below 2 runs a side.
+    """
+
+    policy: str
+    lift: Lift
+    versus_default: tuple[float, float, float] | None
+
+    @property
+    def sentence(self) -> str:
+        """The comparison in words, e.g. ``"ranked: +0.120 [+0.031, +0.209] against compact"``."""
+        if self.versus_default is None:
+            return f"{self.policy}: {self.lift.with_memory.runs} runs"
+        low, diff, high = self.versus_default
+        interval = f"[{low:+.3f}, {high:+.3f}]"
+        return f"{self.policy}: {diff:+.3f} {interval} against {DEFAULT_PRESENTATION}"
+
+
+@dataclass(frozen=True)
 class LiftReport:
     """What memory does for an agent's runs, measured against its holdout runs.
 
@@ -257,6 +218,10 @@ class LiftReport:
             latest runs): categories, and ``"all"`` when every category's runs
             together say memory hurts. Recall there returns only what worked, at
             most one episode, until it stops hurting (``use_lift=False``: never).
+        by_presentation: Per presentation policy that credited runs used, in
+            :data:`~langchain_episodic.scoring.presentation.PRESENTATIONS` order.
+        presentation: The policy the memory shows with now and its evidence
+            (``memory.runs.lift()`` fills it in; ``None`` from the pure function).
     """
 
     overall: Lift
@@ -266,6 +231,8 @@ class LiftReport:
     min_holdout: int
     success_at: float
     backing_off: tuple[str, ...] = ()
+    by_presentation: tuple[PresentationLift, ...] = ()
+    presentation: PresentationChoice | None = None
 
     @property
     def enough(self) -> bool:
@@ -360,6 +327,28 @@ def lift_report(
         min_holdout,
         success_at,
         _backing_off(credited),
+        _by_presentation(credited, success_at),
+    )
+
+
+def _by_presentation(
+    credited: Sequence[CreditEvent], success_at: float
+) -> tuple[PresentationLift, ...]:
+    """Each policy's runs against every holdout run and against the default's runs."""
+    held = [float(e.reward or 0.0) for e in credited if e.holdout]
+    rewards: dict[str, list[float]] = defaultdict(list)
+    for event in credited:
+        if event.policy is not None and not event.holdout:
+            rewards[event.policy].append(float(event.reward or 0.0))
+    default = rewards.get(DEFAULT_PRESENTATION, [])
+    order = [p for p in PRESENTATIONS if p in rewards] + sorted(set(rewards) - set(PRESENTATIONS))
+    return tuple(
+        PresentationLift(
+            policy,
+            _lift(policy, rewards[policy], held, success_at),
+            None if policy == DEFAULT_PRESENTATION else welch_interval(rewards[policy], default),
+        )
+        for policy in order
     )
 
 

@@ -10,6 +10,7 @@ The statistic is :mod:`langchain_episodic.scoring.credit`; the stored journal is
 from __future__ import annotations
 
 import logging
+import zlib
 from collections.abc import Collection, Iterable
 
 import numpy as np
@@ -18,11 +19,19 @@ from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.errors import CreditError, EpisodicValueError
 from langchain_episodic.model.episode import LESSON_ID_PREFIX, TaskDescription
 from langchain_episodic.scoring.credit import (
+    ALL_CATEGORIES,
     CreditEvent,
     EpisodeUtility,
     Injection,
     SubjectKind,
     check_credit,
+)
+from langchain_episodic.scoring.intervals import BACK_OFF_MIN_HOLDOUT
+from langchain_episodic.scoring.presentation import (
+    DEFAULT_PRESENTATION,
+    PresentationChoice,
+    check_presentation,
+    choose_presentation,
 )
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog, describe_outcome
@@ -32,6 +41,14 @@ __all__ = ["Runs"]
 
 _log = logging.getLogger(__name__)
 _KINDS = ("episode", "lesson")
+
+
+def _spawned(rng: np.random.Generator) -> np.random.Generator:
+    """A child of ``rng`` that leaves its stream as it was (a fresh one if it cannot)."""
+    try:
+        return rng.spawn(1)[0]
+    except (AttributeError, TypeError, ValueError):  # a generator with no seed sequence
+        return np.random.default_rng()
 
 
 def _check_kind(kind: object) -> None:
@@ -64,6 +81,10 @@ class Runs:
         self.holdout = holdout
         self.rng = rng if rng is not None else np.random.default_rng()
         self._drawn: dict[str, bool] = {}
+        # The presentation draws' seed: spawned from the memory's generator when it was
+        # given (spawning leaves its stream, so the holdout draws, as they were), fixed
+        # otherwise; each run's draw is a function of it and the run id.
+        self._presentation_seed = 0 if rng is None else int(_spawned(self.rng).integers(2**32))
         self._demoted: tuple[object, frozenset[str]] | None = None
 
     def is_holdout(self, run_id: str) -> bool:
@@ -96,10 +117,12 @@ class Runs:
         holdout: bool = False,
         *,
         known_stored: Collection[str] = (),
+        policy: str | None = None,
     ) -> Injection:
         """Write that run ``run_id`` was shown ``shown_ids`` (episodes and lessons).
 
-        ``holdout=True`` notes a holdout run: shown nothing, by chance.
+        ``holdout=True`` notes a holdout run: shown nothing, by chance. ``policy``: the
+        presentation policy the prompt used (its outcome is evidence for it).
         ``known_stored``: ids the caller just read from the store (a replay's recall),
         not checked again.
 
@@ -122,6 +145,7 @@ class Runs:
             self._context.now(),
             thread_id,
             holdout,
+            policy,
         )
         self._require_stored(tuple(i for i in injection.episode_ids if i not in known_stored))
         # The journal write needs no lock (its entry id is the injection's own); the
@@ -132,6 +156,37 @@ class Runs:
             self._log.count_injection(injection)
             self._drawn.pop(run_id, None)  # the journal now says what the run is
         return injection
+
+    def choose_presentation(
+        self, category: str | None, run_id: str | None = None
+    ) -> PresentationChoice:
+        """The presentation policy for a replay, from the credited runs' rewards.
+
+        :func:`~langchain_episodic.scoring.presentation.choose_presentation` over the
+        book's latest rewards per policy (the namespace's, and ``category``'s when
+        given) and the holdout runs of the same scope. With ``run_id`` (a run whose
+        outcome will be credited): the policy an earlier prompt of the run used, else
+        a Thompson draw that depends only on the memory's seed and the run id;
+        without: the best estimate. Without credited runs: the default, nothing drawn.
+        """
+        book = self._log.book
+        with self._context.lock:
+            noted = self._log.injections.get(run_id) if run_id is not None else None
+            policy = next((i.policy for i in noted or () if i.policy is not None), None)
+            if policy is not None:
+                return PresentationChoice(check_presentation(policy), "run")
+            namespace = book.presented(ALL_CATEGORIES)
+            if not namespace:
+                return PresentationChoice(DEFAULT_PRESENTATION, "prior")
+            local = None if category is None else book.presented(category)
+            held = [] if category is None else book.lift_window(category)[1]
+            if len(held) < BACK_OFF_MIN_HOLDOUT:
+                held = book.lift_window(ALL_CATEGORIES)[1]
+            draws = None
+            if run_id is not None:
+                run = zlib.crc32(run_id.encode("utf-8", "surrogatepass"))
+                draws = np.random.default_rng([self._presentation_seed, run])
+            return choose_presentation(namespace, local, held, draws)
 
     def _require_stored(self, shown_ids: tuple[str, ...]) -> None:
         """Refuse episode ids the namespace does not hold (lesson ids are the lessons')."""

@@ -318,7 +318,9 @@ class CreditLog:
         # A holdout run is one every prompt of which was held out (a run shown
         # something by any of its prompts saw memory).
         holdout = all(injection.holdout for injection in shown)
-        event = CreditEvent(run_id, reward, episode_ids, shown[0].category, at, by, holdout)
+        # The reward is evidence for the policy of the run's first prompt that had one.
+        policy = next((i.policy for i in shown if i.policy is not None), None)
+        event = CreditEvent(run_id, reward, episode_ids, shown[0].category, at, by, holdout, policy)
         self._in_flight[event.at, event.run_id] = None
         return event
 

@@ -27,8 +27,8 @@ from langchain_episodic.model.lesson import Lesson
 from langchain_episodic.scoring.categories import CategoryProbe, features, head
 from langchain_episodic.scoring.credit import ALL_CATEGORIES
 from langchain_episodic.scoring.evidence import candidate_utilities, near_duplicate_groups
+from langchain_episodic.scoring.intervals import memory_hurts
 from langchain_episodic.scoring.kind import kind_similarity, signature_of
-from langchain_episodic.scoring.lift import memory_hurts
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult
 from langchain_episodic.scoring.ranking import Neighbour, RecallReport, Rejected, rank_candidates
