@@ -58,6 +58,7 @@ import re
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
@@ -298,6 +299,7 @@ class Attempt:
     copied: bool
     copied_failure: bool
     holdout: bool = False
+    policy: str | None = None  # the presentation policy its replay used, when noted
 
 
 def stream_for(tasks: Sequence[Task], seed: int, limit: int | None) -> list[Task]:
@@ -418,7 +420,10 @@ def run_arm(
             )
         )
         success = total > 0 and passed == total
+        policy = None
         if arm == "credit":
+            noted = memory.runs.pending().get(run_id, ())
+            policy = next((i.policy for i in noted if i.policy is not None), None)
             memory.runs.credit(run_id, passed / total if total else 0.0)
         if success:
             passing[task.family] = f"{arm}-{seed}-{index}"
@@ -439,6 +444,7 @@ def run_arm(
                 copy is not None,
                 copy is not None and copy.outcome != "success",
                 holdout=arm == "credit" and memory.runs.is_holdout(run_id),
+                policy=policy,
             )
         )
         progress(f"{arm} seed {seed} {index + 1}/{len(stream)} {'pass' if success else 'fail'}")
@@ -538,6 +544,7 @@ class Summary:
     tokens: float = 0.0
     family_in_memory: tuple[int, int] = (0, 0)
     family_first: list[tuple[int, int]] = field(default_factory=list)
+    policy_mix: str = ""  # the presentation policies its later runs used, per seed
 
     def family_first_text(self) -> str:
         """The shown-first share pooled over seeds, its Wilson interval, then per seed."""
@@ -618,6 +625,17 @@ def summarise(results: dict[str, dict[int, list[Attempt]]], total: int) -> list[
         counted = [family_first(by_seed[s], total) for s in sorted(by_seed)]
         summary.family_in_memory = (sum(c[1] for c in counted), sum(c[0] for c in counted))
         summary.family_first = [(c[2], c[1]) for c in counted]
+        summary.policy_mix = "; ".join(
+            f"seed {seed}: " + ", ".join(f"{name} {n}" for name, n in sorted(mix.items()))
+            for seed in sorted(by_seed)
+            if (
+                mix := Counter(
+                    "holdout" if a.holdout else a.policy
+                    for a in later(by_seed[seed], total)
+                    if a.policy is not None or a.holdout
+                )
+            )
+        )
         if base is not None and arm != "none":
             b = c = bw = cw = 0
             diffs = []
@@ -716,6 +734,14 @@ def report(
         )
     lines += ["", "Arms:", ""]
     lines += [f"- `{s.arm}`: {ARM_DESCRIPTIONS[s.arm]}" for s in summaries]
+    mixes = [(s.arm, s.policy_mix) for s in summaries if s.policy_mix]
+    if mixes:
+        lines += [
+            "",
+            "Presentation policies the runs used over the later two thirds, per seed:",
+            "",
+        ]
+        lines += [f"- `{arm}`: {mix}" for arm, mix in mixes]
     lines += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in versions().items())]
     if real and model == "gemma":
         lines.append(f"Model file sha256: `{GEMMA_SHA256}` (checked before the run).")

@@ -91,7 +91,11 @@ __all__ = [
     "EQUAL_WORLD",
     "HOLDOUT",
     "LEARNING_VARIANTS",
+    "COPIER_WORLD",
     "ORACLE_VARIANT",
+    "PRESENTATION_VARIANTS",
+    "PRESENTATION_WORLDS",
+    "READER_WORLD",
     "WORLDS",
     "CreditAttempt",
     "CreditComparison",
@@ -234,6 +238,51 @@ EQUAL_WORLD = CreditWorld(
 )
 """Every episode helps equally (about the differentiated world's mean effect):
 credit has nothing to learn, so it must cost nothing."""
+
+READER_WORLD = CreditWorld(
+    name="reader",
+    description=(
+        "a model that reads feedback: a failure's warning +0.25, a plain failure 0; fixes "
+        "+0.30, lucky successes 0, misleading +0.20 own variant / -0.30 look-alikes"
+    ),
+    success_kinds=_KIND_MIX_SUCCESS,
+    failure_kinds=_KIND_MIX_FAILURE,
+    effects=MappingProxyType(
+        {
+            "transferable_fix": HiddenEffect(0.30, 0.30),
+            "lucky_success": HiddenEffect(0.0, 0.0),
+            "misleading": HiddenEffect(0.20, -0.30),
+            "warning": HiddenEffect(0.25, 0.25),
+            "plain_failure": HiddenEffect(0.0, 0.0),
+        }
+    ),
+)
+"""A model that reads a failure's feedback and learns from it (settings fixed before any
+tuning of the presentation chooser)."""
+
+COPIER_WORLD = CreditWorld(
+    name="copier",
+    description=(
+        "a model that copies what it is shown: a shown failure is copied (warning -0.15, "
+        "plain failure -0.25); successes as in the reader world"
+    ),
+    success_kinds=_KIND_MIX_SUCCESS,
+    failure_kinds=_KIND_MIX_FAILURE,
+    effects=MappingProxyType(
+        {
+            "transferable_fix": HiddenEffect(0.30, 0.30),
+            "lucky_success": HiddenEffect(0.0, 0.0),
+            "misleading": HiddenEffect(0.20, -0.30),
+            "warning": HiddenEffect(-0.15, -0.15),
+            "plain_failure": HiddenEffect(-0.25, -0.25),
+        }
+    ),
+)
+"""A model that copies what it is shown, like the 270M model of ``real_model.py``: a
+shown failure makes the next attempt worse (settings fixed before any tuning)."""
+
+PRESENTATION_WORLDS: tuple[CreditWorld, ...] = (READER_WORLD, COPIER_WORLD)
+"""Two worlds that disagree on what to show: the presentation benchmark's."""
 
 WORLDS: tuple[CreditWorld, ...] = (DIFFERENTIATED_WORLD, EQUAL_WORLD)
 """The worlds :func:`compare_credit_variants` runs by default."""
