@@ -41,6 +41,7 @@ from langchain_episodic.prompting.renderers import (
     RendererArg,
     presentation_of,
     presentation_renderer,
+    presentations_differ,
     render,
     resolve_renderer,
 )
@@ -255,7 +256,13 @@ def build_replay(
         shown = [lesson.lesson_id for lesson in lessons] + list(rendered.shown)
         try:
             recalled = {result.episode.episode_id for result in results}
-            policy = None if choice is None else choice.policy
+            # Evidence for the policy only where the policies would have shown
+            # different episodes: elsewhere the run says nothing about the choice.
+            policy = None
+            if choice is not None and presentations_differ(
+                report.results, options.top_k, choice.policy
+            ):
+                policy = choice.policy
             memory._note_recalled(run_id, shown, task, thread_id, recalled, policy)
         except Exception:  # credit must never break the run it observes
             _log.warning("could not note the injection of run_id=%r", run_id, exc_info=True)

@@ -84,14 +84,15 @@ from simulation.environment import (
 )
 
 __all__ = [
+    "COPIER_WORLD",
     "CREDIT_VARIANTS",
     "CREDIT_VARIANT_DESCRIPTIONS",
     "DIFFERENTIATED_WORLD",
     "EPISODE_KINDS",
     "EQUAL_WORLD",
     "HOLDOUT",
+    "KIND_ORACLE_VARIANT",
     "LEARNING_VARIANTS",
-    "COPIER_WORLD",
     "ORACLE_VARIANT",
     "PRESENTATION_VARIANTS",
     "PRESENTATION_WORLDS",
@@ -465,6 +466,20 @@ CREDIT_VARIANT_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
             'the default with every failed attempt\'s feedback shown (CompactRenderer("feedback"),'
             " what an agent that reads is given; the default shows a failure only beside its fix)"
         ),
+        "plain_top3": (
+            "the plain top-3 recall the previous prompt showed: the 3 most relevant, whatever "
+            'their outcome (renderer="detailed", no credit)'
+        ),
+        "policy_compact": 'credit on, the "compact" policy pinned (what worked only)',
+        "policy_feedback": (
+            'credit on, the "feedback" policy pinned (what worked, then failures\' feedback)'
+        ),
+        "policy_ranked": (
+            'credit on, the "ranked" policy pinned (the best-ranked, whatever their outcome)'
+        ),
+        "learned": (
+            'credit on, renderer="auto": the memory chooses the policy from its credited runs'
+        ),
     }
 )
 """One line per variant: what its prompts show."""
@@ -481,11 +496,33 @@ with exploration."""
 HOLDOUT = 0.1
 """The holdout fraction of ``"relevance_holdout"``."""
 
+PRESENTATION_VARIANTS: tuple[str, ...] = (
+    "plain_top3",
+    "policy_compact",
+    "policy_feedback",
+    "policy_ranked",
+    "learned",
+)
+"""The presentation benchmark's agents: the plain top-3 recall, each presentation policy
+pinned (credit on), and the memory that learns which to use (``renderer="auto"``, credit on)."""
+
+_PINNED = {
+    "policy_compact": "compact",
+    "policy_feedback": "feedback",
+    "policy_ranked": "ranked",
+}
+
 ORACLE_VARIANT = "relevance_oracle"
 """A diagnostic variant, not an agent: of the relevant candidates the default chooses
 among (the 12 most similar that pass the relevance test), the ``top_k`` with the truly
 largest hidden effect on the task. No utility estimate can choose better, so its gain
 over the default is the headroom of choosing well."""
+
+KIND_ORACLE_VARIANT = "kind_oracle"
+"""A diagnostic variant, not an agent: of the same relevant candidates as
+:data:`ORACLE_VARIANT`, up to ``top_k`` whose *kind* helps on average (a fix, a warning
+in a reader world), best first: an oracle that knows which episodes carry the fix, not
+which hidden variant a task has (no embedder can see it)."""
 
 _PREVIOUS_FLOORS = (("minilm-l6", 0.3), ("minilm_l6", 0.3))
 _PREVIOUS_MARGIN = 0.15
@@ -551,16 +588,23 @@ def _options(
             min_similarity=_previous_floor(embeddings or HashingEmbeddings()),
             use_utility=False,  # _PreviousDefaultRenderer applies that release's factor
         )
-    if variant in (*CREDIT_VARIANTS, *LEARNING_VARIANTS, ORACLE_VARIANT):
+    if variant in (
+        *CREDIT_VARIANTS,
+        *LEARNING_VARIANTS,
+        *PRESENTATION_VARIANTS,
+        ORACLE_VARIANT,
+        KIND_ORACLE_VARIANT,
+    ):
         return RecallOptions(
             top_k=top_k,
             fetch_k=fetch_k,
             relevance_margin=relevance_margin,
-            use_utility=variant != "relevance",
+            use_utility=variant not in ("relevance", "plain_top3"),
             explore=variant == "relevance_explore",
         )
     allowed = ", ".join(
-        repr(name) for name in (*CREDIT_VARIANTS, *LEARNING_VARIANTS, ORACLE_VARIANT)
+        repr(name)
+        for name in (*CREDIT_VARIANTS, *LEARNING_VARIANTS, *PRESENTATION_VARIANTS, ORACLE_VARIANT)
     )
     msg = f"variant={variant!r} is invalid: must be one of {allowed}"
     raise EpisodicValueError(msg)
@@ -581,6 +625,8 @@ class CreditRun:
         shown_episodes: Distinct episodes shown at least once.
         recorded: Episodes recorded.
         seconds: Wall-clock seconds of the run.
+        policies: The presentation policy of each task's replay (``None``: none, e.g.
+            the detailed prompt), in task order; empty without replays.
     """
 
     variant: str
@@ -592,6 +638,7 @@ class CreditRun:
     shown_episodes: int
     recorded: int
     seconds: float
+    policies: tuple[str | None, ...] = ()
 
     @property
     def mean_reward(self) -> float:
@@ -665,20 +712,30 @@ def run_credit_variant(
     probabilities: list[float] = []
     shown_slots: Counter[str] = Counter()
     ever_shown: set[str] = set()
+    policies: list[str | None] = []
     started = time.perf_counter()
     for index in range(n_tasks):
         now[0] = start_time + index * task_interval
         task = env.task_at(index)
         run_id = f"run-{index:05d}"
         shown: list[HiddenEpisode] = []
-        if variant == ORACLE_VARIANT and options is not None:
+        if variant in (ORACLE_VARIANT, KIND_ORACLE_VARIANT) and options is not None:
             # The relevant candidates the default ranks once credit has evidence.
             pool = options.candidate_count(learning=True)
             report = memory.recall(
                 task.task, options=options.replace(top_k=pool, fetch_k=pool), explain=True
             )
             candidates = [hidden[r.episode.episode_id] for r in report.results]
-            candidates.sort(key=lambda e: env.effect(e, task), reverse=True)
+            if variant == KIND_ORACLE_VARIANT:
+                share = 1.0 / env.world.hidden_variants
+                by_kind = {
+                    kind: share * e.own + (1 - share) * e.lookalike
+                    for kind, e in env.world.effects.items()
+                }
+                candidates = [e for e in candidates if by_kind[e.kind] > 0]
+                candidates.sort(key=lambda e: by_kind[e.kind], reverse=True)
+            else:
+                candidates.sort(key=lambda e: env.effect(e, task), reverse=True)
             shown = candidates[:top_k]
             memory.runs.note(run_id, [e.episode_id for e in shown], task.task)
         elif options is not None:
@@ -687,8 +744,13 @@ def run_credit_variant(
                 renderer = CompactRenderer("feedback")
             elif variant == "previous_default":
                 renderer = _PreviousDefaultRenderer(memory)
+            elif variant == "plain_top3":
+                renderer = "detailed"
+            elif variant in _PINNED:
+                renderer = _PINNED[variant]  # type: ignore[assignment]
             replay = build_replay(memory, task.task, options, run_id=run_id, renderer=renderer)
             shown = [hidden[i] for i in replay.shown]
+            policies.append(None if replay.presentation is None else replay.presentation.policy)
         for episode in shown:
             same = episode.subtopic == task.subtopic
             shown_slots[episode.kind if same else _OTHER_SUBTOPIC] += 1
@@ -722,6 +784,7 @@ def run_credit_variant(
         shown_episodes=len(ever_shown),
         recorded=len(hidden),
         seconds=time.perf_counter() - started,
+        policies=tuple(policies),
     )
 
 

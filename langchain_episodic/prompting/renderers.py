@@ -44,7 +44,11 @@ from langchain_episodic.prompting.episodes import (
     RenderedReplay,
     ReplayRenderer,
 )
-from langchain_episodic.scoring.presentation import Presentation, check_presentation
+from langchain_episodic.scoring.presentation import (
+    DEFAULT_PRESENTATION,
+    Presentation,
+    check_presentation,
+)
 from langchain_episodic.scoring.priority import PrioritizedResult
 
 __all__ = [
@@ -52,6 +56,7 @@ __all__ = [
     "RendererArg",
     "presentation_of",
     "presentation_renderer",
+    "presentations_differ",
     "render",
     "resolve_renderer",
 ]
@@ -80,6 +85,31 @@ def presentation_renderer(policy: Presentation | str) -> CompactRenderer:
         CompactRenderer(failures='feedback', near_misses=None, ranked=False)
     """
     return _POLICY_RENDERERS[check_presentation(policy)]
+
+
+def presentations_differ(
+    results: Sequence[PrioritizedResult], top_k: int, policy: Presentation
+) -> bool:
+    """Whether ``policy`` shows other episodes of ``results`` than another policy would.
+
+    Against the default (``"compact"``) for another policy; for the default, against
+    any other. A run where they show the same is no evidence for one over another:
+    its outcome is not counted for the policy it used.
+
+    Example:
+        >>> presentations_differ([], 3, "ranked")
+        False
+    """
+
+    def picked(name: Presentation) -> frozenset[str]:
+        chosen = _POLICY_RENDERERS[name].select(results, top_k)
+        return frozenset(r.episode.episode_id for r in chosen)
+
+    mine = picked(policy)
+    others = [name for name in _POLICY_RENDERERS if name != policy]
+    if policy != DEFAULT_PRESENTATION:
+        others = [DEFAULT_PRESENTATION]
+    return any(picked(name) != mine for name in others)
 
 
 def presentation_of(renderer: object) -> Presentation | None:
