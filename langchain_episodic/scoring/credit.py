@@ -10,8 +10,11 @@ The statistic (:func:`utility_table`), chosen to be honest:
 
 * **Advantage, not reward.** A run's reward is compared with what runs of the same
   category earned *without* the episode (the mean reward of the category's credited
-  runs that did not show it, shrunk towards the category's mean). An episode shown
-  only on easy tasks gains nothing for their ease.
+  runs that did not show it, shrunk towards a neutral 0.5 worth one run). An episode
+  shown only on easy tasks gains nothing for their ease, and one shown in every run
+  from the start is still compared with something other than itself: it is demoted
+  as fast as it is promoted (20 runs at reward 0 take it to 0.05, 20 at 1 to 0.95,
+  whichever came first).
 * **Counts, not a single run.** Each credited run adds its advantage, mapped to
   ``h = clip(0.5 + ADVANTAGE_SCALE * advantage, 0, 1)``, to a Beta posterior:
   ``h`` to "helped", ``1 - h`` to "hurt", over a prior of
@@ -119,6 +122,7 @@ an episode that keeps helping can overtake a closer look-alike that keeps failin
 is similarity scaled by value, as before."""
 
 _BASELINE_PRIOR_WEIGHT = 1.0
+_NEUTRAL_REWARD = 0.5
 _RECENT_CHANGES = 4096
 
 LIFT_WINDOW_WITH_MEMORY = 100
@@ -533,8 +537,8 @@ class UtilityBook:
 
     Credits must arrive in time order (:func:`utility_table` sorts them); a run's
     advantage for an episode is its reward minus the mean reward of the same
-    category's earlier credited runs that did not show the episode, shrunk towards
-    the category's mean; once the category has :data:`HOLDOUT_BASELINE_RUNS` holdout
+    category's earlier credited runs that did not show the episode, shrunk towards a
+    neutral 0.5 worth one run; once the category has :data:`HOLDOUT_BASELINE_RUNS` holdout
     runs (shown no memory by chance), the mean reward of those instead: a causal
     baseline, not one confounded with what recall happens to retrieve.
 
@@ -591,7 +595,6 @@ class UtilityBook:
             if event.policy is not None and not event.holdout:
                 self._presented_window(key, event.policy).append(reward)
         total = self._category[category]
-        category_mean = (total[0] + 0.5) / (total[1] + 1.0)
         held = self._holdout[category]
         if event.holdout:
             held[0] += reward
@@ -603,7 +606,10 @@ class UtilityBook:
                 without = held
             else:
                 without = [total[0] - shown[0], total[1] - shown[1]]
-            baseline = (without[0] + category_mean * _BASELINE_PRIOR_WEIGHT) / (
+            # Shrunk towards the neutral 0.5, not the category's mean: that mean holds
+            # the episode's own runs, so an episode shown in every run from the start
+            # would be compared with itself and never move (demoted as fast as promoted).
+            baseline = (without[0] + _NEUTRAL_REWARD * _BASELINE_PRIOR_WEIGHT) / (
                 without[1] + _BASELINE_PRIOR_WEIGHT
             )
             advantage = reward - baseline

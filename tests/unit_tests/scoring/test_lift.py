@@ -373,7 +373,7 @@ def test_a_confidently_harmful_episode_goes_on_probation_and_a_pin_brings_it_bac
 
 
 def test_a_mildly_harmful_episode_needs_more_runs_and_a_mixed_one_is_never_demoted() -> None:
-    assert runs_until_demoted(harmful_memory(), "bad", 0.6, 0.9) == 9
+    assert runs_until_demoted(harmful_memory(), "bad", 0.6, 0.9) == 13
     assert runs_until_demoted(harmful_memory(), "bad", 0.85, 0.9) == -1
 
 
