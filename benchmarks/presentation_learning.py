@@ -156,6 +156,14 @@ def report(
             f"{name} " + " ".join(f"{share:.2f}" for share in convergence(runs, name, tasks))
             for name in ("compact", "feedback", "ranked")
         )
+        failures_shown = convergence(runs, "feedback", tasks)
+        ranked_share = convergence(runs, "ranked", tasks)
+        showing = [a + b for a, b in zip(failures_shown, ranked_share, strict=True)]
+        lines += [
+            "",
+            "Share of `learned`'s runs shown with a policy that shows failures (feedback or "
+            f"ranked), per {WINDOW} tasks: {', '.join(f'{v:.2f}' for v in showing)}.",
+        ]
         lines += [
             "",
             f"Best pinned policy here: `{best}`. Share of `learned`'s runs that used it, per "
@@ -179,6 +187,19 @@ def report(
         "|---|---|",
     ]
     lines += [f"| {v} | {totals[v]:+.1f} |" for v in totals]
+    for pinned in PINNED:
+        paired = [
+            sum(
+                sum(found[w.name, "learned"][i].probabilities)
+                - sum(found[w.name, pinned][i].probabilities)
+                for w in PRESENTATION_WORLDS
+            )
+            for i in range(seeds)
+        ]
+        lines.append(
+            f"\n`learned` minus `{pinned}`, success summed over both worlds' tasks, paired by "
+            f"seed: {t_interval(paired).format('+.1f')} (positive: `learned` earns more)."
+        )
     lines += ["", "Agents:", ""]
     lines += [
         f"- `{v}`: {CREDIT_VARIANT_DESCRIPTIONS.get(v, 'the oracle (diagnostic)')}"

@@ -113,3 +113,11 @@ def test_an_unknown_policy_name_is_refused_by_name(bad: object) -> None:
     with pytest.raises(EpisodicValueError, match="presentation="):
         check_presentation(bad)
     assert check_presentation("ranked") == "ranked"
+
+
+def test_a_category_is_never_surer_than_the_namespace_evidence_behind_it() -> None:
+    runs = {"compact": [0.5, 0.4, 0.6] * 4}
+    namespace = choose_presentation(runs).estimates
+    category = choose_presentation(runs, {}).estimates
+    assert [e.spread for e in category] == pytest.approx([e.spread for e in namespace])
+    assert [e.estimate for e in category] == pytest.approx([e.estimate for e in namespace])
