@@ -215,3 +215,32 @@ def test_t_interval() -> None:
     assert spread.half_width == pytest.approx(2.776 * math.sqrt(2.5 / 5))
     with pytest.raises(EpisodicValueError):
         t_interval([])
+
+
+# ------------------------------------------------------------- what to show, learned
+
+
+def _success(variant: str, world: CreditWorld, seeds: range = range(3)) -> float:
+    runs = [run_credit_variant(variant, world, 150, seed) for seed in seeds]
+    return sum(sum(run.probabilities) for run in runs) / sum(len(r.probabilities) for r in runs)
+
+
+def test_the_reader_and_copier_worlds_disagree_on_what_to_show() -> None:
+    from simulation.credit_world import COPIER_WORLD, READER_WORLD  # noqa: PLC0415
+
+    assert _success("policy_ranked", READER_WORLD) > _success("policy_compact", READER_WORLD)
+    assert _success("policy_compact", COPIER_WORLD) > _success("policy_ranked", COPIER_WORLD) + 0.1
+
+
+def test_the_learning_memory_starts_compact_and_leaves_it_where_failures_help() -> None:
+    from simulation.credit_world import COPIER_WORLD, READER_WORLD  # noqa: PLC0415
+
+    reader = run_credit_variant("learned", READER_WORLD, 150, 0)
+    assert len(reader.policies) == 150
+    assert set(reader.policies[:10]) == {"compact"}  # no outcomes yet: the prior
+    late = reader.policies[100:]
+    assert sum(p != "compact" for p in late) > 0.6 * len(late)
+    copier = run_credit_variant("learned", COPIER_WORLD, 150, 0).policies[100:]
+    assert sum(p == "compact" for p in copier) > 0.8 * len(copier)
+    pinned = run_credit_variant("policy_feedback", READER_WORLD, 20, 0)
+    assert set(pinned.policies) == {"feedback"}
