@@ -29,6 +29,7 @@ from langchain_episodic.scoring.credit import (
 from langchain_episodic.scoring.intervals import BACK_OFF_MIN_HOLDOUT
 from langchain_episodic.scoring.presentation import (
     DEFAULT_PRESENTATION,
+    PRESENTATIONS,
     PresentationChoice,
     check_presentation,
     choose_presentation,
@@ -172,7 +173,8 @@ class Runs:
         book = self._log.book
         with self._context.lock:
             noted = self._log.injections.get(run_id) if run_id is not None else None
-            policy = next((i.policy for i in noted or () if i.policy is not None), None)
+            # A policy this version does not know (a newer writer's) is not followed.
+            policy = next((i.policy for i in noted or () if i.policy in PRESENTATIONS), None)
             if policy is not None:
                 return PresentationChoice(check_presentation(policy), "run")
             namespace = book.presented(ALL_CATEGORIES)

@@ -4,6 +4,8 @@ The replay (``build_replay``), the runnable, the classic chain memory, the middl
 system prompt, the recall tool and the retriever's documents all show the replay's own
 blocks. The exceptions are the ones asked for: the tool adds near misses (marked), and a
 retriever asked for ``k`` documents or for failed attempts returns what it was asked for.
+Once credited runs taught the memory a presentation policy, every call shows with it (a
+named run may be shown another while the memory still explores: its draw).
 """
 
 from __future__ import annotations
@@ -184,3 +186,32 @@ def test_a_retriever_call_named_with_a_run_id_notes_what_it_returned(
     assert [e for i in noted for e in i.episode_ids] == [d.id for d in documents] == ["worked"]
     memory.runs.credit("rag-1", 1.0)
     assert memory.runs.utility("worked").credited_runs == 1
+
+
+def test_once_the_memory_learned_what_to_show_every_unnamed_call_shows_it(
+    memory: EpisodicMemory,
+) -> None:
+    # A model that reads: runs shown the failure's feedback pass, the others do not.
+    for index in range(80):
+        run = f"teach-{index}"
+        shown = build_replay(memory, TASK, run_id=run).shown
+        memory.runs.credit(run, 1.0 if "failed" in shown else 0.3)
+    replay = build_replay(memory, TASK)
+    assert replay.presentation is not None
+    assert replay.presentation.reason == "learned"
+    assert "failed" in replay.shown  # learned: the failure's feedback is shown now
+    expected = blocks(replay.text)
+    runnable = memory.as_runnable().invoke(TASK)
+    classic = EpisodicChainMemory(memory=memory).load_memory_variables({"input": TASK})
+    documents = memory.as_retriever().invoke(TASK)
+    seen = {
+        "runnable": blocks(runnable),
+        "classic": blocks(next(iter(classic.values()))),
+        "retriever": [b for d in documents for b in blocks(d.page_content)],
+    }
+    assert seen == dict.fromkeys(seen, expected)
+    # The tool shows the same episodes, the near miss with its code, marked.
+    tool = create_recall_tool(memory).invoke({"query": TASK})
+    assert tool.count("<experience") == len(replay.shown)
+    assert 'near_miss="true"' in tool
+    assert "AssertionError: no session" in tool
