@@ -202,7 +202,9 @@ def report(
         f" ({seconds / 60:.1f} min). Success = the attempt's success probability (base plus the"
         " hidden effects of what was shown), mean over all tasks; 95% t-intervals over seeds."
         " Regret = success probability lost against the world's best pinned policy, summed"
-        " over the tasks (mean over seeds).",
+        " over the tasks (mean over seeds). Before the presentation chooser the memory did"
+        " what `policy_compact` does (the compact policy always, credit on): it is the"
+        " *before* of every *after* (`learned`) below.",
         "",
     ]
     totals = {v: 0.0 for v in (*PINNED, "learned", "plain_top3")}
