@@ -71,7 +71,13 @@ from langchain_episodic.prompting.episodes import (
     checked_token_counter,
     fit_blocks,
 )
-from langchain_episodic.prompting.sanitize import SafeText, multi_line, one_line
+from langchain_episodic.prompting.sanitize import (
+    TASK_CHARS,
+    SafeText,
+    bounded,
+    multi_line,
+    one_line,
+)
 from langchain_episodic.prompting.tags import EXPERIENCE, SOLUTION, close_tag, open_tag
 from langchain_episodic.scoring.evidence import near_duplicate_groups
 from langchain_episodic.scoring.priority import PrioritizedResult
@@ -338,7 +344,7 @@ class CompactRenderer:
             attributes["near_miss"] = "true"
         lines = [
             open_tag(EXPERIENCE, **attributes),
-            f"Task: {one_line(episode.task.description)}",
+            f"Task: {bounded(episode.task.description, TASK_CHARS)}",
         ]
         if episode.outcome is not OutcomeStatus.SUCCESS:  # failures="code": say it failed
             lines.append(f"What went wrong: {what_went_wrong(episode)}")
@@ -355,7 +361,7 @@ def _note(episode: Episode, index: int, fixed_by: int | None) -> str:
     """A failed or partial attempt's block: its task and what went wrong, no code."""
     lines = [
         "\n" + open_tag(EXPERIENCE, index=index, outcome=episode.outcome.value),
-        f"Task: {one_line(episode.task.description)}",
+        f"Task: {bounded(episode.task.description, TASK_CHARS)}",
         f"What went wrong: {what_went_wrong(episode)}",
     ]
     if fixed_by is not None:

@@ -42,7 +42,15 @@ from typing import Protocol
 from langchain_episodic._validation import check_int, finite_float
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import Episode, OutcomeStatus, TaskDescription
-from langchain_episodic.prompting.sanitize import SafeText, multi_line, one_line, open_fence
+from langchain_episodic.prompting.sanitize import (
+    MESSAGE_CHARS,
+    STRATEGY_CHARS,
+    TASK_CHARS,
+    SafeText,
+    bounded,
+    multi_line,
+    open_fence,
+)
 from langchain_episodic.prompting.tags import EXPERIENCE, FEEDBACK, SOLUTION, close_tag, open_tag
 from langchain_episodic.scoring.priority import PrioritizedResult
 
@@ -218,7 +226,7 @@ def _head(episode: Episode, index: int | None, *, relevant: bool = True) -> str:
         if feedback.tests_total
         else "n/a (no tests ran)"
     )
-    message = multi_line(feedback.message, starts_line=False)  # after <feedback>
+    message = bounded(feedback.message, MESSAGE_CHARS, lines=True, starts_line=False)
     fence = open_fence(message, starts_line=False)
     if fence:
         message += f"\n{fence}\n"
@@ -227,11 +235,11 @@ def _head(episode: Episode, index: int | None, *, relevant: bool = True) -> str:
         attributes["relevant"] = "no"
     lines = [
         open_tag(EXPERIENCE, **attributes),
-        f"Past task: {one_line(episode.task.description)}",
+        f"Past task: {bounded(episode.task.description, TASK_CHARS)}",
         f"Category: {episode.task.category.value}",
         f"Outcome: {episode.outcome.value}",
         f"Reward: {feedback.reward:.2f}",
-        f"Strategy: {one_line(episode.strategy_used)}",
+        f"Strategy: {bounded(episode.strategy_used, STRATEGY_CHARS)}",
         f"Pass rate: {tests}",
         f"Iterations: {episode.iterations}",
         f"{open_tag(FEEDBACK)}{message}{close_tag(FEEDBACK)}",
@@ -403,7 +411,8 @@ def _proven_line(proven: Sequence[ProvenStrategy]) -> str:
     if not proven:
         return "none (no relevant experience succeeded)"
     return ", ".join(
-        f"{one_line(p.strategy)} ({p.successes} of {p.uses} succeeded, {p.success_rate:.0%})"
+        f"{bounded(p.strategy, STRATEGY_CHARS)} ({p.successes} of {p.uses} succeeded, "
+        f"{p.success_rate:.0%})"
         for p in proven
     )
 
@@ -482,7 +491,7 @@ def format_replay_prompt(
         task = TaskDescription(task)
     if max_tokens is not None:
         check_int("max_tokens", max_tokens, 1)
-    task_text = SafeText.of(one_line(task.description))
+    task_text = SafeText.of(bounded(task.description, TASK_CHARS))
     tail: list[str] = []
     if context.not_relevant:
         tail.append(NOT_RELEVANT_NOTE.format(count=len(context.not_relevant)))

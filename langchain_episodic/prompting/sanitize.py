@@ -87,7 +87,11 @@ from langchain_episodic.prompting.tags import PROMPT_TAGS
 __all__ = [
     "CONFUSABLES_VERSION",
     "CUT",
+    "MESSAGE_CHARS",
+    "STRATEGY_CHARS",
+    "TASK_CHARS",
     "SafeText",
+    "bounded",
     "clean",
     "injection_attempt",
     "multi_line",
@@ -417,6 +421,42 @@ def one_line(text: str) -> str:
 def multi_line(text: str, *, starts_line: bool = True) -> str:
     """Stored text that may span lines: no markers, no exotic line breaks."""
     return _neutralise(clean(text), starts_line=starts_line)
+
+
+TASK_CHARS = 500
+"""A task description is shown cut to this many characters (stored whole)."""
+
+STRATEGY_CHARS = 80
+"""A strategy name is shown cut to this many characters (stored whole)."""
+
+MESSAGE_CHARS = 1_000
+"""A feedback message is shown cut to this many characters in the detailed prompt."""
+
+
+def bounded(text: str, limit: int, *, lines: bool = False, starts_line: bool = True) -> str:
+    """Stored text neutralised for a field of at most about ``limit`` characters.
+
+    A longer text is cut at ``limit`` (never inside a tag name) and marked with its
+    whole length, so that one long field cannot starve the rest of a prompt; only the
+    first ``4 * limit`` characters are read, however long the text.
+
+    Args:
+        text: The stored text.
+        limit: Characters kept, at least 1.
+        lines: Keep line breaks (:func:`multi_line`); otherwise one line (:func:`one_line`).
+        starts_line: For ``lines``: the text starts a line of the prompt.
+
+    Example:
+        >>> bounded("a" * 10, 4)
+        'aaaa… [cut: 10 characters in all]'
+        >>> bounded("short", 10)
+        'short'
+    """
+    head = text[: 4 * limit + 64]
+    shown = multi_line(head, starts_line=starts_line) if lines else one_line(head)
+    if len(shown) <= limit and len(head) == len(text):
+        return shown
+    return f"{SafeText.of(shown).prefix(limit)}{CUT} [cut: {len(text):,} characters in all]"
 
 
 def open_fence(text: str, *, starts_line: bool) -> str | None:
