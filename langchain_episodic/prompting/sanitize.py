@@ -105,7 +105,10 @@ CUT = "…"
 _LINE_BREAKS = re.compile("\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 _DROPPED = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\U000e0000-\U000e007f"
-    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"  # bidirectional controls
+    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidirectional controls
+    # Variation selectors (category Mn, not Cf): invisible, and able to carry a payload
+    # one byte per character.
+    "\ufe00-\ufe0f\U000e0100-\U000e01ef]"
 )
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _INVISIBLE = frozenset({"Cc", "Cf"})  # dropped by category (newline and tab kept)
@@ -244,8 +247,10 @@ _HEADING = _words(("instructions", "instruction", "response", "input"))
 _LEAD = "[\t \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000#>+*\\-\u2022\u00b70-9.)]*"
 # Special-token sentinels of model families (Llama's <s>, Gemma's <bos>, ...).
 _SENTINELS = "s|bos|eos|pad|unk|eot|sep|cls|mask"
-# HTML tags that make a Markdown renderer load a URL.
+# HTML tags that make a Markdown renderer load a URL, and those that act with no
+# attribute at all (a script runs, a style sheet imports).
 _LOADING = "img|image|picture|source|video|audio|track|iframe|frame|embed|object"
+_ACTIVE = f"{_LOADING}|script|style"
 _MARKER = re.compile(
     # A "<" opening or closing one of the prompt's tags: any "<" before its name, whatever
     # follows the name ("<experiences", "</Solution_x") and whatever spaces or "/" lie
@@ -254,10 +259,12 @@ _MARKER = re.compile(
     # Chat-template tokens by shape: a bar after "<" (<|im_start|>, and DeepSeek's, whose
     # fullwidth bars are folded), a snake_case name (<start_of_turn>), a sentinel (<s>).
     rf"|\s*\||/?\s*(?:[a-z]+_[a-z_]+|{_SENTINELS})\s*>"
-    rf"|(?:{_LOADING})(?:[\s/]|\Z)"
+    rf"|(?:{_LOADING})(?:[\s/]|\Z)|(?:script|style)(?:[\s/>]|\Z)"
     # Any tag with an attribute: src, href, srcset, onload, style=url(), background, ...
-    # each can make a renderer fetch, so the rule is the attribute, not a tag list.
-    r"|[a-z][\w:-]*\s[^<>]*=))"
+    # each can make a renderer fetch, so the rule is the attribute, not a tag list; an
+    # HTML parser separates attributes by a "/" as well as by spaces (<svg/onload=...>),
+    # and an event handler needs no value (<details/ontoggle>).
+    r"|[a-z][\w:-]*[\s/][^<>]*(?:=|\bon[a-z]+\b)))"
     # Llama's [INST] and [/INST], and any [WORD]-style control marker ([SYSTEM_PROMPT],
     # [/TOOL_CALLS]) that does not index something (data[KEY] stays).
     # (One alternative that starts with the "[" itself: tried only where one stands.)
@@ -274,7 +281,7 @@ _MARKER = re.compile(
 )
 # A loading tag's name not yet ending (``<imgx``): a cut right after the name would end
 # it. (The prompt's own tag names need no such care: a "<" before one is always escaped.)
-_PARTIAL_TAG = re.compile(rf"<(?:{_LOADING})(?=[^\s/])", re.IGNORECASE)
+_PARTIAL_TAG = re.compile(rf"<(?:{_ACTIVE})(?=[^\s/])", re.IGNORECASE)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$", re.MULTILINE)
 
 
