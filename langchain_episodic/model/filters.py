@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TypeVar
 
+from langchain_episodic._validation import describe
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import OutcomeStatus, TaskCategory
 
@@ -20,15 +21,25 @@ def _members(field: str, value: object, enum_type: type[_E]) -> tuple[_E, ...] |
         return None
     items = [value] if isinstance(value, (str, Enum)) or not isinstance(value, Iterable) else value
     members: list[_E] = []
+    allowed = ", ".join(repr(m.value) for m in enum_type)
     for item in items:
+        if isinstance(item, enum_type):
+            members.append(item)
+            continue
         try:
-            members.append(item if isinstance(item, enum_type) else enum_type(item))
+            # Only a string can name a member: anything else (a nested list, say) is
+            # refused here, before the enum's own error message would have to print it.
+            if not isinstance(item, str):
+                raise ValueError
+            members.append(enum_type(item))
         except ValueError:
-            allowed = ", ".join(repr(m.value) for m in enum_type)
-            msg = f"EpisodeFilter.{field}={value!r} is invalid: values must be among {allowed}"
+            msg = (
+                f"EpisodeFilter.{field}={describe(value)} is invalid: values must be among "
+                f"{allowed}"
+            )
             raise EpisodicValueError(msg) from None
     if not members:
-        msg = f"EpisodeFilter.{field}={value!r} is invalid: must not be empty"
+        msg = f"EpisodeFilter.{field}={describe(value)} is invalid: must not be empty"
         raise EpisodicValueError(msg)
     return tuple(dict.fromkeys(members))
 
@@ -39,7 +50,7 @@ def _strings(field: str, value: object) -> tuple[str, ...] | None:
     items = [value] if isinstance(value, str) or not isinstance(value, Iterable) else list(value)
     strings = [item for item in items if isinstance(item, str) and item]
     if not items or len(strings) != len(items):
-        msg = f"EpisodeFilter.{field}={value!r} is invalid: must be non-empty strings"
+        msg = f"EpisodeFilter.{field}={describe(value)} is invalid: must be non-empty strings"
         raise EpisodicValueError(msg)
     return tuple(dict.fromkeys(strings))
 

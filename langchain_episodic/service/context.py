@@ -17,6 +17,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from numpy.typing import NDArray
 
+from langchain_episodic._validation import describe, finite_float
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.service.locks import WritesLock
 from langchain_episodic.stores.base import EpisodeStore
@@ -94,8 +95,21 @@ class NamespaceContext:
         self.turn = threading.Condition(self.lock)
 
     def now(self) -> float:
-        """The current time in seconds."""
-        return float(self.clock())
+        """The current time in seconds.
+
+        Raises:
+            EpisodicValueError: The memory's clock returned something other than a
+                finite number of seconds (the clock is named, and what it returned).
+        """
+        reading = self.clock()
+        seconds = finite_float(reading)
+        if seconds is None:
+            msg = (
+                f"the memory's clock returned {describe(reading)}: it must return a finite "
+                "number of seconds (EpisodicMemory(clock=...))"
+            )
+            raise EpisodicValueError(msg)
+        return seconds
 
     def embed_documents(self, texts: Sequence[str], names: Sequence[str]) -> NDArray[np.float32]:
         """One checked vector per text (``names`` say which text, in errors)."""
