@@ -47,6 +47,7 @@ __all__ = [
     "StoreDamagedError",
     "StoreLockedError",
     "StoreReadOnlyError",
+    "StoreResourceError",
 ]
 
 
@@ -335,6 +336,46 @@ def _model_name(description: str) -> str:
     if "." in first and first.replace(".", "").replace("_", "").isalnum():
         return first.rsplit(".", 1)[1]
     return description
+
+
+class StoreResourceError(StoreConfigurationError):
+    """The process ran out of a resource while using a store; nothing is damaged.
+
+    Chroma reports running out of file descriptors as a failure to open its database;
+    that is not damage, and restoring a backup would only bring back what was erased
+    since. A :class:`StoreConfigurationError`, like damage, so ``except
+    StoreConfigurationError`` still catches it.
+
+    Attributes:
+        path: The store's folder.
+        resource: What ran out, in words (``"file descriptors"``).
+        in_use: How many were in use when it was seen, if known.
+        limit: The process's limit, if known.
+        chroma_said: Chroma's own message.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        resource: str,
+        *,
+        in_use: int | None = None,
+        limit: int | None = None,
+        chroma_said: str | None = None,
+    ) -> None:
+        self.path = path
+        self.resource = resource
+        self.in_use = in_use
+        self.limit = limit
+        self.chroma_said = chroma_said
+        counts = f" ({in_use} in use of a limit of {limit})" if in_use and limit else ""
+        said = f" (Chroma said: {chroma_said})" if chroma_said else ""
+        super().__init__(
+            f"path={path!r} could not be used: this process ran out of {resource}{counts}"
+            f"{said}. Nothing is damaged and nothing was lost. What to do: raise the limit "
+            "(for file descriptors: 'ulimit -n'), or use fewer namespaces at once in one "
+            "process (each one open holds a few); then retry"
+        )
 
 
 class StoreDamagedError(StoreConfigurationError):

@@ -9,6 +9,7 @@ damage), said as the package's typed errors.
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 import os
@@ -24,6 +25,7 @@ from langchain_episodic.errors import (
     EpisodicValueError,
     StoreConfigurationError,
     StoreReadOnlyError,
+    StoreResourceError,
 )
 from langchain_episodic.stores._path_lock import FolderShare, PathLock, acquire_path_lock
 from langchain_episodic.stores.chroma_health import LOW_SPACE, free_bytes
@@ -217,9 +219,45 @@ def folder_failure(folder: str | None, error: BaseException) -> Exception | None
         return None
     if free_bytes(folder) < LOW_SPACE:
         return StoreConfigurationError(no_space_message(folder, error))
+    descriptors = descriptors_nearly_exhausted()
+    if descriptors is not None:
+        # SQLite says "unable to open database file" when no descriptor is left: not damage.
+        return StoreResourceError(
+            folder,
+            "file descriptors",
+            in_use=descriptors[0],
+            limit=descriptors[1],
+            chroma_said=str(error),
+        )
     if isinstance(error, chromadb.errors.InternalError):
         return damage_from_chroma(folder, error)
     return None
+
+
+_DESCRIPTORS_HEADROOM = 16  # fewer free than this: an open that failed ran out of them
+
+
+def descriptors_nearly_exhausted() -> tuple[int, int] | None:
+    """``(in use, limit)`` when this process has almost no file descriptor left, else None.
+
+    Read from ``/proc/self/fd`` and the soft ``RLIMIT_NOFILE``; ``None`` where either
+    cannot be read (not Linux, no limit).
+    """
+    try:
+        import resource  # noqa: PLC0415 (Unix only)
+
+        limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        return None
+    if limit == resource.RLIM_INFINITY or limit <= 0:
+        return None
+    try:
+        in_use = len(os.listdir("/proc/self/fd"))
+    except OSError as error:
+        if error.errno in (errno.EMFILE, errno.ENFILE):
+            return limit, limit  # listing them needs one more: none is left
+        return None
+    return (in_use, limit) if limit - in_use < _DESCRIPTORS_HEADROOM else None
 
 
 def reports_folder_failures(method: _Method) -> _Method:

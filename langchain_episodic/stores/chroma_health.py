@@ -332,6 +332,11 @@ def segment_problems(segment: str, *, saved: bool = False) -> list[str]:
     def file(base: str) -> str:
         return os.path.join(segment, base)
 
+    if not saved and not os.path.isfile(file("index_metadata.pickle")):
+        # Never saved: Chroma loads an index only through its metadata pickle, so it
+        # starts this one afresh from its log whatever files a write left half made
+        # (a process that ran out of file descriptors mid-write leaves a header alone).
+        return []
     if not os.path.isfile(file("header.bin")):
         if not saved:
             return []  # not saved yet: Chroma rebuilds it from its log

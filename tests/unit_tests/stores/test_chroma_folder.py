@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import gc
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import chromadb
@@ -22,6 +24,7 @@ from langchain_episodic import (
     ChromaEpisodeStore,
     EpisodicMemory,
     EpisodicValueError,
+    HashingEmbeddings,
     StoreConfigurationError,
 )
 from langchain_episodic.errors import NamespaceNotFoundError
@@ -289,3 +292,54 @@ def test_lock_timeout_is_a_store_option_before_or_after_the_command(
         assert "episodes    2\n" in out
     _, out, _ = run(capsys, "stats", "--help")
     assert "--lock-timeout SECONDS" in out
+
+
+_OUT_OF_DESCRIPTORS = r"""
+import resource, sys
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (128, hard))
+from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, HashingEmbeddings
+from langchain_episodic import episode_from_tests
+from langchain_episodic.errors import StoreDamagedError, StoreResourceError
+store = ChromaEpisodeStore(path=sys.argv[1])
+memory = EpisodicMemory(store=store, embeddings=HashingEmbeddings())
+try:
+    for i in range(400):
+        memory.for_namespace(f"user-{i}").record(
+            episode_from_tests(f"task {i}", "x", 1, 1, episode_id=f"e{i}")
+        )
+except StoreResourceError as error:
+    assert error.resource == "file descriptors", error
+    assert "ulimit -n" in str(error) and "damaged" not in str(error).split("Nothing is")[0]
+    print("resource", i)
+except StoreDamagedError as error:
+    print("damaged", error)
+resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+store.close()
+"""
+
+
+def test_running_out_of_file_descriptors_is_not_called_damage(tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    done = subprocess.run(
+        [sys.executable, "-c", _OUT_OF_DESCRIPTORS, str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("resource "), done.stdout + done.stderr[-2000:]
+    # Nothing was damaged: the folder verifies, and every recorded namespace reads back
+    # once reopened (a write cut short leaves an index that was never saved: Chroma
+    # starts it afresh from its log).
+    from langchain_episodic.cli import main  # noqa: PLC0415
+
+    assert main(["--path", str(folder), "verify"]) == 0
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, embeddings=HashingEmbeddings())
+    users = sorted(set(memory.namespaces()) - {"default"})
+    assert len(users) > 10
+    for user in users:
+        assert memory.for_namespace(user).recall(user.replace("user-", "task "))
+    store.close()
