@@ -258,9 +258,12 @@ def build_replay(
             recalled = {result.episode.episode_id for result in results}
             # Evidence for the policy only where the policies would have shown
             # different episodes: elsewhere the run says nothing about the choice.
+            # Nor for a choice nothing drew by chance (the prior, before outcomes).
             policy = None
-            if choice is not None and presentations_differ(
-                report.results, options.top_k, choice.policy
+            if (
+                choice is not None
+                and choice.reason != "prior"
+                and presentations_differ(report.results, options.top_k, choice.policy)
             ):
                 policy = choice.policy
             memory._note_recalled(run_id, shown, task, thread_id, recalled, policy)

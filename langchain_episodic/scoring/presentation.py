@@ -16,8 +16,10 @@ earned.
 The chooser (:func:`choose_presentation`) is Thompson sampling with an honest prior:
 
 * **Nothing changes without outcomes.** Until :data:`MIN_CREDITED_RUNS` runs of the
-  namespace are credited with a policy, the choice is ``"compact"`` and nothing random
-  is drawn (a newcomer's first runs show what the docs show).
+  namespace shown memory are credited, the choice is ``"compact"`` and nothing random
+  is drawn (a newcomer's first runs show what the docs show). Those runs are no evidence
+  for ``"compact"``: nothing chose it by chance, and the memory held less then, so
+  counting them would credit every later policy with the memory's growth.
 * **The prior favours the default.** Every policy starts at the mean reward of the
   namespace's credited runs, worth :data:`PRIOR_RUNS` runs; the others start
   :data:`HEAD_START` below it, so evidence has to say they are better.
@@ -80,7 +82,7 @@ PRESENTATIONS: tuple[Presentation, ...] = ("compact", "feedback", "ranked")
 DEFAULT_PRESENTATION: Presentation = "compact"
 """The policy with no evidence: measured best on a real model that copies what it sees."""
 
-PRIOR_RUNS = 4.0
+PRIOR_RUNS = 10.0
 """How many runs each policy's prior (the namespace's mean reward) is worth."""
 
 CATEGORY_PRIOR_RUNS = 30.0
@@ -89,13 +91,20 @@ many as the namespace's own evidence). Chosen in ``benchmarks/presentation_learn
 (10, 30 and 100 against the two worlds; 30 and 100 alike, 10 explored more)."""
 
 MIN_CREDITED_RUNS = 10
-"""Credited runs (with a policy) the namespace needs before the chooser looks at them."""
+"""Credited runs shown memory the namespace needs before the chooser draws."""
 
-HEAD_START = 0.05
-"""How far below the default's prior the other policies start (in mean reward)."""
+HEAD_START = 0.2
+"""How far below the default's prior the other policies start (in mean reward).
+
+With :data:`PRIOR_RUNS`, chosen in ``benchmarks/presentation_learning.py`` against the
+reader and copier worlds (10 seeds; head start / prior runs 0.05/4, 0.05/10, 0.1/4,
+0.1/10, 0.2/4, 0.2/10, 0.3/10): 0.2/10 lost least where showing failures hurts and
+still learned where it helps. The real model, a copier, agrees: with 0.05/4 its few,
+noisy runs led the memory to show failures' feedback, which it copies."""
 
 _FALLBACK_VARIANCE = 0.25  # a reward in [0, 1] varies at most this much
 _VARIANCE_FLOOR = 0.01
+_UNTRIED_VARIANCE = 0.1
 
 Reason = Literal["prior", "learned", "sampled", "pinned", "run"]
 
@@ -175,6 +184,8 @@ def choose_presentation(
     category: Mapping[str, Sequence[float]] | None = None,
     holdout: Sequence[float] = (),
     rng: np.random.Generator | None = None,
+    *,
+    recent: Sequence[float] | None = None,
 ) -> PresentationChoice:
     """The policy to show a replay with, from the rewards of runs that used each.
 
@@ -186,6 +197,9 @@ def choose_presentation(
         rng: Draw from each policy's posterior (Thompson sampling; for a run whose
             outcome will be credited); ``None``: the best posterior mean among the
             policies some run used.
+        recent: Recent rewards of every credited run of the namespace shown memory,
+            whatever its policy: the priors' centre and spread, and what
+            :data:`MIN_CREDITED_RUNS` counts; ``None``: the policies' runs pooled.
 
     Returns:
         The :class:`PresentationChoice`.
@@ -197,14 +211,25 @@ def choose_presentation(
         ('compact', [False, True, False])
     """
     own = {p: list(namespace.get(p, ())) for p in PRESENTATIONS}
-    pooled = [reward for rewards in own.values() for reward in rewards]
+    pooled = (
+        [reward for rewards in own.values() for reward in rewards]
+        if recent is None
+        else list(recent)
+    )
     if len(pooled) < MIN_CREDITED_RUNS:
         return PresentationChoice(DEFAULT_PRESENTATION, "prior")
     local = {p: list((category or {}).get(p, ())) for p in PRESENTATIONS}
     base = sum(pooled) / len(pooled)
-    variance = _variance(pooled)
+    pooled_variance = _variance(pooled)
     estimates = []
     for policy in PRESENTATIONS:
+        # What is unknown of a policy few runs used is its mean, not the spread of other
+        # policies' rewards (which may agree exactly): at least _UNTRIED_VARIANCE.
+        variance = (
+            _variance(own[policy])
+            if len(own[policy]) >= 2
+            else max(pooled_variance, _UNTRIED_VARIANCE)
+        )
         prior = base if policy == DEFAULT_PRESENTATION else base - HEAD_START
         estimate = _shrunk(prior, PRIOR_RUNS, own[policy])
         weight = PRIOR_RUNS + len(own[policy])

@@ -29,6 +29,7 @@ from langchain_episodic.scoring.credit import (
 from langchain_episodic.scoring.intervals import BACK_OFF_MIN_HOLDOUT
 from langchain_episodic.scoring.presentation import (
     DEFAULT_PRESENTATION,
+    MIN_CREDITED_RUNS,
     PRESENTATIONS,
     PresentationChoice,
     check_presentation,
@@ -177,9 +178,10 @@ class Runs:
             policy = next((i.policy for i in noted or () if i.policy in PRESENTATIONS), None)
             if policy is not None:
                 return PresentationChoice(check_presentation(policy), "run")
-            namespace = book.presented(ALL_CATEGORIES)
-            if not namespace:
+            recent = book.lift_window(ALL_CATEGORIES)[0]
+            if len(recent) < MIN_CREDITED_RUNS:
                 return PresentationChoice(DEFAULT_PRESENTATION, "prior")
+            namespace = book.presented(ALL_CATEGORIES)
             local = None if category is None else book.presented(category)
             held = [] if category is None else book.lift_window(category)[1]
             if len(held) < BACK_OFF_MIN_HOLDOUT:
@@ -188,7 +190,7 @@ class Runs:
             if run_id is not None:
                 run = zlib.crc32(run_id.encode("utf-8", "surrogatepass"))
                 draws = np.random.default_rng([self._presentation_seed, run])
-            return choose_presentation(namespace, local, held, draws)
+            return choose_presentation(namespace, local, held, draws, recent=recent)
 
     def _require_stored(self, shown_ids: tuple[str, ...]) -> None:
         """Refuse episode ids the namespace does not hold (lesson ids are the lessons')."""

@@ -239,7 +239,7 @@ def test_the_learning_memory_starts_compact_and_leaves_it_where_failures_help() 
     assert len(reader.policies) == 150
     assert set(reader.policies[:10]) == {"compact"}  # no outcomes yet: the prior
     late = reader.policies[100:]
-    assert sum(p != "compact" for p in late) > 0.6 * len(late)
+    assert sum(p != "compact" for p in late) > 0.3 * len(late)
     copier = run_credit_variant("learned", COPIER_WORLD, 150, 0).policies[100:]
     assert sum(p == "compact" for p in copier) > 0.8 * len(copier)
     pinned = run_credit_variant("policy_feedback", READER_WORLD, 20, 0)

@@ -99,13 +99,24 @@ def test_estimates_are_shrunk_towards_the_prior_and_narrow_with_runs() -> None:
     pooled = 7.0 / 12.0
     assert compact.estimate == pytest.approx((pooled * PRIOR_RUNS + 5.0) / (PRIOR_RUNS + 10))
     assert feedback.mean_reward == 1.0
-    assert 0.5 < feedback.estimate < 1.0
+    assert ranked.estimate < feedback.estimate < 1.0  # two runs move it from the prior
     assert ranked.runs == 0
     assert ranked.mean_reward is None
     assert ranked.estimate == pytest.approx(pooled - HEAD_START)  # untried: the prior
     assert compact.spread < feedback.spread < ranked.spread
+    # Runs that all agree leave an untried policy's mean as unknown as ever.
+    agreeing = choose_presentation({"compact": [0.3] * 20}).estimates
+    assert agreeing[2].spread > 5 * agreeing[0].spread
     # The best estimate is chosen among the policies some run used.
     assert choose_presentation({"feedback": [0.0] * 5}).policy == "compact"
+
+
+def test_the_runs_before_outcomes_count_but_are_no_evidence() -> None:
+    # Ten credited runs shown memory (``recent``), none of them with a policy drawn.
+    assert choose_presentation({}, recent=[0.4] * 9).reason == "prior"
+    choice = choose_presentation({}, recent=[0.4] * 10, rng=np.random.default_rng(0))
+    assert choice.reason == "sampled"
+    assert [e.runs for e in choice.estimates] == [0, 0, 0]
 
 
 @pytest.mark.parametrize("bad", ["detailed", "", None, 3])
