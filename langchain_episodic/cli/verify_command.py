@@ -39,10 +39,20 @@ def _reported_damage(target: _Target, *, as_json: bool) -> bool:
     A damaged folder can make Chroma raise internal errors or crash the process that
     reads it: the diagnosis runs Chroma in a child process.
     """
-    from langchain_episodic.stores.chroma_health import RECOVERY, diagnose_folder  # noqa: PLC0415
+    from langchain_episodic.stores.chroma_health import (  # noqa: PLC0415
+        RECOVERY,
+        diagnose_folder,
+        interrupted_write,
+    )
 
     if target.path is None or not os.path.isdir(target.path):
         return False
+    if interrupted_write(target.path) and not as_json:
+        print(
+            "a write to chroma.sqlite3 was interrupted (its rollback journal, "
+            "chroma.sqlite3-journal, is left): the next open of the memory rolls it back, "
+            "undoing only that write; checked as rolled back"
+        )
     damage = diagnose_folder(target.path, lock_timeout=target.lock_timeout)
     if not damage:
         return False

@@ -41,11 +41,13 @@ from langchain_episodic.stores.chroma_snapshot import readable_copy
 __all__ = [
     "LOW_SPACE",
     "RECOVERY",
+    "ROLLBACK_JOURNAL",
     "IndexHeader",
     "diagnose_folder",
     "file_problems",
     "free_bytes",
     "index_segments",
+    "interrupted_write",
     "read_index_header",
     "saved_segments",
     "segment_problems",
@@ -456,6 +458,31 @@ def file_problems(folder: str) -> list[str]:
     return structural_problems(folder)
 
 
+ROLLBACK_JOURNAL = "chroma.sqlite3-journal"
+"""What SQLite leaves beside the database when a write is cut short (a process killed)."""
+
+
+def interrupted_write(folder: str) -> bool:
+    """Whether a write to ``folder``'s database was cut short: its rollback journal is left.
+
+    Not damage: the next open of the memory rolls the journal back (what was being
+    written is undone, what was written before stays).
+    """
+    journal = os.path.join(folder, ROLLBACK_JOURNAL)
+    return os.path.isfile(journal) and os.path.getsize(journal) > 0
+
+
+def _roll_back(folder: str) -> None:
+    """Let SQLite roll back the rollback journal of ``folder``'s database (a copy's)."""
+    connection = sqlite3.connect(os.path.join(folder, "chroma.sqlite3"))
+    try:
+        connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError:
+        pass  # damage: the checks that follow name it
+    finally:
+        connection.close()
+
+
 def diagnose_folder(
     folder: str, *, lock_timeout: float = 0.0, probe_timeout: float = 300.0
 ) -> list[str]:
@@ -470,6 +497,13 @@ def diagnose_folder(
     """
     lock = acquire_path_lock(folder, lock_timeout)
     try:
+        if interrupted_write(folder):
+            # A read-only look cannot roll the journal back ("attempt to write a readonly
+            # database"), and that is no damage: the next open rolls it back. A copy,
+            # rolled back as that open would, is what gets checked.
+            with readable_copy(folder) as copy:
+                _roll_back(copy)
+                return file_problems(copy) or _probe_problems(copy, probe_timeout, shown=folder)
         problems = file_problems(folder)
         if problems:
             return problems

@@ -82,3 +82,45 @@ def test_a_truncated_sqlite_file_is_found_from_its_header(sound: Path, tmp_path:
     assert sqlite_header_problems(str(database)) == [
         "chroma.sqlite3 is damaged: shorter than its header says (truncated)"
     ]
+
+
+_CUT_SHORT = r"""
+import os, sqlite3, sys
+connection = sqlite3.connect(os.path.join(sys.argv[1], "chroma.sqlite3"), isolation_level=None)
+connection.execute("PRAGMA cache_size=2")  # pages spill to the file: the journal is hot
+connection.execute("BEGIN IMMEDIATE")
+connection.execute("CREATE TABLE cut_short(x BLOB)")
+for _ in range(200):
+    connection.execute("INSERT INTO cut_short VALUES (?)", (os.urandom(4000),))
+os._exit(9)  # killed inside the write, at a chosen point
+"""
+
+
+def test_a_write_cut_short_is_reported_as_interrupted_never_as_damage(tmp_path: Path) -> None:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    from langchain_episodic import HashingEmbeddings, episode_from_tests  # noqa: PLC0415
+    from langchain_episodic.cli import main  # noqa: PLC0415
+    from langchain_episodic.stores.chroma_health import (  # noqa: PLC0415
+        ROLLBACK_JOURNAL,
+        interrupted_write,
+    )
+
+    folder = tmp_path / "memory"
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, embeddings=HashingEmbeddings())
+    memory.record_many(
+        [episode_from_tests(f"task {i}", "x", 1, 1, episode_id=f"e{i}") for i in range(5)]
+    )
+    store.close()
+    subprocess.run([sys.executable, "-c", _CUT_SHORT, str(folder)], check=False, timeout=60)
+    assert (folder / ROLLBACK_JOURNAL).stat().st_size > 0
+    assert interrupted_write(str(folder))
+    assert diagnose_folder(str(folder)) == []  # was "chroma.sqlite3 is damaged: readonly"
+    assert (folder / ROLLBACK_JOURNAL).exists()  # the diagnosis changed nothing
+    assert main(["--path", str(folder), "verify"]) == 0
+    reopened = ChromaEpisodeStore(path=folder)
+    assert len(EpisodicMemory(store=reopened, embeddings=HashingEmbeddings())) == 5
+    reopened.close()
+    assert not interrupted_write(str(folder))  # the open rolled it back
