@@ -781,7 +781,7 @@ class ChromaEpisodeStore:
         scrub_folder(folder)
         if folder not in self._erased_in:
             self._erased_in.append(folder)
-        return _scrubbed(folder)
+        return _held_back(folder) if scrub_pending(folder) else _scrubbed(folder)
 
     @reports_folder_failures
     @refused_when_read_only("purge deleted records")
@@ -803,7 +803,8 @@ class ChromaEpisodeStore:
             return False, self._unreachable_files()
         # A store given a PersistentClient does not close it: it scrubs at once.
         if self._release_lock is None or (deleted_since_scrub(folder) or 0) >= SCRUB_AFTER:
-            return False, self.purge_deleted()
+            said = self.purge_deleted()
+            return scrub_pending(folder), said
         return self.purge_status()
 
     def purge_status(self) -> tuple[bool, str]:
@@ -895,6 +896,16 @@ def _scrubbed(folder: str) -> str:
         "the unused slots of its vector index files zeroed (again on close); the "
         "index keeps the erased vectors (numbers, not text) until Chroma reuses their "
         "slots"
+    )
+
+
+def _held_back(folder: str) -> str:
+    return (
+        f"embedded Chroma at {folder!r}: deleted rows purged from its write-ahead log "
+        "and full-text index and chroma.sqlite3 vacuumed, except that a vector index "
+        "saved before the deletion still holds the erased ids (in its metadata file, and "
+        "its delete rows in the log, which make a reload drop them): both go when the "
+        "store closes and Chroma saves the index again"
     )
 
 

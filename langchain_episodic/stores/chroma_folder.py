@@ -34,7 +34,13 @@ from langchain_episodic.stores.chroma_precheck import (
     damage_from_chroma,
     remember_sound_files,
 )
-from langchain_episodic.stores.chroma_scrub import scrub_folder, scrub_hnsw, scrub_pending
+from langchain_episodic.stores.chroma_scrub import (
+    scrub_folder,
+    scrub_hnsw,
+    scrub_pending,
+    settle_indexes,
+    unsettled_collections,
+)
 from langchain_episodic.stores.chroma_snapshot import make_readable_copy, remove_copy
 
 if TYPE_CHECKING:
@@ -118,6 +124,7 @@ def prepare_folder(folder: str, lock: PathLock) -> None:
     check_before_open(folder)
     share = lock.share
     if share.read_only is None:
+        share.on_last_release.append(lambda: settle_erasures(folder, share.chroma_path))
         share.on_last_release.append(lambda: remember_sound_files(folder))
         return
     copy = make_readable_copy(folder)
@@ -192,6 +199,24 @@ def close_embedded(
                 _log.warning("could not scrub %r on close: still pending", folder, exc_info=True)
     finally:
         release_lock()
+
+
+def settle_erasures(folder: str, chroma_path: str) -> None:
+    """Finish a scrub that an index saved before a delete held back; at the last close.
+
+    Runs once no store in this process has the folder open (Chroma's system on it is
+    closed) and before its lock is released: the indexes are saved again
+    (:func:`~langchain_episodic.stores.chroma_scrub.settle_indexes`) and the folder
+    scrubbed, so no erased id is left in its files. A failure is logged and leaves the
+    scrub pending for the next close.
+    """
+    try:
+        database = os.path.join(folder, "chroma.sqlite3")
+        if scrub_pending(folder) and unsettled_collections(database):
+            settle_indexes(folder, chroma_path)
+            scrub_folder(folder)
+    except Exception:  # the close must still release the lock
+        _log.warning("could not settle %r's indexes on close: still pending", folder, exc_info=True)
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])

@@ -4,6 +4,14 @@ Chroma deletes a record from its tables and index, but its write-ahead log, sqli
 free pages, the full-text index and the unused slots of the vector index files keep the
 bytes. :func:`scrub_sqlite` and :func:`scrub_hnsw` remove them.
 
+The log's delete rows hold the erased ids in clear. Chroma needs one only while a vector
+index saved before it may still hold the record (the row makes the index drop it when
+the log is replayed on load): a delete row that every saved index of its collection has
+passed is removed (the last row of the log is kept, its id blanked, as Chroma numbers
+new rows after it). An index saved before a delete is saved again by
+:func:`settle_indexes` (it opens the folder once the store has closed it), so the row
+and the id in the index's own metadata go too.
+
 A scrub rewrites the whole database (``VACUUM``), so it costs time in proportion to the
 folder, not to what was erased: it is batched. :func:`note_deleting` leaves a marker file
 in the folder *before* a deletion, holding how many records were deleted since the last
@@ -13,9 +21,14 @@ between leaves the marker, so the next store on the folder finishes the scrub.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
+from collections.abc import Iterator
+
+import chromadb
+from chromadb.api import ClientAPI
 
 from langchain_episodic.stores.chroma_health import index_segments, read_index_header
 
@@ -28,11 +41,16 @@ __all__ = [
     "scrub_hnsw",
     "scrub_pending",
     "scrub_sqlite",
+    "settle_indexes",
     "sync_folder",
+    "unsettled_collections",
     "zero_from",
 ]
 
 DELETE_OPERATION = 3  # chromadb's Operation.DELETE in its embeddings_queue table
+ERASED_ID = "erased"
+"""The id left in the log's last row once its delete is settled (the row stays for
+Chroma's numbering; nothing reads it)."""
 SCRUB_PENDING = ".langchain-episodic-scrub-pending"
 """The marker file of a folder whose deleted records' bytes are not scrubbed yet."""
 
@@ -80,14 +98,14 @@ def scrub_folder(folder: str) -> None:
     """Scrub ``folder``'s database and index files; then clear its marker.
 
     The marker is removed only when no deletion was noted while the scrub ran (its
-    count is unchanged): a deletion noted meanwhile keeps the scrub pending.
+    count is unchanged) and every delete row could go (a vector index saved before a
+    delete keeps its row, and the scrub pending, until :func:`settle_indexes`).
     """
     before = deleted_since_scrub(folder)
     database = os.path.join(folder, "chroma.sqlite3")
-    if os.path.isfile(database):
-        scrub_sqlite(database)
+    unsettled = scrub_sqlite(database) if os.path.isfile(database) else 0
     scrub_hnsw(folder)
-    if before is not None and deleted_since_scrub(folder) == before:
+    if unsettled == 0 and before is not None and deleted_since_scrub(folder) == before:
         try:
             os.remove(os.path.join(folder, SCRUB_PENDING))
         except FileNotFoundError:
@@ -108,14 +126,17 @@ def sync_folder(folder: str) -> None:
         os.close(descriptor)
 
 
-def scrub_sqlite(database: str) -> None:
-    """Remove deleted records' bytes from an embedded Chroma's sqlite file.
+def scrub_sqlite(database: str) -> int:
+    """Remove deleted records' bytes from an embedded Chroma's sqlite file; rows kept.
 
     Every write of a record that a later delete of the same id (in the same
-    collection) follows goes from the log: the delete stays, so a vector index that
-    saved the record before still drops it when the log is replayed. Then the
-    full-text index is merged, which drops its deleted entries, and the file is
-    vacuumed.
+    collection) follows goes from the log. A delete row goes too once it is settled
+    (:func:`_settled`); one that is not stays, so a vector index that saved the record
+    before still drops it when the log is replayed. Then the full-text index is
+    merged, which drops its deleted entries, and the file is vacuumed.
+
+    Returns:
+        How many delete rows stay because an index saved before them holds their record.
     """
     connection = sqlite3.connect(database, timeout=60.0, isolation_level=None)
     try:
@@ -125,12 +146,26 @@ def scrub_sqlite(database: str) -> None:
             "GROUP BY topic, id",
             (DELETE_OPERATION,),
         ).fetchall()
+        saved = _saved_through(connection)
         connection.execute("BEGIN IMMEDIATE")
         connection.executemany(
             "DELETE FROM embeddings_queue WHERE topic = ? AND id = ? AND seq_id < ? "
             "AND operation != ?",
             [(topic, record_id, seq, DELETE_OPERATION) for topic, record_id, seq in deletes],
         )
+        (last,) = connection.execute("SELECT MAX(seq_id) FROM embeddings_queue").fetchone()
+        settled = [row for row in deletes if _settled(saved, row[0], row[2])]
+        connection.executemany(
+            "DELETE FROM embeddings_queue WHERE topic = ? AND id = ? AND operation = ? "
+            "AND seq_id <= ? AND seq_id != ?",
+            [(topic, record_id, DELETE_OPERATION, seq, last) for topic, record_id, seq in settled],
+        )
+        if any(seq == last for _, _, seq in settled):
+            connection.execute(
+                "UPDATE embeddings_queue SET id = ?, vector = NULL, metadata = NULL "
+                "WHERE seq_id = ?",
+                (ERASED_ID, last),
+            )
         connection.execute(
             "INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES('optimize')"
         )
@@ -139,6 +174,125 @@ def scrub_sqlite(database: str) -> None:
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         connection.close()
+    return len(deletes) - len(settled)
+
+
+def _saved_through(connection: sqlite3.Connection) -> dict[str, list[int]]:
+    """How far each segment of each collection was saved (``max_seq_id``), by collection.
+
+    A segment with no row was never saved: Chroma builds it from the log on load, where
+    no write of an erased record is left, so it needs no delete row.
+    """
+    saved: dict[str, list[int]] = {}
+    for collection, seq in connection.execute(
+        "SELECT s.collection, m.seq_id FROM segments s JOIN max_seq_id m ON m.segment_id = s.id"
+    ):
+        if isinstance(seq, int):
+            saved.setdefault(str(collection), []).append(seq)
+    return saved
+
+
+def _settled(saved: dict[str, list[int]], topic: str, seq: int) -> bool:
+    """Whether every saved segment of ``topic``'s collection has passed log row ``seq``."""
+    return all(through >= seq for through in saved.get(_collection_of(topic), []))
+
+
+def _collection_of(topic: str) -> str:
+    # Chroma's topic is "persistent://<tenant>/<database>/<collection id>".
+    return topic.rsplit("/", 1)[-1]
+
+
+def unsettled_collections(database: str) -> list[tuple[str, str]]:
+    """``(collection id, name)`` of each collection whose saved index predates a delete.
+
+    Those delete rows (and the ids in the index's own metadata) stay until the index is
+    saved again: :func:`settle_indexes`. Empty when the database cannot say.
+    """
+    try:
+        connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=60.0)
+    except sqlite3.Error:
+        return []
+    try:
+        saved = _saved_through(connection)
+        topics = connection.execute(
+            "SELECT topic, MAX(seq_id) FROM embeddings_queue WHERE operation = ? AND id != ? "
+            "GROUP BY topic",
+            (DELETE_OPERATION, ERASED_ID),
+        ).fetchall()
+        names = dict(connection.execute("SELECT id, name FROM collections").fetchall())
+    except sqlite3.Error:
+        return []
+    finally:
+        connection.close()
+    found = []
+    for topic, seq in topics:
+        collection = _collection_of(topic)
+        if not _settled(saved, topic, seq) and collection in names:
+            found.append((collection, str(names[collection])))
+    return found
+
+
+def settle_indexes(folder: str, chroma_path: str | None = None) -> int:
+    """Have Chroma save again every vector index saved before a delete; how many.
+
+    Chroma saves an index once ``sync_threshold`` writes (1,000 by default) are applied
+    since it last saved, so after a few deletes the saved index still holds the
+    records (and their ids, in its metadata file), and the log keeps the delete rows
+    for it. Each such collection is given a threshold of 1, opened so that Chroma
+    replays its log into the index and saves it, then given its threshold back. Call
+    only with no Chroma client open on the folder in this process (the store's last
+    close): an open one would keep the index loaded and nothing would be saved.
+
+    Args:
+        folder: The embedded Chroma folder.
+        chroma_path: The path string Chroma was opened with (its system is keyed on
+            it); defaults to ``folder``.
+    """
+    pending = unsettled_collections(os.path.join(folder, "chroma.sqlite3"))
+    if not pending:
+        return 0
+    path = chroma_path or folder
+    thresholds: dict[str, int] = {}
+    with _client(path) as client:
+        for _, name in pending:
+            collection = client.get_collection(name, embedding_function=None)
+            hnsw = (collection.configuration or {}).get("hnsw") or {}
+            thresholds[name] = int(hnsw.get("sync_threshold") or 1000)
+            collection.modify(configuration={"hnsw": {"sync_threshold": 1}})
+    with _client(path) as client:
+        for _, name in pending:
+            collection = client.get_collection(name, embedding_function=None)
+            dimension = _dimension(folder, name)
+            if dimension:  # a query loads the index: the log is replayed into it, saved
+                collection.query(query_embeddings=[[1.0] * dimension], n_results=1)
+            collection.modify(configuration={"hnsw": {"sync_threshold": thresholds[name]}})
+    return len(pending)
+
+
+@contextlib.contextmanager
+def _client(path: str) -> Iterator[ClientAPI]:
+    """A Chroma client on ``path``, closed on exit: the next one loads the files anew."""
+    client = chromadb.PersistentClient(path=path)
+    try:
+        yield client
+    finally:
+        close = getattr(client, "close", None)  # not declared by ClientAPI
+        if callable(close):
+            close()
+
+
+def _dimension(folder: str, name: str) -> int | None:
+    """The dimension of collection ``name`` as ``chroma.sqlite3`` records it."""
+    connection = sqlite3.connect(
+        f"file:{os.path.join(folder, 'chroma.sqlite3')}?mode=ro", uri=True, timeout=60.0
+    )
+    try:
+        row = connection.execute(
+            "SELECT dimension FROM collections WHERE name = ?", (name,)
+        ).fetchone()
+    finally:
+        connection.close()
+    return int(row[0]) if row and isinstance(row[0], int) and row[0] > 0 else None
 
 
 def scrub_hnsw(folder: str) -> int:

@@ -391,3 +391,99 @@ def answers(memory: EpisodicMemory, store: ChromaEpisodeStore) -> tuple[object, 
     """What the memory recalls for each query, and its journal entries and utilities."""
     recalled = [[hit.episode.episode_id for hit in memory.recall(q, top_k=5)] for q in QUERIES]
     return recalled, store.read_journal(memory.namespace), memory.runs.utilities()
+
+
+ERASED_ID = "Qv7-erased-id"
+
+# Records 1,100 episodes (Chroma saves the vector index once 1,000 writes are applied,
+# so the saved index holds every one), forgets five, scrubs while open (compact), prints
+# whether the scrub is still pending, and waits to be killed.
+SAVED_THEN_FORGOTTEN = textwrap.dedent(
+    """
+    import sys, time
+    from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+    from tests.unit_tests.factories import make_episode
+
+    path, erased = sys.argv[1], sys.argv[2]
+    memory = EpisodicMemory(store=ChromaEpisodeStore(path=path), clock=lambda: 2_000_000.0)
+    memory.record_many([
+        make_episode(
+            episode_id=f"{erased}-{i}" if i < 5 else f"kept-{i}",
+            description=f"Parse the config file of module {i} and check key {i % 37}",
+            timestamp=float(i),
+        )
+        for i in range(1100)
+    ])
+    memory.flush()
+    memory.forget([f"{erased}-{i}" for i in range(5)], reason="user asked")
+    said = memory.forgetting.compact()
+    print("pending" if "saved before the deletion" in said else said, flush=True)
+    time.sleep(600)
+    """
+)
+
+
+def test_no_erased_id_is_left_in_the_folder_and_a_saved_index_still_drops_it(
+    tmp_path: Path,
+) -> None:
+    # Chroma keeps a delete row (the id in clear) in its log while a vector index saved
+    # before the delete may hold the record: replayed on load, it drops the record. The
+    # scrub keeps those rows while the process runs (a kill then must still find the
+    # episodes gone on reopen) and the last close saves the index again and removes them.
+    folder = tmp_path / "memory"
+    child = subprocess.Popen(
+        [sys.executable, "-c", SAVED_THEN_FORGOTTEN, str(folder), ERASED_ID],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "pending"
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=60)
+    child.stdout.close()
+    erased = [f"{ERASED_ID}-{i}" for i in range(5)]
+    # The saved index predates the deletes: it and the kept delete rows still name them.
+    assert files_holding(folder, ERASED_ID)
+
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, clock=lambda: NOW)
+    assert len(memory) == 1095
+    assert memory.get_episodes(erased) == {}
+    for i in range(5):
+        shown = memory.recall(f"Parse the config file of module {i} and check key {i}", top_k=10)
+        assert shown  # the kept episodes of the same kind are found
+        assert not [hit for hit in shown if hit.episode.episode_id in erased]
+    store.close()
+
+    assert files_holding(folder, ERASED_ID) == []
+    reopened = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=reopened, clock=lambda: NOW)
+    assert len(memory) == 1095
+    hits = memory.recall("Parse the config file of module 1 and check key 1", top_k=5)
+    assert hits
+    assert all(hit.episode.episode_id.startswith("kept-") for hit in hits)
+    memory.record(make_episode(episode_id="after-settling", timestamp=NOW))
+    assert len(memory) == 1096  # numbering goes on after the blanked last row
+    reopened.close()
+    again = ChromaEpisodeStore(path=folder)
+    assert len(EpisodicMemory(store=again, clock=lambda: NOW)) == 1096
+    again.close()
+
+
+def test_forgotten_ids_of_a_never_saved_index_leave_no_byte(tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, namespace="alice", clock=lambda: NOW)
+    fill(memory, ERASED_ID, "common-text", count=40)
+    receipt = memory.forgetting.forget_all(reason="account deleted")
+    assert receipt.episodes == 40
+    bob = EpisodicMemory(store=store, namespace="bob", clock=lambda: NOW)
+    bob.record(make_episode(episode_id="bob-1", timestamp=NOW))
+    store.close()
+    assert files_holding(folder, ERASED_ID) == []
+    again = ChromaEpisodeStore(path=folder)
+    assert len(EpisodicMemory(store=again, namespace="alice", clock=lambda: NOW)) == 0
+    assert len(EpisodicMemory(store=again, namespace="bob", clock=lambda: NOW)) == 1
+    again.close()
