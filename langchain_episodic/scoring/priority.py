@@ -4,6 +4,7 @@ These are the article's formulas (sections 3, 5 and 6), with no I/O:
 
 * ``cosine_similarity(a, b) = a·b / (|a| |b|)``, 0.0 when either vector is zero.
 * ``temporal_decay(s, t_episode, t_now, h) = s · exp(-ln 2 · max(0, t_now - t_episode) / h)``
+  (an episode dated more than a day ahead counts as old as it is far ahead: ``episode_age``)
 * ``priority = w_sim · max(0, similarity) + w_rec · decay(1, t) + w_rew · reward
   + w_out · outcome`` with outcome 1.0 for success, 0.5 for partial, 0.0 for failure.
 
@@ -29,7 +30,7 @@ import numpy as np
 from langchain_episodic._validation import check_int, finite_float
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import Episode, OutcomeStatus
-from langchain_episodic.scoring.decay import half_life_decay
+from langchain_episodic.scoring.decay import episode_age, half_life_decay
 
 __all__ = [
     "DEFAULT_HALF_LIFE",
@@ -121,7 +122,9 @@ def temporal_decay(
 ) -> float:
     """Scale ``similarity`` down exponentially with the episode's age.
 
-    An episode from the future (clock skew) counts as age 0: it never gets a boost.
+    An episode from the future counts as age 0 up to a day ahead (clock skew): it never
+    gets a boost. Dated further ahead, it counts as old as it is far ahead
+    (:func:`~langchain_episodic.scoring.decay.episode_age`).
 
     Args:
         similarity: The value to decay (use 1.0 for the bare decay factor).
@@ -134,13 +137,15 @@ def temporal_decay(
         0.71
         >>> temporal_decay(1.0, 100.0, 0.0)
         1.0
+        >>> temporal_decay(1.0, 10 * 86_400.0, 0.0) < 0.001  # ten days ahead: stale
+        True
     """
     check_half_life(half_life)
     if not (math.isfinite(current_time) and math.isfinite(episode_time)):
         # max(0, nan) is 0: a NaN time would silently count as brand new.
         msg = f"times must be finite: episode_time={episode_time!r}, current_time={current_time!r}"
         raise EpisodicValueError(msg)
-    return similarity * half_life_decay(current_time - episode_time, half_life)
+    return similarity * half_life_decay(episode_age(current_time, episode_time), half_life)
 
 
 @dataclass(frozen=True)

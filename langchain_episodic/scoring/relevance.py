@@ -66,7 +66,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langchain_episodic.model.episode import OutcomeStatus
-from langchain_episodic.scoring.decay import half_life_decay
+from langchain_episodic.scoring.decay import episode_age, half_life_decay
 from langchain_episodic.scoring.priority import (
     DEFAULT_WEIGHTS,
     Rankable,
@@ -333,7 +333,7 @@ def episode_value(
     total = w.recency + w.reward + w.outcome_bonus
     if total == 0:
         return 1.0
-    decay = half_life_decay(current_time - timestamp, half_life)
+    decay = half_life_decay(episode_age(current_time, timestamp), half_life)
     recency = RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * decay
     mixed = w.recency * recency + w.reward * reward + w.outcome_bonus * outcome_score(outcome)
     return mixed / total

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.scoring.credit import EpisodeUtility
+from langchain_episodic.scoring.decay import episode_age
 
 __all__ = ["PRUNE_SLACK", "PrunePlan", "Retention", "plan_prune"]
 
@@ -113,10 +114,14 @@ class PrunePlan:
 def value_key(
     episode_id: str, timestamp: float, row: EpisodeUtility | None, now: float
 ) -> tuple[bool, float, float, str]:
-    """Sorts the least valuable first: never helpful, then low utility, then old."""
+    """Sorts the least valuable first: never helpful, then low utility, then old.
+
+    Old by :func:`~langchain_episodic.scoring.decay.episode_age`: a date far ahead of
+    ``now`` sorts as old as it is far ahead.
+    """
     estimate = 0.5 if row is None else row.estimate(now)
     helped = row is not None and row.credited_runs > 0 and estimate > 0.5
-    return (helped, estimate, timestamp, episode_id)
+    return (helped, estimate, -episode_age(now, timestamp), episode_id)
 
 
 def plan_prune(
@@ -141,7 +146,7 @@ def plan_prune(
     expired: list[tuple[float, str]] = []
     alive: list[tuple[str, float]] = []
     for episode_id, timestamp in episodes:
-        too_old = retention.max_age is not None and now - timestamp > retention.max_age
+        too_old = retention.max_age is not None and episode_age(now, timestamp) > retention.max_age
         if too_old and episode_id in protected:
             shielded.append(episode_id)
             alive.append((episode_id, timestamp))

@@ -15,6 +15,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, OutcomeStatus, ReplayWeights
+from langchain_episodic.scoring.decay import FUTURE_SKEW
 from langchain_episodic.scoring.priority import (
     PrioritizedResult,
     SearchResult,
@@ -75,8 +76,24 @@ def test_priority_rises_with_recency_at_equal_similarity(
     half_life: float,
 ) -> None:
     older, newer = sorted(stamps)
+    assume(newer <= now + FUTURE_SKEW)  # further ahead a date is stale: the next test
     assert score(similarity, newer, reward, outcome, now, w, half_life) >= score(
         similarity, older, reward, outcome, now, w, half_life
+    )
+
+
+@given(similarities, st.lists(st.floats(0.0, 1e10), min_size=2, max_size=2), unit, outcomes, times)
+@fuzz_settings(300)
+def test_a_date_past_the_skew_ranks_lower_the_further_ahead_it_is(
+    similarity: float, aheads: list[float], reward: float, outcome: OutcomeStatus, now: float
+) -> None:
+    near, far = sorted(FUTURE_SKEW + 1.0 + ahead for ahead in aheads)
+    assert score(similarity, now + far, reward, outcome, now, None, DAY) <= score(
+        similarity, now + near, reward, outcome, now, None, DAY
+    )
+    # and never above the same episode recorded now
+    assert score(similarity, now + near, reward, outcome, now, None, DAY) <= score(
+        similarity, now, reward, outcome, now, None, DAY
     )
 
 

@@ -131,11 +131,18 @@ def test_decay_is_monotonic_in_age() -> None:
     assert all(0.0 < f <= 1.0 for f in factors)
 
 
-@pytest.mark.parametrize("ahead", [1.0, HOUR, 30 * DAY])
+@pytest.mark.parametrize("ahead", [1.0, HOUR, 23 * HOUR])
 def test_future_timestamps_never_boost(ahead: float) -> None:
     now = 1_700_000_000.0
     assert temporal_decay(1.0, now + ahead, now) == 1.0
     assert temporal_decay(0.4, now + ahead, now) == 0.4
+
+
+@pytest.mark.parametrize("ahead", [2 * DAY, 30 * DAY, 176 * 365 * DAY])
+def test_a_date_no_clock_skew_explains_counts_as_old_as_it_is_far_ahead(ahead: float) -> None:
+    now = 1_700_000_000.0
+    assert temporal_decay(1.0, now + ahead, now) == temporal_decay(1.0, now - ahead, now)
+    assert temporal_decay(1.0, now + ahead, now) < temporal_decay(1.0, now - DAY, now)
 
 
 @pytest.mark.parametrize(
