@@ -176,6 +176,12 @@ class PathLock:
         """Whether this share took the lock from the operating system: no other store
         in this process had the folder open (so Chroma has loaded none of its files)."""
 
+    @property
+    def holders(self) -> int:
+        """Stores in this process holding the folder now, this one included (0: released)."""
+        held = _registry.get(self._key)
+        return 0 if held is None or self._released else held.users
+
     def release(self) -> None:
         """Give this share back; the last share in the process unlocks the file.
 

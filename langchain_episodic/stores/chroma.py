@@ -25,13 +25,15 @@ Layout in Chroma:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
 import uuid
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import chromadb
 import chromadb.errors
@@ -56,6 +58,7 @@ from langchain_episodic.stores.chroma_folder import (
     check_path,
     client_share,
     close_embedded,
+    descriptor_limit,
     folder_failure,
     lock_folder,
     mark_as_holding_a_memory,
@@ -66,6 +69,11 @@ from langchain_episodic.stores.chroma_folder import (
 )
 from langchain_episodic.stores.chroma_hits import forget_hits, hit_cache, query_hits
 from langchain_episodic.stores.chroma_journal_head import JournalHeads
+from langchain_episodic.stores.chroma_open_namespaces import (
+    OpenNamespaces,
+    give_memory_back,
+    open_namespace_cap,
+)
 from langchain_episodic.stores.chroma_scrub import (
     deleted_since_scrub,
     note_deleting,
@@ -102,6 +110,21 @@ close, and on ``memory.forgetting.compact()``), not on every erasure."""
 _UNSAFE_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]+")
 # Chroma's own rule for collection names, checked here for a clearer message.
 _COLLECTION_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _operation(method: _Method) -> _Method:
+    """One store operation: counted for :class:`OpenNamespaces`, Chroma's errors typed."""
+    reported = reports_folder_failures(method)
+
+    @functools.wraps(method)
+    def wrapper(self: ChromaEpisodeStore, *args: Any, **kwargs: Any) -> Any:
+        with self._open.operation():
+            return reported(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _episode_metadata(episode: Episode, seq: int) -> dict[str, str | int | float]:
@@ -191,6 +214,12 @@ class ChromaEpisodeStore:
         max_batch_size: Records per Chroma call; defaults to the client's
             ``get_max_batch_size()``.
         lock_timeout: Seconds to wait when another process holds ``path``.
+        max_open_namespaces: With ``path``: namespaces whose vector indexes the store
+            keeps loaded at most; opening one more first closes them all (a fresh
+            Chroma client), and a namespace used again loads from disk. Defaults to
+            100, fewer where the file-descriptor limit is low
+            (:func:`~langchain_episodic.stores.chroma_open_namespaces.open_namespace_cap`).
+            Ignored with ``client``, whose owner manages it.
 
     Raises:
         EpisodicValueError: An argument is not a usable value, e.g. ``path=''`` or
@@ -241,6 +270,7 @@ class ChromaEpisodeStore:
         *,
         max_batch_size: int | None = None,
         lock_timeout: float = 0,
+        max_open_namespaces: int | None = None,
     ) -> None:
         if path is not None and client is not None:
             shown = os.fspath(path) if isinstance(path, (str, os.PathLike)) else path
@@ -256,6 +286,7 @@ class ChromaEpisodeStore:
         if max_batch_size is not None:
             check_int("max_batch_size", max_batch_size, 1)
         check_number("lock_timeout", lock_timeout, 0)
+        cap = open_namespace_cap(max_open_namespaces, descriptor_limit())
         private = path is None and client is None
         # Taken before Chroma opens the folder; released by close() or collection.
         lock = None if folder is None else lock_folder(folder, lock_timeout)
@@ -293,12 +324,24 @@ class ChromaEpisodeStore:
         ):
             # A process stopped between an erasure and its scrub: this close finishes it.
             self._erased_in.append(folder)
+        # The client in use: a store on a path replaces it to close idle namespaces.
+        self._clients = [client]
         self._release_lock = (
             None
             if lock is None
-            else finalize_elsewhere(self, close_embedded, client, lock.release, self._erased_in)
+            else finalize_elsewhere(
+                self, close_embedded, self._clients, lock.release, self._erased_in
+            )
         )
+        self._lock = lock
         self._client = client
+        # Weak: the store must stay free of reference cycles (dropping it releases the lock).
+        this = weakref.ref(self)
+        self._open = OpenNamespaces(
+            cap,
+            reopen=lambda: _reopen_client(this),
+            may_reopen=lambda: _may_reopen(this),
+        )
         self._path = folder
         # Why the folder cannot be written (then every write is refused), or None.
         self._read_only = lock.share.read_only if lock is not None else None
@@ -338,8 +381,36 @@ class ChromaEpisodeStore:
 
     @property
     def client(self) -> ClientAPI:
-        """The chromadb client in use."""
+        """The chromadb client in use.
+
+        A store on a ``path`` starts a fresh client when it closes idle namespaces
+        (``max_open_namespaces``): read this property again rather than keep the client.
+        """
         return self._client
+
+    @property
+    def open_namespaces(self) -> OpenNamespaces:
+        """The namespaces whose indexes the client holds, the cap, and the reopens so far."""
+        return self._open
+
+    def _may_reopen(self) -> bool:
+        # Only a client this store owns alone: other stores on the folder in this
+        # process share Chroma's system, which stops only when every client closes.
+        return (
+            self._lock is not None and self._release_lock is not None and (self._lock.holders == 1)
+        )
+
+    def _reopen_client(self) -> None:
+        """Close the client (Chroma drops every loaded index and its files), start anew."""
+        assert self._lock is not None
+        self._collections.clear()
+        self._journals.clear()
+        close = getattr(self._client, "close", None)  # not declared by ClientAPI
+        if callable(close):
+            close()
+        give_memory_back()
+        self._client = chromadb.PersistentClient(path=self._lock.share.chroma_path)
+        self._clients[0] = self._client
 
     @property
     def collection_name(self) -> str:
@@ -357,7 +428,7 @@ class ChromaEpisodeStore:
         """The Chroma collection that holds ``namespace``."""
         return self._collection_name + _namespace_suffix(namespace)
 
-    @reports_folder_failures
+    @_operation
     def collection(self, namespace: str) -> Collection:
         """The namespace's collection, created in cosine space on first use.
 
@@ -368,6 +439,7 @@ class ChromaEpisodeStore:
         cached = self._collections.get(namespace)
         if cached is not None:
             return cached
+        self._open.admit(namespace)
         name = self.collection_name_for(namespace)
         if self._read_only is not None and name not in self._collection_names():
             operation = f"create namespace={namespace!r}"
@@ -405,7 +477,7 @@ class ChromaEpisodeStore:
             )
             raise StoreConfigurationError(msg)
 
-    @reports_folder_failures
+    @_operation
     def namespaces(self) -> tuple[str, ...]:
         """Namespaces that have a collection under this store's ``collection_name``."""
         found = []
@@ -419,7 +491,7 @@ class ChromaEpisodeStore:
                 found.append(namespace)
         return tuple(sorted(found))
 
-    @reports_folder_failures
+    @_operation
     def collection_names(self) -> dict[str, tuple[str, ...]]:
         """Every ``collection_name`` with namespaces at this client, with their namespaces.
 
@@ -437,12 +509,12 @@ class ChromaEpisodeStore:
                 found.setdefault(prefix, []).append(namespace)
         return {name: tuple(sorted(found[name])) for name in sorted(found)}
 
-    @reports_folder_failures
+    @_operation
     def count(self, namespace: str) -> int:
         """Number of episodes stored in ``namespace`` (one Chroma round trip)."""
         return int(self.collection(namespace).count())
 
-    @reports_folder_failures
+    @_operation
     def get(self, namespace: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
         """The stored episodes among ``episode_ids``, by id; missing ids are left out."""
         collection = self.collection(namespace)
@@ -452,7 +524,7 @@ class ChromaEpisodeStore:
             found.update(decode_episodes(_episode_rows(_by_id(got))))
         return found
 
-    @reports_folder_failures
+    @_operation
     @refused_when_read_only("record episodes")
     def add(
         self,
@@ -499,7 +571,7 @@ class ChromaEpisodeStore:
                 numbers.give_back(seqs[written:])
             raise
 
-    @reports_folder_failures
+    @_operation
     def search_hits(
         self,
         namespace: str,
@@ -519,7 +591,7 @@ class ChromaEpisodeStore:
         cache = hit_cache(self._share)
         return query_hits(self.collection(namespace), embedding, k, _where(filters), cache)
 
-    @reports_folder_failures
+    @_operation
     def _get_seq_range(self, namespace: str, start: int, stop: int) -> list[tuple[int, Episode]]:
         got = self.collection(namespace).get(
             where={"$and": [{"seq": {"$gte": start}}, {"seq": {"$lt": stop}}]},
@@ -527,7 +599,7 @@ class ChromaEpisodeStore:
         )
         return _seq_rows(_by_id(got), start, stop)
 
-    @reports_folder_failures
+    @_operation
     def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
         """The last ``n`` recorded episodes of ``total``, oldest first."""
         if n <= 0 or total <= 0:
@@ -570,19 +642,19 @@ class ChromaEpisodeStore:
             if not rows and not self._numbered_from(namespace, start):
                 return
 
-    @reports_folder_failures
+    @_operation
     def _numbered_from(self, namespace: str, start: int) -> bool:
         """Whether any record of ``namespace`` has a ``seq`` of ``start`` or more."""
         got = self.collection(namespace).get(where={"seq": {"$gte": start}}, limit=1, include=[])
         return bool(got["ids"])
 
-    @reports_folder_failures
+    @_operation
     def read_state(self, namespace: str, key: str) -> str | None:
         """A string the memory saved with :meth:`write_state`, read afresh from Chroma."""
         value = self._fresh_metadata(namespace).get(_STATE_PREFIX + key)
         return value if isinstance(value, str) else None
 
-    @reports_folder_failures
+    @_operation
     @refused_when_read_only("save the memory's state")
     def write_state(self, namespace: str, key: str, value: str) -> None:
         """Save a string in the namespace's collection metadata, replacing the old one.
@@ -594,17 +666,18 @@ class ChromaEpisodeStore:
         metadata[_STATE_PREFIX + key] = value
         self.collection(namespace).modify(metadata=metadata)
 
-    @reports_folder_failures
+    @_operation
     def _fresh_metadata(self, namespace: str) -> dict[str, Any]:
         # The cached Collection holds its metadata as it was when it was fetched.
         name = self.collection(namespace).name
         return dict(self._client.get_collection(name, embedding_function=None).metadata or {})
 
-    @reports_folder_failures
+    @_operation
     def _journal(self, namespace: str, *, create: bool) -> Collection | None:
         cached = self._journals.get(namespace)
         if cached is not None:
             return cached
+        self._open.admit(namespace)
         name = self.collection_name_for(namespace) + _JOURNAL_SUFFIX
         if create:
             journal = self._client.get_or_create_collection(
@@ -622,7 +695,7 @@ class ChromaEpisodeStore:
         self._journals[namespace] = journal
         return journal
 
-    @reports_folder_failures
+    @_operation
     @refused_when_read_only("write to the journal")
     def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
         """Add journal entries, one Chroma record each; Chroma keeps the first under an id."""
@@ -640,7 +713,7 @@ class ChromaEpisodeStore:
                     metadatas=[{"run": entry.run_id, "entry": entry.payload} for entry in batch],
                 )
 
-    @reports_folder_failures
+    @_operation
     def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
         """The namespace's journal entries, of one run when ``run_id`` is given."""
         journal = self._journal(namespace, create=False)
@@ -655,7 +728,7 @@ class ChromaEpisodeStore:
             if len(got["ids"]) < page:
                 return entries
 
-    @reports_folder_failures
+    @_operation
     def read_journal_from(self, namespace: str, start: int) -> list[JournalEntry]:
         """The entries from position ``start`` on, in the order Chroma first stored them.
 
@@ -673,7 +746,7 @@ class ChromaEpisodeStore:
             if len(got["ids"]) < page:
                 return entries
 
-    @reports_folder_failures
+    @_operation
     def read_journal_ids(self, namespace: str, entry_ids: Sequence[str]) -> list[JournalEntry]:
         """The stored entries under ``entry_ids`` (those that exist): a read by key."""
         journal = self._journal(namespace, create=False)
@@ -686,7 +759,7 @@ class ChromaEpisodeStore:
             entries.extend(_journal_entries(got))
         return entries
 
-    @reports_folder_failures
+    @_operation
     def journal_size(self, namespace: str) -> int:
         """How many entries the namespace's journal holds (a count, not a read)."""
         journal = self._journal(namespace, create=False)
@@ -696,7 +769,7 @@ class ChromaEpisodeStore:
         """Several writes of the namespace's journal under one head update (see the base)."""
         return self._heads.writing(self.collection_name_for(namespace) + _JOURNAL_SUFFIX)
 
-    @reports_folder_failures
+    @_operation
     def journal_head(self, namespace: str) -> str | None:
         """A token that changes with every write of the journal; ``None``: it cannot vouch.
 
@@ -706,7 +779,7 @@ class ChromaEpisodeStore:
         name = self.collection_name_for(namespace) + _JOURNAL_SUFFIX
         return self._heads.read(name, lambda: self._journal(namespace, create=False) is not None)
 
-    @reports_folder_failures
+    @_operation
     def read_checkpoint(self, namespace: str) -> str | None:
         """The journal checkpoint, kept in the journal collection's metadata, read afresh."""
         journal = self._journal(namespace, create=False)
@@ -716,7 +789,7 @@ class ChromaEpisodeStore:
         value = (fresh.metadata or {}).get(_CHECKPOINT_KEY)
         return value if isinstance(value, str) else None
 
-    @reports_folder_failures
+    @_operation
     @refused_when_read_only("write the journal checkpoint")
     def write_checkpoint(self, namespace: str, value: str) -> None:
         """Replace the checkpoint: one metadata update of the journal collection (atomic)."""
@@ -725,7 +798,7 @@ class ChromaEpisodeStore:
         assert journal is not None
         journal.modify(metadata={_JOURNAL_OF_KEY: namespace, _CHECKPOINT_KEY: value})
 
-    @reports_folder_failures
+    @_operation
     @refused_when_read_only("delete episodes")
     def delete(self, namespace: str, episode_ids: Sequence[str]) -> int:
         """Remove the records under ``episode_ids``, with their vectors; how many were there.
@@ -741,7 +814,7 @@ class ChromaEpisodeStore:
         finally:  # and again: a search that raced the deletion may have read them
             forget_hits(cache, collection, episode_ids)
 
-    @reports_folder_failures
+    @_operation
     @refused_when_read_only("delete journal entries")
     def delete_journal(self, namespace: str, entry_ids: Sequence[str]) -> int:
         """Remove the journal entries under ``entry_ids``; how many were there."""
@@ -761,7 +834,7 @@ class ChromaEpisodeStore:
             if folder not in self._erased_in:
                 self._erased_in.append(folder)
 
-    @reports_folder_failures
+    @_operation
     @refused_when_read_only("purge deleted records")
     def purge_deleted(self) -> str:
         """Scrub what deletion left in an embedded store's files; say what is guaranteed.
@@ -783,7 +856,7 @@ class ChromaEpisodeStore:
             self._erased_in.append(folder)
         return _held_back(folder) if scrub_pending(folder) else _scrubbed(folder)
 
-    @reports_folder_failures
+    @_operation
     @refused_when_read_only("purge deleted records")
     def purge_when_due(self) -> tuple[bool, str]:
         """Scrub the folder if enough was deleted since its last scrub; else leave it pending.
@@ -859,7 +932,7 @@ class ChromaEpisodeStore:
         database = os.path.join(folder, "chroma.sqlite3")
         return database if os.path.isfile(database) else None
 
-    @reports_folder_failures
+    @_operation
     def verify(self, namespace: str, page_size: int = 1000) -> list[MalformedRecordWarning]:
         """Every record of ``namespace`` that readers skip or misorder, with the reason.
 
@@ -887,6 +960,17 @@ class ChromaEpisodeStore:
             metadatas = got["metadatas"] or [None] * len(ids)
             for record_id, metadata in zip(ids, metadatas, strict=True):
                 audit.feed(record_id, metadata, _EPISODE_KEY)
+
+
+def _reopen_client(store: weakref.ref[ChromaEpisodeStore]) -> None:
+    alive = store()
+    if alive is not None:
+        alive._reopen_client()
+
+
+def _may_reopen(store: weakref.ref[ChromaEpisodeStore]) -> bool:
+    alive = store()
+    return alive is not None and alive._may_reopen()
 
 
 def _scrubbed(folder: str) -> str:

@@ -51,6 +51,7 @@ __all__ = [
     "check_path",
     "client_share",
     "close_embedded",
+    "descriptor_limit",
     "folder_failure",
     "lock_folder",
     "mark_as_holding_a_memory",
@@ -175,9 +176,12 @@ def mark_as_holding_a_memory(folder: str) -> None:
 
 
 def close_embedded(
-    client: ClientAPI, release_lock: Callable[[], None], erased_in: list[str]
+    clients: list[ClientAPI], release_lock: Callable[[], None], erased_in: list[str]
 ) -> None:
-    """Close an embedded client, scrub the folders erased from, release the lock.
+    """Close an embedded store's client, scrub the folders erased from, release the lock.
+
+    ``clients`` holds the client in use (a store that closes idle namespaces replaces
+    it there when it starts a fresh one).
 
     A folder whose scrub is pending (erasures since the last one, here or in a process
     that was stopped) is scrubbed whole; one scrubbed already has its index files
@@ -186,9 +190,10 @@ def close_embedded(
     # Chroma keeps one system per path in a process; closing its last client drops it,
     # so a store reopened here after another process wrote does not search a stale index.
     try:
-        close = getattr(client, "close", None)  # not declared by ClientAPI
-        if callable(close):
-            close()
+        for client in clients:
+            close = getattr(client, "close", None)  # not declared by ClientAPI
+            if callable(close):
+                close()
         for folder in erased_in:  # Chroma may have saved its index again: scrub it last
             try:
                 if scrub_pending(folder):
@@ -262,12 +267,8 @@ def folder_failure(folder: str | None, error: BaseException) -> Exception | None
 _DESCRIPTORS_HEADROOM = 16  # fewer free than this: an open that failed ran out of them
 
 
-def descriptors_nearly_exhausted() -> tuple[int, int] | None:
-    """``(in use, limit)`` when this process has almost no file descriptor left, else None.
-
-    Read from ``/proc/self/fd`` and the soft ``RLIMIT_NOFILE``; ``None`` where either
-    cannot be read (not Linux, no limit).
-    """
+def descriptor_limit() -> int | None:
+    """This process's soft ``RLIMIT_NOFILE``; ``None`` where there is none to read."""
     try:
         import resource  # noqa: PLC0415 (Unix only)
 
@@ -275,6 +276,18 @@ def descriptors_nearly_exhausted() -> tuple[int, int] | None:
     except (ImportError, OSError, ValueError):
         return None
     if limit == resource.RLIM_INFINITY or limit <= 0:
+        return None
+    return int(limit)
+
+
+def descriptors_nearly_exhausted() -> tuple[int, int] | None:
+    """``(in use, limit)`` when this process has almost no file descriptor left, else None.
+
+    Read from ``/proc/self/fd`` and the soft ``RLIMIT_NOFILE``; ``None`` where either
+    cannot be read (not Linux, no limit).
+    """
+    limit = descriptor_limit()
+    if limit is None:
         return None
     try:
         in_use = len(os.listdir("/proc/self/fd"))

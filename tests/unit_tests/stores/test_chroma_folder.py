@@ -301,7 +301,9 @@ resource.setrlimit(resource.RLIMIT_NOFILE, (128, hard))
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, HashingEmbeddings
 from langchain_episodic import episode_from_tests
 from langchain_episodic.errors import StoreDamagedError, StoreResourceError
-store = ChromaEpisodeStore(path=sys.argv[1])
+# A cap far above what the limit allows (the default would stay within it).
+cap = int(sys.argv[2]) if len(sys.argv) > 2 else None
+store = ChromaEpisodeStore(path=sys.argv[1], max_open_namespaces=cap)
 memory = EpisodicMemory(store=store, embeddings=HashingEmbeddings())
 try:
     for i in range(400):
@@ -314,6 +316,8 @@ except StoreResourceError as error:
     print("resource", i)
 except StoreDamagedError as error:
     print("damaged", error)
+else:
+    print("recorded", i + 1, store.open_namespaces.reopens)
 resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 store.close()
 """
@@ -322,7 +326,7 @@ store.close()
 def test_running_out_of_file_descriptors_is_not_called_damage(tmp_path: Path) -> None:
     folder = tmp_path / "memory"
     done = subprocess.run(
-        [sys.executable, "-c", _OUT_OF_DESCRIPTORS, str(folder)],
+        [sys.executable, "-c", _OUT_OF_DESCRIPTORS, str(folder), "100000"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -343,3 +347,19 @@ def test_running_out_of_file_descriptors_is_not_called_damage(tmp_path: Path) ->
     for user in users:
         assert memory.for_namespace(user).recall(user.replace("user-", "task "))
     store.close()
+
+
+def test_at_the_same_limit_the_default_cap_records_every_namespace(tmp_path: Path) -> None:
+    # The default cap fits the descriptor limit: the store closes idle namespaces
+    # instead of running out (see tests/integration_tests/test_many_namespaces.py).
+    done = subprocess.run(
+        [sys.executable, "-c", _OUT_OF_DESCRIPTORS, str(tmp_path / "memory")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    word, recorded, reopens = done.stdout.split()
+    assert (word, recorded) == ("recorded", "400")
+    assert int(reopens) >= 100
