@@ -414,10 +414,10 @@ class StoreDamagedError(StoreConfigurationError):
 class StoreReadOnlyError(StoreConfigurationError):
     """A write to an embedded store whose folder could only be opened for reading.
 
-    A folder this process cannot write (a read-only mount, or no permission) opens
-    read-only: recall, counts, export and verify work, and each write is refused with
-    this error, naming the write. A :class:`StoreConfigurationError`: the store cannot
-    hold new episodes as it was opened.
+    A folder this process cannot write (a read-only mount, or no permission, or a disk
+    so full that Chroma cannot open it) opens read-only: recall, counts, export and
+    verify work, and each write is refused with this error, naming the write. A
+    :class:`StoreConfigurationError`: the store cannot hold new episodes as it was opened.
 
     Attributes:
         path: The store's folder.
@@ -429,10 +429,15 @@ class StoreReadOnlyError(StoreConfigurationError):
         self.path = path
         self.operation = operation
         self.cause = cause
+        remedy = (
+            "free space on its disk, then open the store again"
+            if cause.startswith("no space left on device")
+            else "open the store on a writable folder (e.g. a copy of this one)"
+        )
         super().__init__(
             f"cannot {operation}: path={path!r} is read-only ({cause}), so the store "
             "opened it for reading only (recall, counts, export and verify work). To "
-            "write, open the store on a writable folder (e.g. a copy of this one)"
+            f"write, {remedy}"
         )
 
 

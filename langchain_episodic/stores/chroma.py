@@ -63,6 +63,7 @@ from langchain_episodic.stores.chroma_folder import (
     lock_folder,
     mark_as_holding_a_memory,
     prepare_folder,
+    read_only_when_full,
     refuse_a_lost_database,
     refused_when_read_only,
     reports_folder_failures,
@@ -86,6 +87,8 @@ if TYPE_CHECKING:
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
     from chromadb.api.types import GetResult
+
+    from langchain_episodic.stores._path_lock import PathLock
 
 __all__ = ["DEFAULT_NAMESPACE", "HOLDS_A_MEMORY", "ChromaEpisodeStore", "StoredHit"]
 
@@ -295,15 +298,7 @@ class ChromaEpisodeStore:
                 refuse_a_lost_database(folder)
                 prepare_folder(folder, lock)  # checks its files, copies a read-only one
             if client is None:
-                # Default settings on purpose: Chroma refuses two clients of one system
-                # with different settings, and users create their own clients beside ours.
-                # The folder as the first store here spelled it: Chroma keys its system on
-                # the string, and two systems on one folder search stale indexes.
-                client = (
-                    chromadb.PersistentClient(path=lock.share.chroma_path)
-                    if lock is not None
-                    else chromadb.EphemeralClient()
-                )
+                client = _own_client(folder, lock)
             if folder is not None and lock is not None and lock.share.read_only is None:
                 mark_as_holding_a_memory(folder)
         except BaseException as error:
@@ -960,6 +955,23 @@ class ChromaEpisodeStore:
             metadatas = got["metadatas"] or [None] * len(ids)
             for record_id, metadata in zip(ids, metadatas, strict=True):
                 audit.feed(record_id, metadata, _EPISODE_KEY)
+
+
+def _own_client(folder: str | None, lock: PathLock | None) -> ClientAPI:
+    """The client a store without a ``client`` opens: on its folder, or in memory."""
+    if folder is None or lock is None:
+        return chromadb.EphemeralClient()
+    # Default settings on purpose: Chroma refuses two clients of one system with
+    # different settings, and users create their own clients beside ours. The folder as
+    # the first store here spelled it: Chroma keys its system on the string, and two
+    # systems on one folder search stale indexes.
+    try:
+        return chromadb.PersistentClient(path=lock.share.chroma_path)
+    except chromadb.errors.ChromaError:
+        # A disk too full for Chroma to open: read it from a copy instead.
+        if not read_only_when_full(folder, lock):
+            raise
+        return chromadb.PersistentClient(path=lock.share.chroma_path)
 
 
 def _reopen_client(store: weakref.ref[ChromaEpisodeStore]) -> None:

@@ -57,6 +57,7 @@ __all__ = [
     "mark_as_holding_a_memory",
     "no_space_message",
     "prepare_folder",
+    "read_only_when_full",
     "refuse_a_lost_database",
     "refused_when_read_only",
     "reports_folder_failures",
@@ -131,6 +132,28 @@ def prepare_folder(folder: str, lock: PathLock) -> None:
     copy = make_readable_copy(folder)
     share.chroma_path = copy
     share.on_last_release.append(lambda: remove_copy(copy))
+
+
+def read_only_when_full(folder: str, lock: PathLock) -> bool:
+    """Ready a full ``folder`` to be opened for reading, as a read-only one; whether done.
+
+    Chroma writes as it opens a folder, so on a full disk it cannot open it at all: the
+    folder is copied to the system's temporary folder (when that has room) and opened
+    from there, and every write is refused, saying the disk is full. Only for the first
+    store on the folder in this process, and when the disk really has under
+    :data:`~langchain_episodic.stores.chroma_health.LOW_SPACE` free.
+
+    Raises:
+        StoreConfigurationError: The copy cannot be made (naming the cause).
+    """
+    free = free_bytes(folder)
+    if not lock.first or lock.share.read_only is not None or free >= LOW_SPACE:
+        return False
+    copy = make_readable_copy(folder)
+    lock.share.read_only = f"no space left on device, {free} bytes free"
+    lock.share.chroma_path = copy
+    lock.share.on_last_release.append(lambda: remove_copy(copy))
+    return True
 
 
 HOLDS_A_MEMORY = ".langchain-episodic-store"

@@ -171,6 +171,50 @@ def test_another_commands_damaged_folder_is_one_line_naming_the_file(
 # ------------------------------------------------------------------ a full disk
 
 
+def test_a_folder_on_a_full_disk_still_opens_for_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Simulated: Chroma writes as it opens a folder, so on a full disk its open fails
+    # ("database or disk is full", as seen on a full tmpfs, where this was also checked
+    # by hand); the disk has no free bytes. The temporary folder the copy goes to has.
+    import chromadb  # noqa: PLC0415
+    import chromadb.errors  # noqa: PLC0415
+
+    from langchain_episodic.errors import StoreReadOnlyError  # noqa: PLC0415
+    from langchain_episodic.stores import chroma_folder  # noqa: PLC0415
+
+    path = filled(tmp_path / "memory")
+    folder = str(path)
+    opening = chromadb.PersistentClient
+
+    def full_disk(path: str, **kwargs: object) -> object:
+        if os.path.realpath(path) == os.path.realpath(folder):
+            raise chromadb.errors.InternalError(
+                "error returned from database: (code: 13) database or disk is full"
+            )
+        return opening(path=path, **kwargs)
+
+    monkeypatch.setattr(chromadb, "PersistentClient", full_disk)
+    monkeypatch.setattr(
+        chroma_folder,
+        "free_bytes",
+        lambda where: 0 if os.path.realpath(where) == os.path.realpath(folder) else 10**12,
+    )
+    store = ChromaEpisodeStore(path=path)
+    memory = EpisodicMemory(store=store)
+    assert len(memory) == 4
+    assert memory.recall(corpus(4)[1].task.description)
+    with pytest.raises(StoreReadOnlyError, match="no space left on device") as caught:
+        memory.record(corpus(6)[5])
+    assert "free space on its disk, then open the store again" in str(caught.value)
+    store.close()
+    monkeypatch.undo()
+    again = ChromaEpisodeStore(path=path)  # room again: it opens for writing
+    EpisodicMemory(store=again).record(corpus(6)[5])
+    assert len(EpisodicMemory(store=again)) == 5
+    again.close()
+
+
 def test_a_full_disk_is_said_plainly_on_write_and_in_the_cli(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
