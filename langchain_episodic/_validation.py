@@ -51,6 +51,14 @@ def finite_float(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def check_bool(name: str, value: object) -> bool:
+    """``value`` if it is ``True`` or ``False``; else an error naming ``name`` and it."""
+    if not isinstance(value, bool):
+        msg = f"{name}={value!r} is invalid: must be True or False"
+        raise EpisodicValueError(msg)
+    return value
+
+
 def check_int(name: str, value: object, minimum: int, maximum: int = MAX_INT) -> int:
     """``value`` if it is an integer in [minimum, maximum]; otherwise raise naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:

@@ -17,7 +17,7 @@ from typing_extensions import Unpack
 
 from langchain_episodic._adapters import ADAPTERS
 from langchain_episodic._async import async_twin, in_executor
-from langchain_episodic._validation import as_ids, check_int
+from langchain_episodic._validation import as_ids, check_bool, check_int
 from langchain_episodic.areas import (
     MemoryForgetting,
     MemoryJournal,
@@ -148,6 +148,12 @@ class EpisodicMemory:
             (:class:`~langchain_episodic.scoring.retention.Retention`: a maximum age
             and/or number of episodes), applied by ``memory.forgetting.prune()`` and, with
             ``on_write=True``, after writes. ``None`` (default): everything is kept.
+        shared: The namespace is shared by principals who may not trust each other
+            (one memory for many users, open to whoever can submit a task): recall
+            normalises similarity by task length, collapses near-duplicates and lets
+            one principal (``EpisodeSource.principal``) fill at most a third of a
+            replay (:mod:`~langchain_episodic.scoring.sharing`). ``False`` (default):
+            one user's memory, recalled as is.
 
     The embedding model is part of the namespace: opening embeds one probe text and
     compares the model's fingerprint with the one recorded when the namespace was
@@ -195,6 +201,7 @@ class EpisodicMemory:
         rng: np.random.Generator | None = None,
         background: Sequence[str] | None = None,
         retention: Retention | None = None,
+        shared: bool = False,
     ) -> None:
         if retention is not None and not isinstance(retention, Retention):
             msg = f"retention={retention!r} is invalid: must be a Retention or None"
@@ -229,6 +236,7 @@ class EpisodicMemory:
             holdout=holdout,
             rng=rng,
             retention=retention,
+            shared=check_bool("shared", shared),
         )
         self._runs, self._lessons = MemoryRuns(self._s), MemoryLessons(self._s)
         self._quarantine = MemoryQuarantine(self._s)
@@ -268,6 +276,11 @@ class EpisodicMemory:
     def __len__(self) -> int:
         """Number of episodes in this namespace's long-term tier."""
         return self.store.count(self.namespace)
+
+    @property
+    def shared(self) -> bool:
+        """Whether the namespace is shared by principals (``shared=True``)."""
+        return self._s.recall.shared
 
     @property
     def calibration(self) -> Calibration:
@@ -657,6 +670,7 @@ class EpisodicMemory:
                     rng=self._s.runs.rng,
                     background=self.background,
                     retention=self._s.eraser.retention,
+                    shared=self.shared,
                 )
             return self._scoped[namespace]
 

@@ -58,6 +58,8 @@ class EpisodicReplay(TypedDict):
         turn: Which turn of its thread the run is: 1, then 2 for the first follow-up.
         thread_id: LangGraph's ``thread_id`` of the run, if it has one.
         agent: The agent's name (``create_agent(name=...)``), if it has one.
+        principal: Who the run acts for, from its context (the middleware's
+            ``principal=``): recorded as the episode's ``EpisodeSource.principal``.
     """
 
     task: dict[str, Any]
@@ -70,6 +72,7 @@ class EpisodicReplay(TypedDict):
     turn: NotRequired[int]
     thread_id: NotRequired[str | None]
     agent: NotRequired[str | None]
+    principal: NotRequired[str | None]
 
 
 def replay_of(state: Mapping[str, Any]) -> EpisodicReplay | None:
@@ -88,6 +91,7 @@ def source_of(state: Mapping[str, Any]) -> EpisodeSource | None:
         thread_id=replay.get("thread_id"),
         turn=replay.get("turn"),
         namespace=replay.get("namespace"),
+        principal=replay.get("principal"),
     )
 
 

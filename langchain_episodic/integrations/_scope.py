@@ -33,7 +33,7 @@ NamespaceScope = str | Callable[[Any], str]
 _MISSING = object()
 
 
-def check_scope(scope: object) -> NamespaceScope:
+def check_scope(scope: object, name: str = "namespace") -> NamespaceScope:
     """``scope`` if it is a usable :data:`NamespaceScope`; otherwise raise naming it.
 
     Raises:
@@ -43,23 +43,23 @@ def check_scope(scope: object) -> NamespaceScope:
     if callable(scope):
         return scope
     if not isinstance(scope, str):
-        msg = f"namespace={scope!r} is invalid: must be a template string or a callable"
+        msg = f"{name}={scope!r} is invalid: must be a template string or a callable"
         raise TypeError(msg)
-    fields = _template_fields(scope)
+    fields = _template_fields(scope, name)
     if not fields:
         msg = (
-            f"namespace={scope!r} names no runtime.context field (e.g. 'user-{{user_id}}'): "
+            f"{name}={scope!r} names no runtime.context field (e.g. 'user-{{user_id}}'): "
             "for one fixed namespace, give the memory that namespace instead"
         )
         raise EpisodicValueError(msg)
     return scope
 
 
-def _template_fields(template: str) -> list[str]:
+def _template_fields(template: str, name: str = "namespace") -> list[str]:
     try:
         parsed = list(string.Formatter().parse(template))
     except ValueError as error:
-        msg = f"namespace={template!r} is not a valid template: {error}"
+        msg = f"{name}={template!r} is not a valid template: {error}"
         raise EpisodicValueError(msg) from None
     fields = []
     for _, field, spec, conversion in parsed:
@@ -67,7 +67,7 @@ def _template_fields(template: str) -> list[str]:
             continue
         if not field.isidentifier() or spec or conversion:
             msg = (
-                f"namespace={template!r} is invalid: {{{field}}} must name a context field, "
+                f"{name}={template!r} is invalid: {{{field}}} must name a context field, "
                 "plainly (no index, attribute, format or conversion)"
             )
             raise EpisodicValueError(msg)
@@ -83,7 +83,7 @@ def _context_value(context: object, name: str) -> object:
     return _MISSING
 
 
-def resolve_namespace(scope: NamespaceScope, runtime: object) -> str:
+def resolve_namespace(scope: NamespaceScope, runtime: object, name: str = "namespace") -> str:
     """The namespace of the run whose LangGraph runtime is ``runtime``.
 
     Example:
@@ -101,11 +101,11 @@ def resolve_namespace(scope: NamespaceScope, runtime: object) -> str:
     """
     if callable(scope):
         namespace = scope(runtime)
-        source = f"namespace={getattr(scope, '__name__', scope)!r} returned"
+        source = f"{name}={getattr(scope, '__name__', scope)!r} returned"
     else:
         context = getattr(runtime, "context", None)
         values = {}
-        for field in _template_fields(scope):
+        for field in _template_fields(scope, name):
             value = _MISSING if context is None else _context_value(context, field)
             if value is _MISSING or value is None or not str(value).strip():
                 found = (
@@ -115,14 +115,14 @@ def resolve_namespace(scope: NamespaceScope, runtime: object) -> str:
                     + ("no such field" if value is _MISSING else f"{field}={value!r}")
                 )
                 msg = (
-                    f"namespace={scope!r} needs runtime.context field {field!r}, but {found} "
+                    f"{name}={scope!r} needs runtime.context field {field!r}, but {found} "
                     "(nothing is recalled or recorded in a shared namespace instead)"
                 )
                 raise EpisodicValueError(msg)
             if not isinstance(value, str):
                 # 123 and "123", or True and "True", would share a namespace: say so.
                 msg = (
-                    f"namespace={scope!r} needs runtime.context field {field!r} to be a "
+                    f"{name}={scope!r} needs runtime.context field {field!r} to be a "
                     f"string, but it is {value!r} ({type(value).__name__}): convert it "
                     f"yourself (str({field})), so that no two users share a namespace by "
                     "accident (nothing is recalled or recorded)"
@@ -130,8 +130,8 @@ def resolve_namespace(scope: NamespaceScope, runtime: object) -> str:
                 raise EpisodicValueError(msg)
             values[field] = value
         namespace = scope.format(**values)
-        source = f"namespace={scope!r} gave"
+        source = f"{name}={scope!r} gave"
     if not isinstance(namespace, str) or not namespace.strip() or not encodes(namespace):
-        msg = f"{source} {describe(namespace)}: a namespace must be a non-empty string"
+        msg = f"{source} {describe(namespace)}: a {name} must be a non-empty string"
         raise EpisodicValueError(msg)
     return namespace

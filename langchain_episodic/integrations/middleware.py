@@ -28,7 +28,7 @@ from langchain_episodic.integrations._messages import (
     latest_human_text,
 )
 from langchain_episodic.integrations._run import STATE_KEY
-from langchain_episodic.integrations._scope import NamespaceScope
+from langchain_episodic.integrations._scope import NamespaceScope, check_scope, resolve_namespace
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import EpisodeSource, TaskDescription
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
@@ -244,6 +244,13 @@ class EpisodicMemoryMiddleware(
             context lacks the field raises
             :class:`~langchain_episodic.EpisodicValueError`: it never falls back to
             a shared namespace. ``None`` (default): every run uses ``memory``.
+        principal: Who each run acts for, recorded on its episode as
+            ``EpisodeSource.principal``: a template over the run's ``runtime.context``
+            fields (``"{user_id}"``) or a callable ``(runtime) -> str``, as
+            ``namespace``. In a shared memory (``EpisodicMemory(shared=True)``) it
+            bounds what one principal can put in another's replay; set it from what
+            your application vouches for (the authenticated user), never from the task.
+            ``None`` (default): episodes carry no principal.
         embeddings: With ``memory=None``, the memory's embeddings model (the
             packaged default when ``None``): the agent store's index must embed with
             the same model.
@@ -282,6 +289,7 @@ class EpisodicMemoryMiddleware(
         follow_ups: FollowUps = "thread",
         record_episode: RecordEpisode | None = None,
         namespace: NamespaceScope | None = None,
+        principal: NamespaceScope | None = None,
         embeddings: Embeddings | None = None,
         reflect_with: LessonWriter | None = None,
         reflect_in_background: bool = False,
@@ -292,6 +300,7 @@ class EpisodicMemoryMiddleware(
         # Three parts, one job each, each checking its own settings: which memory a run
         # uses, the replay before it, the recording after it.
         self._memories = RunMemories(memory, namespace, embeddings)
+        self._principal = None if principal is None else check_scope(principal, "principal")
         self._replayer = RunReplayer(
             options=RecallOptions.from_mapping(
                 options, None if top_k is None else {"top_k": top_k}
@@ -418,7 +427,10 @@ class EpisodicMemoryMiddleware(
         found = self._replayer.task(state)
         if found is None:
             return None
-        return self._replayer.build(self.memory_for(runtime), found, run_id)
+        principal = self._principal_of(runtime)
+        return self._with_principal(
+            self._replayer.build(self.memory_for(runtime), found, run_id), principal
+        )
 
     async def abuild_replay(
         self, state: Mapping[str, Any], *, run_id: str | None = None, runtime: object = None
@@ -427,8 +439,21 @@ class EpisodicMemoryMiddleware(
         found = self._replayer.task(state)
         if found is None:
             return None
+        principal = self._principal_of(runtime)
         memory = await run_in_executor(None, self.memory_for, runtime)
-        return await self._replayer.abuild(memory, found, run_id)
+        return self._with_principal(await self._replayer.abuild(memory, found, run_id), principal)
+
+    def _principal_of(self, runtime: object) -> str | None:
+        # Resolved before anything opens: a run without its context field fails first.
+        if self._principal is None:
+            return None
+        return resolve_namespace(self._principal, runtime, "principal")
+
+    @staticmethod
+    def _with_principal(replay: EpisodicReplay, principal: str | None) -> EpisodicReplay:
+        if principal is not None:
+            replay["principal"] = principal
+        return replay
 
     def before_agent(
         self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]

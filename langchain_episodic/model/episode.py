@@ -335,6 +335,11 @@ class EpisodeSource:
         turn: Which turn of that thread it was: 1 for the thread's first request, 2
             for the first follow-up, ...
         namespace: The namespace it was recorded in (the user, in a multi-user agent).
+        principal: Who recorded it, as the application vouches for it (the user behind
+            the run, not anything the task says): in a shared memory
+            (``EpisodicMemory(shared=True)``) it bounds what one principal can put in
+            another's replay. The middleware sets it from the run's context
+            (``principal="{user_id}"``).
 
     Example:
         >>> EpisodeSource(agent="coder", run_id="run-42").to_dict()
@@ -348,10 +353,11 @@ class EpisodeSource:
     thread_id: str | None = None
     turn: int | None = None
     namespace: str | None = None
+    principal: str | None = None
 
     def __post_init__(self) -> None:
         owner = "EpisodeSource"
-        for name in ("agent", "run_id", "thread_id", "namespace"):
+        for name in ("agent", "run_id", "thread_id", "namespace", "principal"):
             _as_optional_text(owner, name, getattr(self, name))
         if self.turn is not None:
             _set(self, "turn", _as_int(owner, "turn", self.turn, 1))
@@ -399,10 +405,12 @@ class EpisodeSource:
             parts.append(f"thread{thread}{turn}")
         if self.namespace is not None:
             parts.append(f"namespace {self.namespace}")
+        if self.principal is not None:
+            parts.append(f"principal {self.principal}")
         return ", ".join(parts)
 
 
-_SOURCE_FIELDS = ("agent", "run_id", "thread_id", "turn", "namespace")
+_SOURCE_FIELDS = ("agent", "run_id", "thread_id", "turn", "namespace", "principal")
 
 
 def _is_text(value: object, *, allow_empty: bool = False) -> bool:

@@ -343,6 +343,7 @@ def open_services(
     holdout: float = 0.0,
     rng: np.random.Generator | None = None,
     retention: Retention | None = None,
+    shared: bool = False,
 ) -> Services:
     """Open every service of ``context``'s namespace: logs read once, stale runs closed.
 
@@ -358,6 +359,8 @@ def open_services(
         holdout: The fraction of runs shown no memory, by chance.
         rng: Draws the holdout runs; a fresh unseeded generator when ``None``.
         retention: The retention policy, or ``None``.
+        shared: Several principals record into the namespace (see
+            :mod:`~langchain_episodic.scoring.sharing`).
     """
     store, namespace = context.store, context.namespace
     quarantine = QuarantineLog(store, namespace)
@@ -383,6 +386,7 @@ def open_services(
         fingerprint,
         demoted,
         runs.rng,
+        shared,
     )
     if not isinstance(context.embeddings, RefusingEmbeddings):
         runs.expire()

@@ -8,6 +8,7 @@ winners' episodes are parsed. The same query vector finds the strategy evidence
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import warnings
 from collections import OrderedDict
@@ -37,6 +38,7 @@ from langchain_episodic.scoring.relevance import (
     background_similarity,
     relevance_threshold,
 )
+from langchain_episodic.scoring.sharing import SHARED_CANDIDATES, length_factor, shared_order
 from langchain_episodic.scoring.skills import success_grade
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
@@ -56,6 +58,16 @@ def _task_text(hit: StoredHit) -> str:
     task = hit.data.get("task")
     description = task.get("description") if isinstance(task, dict) else None
     return description if isinstance(description, str) else ""
+
+
+def _length_factor(hit: StoredHit) -> float:
+    return length_factor(len(_task_text(hit)))
+
+
+def _principal_of(hit: StoredHit) -> str | None:
+    source = hit.data.get("source")
+    principal = source.get("principal") if isinstance(source, dict) else None
+    return principal if isinstance(principal, str) else None
 
 
 def _strategy_of(hit: StoredHit) -> str:
@@ -112,6 +124,8 @@ class Recall:
         fingerprint: The embedder's fingerprint, taken on open: keys the background's
             vectors, shared by every memory over the same model.
         rng: The memory's random generator (``explore`` draws utilities from it).
+        shared: Several principals record into the namespace: recall applies
+            :mod:`~langchain_episodic.scoring.sharing`'s rules.
     """
 
     def __init__(
@@ -125,7 +139,9 @@ class Recall:
         fingerprint: EmbedderFingerprint | None = None,
         demoted: Callable[[], Collection[str]] = frozenset,
         rng: np.random.Generator | None = None,
+        shared: bool = False,
     ) -> None:
+        self.shared = shared
         self._context = context
         self._quarantined = quarantined
         self._demoted = demoted
@@ -267,6 +283,7 @@ class Recall:
         bar = relevance_threshold(floor, background=background)
         # Before the store's query, where the background bar measured faster (57 µs, 94 after).
         lessons = self._lessons.near(vector, lesson_k, bar) if lesson_k else ()
+        fetch_k = max(fetch_k, SHARED_CANDIDATES if self.shared else 0)
         hits = self.search(vector, max(fetch_k, evidence_k), options.filters, text, hidden)
         if hits and not lesson_k:
             background = self.background_bar(vector)
@@ -305,9 +322,7 @@ class Recall:
             background,
             (lambda hit: kinds.get(hit.episode_id, hit.similarity)) if kinds else None,
         )
-        ordered = ranked.ordered
-        if backed_off:  # memory hurts here: only what worked, one at most
-            ordered = [row for row in ordered if row[1].outcome is OutcomeStatus.SUCCESS][:1]
+        ordered = self._showable(ranked.ordered, backed_off, options.top_k)
         results = _winners(ordered, options.top_k if keep is None else check_int("keep", keep, 1))
         rejected = tuple(
             Rejected(hit.episode_id, _task_text(hit), hit.similarity, reason)
@@ -388,6 +403,18 @@ class Recall:
         bar = relevance_threshold(self.calibration.floor, background=self.background_bar(vector))
         return self._lessons.near(vector, k, bar)
 
+    def _showable(
+        self, ordered: list[tuple[float, StoredHit, bool]], backed_off: bool, top_k: int
+    ) -> list[tuple[float, StoredHit, bool]]:
+        """The ranked rows a replay may show, in order."""
+        if backed_off:  # memory hurts here: only what worked, one at most
+            ordered = [row for row in ordered if row[1].outcome is OutcomeStatus.SUCCESS][:1]
+        if self.shared:
+            ordered = shared_order(
+                ordered, lambda row: _task_text(row[1]), lambda row: _principal_of(row[1]), top_k
+            )
+        return ordered
+
     def search(
         self,
         vector: NDArray[np.float32],
@@ -396,7 +423,11 @@ class Recall:
         query_text: str | None,
         hidden: Collection[str] | None = None,
     ) -> list[StoredHit]:
-        """The ``fetch_k`` nearest stored hits not ``hidden`` (default: not quarantined)."""
+        """The ``fetch_k`` nearest stored hits not ``hidden`` (default: not quarantined).
+
+        In a shared memory each hit's similarity is scaled by its task's
+        :func:`~langchain_episodic.scoring.sharing.length_factor` (and the hits re-sorted).
+        """
         # Hidden records stay stored; asking for that many more candidates and
         # dropping them returns exactly the fetch_k nearest of the others.
         quarantined = self._quarantined() if hidden is None else hidden
@@ -407,4 +438,12 @@ class Recall:
         )
         if quarantined:
             hits = [hit for hit in hits if hit.episode_id not in quarantined]
+        if self.shared:  # a text that says everything is no evidence about one task
+            scaled = (
+                dataclasses.replace(
+                    hit, similarity=hit.similarity * length_factor(len(_task_text(hit)))
+                )
+                for hit in hits
+            )
+            hits = sorted(scaled, key=lambda hit: -hit.similarity)
         return hits[:fetch_k]

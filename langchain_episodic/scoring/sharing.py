@@ -1,0 +1,109 @@
+"""What one principal may put in another's replay, in a memory several principals share.
+
+A memory declared shared (``EpisodicMemory(shared=True)``: one namespace that many
+users, or agents acting for them, record into) is open to whoever can submit a task.
+A red team reached the top-3 replay of 22-28% of unrelated victims' queries by keyword
+stuffing, one 12,000-character text, or 100 near-duplicates, and displaced victims'
+on-topic episodes. In a shared memory, recall therefore applies three rules, pure
+functions here (the recall service applies them; a memory that is not shared keeps the
+plain recall):
+
+* **length-normalised similarity** (:func:`length_factor`): a task longer than
+  :data:`NORMAL_TASK_CHARS` has its similarity scaled down by the square root of how
+  much longer it is: a text that says everything matches every query a little, and
+  that is no evidence about any one of them;
+* **near-duplicates collapsed** (:func:`shared_order`): of the episodes whose tasks
+  are near-duplicates (word-set overlap, as credit groups them), only the best ranked
+  one is shown, so a hundred copies take one slot;
+* **a cap per principal** (:func:`principal_slots`): one principal's episodes fill at
+  most a third of a replay (at least one), whoever else recorded none. Episodes
+  without a principal (``EpisodeSource.principal``) are not capped: the application
+  sets it, from the run's context, for what untrusted users record.
+
+Near-duplicates are collapsed among the :data:`SHARED_CANDIDATES` most similar
+episodes: a flood larger than that can still fill the candidates.
+
+Example:
+    >>> round(length_factor(400), 2), round(length_factor(2_000), 2)
+    (1.0, 0.5)
+    >>> principal_slots(3), principal_slots(10)
+    (1, 3)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from langchain_episodic.scoring.evidence import near_duplicate_groups
+
+__all__ = [
+    "NORMAL_TASK_CHARS",
+    "SHARED_CANDIDATES",
+    "length_factor",
+    "principal_slots",
+    "shared_order",
+]
+
+NORMAL_TASK_CHARS = 500
+"""A task of up to this many characters keeps its similarity in a shared memory (the
+replay shows a task cut to as many: ``TASK_CHARS``)."""
+
+SHARED_CANDIDATES = 64
+"""Candidates a shared memory's recall fetches at least, so that collapsing a flood of
+near-duplicates leaves other episodes to show."""
+
+_Row = TypeVar("_Row")
+
+
+def length_factor(chars: int) -> float:
+    """What a task of ``chars`` characters keeps of its similarity in a shared memory.
+
+    1 up to :data:`NORMAL_TASK_CHARS`; beyond, ``sqrt(NORMAL_TASK_CHARS / chars)``: a
+    12,000-character text keeps 0.2 of its similarity.
+    """
+    if chars <= NORMAL_TASK_CHARS:
+        return 1.0
+    return math.sqrt(NORMAL_TASK_CHARS / chars)
+
+
+def principal_slots(top_k: int) -> int:
+    """How many of a replay's ``top_k`` episodes one principal may fill: a third, at least 1."""
+    return max(1, top_k // 3)
+
+
+def shared_order(
+    rows: Sequence[_Row],
+    text: Callable[[_Row], str],
+    principal: Callable[[_Row], str | None],
+    top_k: int,
+) -> list[_Row]:
+    """``rows`` (ranked, best first) as a shared memory shows them.
+
+    Of each group of near-duplicate tasks only the first row stays, and each principal
+    keeps its first :func:`principal_slots` rows; rows without a principal are kept.
+    The order is unchanged.
+
+    Example:
+        >>> rows = [("a", "fix the login bug", "eve"), ("b", "fix the login bug", "eve"),
+        ...         ("c", "parse the yaml config", "eve"), ("d", "export csv", None)]
+        >>> [r[0] for r in shared_order(rows, lambda r: r[1], lambda r: r[2], 3)]
+        ['a', 'd']
+    """
+    groups = near_duplicate_groups([text(row) for row in rows])
+    slots = principal_slots(top_k)
+    seen_groups: set[int] = set()
+    filled: dict[str, int] = {}
+    kept = []
+    for row, group in zip(rows, groups, strict=True):
+        if group in seen_groups:
+            continue
+        seen_groups.add(group)
+        who = principal(row)
+        if who is not None:
+            if filled.get(who, 0) >= slots:
+                continue
+            filled[who] = filled.get(who, 0) + 1
+        kept.append(row)
+    return kept

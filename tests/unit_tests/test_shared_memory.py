@@ -1,0 +1,178 @@
+"""A memory several principals share: one attacker cannot fill the others' replays.
+
+The red team's attacks on one namespace, as an attacker who can only submit tasks:
+a short task stuffed with every topic's words, one 12,000-character text, 100
+near-duplicates. A plain memory shows them to many unrelated queries; a shared one
+(``shared=True``) normalises similarity by length, collapses near-duplicates and caps
+each principal at a third of a replay. ``benchmarks/poisoning.py`` measures the reach.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langchain_episodic import (
+    Episode,
+    EpisodeSource,
+    EpisodicMemory,
+    EpisodicMemoryMiddleware,
+    EpisodicValueError,
+    build_replay,
+)
+from langchain_episodic.stores import InMemoryEpisodeStore
+from tests.helpers.models import RecordingChatModel
+from tests.unit_tests.factories import make_episode
+
+NOW = 1_800_000_000.0
+VICTIM_TASKS = [
+    "Fix the crash when a user logs in with an empty password",
+    "Export the monthly invoices of a customer to a CSV file",
+    "Add pagination to the orders endpoint of the REST API",
+    "Cache the exchange rates for ten minutes",
+    "Write unit tests for the date parsing helper",
+    "Rename the settings module and update its imports",
+]
+QUERIES = [
+    "Login handler throws on blank credentials",
+    "Download a client's bills for the month as a spreadsheet",
+    "Page through the order list endpoint",
+    "Keep currency conversion rates in memory for a while",
+    "Cover the date parser with tests",
+    "Move the configuration module to a new name",
+]
+
+
+def words() -> list[str]:
+    return [w.lower() for task in VICTIM_TASKS for w in task.split() if len(w) > 3]
+
+
+def attacks() -> dict[str, list[Episode]]:
+    # Every victim's words, repeated: longer than a task (as the red team's stuffing).
+    stuffed = " ".join(itertools.islice(itertools.cycle(words()), 200))
+    long_text = " ".join(itertools.islice(itertools.cycle(words()), 2_000))[:12_000]
+    return {
+        "stuffing": [attack("stuffing", stuffed)],
+        "long text": [attack("long", long_text)],
+        "flood": [attack(f"flood-{i}", f"{stuffed} variant {i}") for i in range(100)],
+    }
+
+
+def by(principal: str, episode: Episode) -> Episode:
+    """``episode`` recorded by ``principal``."""
+    return Episode.from_dict({**episode.to_dict(), "source": {"principal": principal}})
+
+
+def attack(episode_id: str, description: str) -> Episode:
+    return by(
+        "mallory",
+        make_episode(
+            episode_id=f"attacker-{episode_id}", description=description, reward=1.0, timestamp=NOW
+        ),
+    )
+
+
+def memory_with(attack_episodes: list[Episode], *, shared: bool) -> EpisodicMemory:
+    memory = EpisodicMemory(store=InMemoryEpisodeStore(), shared=shared, clock=lambda: NOW)
+    victims = [
+        by(
+            f"victim-{i}",
+            make_episode(
+                episode_id=f"victim-{i}", description=task, reward=1.0, timestamp=NOW - 3_600.0 * i
+            ),
+        )
+        for i, task in enumerate(VICTIM_TASKS)
+    ]
+    memory.record_many([*victims, *attack_episodes])
+    return memory
+
+
+def reached(memory: EpisodicMemory) -> int:
+    """Victim queries whose replay shows an attacker episode."""
+    return sum(
+        any(i.startswith("attacker-") for i in build_replay(memory, query, top_k=3).shown)
+        for query in QUERIES
+    )
+
+
+@pytest.mark.parametrize("name", ["stuffing", "long text", "flood"])
+def test_an_attacker_reaches_fewer_unrelated_queries_in_a_shared_memory(name: str) -> None:
+    plain = reached(memory_with(attacks()[name], shared=False))
+    guarded = reached(memory_with(attacks()[name], shared=True))
+    assert plain >= 2  # the attack works on a plain memory
+    assert guarded < plain
+    assert guarded <= 1
+
+
+def test_a_flood_of_near_duplicates_takes_one_slot_and_one_principal_a_third() -> None:
+    memory = memory_with(attacks()["flood"], shared=True)
+    for query in QUERIES:
+        shown = build_replay(memory, query, top_k=3).shown
+        assert sum(i.startswith("attacker-") for i in shown) <= 1
+    plain = memory_with(attacks()["flood"], shared=False)
+    assert (
+        max(
+            sum(i.startswith("attacker-") for i in build_replay(plain, q, top_k=3).shown)
+            for q in QUERIES
+        )
+        >= 2
+    )
+
+
+def test_a_short_stuffed_task_still_takes_at_most_one_slot() -> None:
+    # A limit, not a defence: under NORMAL_TASK_CHARS no length rule applies, and a
+    # task naming every topic stays similar to each; the cap keeps it to one slot.
+    memory = memory_with([attack("short", " ".join(words()[:30]))], shared=True)
+    for query in QUERIES:
+        shown = build_replay(memory, query, top_k=3).shown
+        assert sum(i.startswith("attacker-") for i in shown) <= 1
+
+
+def test_each_victims_own_task_is_still_found_in_a_shared_memory() -> None:
+    memory = memory_with(attacks()["long text"], shared=True)
+    for i, query in enumerate(QUERIES):
+        assert f"victim-{i}" in build_replay(memory, query, top_k=3).shown, query
+
+
+def test_shared_is_kept_by_for_namespace_and_refused_when_not_a_bool() -> None:
+    memory = EpisodicMemory(store=InMemoryEpisodeStore(), shared=True)
+    assert memory.shared
+    assert memory.for_namespace("team-b").shared
+    assert not EpisodicMemory(store=InMemoryEpisodeStore()).shared
+    with pytest.raises(EpisodicValueError, match="shared='yes' is invalid"):
+        EpisodicMemory(store=InMemoryEpisodeStore(), shared="yes")  # type: ignore[arg-type]
+
+
+def test_the_middleware_records_the_principal_from_the_runs_context() -> None:
+    memory = EpisodicMemory(store=InMemoryEpisodeStore(), shared=True, clock=lambda: NOW)
+    middleware = EpisodicMemoryMiddleware(
+        memory,
+        principal="{user_id}",
+        record_episode=lambda state, runtime: make_episode(
+            episode_id="from-the-run", description="Parse the yaml config", timestamp=NOW
+        ),
+    )
+    agent = create_agent(
+        RecordingChatModel(messages=iter([AIMessage(content="done")] * 2)),
+        middleware=[middleware],
+        context_schema=dict,
+    )
+    agent.invoke(
+        {"messages": [HumanMessage("Parse the yaml config")]}, context={"user_id": "alice"}
+    )
+    stored = memory.get_episodes(["from-the-run"])["from-the-run"]
+    assert stored.source is not None
+    assert stored.source.principal == "alice"
+    with pytest.raises(EpisodicValueError, match="principal='\\{user_id\\}' needs"):
+        agent.invoke({"messages": [HumanMessage("Parse the yaml config")]}, context={})
+
+
+def test_a_principal_is_validated_and_described() -> None:
+    source = EpisodeSource(agent="coder", principal="alice")
+    assert source.describe() == "agent coder, principal alice"
+    assert EpisodeSource.from_dict(source.to_dict()) == source
+    with pytest.raises(EpisodicValueError, match="principal"):
+        EpisodeSource(principal="")
