@@ -214,7 +214,10 @@ def _credit(state: Mapping[str, Any], episode: Episode, memory: EpisodicMemory) 
     replay = replay_of(state)
     run_id = None if replay is None else replay.get("run_id")
     if run_id is not None:
-        memory.runs.close(run_id, episode.feedback.reward, by=_CREDITED_BY)
+        # A run acting for a principal is credited by it (a shared memory then gives
+        # its reward no say over that principal's own episodes).
+        by = replay.get("principal") if replay is not None else None
+        memory.runs.close(run_id, episode.feedback.reward, by=by or _CREDITED_BY)
 
 
 def _check_episode(value: object) -> Episode | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from langchain_episodic.errors import (
     CreditError,
@@ -85,6 +85,10 @@ class CreditLog:
         turn: A condition on the memory's lock, which guards this log: outcomes
             written concurrently (:meth:`close_concurrently`) wait on it for their
             turn to be folded in (a fresh one when not given).
+
+    In a shared memory ``own_episodes`` is set (:func:`recorded_by`): an outcome
+    credited ``by`` a principal leaves out the episodes that principal recorded, so
+    that no principal's runs raise (or lower) its own episodes.
     """
 
     def __init__(
@@ -113,6 +117,8 @@ class CreditLog:
         # without the memory's lock, folded in this order once the earlier ones are.
         self._in_flight: dict[tuple[float, str], CreditEvent | None] = {}
         self._unfolded = False  # an ended outcome could not be folded in its turn
+        # A shared memory's: (by, ids) -> the ids among them that principal recorded.
+        self.own_episodes: Callable[[str, Sequence[str]], Collection[str]] | None = None
 
     def closed_here(self, run_id: str) -> CreditEvent | None:
         """The outcome this log wrote (or found stored) for ``run_id`` lately, or ``None``.
@@ -315,6 +321,10 @@ class CreditLog:
             self.injections.pop(run_id, None)
             raise CreditError(run_id, self._namespace, "has no injection record")
         episode_ids = tuple(dict.fromkeys(i for injection in shown for i in injection.episode_ids))
+        if self.own_episodes is not None and by is not None and episode_ids:
+            # A shared memory: a principal's runs are no evidence for what it recorded.
+            own = self.own_episodes(by, episode_ids)
+            episode_ids = tuple(i for i in episode_ids if i not in own)
         # A holdout run is one every prompt of which was held out (a run shown
         # something by any of its prompts saw memory).
         holdout = all(injection.holdout for injection in shown)
@@ -420,3 +430,15 @@ def describe_outcome(event: CreditEvent | None) -> str:
     if event.reward is None:
         return f"was closed without credit {describe_moment(event.at)} (it stayed open too long)"
     return f"was already credited {describe_moment(event.at)} with reward {event.reward:.3f}"
+
+
+def recorded_by(
+    store: EpisodeStore, namespace: str, principal: str, episode_ids: Sequence[str]
+) -> set[str]:
+    """The ids among ``episode_ids`` whose episode ``principal`` recorded (its source says)."""
+    found = store.get(namespace, list(episode_ids))
+    return {
+        episode_id
+        for episode_id, episode in found.items()
+        if episode.source is not None and episode.source.principal == principal
+    }

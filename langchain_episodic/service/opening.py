@@ -11,6 +11,7 @@ re-embedding its task.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -40,6 +41,7 @@ from langchain_episodic.scoring.relevance import Calibration
 from langchain_episodic.scoring.retention import Retention
 from langchain_episodic.service.context import NamespaceContext, check_vectors
 from langchain_episodic.service.credit import Runs
+from langchain_episodic.service.credit_log import recorded_by
 from langchain_episodic.service.erasure import Eraser
 from langchain_episodic.service.journal import Journal
 from langchain_episodic.service.lessons import Lessons
@@ -365,6 +367,8 @@ def open_services(
     store, namespace = context.store, context.namespace
     quarantine = QuarantineLog(store, namespace)
     journal = Journal(context, half_life)
+    if shared:
+        journal.credit.own_episodes = functools.partial(recorded_by, store, namespace)
     runs = Runs(context, journal.credit, open_run_ttl, holdout, rng)
 
     pins = QuarantineLog(store, namespace, PIN_STATE_KEY, on="pin")

@@ -111,7 +111,10 @@ class EpisodeWriter:
                     new = self._eraser.remove_late(new, late)
         for episode in new:
             if episode.source is not None and episode.source.run_id is not None:
-                self._runs.close(episode.source.run_id, episode.feedback.reward)
+                # by its principal: in a shared memory, no evidence for its own episodes
+                self._runs.close(
+                    episode.source.run_id, episode.feedback.reward, episode.source.principal
+                )
         if late:
             raise EpisodeForgottenError(context.namespace, late)
         if self._eraser.noted_write(new):

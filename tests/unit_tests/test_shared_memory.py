@@ -176,3 +176,49 @@ def test_a_principal_is_validated_and_described() -> None:
     assert EpisodeSource.from_dict(source.to_dict()) == source
     with pytest.raises(EpisodicValueError, match="principal"):
         EpisodeSource(principal="")
+
+
+def credited_by_attacker(*, shared: bool) -> EpisodicMemory:
+    """The attacker's poison, shown in 30 of its own runs, each credited 1.0 by it."""
+    memory = memory_with([attack("poison", VICTIM_TASKS[0] + " quickly")], shared=shared)
+    for run in range(30):
+        run_id = f"mallory-run-{run}"
+        memory.runs.note(run_id, ["attacker-poison"], VICTIM_TASKS[0])
+        memory.runs.credit(run_id, 1.0, by="mallory")
+    # A victim's run shown it and crediting it counts in both memories.
+    memory.runs.note("victim-run", ["attacker-poison"], VICTIM_TASKS[0])
+    memory.runs.credit("victim-run", 0.0, by="victim-1")
+    return memory
+
+
+def test_a_principal_cannot_raise_its_own_episodes_with_its_own_runs() -> None:
+    plain = credited_by_attacker(shared=False).runs.utility("attacker-poison")
+    shared = credited_by_attacker(shared=True).runs.utility("attacker-poison")
+    assert plain.credited_runs == 31
+    assert plain.estimate(NOW) > 0.7  # 30 runs at 1.0 raise it on a plain memory
+    assert shared.credited_runs == 1  # only the victim's run is evidence
+    assert shared.estimate(NOW) < 0.5
+
+
+def test_the_middleware_credits_a_run_by_its_principal() -> None:
+    memory = EpisodicMemory(store=InMemoryEpisodeStore(), shared=True, clock=lambda: NOW)
+    memory.record(by("alice", make_episode(episode_id="alices", timestamp=NOW - 60.0)))
+    middleware = EpisodicMemoryMiddleware(
+        memory,
+        principal="{user_id}",
+        record_episode=lambda state, runtime: make_episode(
+            episode_id="run-episode", reward=1.0, timestamp=NOW
+        ),
+    )
+    agent = create_agent(
+        RecordingChatModel(messages=iter([AIMessage(content="done")] * 2)),
+        middleware=[middleware],
+        context_schema=dict,
+    )
+    agent.invoke({"messages": [HumanMessage("Implement login form")]}, context={"user_id": "alice"})
+    injections = [e for e in memory.journal.entries() if '"episode_ids"' in e.payload]
+    assert any("alices" in e.payload for e in injections)  # the run was shown it
+    (event,) = memory.runs.log()
+    assert event.by == "alice"
+    assert "alices" not in event.episode_ids  # shown to alice's run, no evidence for it
+    assert memory.runs.utility("alices").credited_runs == 0
