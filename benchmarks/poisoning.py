@@ -7,12 +7,13 @@ would. An attacker who can only submit tasks then records, one attack at a time:
 
 * **stuffing**: one short task stuffed with three words of every victim task;
 * **long text**: one 12,000-character task (every victim task's words, repeated);
-* **flood**: 100 near-duplicates of one stuffed task.
+* **flood**: 100 near-duplicates of one stuffed task;
+* **copycat**: a copy of every victim task, recorded after it (newer, so ranked higher).
 
 For each attack, side by side on the same episodes: a plain memory (``shared=False``,
 as before) and a shared one (``shared=True``). Reported: **reach**, the share of
-victim queries whose replay shows an attacker episode (every query is unrelated to the
-attacker, who has no real task); **displaced**, the share of queries whose own task
+victim queries whose replay shows an attacker episode (the attacker has no task of its
+own: every episode it shows is poison); **displaced**, the share of queries whose own task
 was shown without the attack and is not with it. Embeddings: the packaged
 StaticEmbeddings (offline).
 
@@ -91,10 +92,18 @@ def flood() -> list[Episode]:
     ]
 
 
+def copycat() -> list[Episode]:
+    return [
+        episode(f"attack-copy-{task.key}", f"{task.description} now", ATTACKER, NOW - 60.0)
+        for task in TASKS
+    ]
+
+
 ATTACKS: dict[str, Callable[[], list[Episode]]] = {
     "stuffing": stuffing,
     "long text": long_text,
     "flood": flood,
+    "copycat": copycat,
 }
 
 

@@ -13,8 +13,10 @@ plain recall):
   much longer it is: a text that says everything matches every query a little, and
   that is no evidence about any one of them;
 * **near-duplicates collapsed** (:func:`shared_order`): of the episodes whose tasks
-  are near-duplicates (word-set overlap, as credit groups them), only the best ranked
-  one is shown, so a hundred copies take one slot;
+  are near-duplicates (word-set overlap, as credit groups them), one is shown, at the
+  group's best rank: the one recorded first, so that a hundred copies take one slot and
+  a copy of a victim's task recorded later (newer, so ranked higher) cannot push the
+  original out;
 * **a cap per principal** (:func:`principal_slots`): one principal's episodes fill at
   most a third of a replay (at least one), whoever else recorded none. Episodes
   without a principal (``EpisodeSource.principal``) are not capped: the application
@@ -78,28 +80,35 @@ def shared_order(
     text: Callable[[_Row], str],
     principal: Callable[[_Row], str | None],
     top_k: int,
+    recorded_at: Callable[[_Row], float] = lambda row: 0.0,
 ) -> list[_Row]:
     """``rows`` (ranked, best first) as a shared memory shows them.
 
-    Of each group of near-duplicate tasks only the first row stays, and each principal
-    keeps its first :func:`principal_slots` rows; rows without a principal are kept.
-    The order is unchanged.
+    Each group of near-duplicate tasks is shown once, at its best rank, by its member
+    recorded first (``recorded_at``; ties: the better ranked); then each principal keeps
+    its first :func:`principal_slots` rows (rows without a principal are kept).
 
     Example:
-        >>> rows = [("a", "fix the login bug", "eve"), ("b", "fix the login bug", "eve"),
-        ...         ("c", "parse the yaml config", "eve"), ("d", "export csv", None)]
-        >>> [r[0] for r in shared_order(rows, lambda r: r[1], lambda r: r[2], 3)]
-        ['a', 'd']
+        >>> rows = [("copy", "fix the login bug", "eve", 9.0), ("c", "parse yaml", "eve", 5.0),
+        ...         ("original", "fix the login bug", "bob", 1.0), ("d", "export csv", None, 2.0)]
+        >>> kept = shared_order(rows, lambda r: r[1], lambda r: r[2], 3, lambda r: r[3])
+        >>> [r[0] for r in kept]
+        ['original', 'c', 'd']
     """
     groups = near_duplicate_groups([text(row) for row in rows])
+    first: dict[int, _Row] = {}
+    for row, group in zip(rows, groups, strict=True):
+        if group not in first or recorded_at(row) < recorded_at(first[group]):
+            first[group] = row
     slots = principal_slots(top_k)
     seen_groups: set[int] = set()
     filled: dict[str, int] = {}
     kept = []
-    for row, group in zip(rows, groups, strict=True):
+    for group in groups:
         if group in seen_groups:
             continue
         seen_groups.add(group)
+        row = first[group]
         who = principal(row)
         if who is not None:
             if filled.get(who, 0) >= slots:

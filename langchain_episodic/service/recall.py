@@ -411,7 +411,11 @@ class Recall:
             ordered = [row for row in ordered if row[1].outcome is OutcomeStatus.SUCCESS][:1]
         if self.shared:
             ordered = shared_order(
-                ordered, lambda row: _task_text(row[1]), lambda row: _principal_of(row[1]), top_k
+                ordered,
+                lambda row: _task_text(row[1]),
+                lambda row: _principal_of(row[1]),
+                top_k,
+                lambda row: row[1].timestamp,
             )
         return ordered
 

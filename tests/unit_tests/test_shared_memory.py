@@ -131,6 +131,16 @@ def test_a_short_stuffed_task_still_takes_at_most_one_slot() -> None:
         assert sum(i.startswith("attacker-") for i in shown) <= 1
 
 
+def test_a_later_copy_of_a_victims_task_cannot_push_the_original_out() -> None:
+    copies = [attack(f"copy-{i}", f"{task} now") for i, task in enumerate(VICTIM_TASKS)]
+    plain = memory_with(copies, shared=False)
+    shared = memory_with(copies, shared=True)
+    assert reached(plain) >= 5  # newer, so ranked above the original
+    assert reached(shared) == 0
+    for i, query in enumerate(QUERIES):
+        assert f"victim-{i}" in build_replay(shared, query, top_k=3).shown
+
+
 def test_each_victims_own_task_is_still_found_in_a_shared_memory() -> None:
     memory = memory_with(attacks()["long text"], shared=True)
     for i, query in enumerate(QUERIES):
