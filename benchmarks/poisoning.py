@@ -2,8 +2,9 @@
 
 Victims: the hand-written coding tasks of ``retrieval_data.TASKS`` (64), each recorded
 once, successfully, by one of five victim principals, in one namespace. Queries: each
-task's first paraphrase, asked through ``build_replay`` (top 3), as the victims' agents
-would. An attacker who can only submit tasks then records, one attack at a time:
+task's first paraphrase, asked through ``build_replay`` (top 3) by the victim who
+recorded the task (``principal=``: its own episodes are not capped), as the victims'
+agents would. An attacker who can only submit tasks then records, one attack at a time:
 
 * **stuffing**: one short task stuffed with three words of every victim task;
 * **long text**: one 12,000-character task (every victim task's words, repeated);
@@ -108,8 +109,15 @@ ATTACKS: dict[str, Callable[[], list[Episode]]] = {
 
 
 def shown(memory: EpisodicMemory) -> list[tuple[str, ...]]:
-    """The episode ids each victim query's replay shows."""
-    return [tuple(build_replay(memory, task.paraphrases[0], top_k=TOP_K).shown) for task in TASKS]
+    """The episode ids each victim query's replay shows, asked by the victim who owns it."""
+    return [
+        tuple(
+            build_replay(
+                memory, task.paraphrases[0], top_k=TOP_K, principal=f"victim-{i % 5}"
+            ).shown
+        )
+        for i, task in enumerate(TASKS)
+    ]
 
 
 def measure(

@@ -106,6 +106,9 @@ class RunReplayer:
         msg = f"task_extractor returned {task!r}: expected a str, a TaskDescription or None"
         raise TypeError(msg)
 
+    def _options_for(self, principal: str | None) -> RecallOptions:
+        return self.options if principal is None else self.options.replace(principal=principal)
+
     def _prompt_settings(self) -> dict[str, Any]:
         """How :func:`~langchain_episodic.build_replay` should format the prompt."""
         return {
@@ -120,15 +123,20 @@ class RunReplayer:
         memory: EpisodicMemory,
         found: tuple[TaskDescription, TaskDescription, int],
         run_id: str | None,
+        principal: str | None = None,
     ) -> EpisodicReplay:
-        """Recall once from ``memory`` for the run's task ``found`` (see :meth:`task`)."""
+        """Recall once from ``memory`` for the run's task ``found`` (see :meth:`task`).
+
+        ``principal``: who the run acts for (its own episodes are not capped in a
+        shared memory).
+        """
         task, thread_task, turn = found
         if self.infer_category:
             task, thread_task = memory.task(task), memory.task(thread_task)
         replay = build_replay(
             memory,
             task,
-            self.options,
+            self._options_for(principal),
             run_id=run_id,
             thread_id=None if run_id is None else thread_id(),
             **self._prompt_settings(),
@@ -140,6 +148,7 @@ class RunReplayer:
         memory: EpisodicMemory,
         found: tuple[TaskDescription, TaskDescription, int],
         run_id: str | None,
+        principal: str | None = None,
     ) -> EpisodicReplay:
         """Async twin of :meth:`build`."""
         task, thread_task, turn = found
@@ -150,7 +159,7 @@ class RunReplayer:
         replay = await abuild_replay(
             memory,
             task,
-            self.options,
+            self._options_for(principal),
             run_id=run_id,
             thread_id=None if run_id is None else thread_id(),
             **self._prompt_settings(),

@@ -429,7 +429,7 @@ class EpisodicMemoryMiddleware(
             return None
         principal = self._principal_of(runtime)
         return self._with_principal(
-            self._replayer.build(self.memory_for(runtime), found, run_id), principal
+            self._replayer.build(self.memory_for(runtime), found, run_id, principal), principal
         )
 
     async def abuild_replay(
@@ -441,7 +441,8 @@ class EpisodicMemoryMiddleware(
             return None
         principal = self._principal_of(runtime)
         memory = await run_in_executor(None, self.memory_for, runtime)
-        return self._with_principal(await self._replayer.abuild(memory, found, run_id), principal)
+        replay = await self._replayer.abuild(memory, found, run_id, principal)
+        return self._with_principal(replay, principal)
 
     def _principal_of(self, runtime: object) -> str | None:
         # Resolved before anything opens: a run without its context field fails first.

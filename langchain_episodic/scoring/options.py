@@ -102,6 +102,10 @@ class RecallOptions:
             simulation the mean did better. Only with ``use_utility``.
         filters: Restrict candidates by category, outcome or strategy.
         current_time: "Now" in seconds for recency; the memory's clock when ``None``.
+        principal: Who the recall is for (``EpisodeSource.principal``): in a shared
+            memory (``EpisodicMemory(shared=True)``) that principal's own episodes are
+            not held to the cap on one principal's share of a replay. The middleware
+            sets it from its ``principal=``. Ignored by a memory that is not shared.
         category: Init-only shorthand for ``filters=EpisodeFilter(category=...)``.
         outcome: Init-only shorthand for ``filters=EpisodeFilter(outcome=...)``.
     """
@@ -118,6 +122,7 @@ class RecallOptions:
     use_utility: bool = True
     use_lift: bool = True
     explore: bool = False
+    principal: str | None = None
     category: InitVar[CategoryArg] = None
     outcome: InitVar[OutcomeArg] = None
 
@@ -146,6 +151,7 @@ class RecallOptions:
             object.__setattr__(self, "min_similarity", floor)
         if self.current_time is not None:
             object.__setattr__(self, "current_time", check_time("current_time", self.current_time))
+        _check_principal(self.principal)
         if self.filters is not None and not isinstance(self.filters, EpisodeFilter):
             msg = f"filters={self.filters!r} is invalid: must be an EpisodeFilter"
             raise TypeError(msg)
@@ -241,6 +247,12 @@ class RecallOptions:
             raise TypeError(msg)
         options = base if base is not None else cls()
         return options.replace(**changes) if changes else options
+
+
+def _check_principal(principal: object) -> None:
+    if principal is not None and (not isinstance(principal, str) or not principal.strip()):
+        msg = f"principal={principal!r} is invalid: must be a non-empty string or None"
+        raise EpisodicValueError(msg)
 
 
 def _checked_margin(margin: object, ranking: str) -> float:

@@ -81,12 +81,14 @@ def shared_order(
     principal: Callable[[_Row], str | None],
     top_k: int,
     recorded_at: Callable[[_Row], float] = lambda row: 0.0,
+    requester: str | None = None,
 ) -> list[_Row]:
     """``rows`` (ranked, best first) as a shared memory shows them.
 
     Each group of near-duplicate tasks is shown once, at its best rank, by its member
     recorded first (``recorded_at``; ties: the better ranked); then each principal keeps
-    its first :func:`principal_slots` rows (rows without a principal are kept).
+    its first :func:`principal_slots` rows (rows without a principal are kept, and so
+    are the ``requester``'s own: the recall is for it).
 
     Example:
         >>> rows = [("copy", "fix the login bug", "eve", 9.0), ("c", "parse yaml", "eve", 5.0),
@@ -110,7 +112,7 @@ def shared_order(
         seen_groups.add(group)
         row = first[group]
         who = principal(row)
-        if who is not None:
+        if who is not None and who != requester:
             if filled.get(who, 0) >= slots:
                 continue
             filled[who] = filled.get(who, 0) + 1

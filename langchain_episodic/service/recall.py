@@ -322,7 +322,7 @@ class Recall:
             background,
             (lambda hit: kinds.get(hit.episode_id, hit.similarity)) if kinds else None,
         )
-        ordered = self._showable(ranked.ordered, backed_off, options.top_k)
+        ordered = self._showable(ranked.ordered, backed_off, options)
         results = _winners(ordered, options.top_k if keep is None else check_int("keep", keep, 1))
         rejected = tuple(
             Rejected(hit.episode_id, _task_text(hit), hit.similarity, reason)
@@ -404,7 +404,10 @@ class Recall:
         return self._lessons.near(vector, k, bar)
 
     def _showable(
-        self, ordered: list[tuple[float, StoredHit, bool]], backed_off: bool, top_k: int
+        self,
+        ordered: list[tuple[float, StoredHit, bool]],
+        backed_off: bool,
+        options: RecallOptions,
     ) -> list[tuple[float, StoredHit, bool]]:
         """The ranked rows a replay may show, in order."""
         if backed_off:  # memory hurts here: only what worked, one at most
@@ -414,8 +417,9 @@ class Recall:
                 ordered,
                 lambda row: _task_text(row[1]),
                 lambda row: _principal_of(row[1]),
-                top_k,
+                options.top_k,
                 lambda row: row[1].timestamp,
+                options.principal,
             )
         return ordered
 

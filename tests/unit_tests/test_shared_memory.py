@@ -147,6 +147,30 @@ def test_each_victims_own_task_is_still_found_in_a_shared_memory() -> None:
         assert f"victim-{i}" in build_replay(memory, query, top_k=3).shown, query
 
 
+def test_the_requesters_own_episodes_are_not_capped() -> None:
+    memory = EpisodicMemory(store=InMemoryEpisodeStore(), shared=True, clock=lambda: NOW)
+    memory.record_many(
+        [
+            by(
+                "alice",
+                make_episode(episode_id=f"alice-{i}", description=task, timestamp=NOW - i),
+            )
+            for i, task in enumerate(
+                [
+                    "Parse the yaml config and check the host key",
+                    "Load the yaml settings file and validate its ports",
+                    "Read a yaml configuration, verify the user field is set",
+                ]
+            )
+        ]
+    )
+    query = "Parse the yaml config and check its keys"
+    assert len(build_replay(memory, query, top_k=3).shown) == 1  # a third, for anyone else
+    assert len(build_replay(memory, query, top_k=3, principal="alice").shown) == 3
+    with pytest.raises(EpisodicValueError, match="principal=''"):
+        build_replay(memory, query, top_k=3, principal="")
+
+
 def test_shared_is_kept_by_for_namespace_and_refused_when_not_a_bool() -> None:
     memory = EpisodicMemory(store=InMemoryEpisodeStore(), shared=True)
     assert memory.shared
