@@ -65,6 +65,7 @@ __all__ = [
     "HOLDOUT_BASELINE_RUNS",
     "LIFT_WINDOW_HOLDOUT",
     "LIFT_WINDOW_WITH_MEMORY",
+    "PRINCIPAL_POLICY_RUNS",
     "PRESENTATION_WINDOW",
     "PRIOR_HELPED",
     "PRIOR_HURT",
@@ -532,6 +533,13 @@ def utility_factor(estimate: float, power: float = UTILITY_POWER) -> float:
     return float((2.0 * min(1.0, max(0.0, estimate))) ** power)
 
 
+PRINCIPAL_POLICY_RUNS = 20
+"""In a shared memory, one principal's runs that count as evidence for a presentation
+policy at most (per category): a tenth of the chooser's window."""
+
+_POLICY_KEY = "\x00policy\x00"  # keys the policy counts apart from episode ids
+
+
 class UtilityBook:
     """Every episode's :class:`EpisodeUtility`, kept up to date one event at a time.
 
@@ -542,12 +550,25 @@ class UtilityBook:
     runs (shown no memory by chance), the mean reward of those instead: a causal
     baseline, not one confounded with what recall happens to retrieve.
 
+    In a shared memory (``principal_runs`` set) one principal's runs (the outcome's
+    ``by``) are evidence for an episode ``principal_runs`` times at most, and for a
+    presentation policy :data:`PRINCIPAL_POLICY_RUNS` times (per category): a principal
+    cannot raise nor lower an episode, nor steer what the memory shows, with many runs
+    of its own.
+
     Args:
         half_life: How fast evidence is forgotten, in seconds.
+        principal_runs: The runs of one principal that count for one episode, or
+            ``None``: every run counts (a memory that is not shared).
     """
 
-    def __init__(self, half_life: float = UTILITY_HALF_LIFE) -> None:
+    def __init__(
+        self, half_life: float = UTILITY_HALF_LIFE, principal_runs: int | None = None
+    ) -> None:
         self.half_life = half_life
+        self.principal_runs = principal_runs
+        # (episode, principal) -> that principal's runs counted for the episode.
+        self._by: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.rows: dict[str, EpisodeUtility] = {}
         self._category: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
         self._shown: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
@@ -592,7 +613,7 @@ class UtilityBook:
         reward, category = event.reward, event.category
         for key in (category, ALL_CATEGORIES):
             self._lift_window(key)[1 if event.holdout else 0].append(reward)
-            if event.policy is not None and not event.holdout:
+            if event.policy is not None and not event.holdout and self._presents(key, event):
                 self._presented_window(key, event.policy).append(reward)
         total = self._category[category]
         held = self._holdout[category]
@@ -600,6 +621,11 @@ class UtilityBook:
             held[0] += reward
             held[1] += 1.0
         for episode_id in event.episode_ids:
+            if self.principal_runs is not None and event.by is not None:
+                counted = self._by[(episode_id, event.by)]
+                if counted >= self.principal_runs:
+                    continue  # this principal has had its say on this episode
+                self._by[(episode_id, event.by)] = counted + 1
             shown = self._shown[(episode_id, category)]
             if held[1] >= HOLDOUT_BASELINE_RUNS:
                 # Runs that saw no memory by chance: a baseline nothing was chosen for.
@@ -621,6 +647,16 @@ class UtilityBook:
         total[0] += reward
         total[1] += 1.0
 
+    def _presents(self, key: str, event: CreditEvent) -> bool:
+        """Whether ``event`` counts as evidence for its policy (a shared memory caps it)."""
+        if self.principal_runs is None or event.by is None:
+            return True
+        counted = (f"{_POLICY_KEY}{key}\x00{event.policy}", event.by)
+        if self._by[counted] >= PRINCIPAL_POLICY_RUNS:
+            return False
+        self._by[counted] += 1
+        return True
+
     def forget(self, subjects: Iterable[str]) -> None:
         """Drop what the book counted for ``subjects``: erased episodes (or lessons).
 
@@ -639,6 +675,8 @@ class UtilityBook:
         dropped = [subject for subject in gone if self.rows.pop(subject, None) is not None]
         for key in [key for key in self._shown if key[0] in gone]:
             del self._shown[key]
+        for counted in [counted for counted in self._by if counted[0] in gone]:
+            del self._by[counted]
         if dropped:
             self.version += 1
             self._recent.extend((self.version, subject) for subject in sorted(dropped))
@@ -724,7 +762,7 @@ class UtilityBook:
             >>> again.rows == book.rows, again.version, again.half_life
             (True, 1, 3600.0)
         """
-        return {
+        state: dict[str, Any] = {
             "half_life": self.half_life,
             "version": self.version,
             "rows": [
@@ -751,6 +789,10 @@ class UtilityBook:
                 [key, policy, list(window)] for (key, policy), window in self._presented.items()
             ),
         }
+        if self.principal_runs is not None or self._by:  # a shared memory's book
+            state["principal_runs"] = self.principal_runs
+            state["by"] = sorted([*key, count] for key, count in self._by.items())
+        return state
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> UtilityBook:
@@ -759,8 +801,11 @@ class UtilityBook:
         Raises:
             KeyError, TypeError, ValueError: ``state`` is not what :meth:`to_state` wrote.
         """
-        book = cls(float(state["half_life"]))
+        cap = state.get("principal_runs")  # absent before shared memories
+        book = cls(float(state["half_life"]), None if cap is None else int(cap))
         book.version = book._forgotten_before = int(state["version"])
+        for episode_id, principal, count in state.get("by", ()):
+            book._by[(str(episode_id), str(principal))] = int(count)
         for episode_id, helped, hurt, shown, runs, rewards, advantages, at, streak in state["rows"]:
             book.rows[str(episode_id)] = EpisodeUtility(
                 str(episode_id),
@@ -813,9 +858,10 @@ def book_from(
     injections: Iterable[Injection] = (),
     *,
     half_life: float = UTILITY_HALF_LIFE,
+    principal_runs: int | None = None,
 ) -> UtilityBook:
     """A :class:`UtilityBook` holding every event given, credits in time order."""
-    book = UtilityBook(half_life)
+    book = UtilityBook(half_life, principal_runs)
     shown: dict[str, set[str]] = defaultdict(set)
     for injection in injections:
         book.add_injection(injection, shown[injection.run_id])

@@ -22,6 +22,12 @@ plain recall):
   without a principal (``EpisodeSource.principal``) are not capped: the application
   sets it, from the run's context, for what untrusted users record.
 
+Credit is bounded by principal too: an outcome credited ``by`` a principal is no
+evidence for the episodes that principal recorded, and one principal's runs count for
+an episode :data:`PRINCIPAL_RUNS` times at most
+(:class:`~langchain_episodic.scoring.credit.UtilityBook`): many runs of one principal
+neither raise nor lower an episode more than a few would.
+
 Near-duplicates are collapsed among the :data:`SHARED_CANDIDATES` most similar
 episodes: a flood larger than that can still fill the candidates.
 
@@ -42,6 +48,7 @@ from langchain_episodic.scoring.evidence import near_duplicate_groups
 
 __all__ = [
     "NORMAL_TASK_CHARS",
+    "PRINCIPAL_RUNS",
     "SHARED_CANDIDATES",
     "length_factor",
     "principal_slots",
@@ -51,6 +58,9 @@ __all__ = [
 NORMAL_TASK_CHARS = 500
 """A task of up to this many characters keeps its similarity in a shared memory (the
 replay shows a task cut to as many: ``TASK_CHARS``)."""
+
+PRINCIPAL_RUNS = 3
+"""In a shared memory, one principal's credited runs that count for one episode at most."""
 
 SHARED_CANDIDATES = 64
 """Candidates a shared memory's recall fetches at least, so that collapsing a flood of

@@ -85,6 +85,9 @@ class CreditLog:
         turn: A condition on the memory's lock, which guards this log: outcomes
             written concurrently (:meth:`close_concurrently`) wait on it for their
             turn to be folded in (a fresh one when not given).
+        principal_runs: A shared memory's cap on one principal's runs counted for
+            one episode (:class:`~langchain_episodic.scoring.credit.UtilityBook`);
+            ``None``: no cap.
 
     In a shared memory ``own_episodes`` is set (:func:`recorded_by`): an outcome
     credited ``by`` a principal leaves out the episodes that principal recorded, so
@@ -100,8 +103,10 @@ class CreditLog:
         sync: Callable[[], None],
         *,
         turn: threading.Condition | None = None,
+        principal_runs: int | None = None,
     ) -> None:
         self._store = store
+        self.principal_runs = principal_runs
         self._turn = turn if turn is not None else threading.Condition(threading.RLock())
         self._settling = 0  # callers waiting for the outcomes in flight to end
         self._namespace = namespace
@@ -109,7 +114,7 @@ class CreditLog:
         self._sync = sync
         self.half_life = half_life
         self.injections: dict[str, list[Injection]] = defaultdict(list)  # open runs only
-        self.book = UtilityBook(half_life)
+        self.book = UtilityBook(half_life, principal_runs)
         self.latest: tuple[float, str] | None = None
         self.closed = 0
         self._closed_here: OrderedDict[str, CreditEvent] = OrderedDict()
@@ -143,7 +148,12 @@ class CreditLog:
         for injection in injections:
             if injection.run_id not in outcomes:
                 self.injections[injection.run_id].append(injection)
-        self.book = book_from(outcomes.values(), injections, half_life=self.half_life)
+        self.book = book_from(
+            outcomes.values(),
+            injections,
+            half_life=self.half_life,
+            principal_runs=self.principal_runs,
+        )
         self.latest = max(((e.at, e.run_id) for e in outcomes.values()), default=None)
         self.closed = len(outcomes)
 
@@ -171,6 +181,7 @@ class CreditLog:
         """Take the state a checkpoint saved (the journal up to its position)."""
         self._closed_here.clear()
         self.book = UtilityBook.from_state(checkpoint.book)
+        self.book.principal_runs = self.principal_runs  # the memory's setting, as opened
         self.injections = defaultdict(list)
         for injection in checkpoint.open_runs:
             self.injections[injection.run_id].append(injection)

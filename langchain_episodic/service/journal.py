@@ -46,9 +46,13 @@ class Journal:
     Args:
         context: The namespace.
         half_life: How fast credit evidence is forgotten, in seconds.
+        principal_runs: A shared memory's cap on one principal's runs counted for one
+            episode; ``None``: no cap.
     """
 
-    def __init__(self, context: NamespaceContext, half_life: float) -> None:
+    def __init__(
+        self, context: NamespaceContext, half_life: float, principal_runs: int | None = None
+    ) -> None:
         self._context = context
         store = context.store
         self._ordered: OrderedJournal | None = store if isinstance(store, OrderedJournal) else None
@@ -79,7 +83,13 @@ class Journal:
         # erasure record without its receipt is folded in (or the journal is read anew).
         self.erasures_unchecked = True
         self.credit = CreditLog(
-            store, context.namespace, half_life, self.position, sync, turn=context.turn
+            store,
+            context.namespace,
+            half_life,
+            self.position,
+            sync,
+            turn=context.turn,
+            principal_runs=principal_runs,
         )
         self.lessons = LessonLog(store, context.namespace, self.position)
         if not self._resume():
@@ -351,7 +361,15 @@ def replayed_checkpoint(store: EpisodeStore, namespace: str) -> list[str]:
             f"{saved.last_id!r}, which the journal does not hold (the next open replays it)"
         ]
     position = JournalPosition(ordered=False)
-    replayed = CreditLog(store, namespace, float(saved.book["half_life"]), position, lambda: None)
+    cap = saved.book.get("principal_runs")  # the checkpointing memory's, shared or not
+    replayed = CreditLog(
+        store,
+        namespace,
+        float(saved.book["half_life"]),
+        position,
+        lambda: None,
+        principal_runs=None if cap is None else int(cap),
+    )
     replayed.reload(entries)
     lessons = LessonLog(store, namespace, position)
     lessons.reload(entries)

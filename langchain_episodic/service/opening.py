@@ -39,6 +39,7 @@ from langchain_episodic.errors import (
 from langchain_episodic.model.quarantine import PIN_STATE_KEY, QuarantineEvent
 from langchain_episodic.scoring.relevance import Calibration
 from langchain_episodic.scoring.retention import Retention
+from langchain_episodic.scoring.sharing import PRINCIPAL_RUNS
 from langchain_episodic.service.context import NamespaceContext, check_vectors
 from langchain_episodic.service.credit import Runs
 from langchain_episodic.service.credit_log import recorded_by
@@ -366,7 +367,7 @@ def open_services(
     """
     store, namespace = context.store, context.namespace
     quarantine = QuarantineLog(store, namespace)
-    journal = Journal(context, half_life)
+    journal = Journal(context, half_life, PRINCIPAL_RUNS if shared else None)
     if shared:
         journal.credit.own_episodes = functools.partial(recorded_by, store, namespace)
     runs = Runs(context, journal.credit, open_run_ttl, holdout, rng)

@@ -10,12 +10,14 @@ each principal at a third of a replay. ``benchmarks/poisoning.py`` measures the 
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_episodic import (
+    ChromaEpisodeStore,
     Episode,
     EpisodeSource,
     EpisodicMemory,
@@ -23,6 +25,7 @@ from langchain_episodic import (
     EpisodicValueError,
     build_replay,
 )
+from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.helpers.models import RecordingChatModel
 from tests.unit_tests.factories import make_episode
@@ -256,3 +259,66 @@ def test_the_middleware_credits_a_run_by_its_principal() -> None:
     assert event.by == "alice"
     assert "alices" not in event.episode_ids  # shown to alice's run, no evidence for it
     assert memory.runs.utility("alices").credited_runs == 0
+
+
+def test_one_principal_cannot_bury_anothers_episode_with_many_failed_runs() -> None:
+    def buried(*, shared: bool) -> float:
+        memory = memory_with([], shared=shared)
+        for run in range(30):
+            run_id = f"mallory-fails-{run}"
+            memory.runs.note(run_id, ["victim-0"], VICTIM_TASKS[0])
+            memory.runs.credit(run_id, 0.0, by="mallory")
+        row = memory.runs.utility("victim-0")
+        assert row.credited_runs == (3 if shared else 30)
+        assert ("victim-0" in memory.runs.demoted()) is not shared
+        return row.estimate(NOW)
+
+    assert buried(shared=False) < 0.1  # thirty failures by one principal bury it
+    assert buried(shared=True) >= 0.2  # three of them count: not on probation
+
+
+def test_the_cap_on_a_principals_runs_survives_a_checkpoint_and_a_replay(
+    tmp_path: Path,
+) -> None:
+    store = ChromaEpisodeStore(path=tmp_path / "memory")
+    memory = EpisodicMemory(store=store, shared=True, clock=lambda: NOW)
+    memory.record(by("victim-0", make_episode(episode_id="victim-0", timestamp=NOW - 60.0)))
+    for run in range(10):
+        memory.runs.note(f"m-{run}", ["victim-0"], "Implement login form")
+        memory.runs.credit(f"m-{run}", 0.0, by="mallory")
+    memory.journal.checkpoint()
+    before = memory.runs.utility("victim-0")
+    store.close()
+    again = ChromaEpisodeStore(path=tmp_path / "memory")
+    reopened = EpisodicMemory(store=again, shared=True, clock=lambda: NOW)
+    reopened.runs.note("m-10", ["victim-0"], "Implement login form")
+    reopened.runs.credit("m-10", 0.0, by="mallory")  # a fourth... eleventh: not counted
+    assert reopened.runs.utility("victim-0").credited_runs == before.credited_runs == 3
+    assert replayed_checkpoint(again, "default") == []  # the checkpoint agrees with a replay
+    again.close()
+
+
+def test_one_principal_cannot_steer_the_presentation_learner() -> None:
+    def feedback_evidence(*, shared: bool) -> int:
+        memory = memory_with([], shared=shared)
+        # An unfixed failure on the topic: the feedback policy shows other than compact.
+        failed = make_episode(
+            episode_id="failed-login",
+            description="Login handler crashes when the username is left empty",
+            outcome="failure",
+            reward=0.0,
+            message="still raises KeyError on an empty username",
+            timestamp=NOW - 100.0,
+        )
+        memory.record(by("victim-9", failed))
+        for run in range(60):
+            run_id = f"mallory-{run}"
+            replay = build_replay(memory, QUERIES[0], run_id=run_id, renderer="feedback")
+            assert replay.shown  # the run was shown memory, with the feedback policy
+            memory.runs.credit(run_id, 1.0, by="mallory")
+        choice = memory.runs.presentation()
+        (feedback,) = (e for e in choice.estimates if e.policy == "feedback")
+        return feedback.runs
+
+    assert feedback_evidence(shared=False) == 60
+    assert feedback_evidence(shared=True) == 20  # PRINCIPAL_POLICY_RUNS
