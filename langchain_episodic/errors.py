@@ -373,8 +373,9 @@ class StoreResourceError(StoreConfigurationError):
         super().__init__(
             f"path={path!r} could not be used: this process ran out of {resource}{counts}"
             f"{said}. Nothing is damaged and nothing was lost. What to do: raise the limit "
-            "(for file descriptors: 'ulimit -n'), or use fewer namespaces at once in one "
-            "process (each one open holds a few); then retry"
+            "(for file descriptors: 'ulimit -n'; for memory: give the process more, or "
+            "lower max_open_namespaces), or use fewer namespaces at once in one process "
+            "(each one open holds a few); then retry"
         )
 
 

@@ -326,12 +326,19 @@ def reports_folder_failures(method: _Method) -> _Method:
 
     "No space left on device" for a full disk, :class:`StoreDamagedError` for damage
     (see :func:`folder_failure`); Chroma's raw ``InternalError`` never reaches a caller.
+    Running out of memory (``MemoryError``) is a :class:`StoreResourceError` naming it.
     """
 
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
+        except MemoryError as error:
+            if self._path is None:
+                raise
+            # Out of memory is not damage either: say what ran out.
+            said = str(error) or "MemoryError"
+            raise StoreResourceError(self._path, "memory", chroma_said=said) from error
         except chromadb.errors.ChromaError as error:
             translated = folder_failure(self._path, error)
             if translated is None:

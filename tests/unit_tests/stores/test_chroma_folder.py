@@ -26,8 +26,9 @@ from langchain_episodic import (
     EpisodicValueError,
     HashingEmbeddings,
     StoreConfigurationError,
+    episode_from_tests,
 )
-from langchain_episodic.errors import NamespaceNotFoundError
+from langchain_episodic.errors import NamespaceNotFoundError, StoreResourceError
 from langchain_episodic.stores._path_lock import LOCK_FILE_NAME, _registry
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 from tests.helpers.cli import assert_one_line_error, filled, run
@@ -363,3 +364,26 @@ def test_at_the_same_limit_the_default_cap_records_every_namespace(tmp_path: Pat
     word, recorded, reopens = done.stdout.split()
     assert (word, recorded) == ("recorded", "400")
     assert int(reopens) >= 100
+
+
+def test_running_out_of_memory_is_a_resource_error_not_damage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Simulated: the allocation failing inside a store call (Chroma's Rust code aborts on
+    # out of memory; what reaches Python is a MemoryError).
+    store = ChromaEpisodeStore(path=tmp_path / "memory")
+    memory = EpisodicMemory(store=store, embeddings=HashingEmbeddings())
+    memory.record(episode_from_tests("Parse the yaml config", "x", 1, 1, episode_id="kept"))
+
+    def no_memory(*args: object, **kwargs: object) -> object:
+        raise MemoryError
+
+    monkeypatch.setattr(store.collection("default"), "query", no_memory)
+    with pytest.raises(StoreResourceError) as caught:
+        memory.recall("Parse the yaml config")
+    assert caught.value.resource == "memory"
+    assert "Nothing is damaged" in str(caught.value)
+    assert "give the process more" in str(caught.value)
+    monkeypatch.undo()
+    assert [hit.episode.episode_id for hit in memory.recall("Parse the yaml config")] == ["kept"]
+    store.close()
