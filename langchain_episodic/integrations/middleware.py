@@ -21,6 +21,7 @@ from langchain_core.runnables.config import run_in_executor
 from typing_extensions import NotRequired  # typing has it from 3.11 only
 
 from langchain_episodic._extras import missing_extra
+from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._background import EXIT_FLUSH_TIMEOUT
 from langchain_episodic.integrations._messages import (
     FOLLOW_UP,
@@ -250,7 +251,8 @@ class EpisodicMemoryMiddleware(
             ``namespace``. In a shared memory (``EpisodicMemory(shared=True)``) it
             bounds what one principal can put in another's replay; set it from what
             your application vouches for (the authenticated user), never from the task.
-            ``None`` (default): episodes carry no principal.
+            ``None`` (default): episodes carry no principal; refused with a shared
+            ``memory``.
         embeddings: With ``memory=None``, the memory's embeddings model (the
             packaged default when ``None``): the agent store's index must embed with
             the same model.
@@ -268,6 +270,7 @@ class EpisodicMemoryMiddleware(
         TypeError: ``options`` is not a :class:`~langchain_episodic.RecallOptions`.
         TypeError: ``reflect_with`` is not a ``LessonWriter``, or
             ``reflect_in_background`` not a bool.
+        EpisodicValueError: A shared ``memory`` without ``principal``.
         EpisodicValueError: ``top_k``, ``max_tokens``, ``reflection_queue``,
             ``follow_ups`` or ``on_record_error`` is invalid.
     """
@@ -301,6 +304,15 @@ class EpisodicMemoryMiddleware(
         # uses, the replay before it, the recording after it.
         self._memories = RunMemories(memory, namespace, embeddings)
         self._principal = None if principal is None else check_scope(principal, "principal")
+        if principal is None and memory is not None and memory.shared:
+            # Else every run would be credited by the middleware's own name: one
+            # principal for all, each episode's evidence capped at its few runs.
+            msg = (
+                "memory is shared (EpisodicMemory(shared=True)): give principal=, a "
+                "template over the run's context such as '{user_id}', so that each run's "
+                "episodes and credit are its principal's"
+            )
+            raise EpisodicValueError(msg)
         self._replayer = RunReplayer(
             options=RecallOptions.from_mapping(
                 options, None if top_k is None else {"top_k": top_k}

@@ -207,6 +207,13 @@ def test_the_middleware_records_the_principal_from_the_runs_context() -> None:
         agent.invoke({"messages": [HumanMessage("Parse the yaml config")]}, context={})
 
 
+def test_a_shared_memory_needs_the_middleware_to_name_each_runs_principal() -> None:
+    with pytest.raises(EpisodicValueError, match="give principal="):
+        EpisodicMemoryMiddleware(EpisodicMemory(store=InMemoryEpisodeStore(), shared=True))
+    with pytest.raises(TypeError, match="principal=42 is invalid"):
+        EpisodicMemoryMiddleware(EpisodicMemory(store=InMemoryEpisodeStore()), principal=42)  # type: ignore[arg-type]
+
+
 def test_a_principal_is_validated_and_described() -> None:
     source = EpisodeSource(agent="coder", principal="alice")
     assert source.describe() == "agent coder, principal alice"
