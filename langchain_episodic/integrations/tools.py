@@ -94,6 +94,7 @@ def create_recall_tool(
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
     namespace: NamespaceScope | None = None,
     renderer: RendererArg = "auto",
+    principal: NamespaceScope | None = None,
 ) -> BaseTool:
     """A LangChain tool over ``memory``'s recall, with optional category/outcome filters.
 
@@ -138,26 +139,34 @@ def create_recall_tool(
         renderer: How episodes become text
             (:mod:`~langchain_episodic.prompting.renderers`): ``"auto"`` (default),
             ``"compact"``, ``"detailed"``, or your own.
+        principal: Who each call recalls for, as the middleware's ``principal=``
+            (``"{user_id}"``): in a shared memory its own episodes are not held to the
+            cap on one principal's share of the answer. Needs LangChain 1.x agents.
 
     Raises:
-        ImportError: ``namespace`` is given and LangChain 1.x agents are not installed.
+        ImportError: ``namespace`` or ``principal`` is given and LangChain 1.x agents
+            are not installed.
     """
     base = RecallOptions.from_mapping(options)
     resolve_renderer(renderer, base.ranking)  # refuse a bad renderer now, not per call
     scope = None if namespace is None else check_scope(namespace)
-    if scope is not None and ToolRuntime is None:
+    on_behalf = None if principal is None else check_scope(principal, "principal")
+    if (scope is not None or on_behalf is not None) and ToolRuntime is None:
         msg = (
-            "create_recall_tool(namespace=...) reads the agent run's context through "
-            'LangChain 1.x\'s ToolRuntime: pip install "langchain-episodic[agents]"'
+            "create_recall_tool(namespace=..., principal=...) reads the agent run's "
+            "context through LangChain 1.x's ToolRuntime: "
+            'pip install "langchain-episodic[agents]"'
         )
         raise ImportError(msg)
 
     def _options(
-        category: TaskCategory | None, outcome: OutcomeStatus | None, k: int
+        category: TaskCategory | None, outcome: OutcomeStatus | None, k: int, runtime: object
     ) -> RecallOptions:
         changes: dict[str, Any] = {"top_k": k}
         if category is not None or outcome is not None:
             changes.update(category=category, outcome=outcome)
+        if on_behalf is not None:
+            changes["principal"] = resolve_namespace(on_behalf, runtime, "principal")
         return base.replace(**changes)
 
     def _answer(replay: Replay) -> str:
@@ -188,7 +197,7 @@ def create_recall_tool(
         k: int = 3,
         runtime: Any = None,
     ) -> str:
-        options = _options(category, outcome, k)
+        options = _options(category, outcome, k, runtime)
         run_id, thread_id = _run(config, runtime)
         return _answer(
             build_replay(
@@ -211,7 +220,7 @@ def create_recall_tool(
         k: int = 3,
         runtime: Any = None,
     ) -> str:
-        options = _options(category, outcome, k)
+        options = _options(category, outcome, k, runtime)
         run_id, thread_id = _run(config, runtime)
         scoped = await run_in_executor(None, _memory, runtime)
         replay = await abuild_replay(

@@ -24,6 +24,7 @@ from langchain_episodic import (
     EpisodicMemoryMiddleware,
     EpisodicValueError,
     build_replay,
+    create_recall_tool,
 )
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores import InMemoryEpisodeStore
@@ -329,3 +330,31 @@ def test_one_principal_cannot_steer_the_presentation_learner() -> None:
 
     assert feedback_evidence(shared=False) == 60
     assert feedback_evidence(shared=True) == 20  # PRINCIPAL_POLICY_RUNS
+
+
+def test_the_recall_tool_recalls_on_behalf_of_the_runs_principal() -> None:
+    memory = EpisodicMemory(store=InMemoryEpisodeStore(), shared=True, clock=lambda: NOW)
+    tasks = [
+        "Parse the yaml config and check the host key",
+        "Load the yaml settings file and validate its ports",
+        "Read a yaml configuration, verify the user field is set",
+    ]
+    memory.record_many(
+        [
+            by("alice", make_episode(episode_id=f"alice-{i}", description=task, timestamp=NOW))
+            for i, task in enumerate(tasks)
+        ]
+    )
+
+    def answer(tool: object, user_id: str) -> str:
+        call = {"name": "recall_past_experiences", "args": {"query": "yaml config keys"}}
+        model = RecordingChatModel(
+            messages=iter([AIMessage("", tool_calls=[{**call, "id": "c1"}]), AIMessage("done")])
+        )
+        agent = create_agent(model, tools=[tool], context_schema=dict)
+        result = agent.invoke({"messages": [HumanMessage("yaml")]}, context={"user_id": user_id})
+        return str(result["messages"][2].content)
+
+    on_behalf = create_recall_tool(memory, principal="{user_id}")
+    assert sum(task in answer(on_behalf, "alice") for task in tasks) == 3  # her own: uncapped
+    assert sum(task in answer(on_behalf, "bob") for task in tasks) == 1  # a third for others
