@@ -11,10 +11,17 @@ agents would. An attacker who can only submit tasks then records, one attack at 
 * **flood**: 100 near-duplicates of one stuffed task;
 * **copycat**: a copy of every victim task, recorded after it (newer, so ranked higher).
 
+Credit by the attacker is tested on utilities (``tests/unit_tests/test_shared_memory.py``).
+Measured once here and left out of the table: the attacker's own wording of every victim
+task, each shown in 30 of its runs credited 1.0 by it, led 42% of the victims' replays in
+a plain memory against 41% uncredited (an on-topic episode leads often by itself, and the
+ranking shrinks utility hard: ``RANKING_PRIOR``); shared, 41% either way.
+
 For each attack, side by side on the same episodes: a plain memory (``shared=False``,
 as before) and a shared one (``shared=True``). Reported: **reach**, the share of
 victim queries whose replay shows an attacker episode (the attacker has no task of its
-own: every episode it shows is poison); **displaced**, the share of queries whose own task
+own: every episode it shows is poison); **shown first**, the share whose replay leads
+with one; **displaced**, the share of queries whose own task
 was shown without the attack and is not with it. Embeddings: the packaged
 StaticEmbeddings (offline).
 
@@ -122,8 +129,8 @@ def shown(memory: EpisodicMemory) -> list[tuple[str, ...]]:
 
 def measure(
     embeddings: StaticEmbeddings, attack: Sequence[Episode], *, shared: bool
-) -> tuple[float, float, float]:
-    """``(reach, displaced, own shown before)`` of ``attack`` for one kind of memory."""
+) -> tuple[float, float, float, float]:
+    """``(reach, displaced, own shown before, first)`` of ``attack`` for one kind of memory."""
     clean = EpisodicMemory(
         store=InMemoryEpisodeStore(), embeddings=embeddings, shared=shared, clock=lambda: NOW
     )
@@ -136,11 +143,12 @@ def measure(
     after = shown(attacked)
     attacker = {e.episode_id for e in attack}
     reach = sum(bool(attacker & set(ids)) for ids in after) / len(TASKS)
+    first = sum(bool(ids) and ids[0] in attacker for ids in after) / len(TASKS)
     own_before = [task.key in ids for task, ids in zip(TASKS, before, strict=True)]
     displaced = sum(
         had and task.key not in ids for task, ids, had in zip(TASKS, after, own_before, strict=True)
     ) / len(TASKS)
-    return reach, displaced, sum(own_before) / len(TASKS)
+    return reach, displaced, sum(own_before) / len(TASKS), first
 
 
 def main() -> None:
@@ -158,6 +166,8 @@ def main() -> None:
                 name,
                 f"{plain[0]:.0%}",
                 f"{guarded[0]:.0%}",
+                f"{plain[3]:.0%}",
+                f"{guarded[3]:.0%}",
                 f"{plain[1]:.0%}",
                 f"{guarded[1]:.0%}",
                 f"{plain[2]:.0%} / {guarded[2]:.0%}",
@@ -172,6 +182,8 @@ def main() -> None:
                     "attack",
                     "reach, plain",
                     "reach, shared=True",
+                    "shown first, plain",
+                    "shown first, shared=True",
                     "displaced, plain",
                     "displaced, shared=True",
                     "own task shown without attack (plain / shared)",
