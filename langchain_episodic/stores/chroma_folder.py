@@ -35,6 +35,8 @@ from langchain_episodic.stores.chroma_precheck import (
     remember_sound_files,
 )
 from langchain_episodic.stores.chroma_scrub import (
+    SETTLING,
+    restore_thresholds,
     scrub_folder,
     scrub_hnsw,
     scrub_pending,
@@ -240,6 +242,8 @@ def settle_erasures(folder: str, chroma_path: str) -> None:
     """
     try:
         database = os.path.join(folder, "chroma.sqlite3")
+        if os.path.exists(os.path.join(folder, SETTLING)):
+            restore_thresholds(folder, chroma_path)  # a settle cut short
         if scrub_pending(folder) and unsettled_collections(database):
             settle_indexes(folder, chroma_path)
             scrub_folder(folder)

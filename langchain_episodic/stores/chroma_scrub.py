@@ -35,8 +35,10 @@ from langchain_episodic.stores.chroma_health import index_segments, read_index_h
 __all__ = [
     "DELETE_OPERATION",
     "SCRUB_PENDING",
+    "SETTLING",
     "deleted_since_scrub",
     "note_deleting",
+    "restore_thresholds",
     "scrub_folder",
     "scrub_hnsw",
     "scrub_pending",
@@ -52,6 +54,8 @@ ERASED_ID = "erased"
 """The id left in the log's last row once its delete is settled (the row stays for
 Chroma's numbering; nothing reads it)."""
 SCRUB_PENDING = ".langchain-episodic-scrub-pending"
+SETTLING = ".langchain-episodic-settling"
+"""The ``sync_threshold`` of each collection a settle changed, while it runs (JSON)."""
 """The marker file of a folder whose deleted records' bytes are not scrubbed yet."""
 
 
@@ -248,17 +252,24 @@ def settle_indexes(folder: str, chroma_path: str | None = None) -> int:
         chroma_path: The path string Chroma was opened with (its system is keyed on
             it); defaults to ``folder``.
     """
+    path = chroma_path or folder
+    restore_thresholds(folder, path)  # a settle cut short gives back what it changed
     pending = unsettled_collections(os.path.join(folder, "chroma.sqlite3"))
     if not pending:
         return 0
-    path = chroma_path or folder
     thresholds: dict[str, int] = {}
     with _client(path) as client:
         for _, name in pending:
             collection = client.get_collection(name, embedding_function=None)
             hnsw = (collection.configuration or {}).get("hnsw") or {}
             thresholds[name] = int(hnsw.get("sync_threshold") or 1000)
-            collection.modify(configuration={"hnsw": {"sync_threshold": 1}})
+        # Written (synced) before any change: a process killed below leaves it, and the
+        # next settle gives each collection its threshold back.
+        _write_synced(os.path.join(folder, SETTLING), json.dumps(thresholds))
+        for _, name in pending:
+            client.get_collection(name, embedding_function=None).modify(
+                configuration={"hnsw": {"sync_threshold": 1}}
+            )
     with _client(path) as client:
         for _, name in pending:
             collection = client.get_collection(name, embedding_function=None)
@@ -266,7 +277,45 @@ def settle_indexes(folder: str, chroma_path: str | None = None) -> int:
             if dimension:  # a query loads the index: the log is replayed into it, saved
                 collection.query(query_embeddings=[[1.0] * dimension], n_results=1)
             collection.modify(configuration={"hnsw": {"sync_threshold": thresholds[name]}})
+    os.remove(os.path.join(folder, SETTLING))
     return len(pending)
+
+
+def restore_thresholds(folder: str, chroma_path: str | None = None) -> int:
+    """Give back the ``sync_threshold`` of collections a settle cut short left at 1; how many.
+
+    :func:`settle_indexes` writes the thresholds it changes to :data:`SETTLING` first; a
+    process killed before it gave them back leaves the file (and indexes saved on every
+    write, which is slow, not wrong). Call with no Chroma client open on the folder.
+    """
+    marker = os.path.join(folder, SETTLING)
+    try:
+        with open(marker, encoding="utf-8") as handle:
+            thresholds = json.load(handle)
+    except FileNotFoundError:
+        return 0
+    except (OSError, ValueError):
+        thresholds = {}
+    restored = 0
+    if isinstance(thresholds, dict) and thresholds:
+        with _client(chroma_path or folder) as client:
+            for name, threshold in thresholds.items():
+                try:
+                    collection = client.get_collection(str(name), embedding_function=None)
+                except Exception:  # gone since (forget_all): nothing to give back
+                    continue
+                collection.modify(configuration={"hnsw": {"sync_threshold": int(threshold)}})
+                restored += 1
+    os.remove(marker)
+    return restored
+
+
+def _write_synced(path: str, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    sync_folder(os.path.dirname(path))
 
 
 @contextlib.contextmanager

@@ -103,3 +103,38 @@ def test_the_norms_of_an_index_not_in_cosine_space_are_zeroed_whole(tmp_path: Pa
     assert lengths["l2"] == lengths["ip-legacy"] == bytes(16)
     for kept in ("cosine", "unsaid", "both"):  # norms, or a space not known for sure
         assert lengths[kept] == held[:8] + bytes(8)
+
+
+def test_a_settle_cut_short_gives_the_thresholds_back_at_the_next_close(tmp_path: Path) -> None:
+    # A process killed inside settle_indexes leaves its collections saving the index on
+    # every write (sync_threshold 1) and the file naming what they had.
+    import json  # noqa: PLC0415
+
+    import chromadb  # noqa: PLC0415
+
+    from langchain_episodic import ChromaEpisodeStore, EpisodicMemory  # noqa: PLC0415
+    from langchain_episodic.stores.chroma_scrub import SETTLING  # noqa: PLC0415
+    from tests.unit_tests.factories import make_episode  # noqa: PLC0415
+
+    folder = tmp_path / "memory"
+    store = ChromaEpisodeStore(path=folder)
+    EpisodicMemory(store=store).record(make_episode(episode_id="kept"))
+    name = store.collection_name_for("default")
+    store.close()
+    client = chromadb.PersistentClient(path=str(folder))
+    client.get_collection(name, embedding_function=None).modify(
+        configuration={"hnsw": {"sync_threshold": 1}}
+    )
+    client.close()
+    (folder / SETTLING).write_text(json.dumps({name: 1000, "gone-since": 7}), encoding="utf-8")
+
+    ChromaEpisodeStore(path=folder).close()
+
+    assert not (folder / SETTLING).exists()
+    client = chromadb.PersistentClient(path=str(folder))
+    hnsw = client.get_collection(name, embedding_function=None).configuration["hnsw"]
+    assert hnsw["sync_threshold"] == 1000
+    client.close()
+    again = ChromaEpisodeStore(path=folder)
+    assert EpisodicMemory(store=again).get_episodes(["kept"])
+    again.close()
