@@ -48,6 +48,23 @@ def files_holding(folder: Path, needle: str) -> list[str]:
     return found
 
 
+def kill_when(script: str, *args: str, says: str, delay: float = 0.0) -> None:
+    """Run ``script`` in a child process; SIGKILL it ``delay`` seconds after it ``says`` so."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == says
+    time.sleep(delay)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=60)
+    child.stdout.close()
+
+
 def fill(memory: EpisodicMemory, prefix: str, secret: str, count: int = 60) -> None:
     episodes = [
         make_episode(
@@ -185,18 +202,7 @@ def test_a_scrub_cut_short_by_sigkill_is_reported_and_finished_on_reopen(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = tmp_path / "memory"
-    child = subprocess.Popen(
-        [sys.executable, "-c", KILLED_BEFORE_SCRUB, str(folder), SECRET],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    assert child.stdout is not None
-    assert child.stdout.readline().strip() == "forgotten"
-    child.send_signal(signal.SIGKILL)
-    child.wait(timeout=60)
-    child.stdout.close()
+    kill_when(KILLED_BEFORE_SCRUB, str(folder), SECRET, says="forgotten")
     assert files_holding(folder, SECRET)  # erased, not yet scrubbed: the bytes are there
 
     store = ChromaEpisodeStore(path=folder)
@@ -220,18 +226,7 @@ def test_a_scrub_cut_short_by_sigkill_is_reported_and_finished_on_reopen(
 
 def test_verify_reports_a_pending_scrub(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "memory"
-    child = subprocess.Popen(
-        [sys.executable, "-c", KILLED_BEFORE_SCRUB, str(folder), SECRET],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    assert child.stdout is not None
-    assert child.stdout.readline().strip() == "forgotten"
-    child.send_signal(signal.SIGKILL)
-    child.wait(timeout=60)
-    child.stdout.close()
+    kill_when(KILLED_BEFORE_SCRUB, str(folder), SECRET, says="forgotten")
 
     code, out, _ = run_cli(capsys, "verify", "--path", str(folder), "--json")
     assert code == 0, out  # not a fault: the erasure is finished, its scrub waits
@@ -272,19 +267,7 @@ def test_sigkill_during_forget_leaves_episode_or_tombstone_and_forget_finishes(
     tmp_path: Path, delay: float, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = tmp_path / "memory"
-    child = subprocess.Popen(
-        [sys.executable, "-c", FORGETTER, str(folder), SECRET],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    assert child.stdout is not None
-    assert child.stdout.readline().strip() == "forgetting"
-    time.sleep(delay)
-    child.send_signal(signal.SIGKILL)
-    child.wait(timeout=60)
-    child.stdout.close()
+    kill_when(FORGETTER, str(folder), SECRET, says="forgetting", delay=delay)
 
     store = ChromaEpisodeStore(path=folder)
     memory = EpisodicMemory(store=store, clock=lambda: NOW)
@@ -431,18 +414,7 @@ def test_no_erased_id_is_left_in_the_folder_and_a_saved_index_still_drops_it(
     # scrub keeps those rows while the process runs (a kill then must still find the
     # episodes gone on reopen) and the last close saves the index again and removes them.
     folder = tmp_path / "memory"
-    child = subprocess.Popen(
-        [sys.executable, "-c", SAVED_THEN_FORGOTTEN, str(folder), ERASED_ID],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    assert child.stdout is not None
-    assert child.stdout.readline().strip() == "pending"
-    child.send_signal(signal.SIGKILL)
-    child.wait(timeout=60)
-    child.stdout.close()
+    kill_when(SAVED_THEN_FORGOTTEN, str(folder), ERASED_ID, says="pending")
     erased = [f"{ERASED_ID}-{i}" for i in range(5)]
     # The saved index predates the deletes: it and the kept delete rows still name them.
     assert files_holding(folder, ERASED_ID)
