@@ -352,6 +352,8 @@ class StoreResourceError(StoreConfigurationError):
         in_use: How many were in use when it was seen, if known.
         limit: The process's limit, if known.
         chroma_said: Chroma's own message.
+        holder: Who ran out: ``"this process"``, or the Chroma server a store's
+            client talks to (``path`` then says which).
     """
 
     def __init__(
@@ -362,16 +364,18 @@ class StoreResourceError(StoreConfigurationError):
         in_use: int | None = None,
         limit: int | None = None,
         chroma_said: str | None = None,
+        holder: str = "this process",
     ) -> None:
         self.path = path
         self.resource = resource
         self.in_use = in_use
         self.limit = limit
         self.chroma_said = chroma_said
+        self.holder = holder
         counts = f" ({in_use} in use of a limit of {limit})" if in_use and limit else ""
         said = f" (Chroma said: {chroma_said})" if chroma_said else ""
         super().__init__(
-            f"path={path!r} could not be used: this process ran out of {resource}{counts}"
+            f"path={path!r} could not be used: {holder} ran out of {resource}{counts}"
             f"{said}. Nothing is damaged and nothing was lost. What to do: raise the limit "
             "(for file descriptors: 'ulimit -n'; for memory: give the process more, or "
             "lower max_open_namespaces), or use fewer namespaces at once in one process "

@@ -63,6 +63,7 @@ __all__ = [
     "refuse_a_lost_database",
     "refused_when_read_only",
     "reports_folder_failures",
+    "server_failure",
 ]
 
 # Stores given the same client object share their record numbering (stores on a path
@@ -325,6 +326,39 @@ def descriptors_nearly_exhausted() -> tuple[int, int] | None:
     return (in_use, limit) if limit - in_use < _DESCRIPTORS_HEADROOM else None
 
 
+_SERVER_OUT_OF_DESCRIPTORS = "(code: 14) unable to open database file"
+
+
+def server_failure(client: object, error: BaseException) -> Exception | None:
+    """What a Chroma server's error means, as a typed error; ``None`` when it says nothing.
+
+    A server out of file descriptors answers every request with SQLite's "unable to open
+    database file" (seen: ``chroma run`` under ``ulimit -n 1024`` at its 250th namespace,
+    its index cache holding every namespace's files open). Nothing is damaged: the server
+    needs a higher limit.
+    """
+    if not isinstance(error, chromadb.errors.ChromaError):
+        return None
+    if _SERVER_OUT_OF_DESCRIPTORS not in str(error):
+        return None
+    where, holder = "a Chroma server", "the Chroma server"
+    try:
+        found = client.get_settings()  # type: ignore[attr-defined]
+        if "fastapi" not in str(found.chroma_api_impl).lower():  # a client of this process
+            folder = found.persist_directory if found.is_persistent else None
+            where, holder = str(folder or "in memory"), "this process"
+        elif found.chroma_server_host:
+            where = f"chroma server {found.chroma_server_host}:{found.chroma_server_http_port}"
+    except Exception:  # a client that cannot say: the generic name stands
+        pass
+    return StoreResourceError(
+        where,
+        "file descriptors (most likely: about five for each namespace it has loaded)",
+        chroma_said=str(error),
+        holder=holder,
+    )
+
+
 def reports_folder_failures(method: _Method) -> _Method:
     """Turn Chroma's internal errors on an embedded store's folder into typed errors.
 
@@ -344,7 +378,11 @@ def reports_folder_failures(method: _Method) -> _Method:
             said = str(error) or "MemoryError"
             raise StoreResourceError(self._path, "memory", chroma_said=said) from error
         except chromadb.errors.ChromaError as error:
-            translated = folder_failure(self._path, error)
+            translated = (
+                folder_failure(self._path, error)
+                if self._path is not None
+                else server_failure(self._client, error)
+            )
             if translated is None:
                 raise
             raise translated from error

@@ -387,3 +387,50 @@ def test_running_out_of_memory_is_a_resource_error_not_damage(
     monkeypatch.undo()
     assert [hit.episode.episode_id for hit in memory.recall("Parse the yaml config")] == ["kept"]
     store.close()
+
+
+_SERVER_SAID = (
+    "Query error: Database error: error returned from database: (code: 14) unable to "
+    "open database file"
+)
+
+
+def test_a_server_out_of_descriptors_is_named_not_passed_on_raw(
+    chroma_server_client: chromadb.api.ClientAPI,
+    chroma_server_address: tuple[str, int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Simulated answer, as a real `chroma run` under `ulimit -n 1024` gave it from its
+    # 250th namespace on (docs/reliability.md, Known limits).
+    store = ChromaEpisodeStore(client=chroma_server_client, collection_name="fd-check")
+    memory = EpisodicMemory(store=store, embeddings=HashingEmbeddings())
+    memory.record(episode_from_tests("Parse the yaml config", "x", 1, 1, episode_id="kept"))
+
+    def out_of_descriptors(*args: object, **kwargs: object) -> object:
+        raise chromadb.errors.InternalError(_SERVER_SAID)
+
+    monkeypatch.setattr(store.collection("default"), "query", out_of_descriptors)
+    with pytest.raises(StoreResourceError) as caught:
+        memory.recall("Parse the yaml config")
+    host, port = chroma_server_address
+    assert caught.value.holder == "the Chroma server"
+    assert f"chroma server {host}:{port}" in str(caught.value)
+    assert "Nothing is damaged" in str(caught.value)
+    monkeypatch.undo()
+    assert memory.recall("Parse the yaml config")
+
+
+def test_the_same_answer_to_an_in_process_client_names_this_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = ChromaEpisodeStore(client=chromadb.EphemeralClient(), collection_name="fd-local")
+    memory = EpisodicMemory(store=store, embeddings=HashingEmbeddings())
+    memory.record(episode_from_tests("Parse the yaml config", "x", 1, 1, episode_id="kept"))
+
+    def out_of_descriptors(*args: object, **kwargs: object) -> object:
+        raise chromadb.errors.InternalError(_SERVER_SAID)
+
+    monkeypatch.setattr(store.collection("default"), "query", out_of_descriptors)
+    with pytest.raises(StoreResourceError, match="this process ran out of file descriptors") as e:
+        memory.recall("Parse the yaml config")
+    assert "path='in memory'" in str(e.value)
