@@ -60,6 +60,7 @@ from langchain_episodic.stores.chroma_folder import (
     close_embedded,
     descriptor_limit,
     folder_failure,
+    index_the_log,
     lock_folder,
     mark_as_holding_a_memory,
     prepare_folder,
@@ -301,6 +302,8 @@ class ChromaEpisodeStore:
                 client = _own_client(folder, lock)
             if folder is not None and lock is not None and lock.share.read_only is None:
                 mark_as_holding_a_memory(folder)
+                if lock.first:
+                    index_the_log(folder)
         except BaseException as error:
             if lock is not None:  # Chroma could not open the folder: do not keep it locked
                 lock.release()

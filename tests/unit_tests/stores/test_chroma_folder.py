@@ -434,3 +434,44 @@ def test_the_same_answer_to_an_in_process_client_names_this_process(
     with pytest.raises(StoreResourceError, match="this process ran out of file descriptors") as e:
         memory.recall("Parse the yaml config")
     assert "path='in memory'" in str(e.value)
+
+
+def test_the_log_is_indexed_by_topic_on_open_and_reads_the_same(tmp_path: Path) -> None:
+    import sqlite3  # noqa: PLC0415
+
+    from langchain_episodic.stores.chroma_folder import LOG_TOPIC_INDEX  # noqa: PLC0415
+
+    def indexes(folder: Path) -> set[str]:
+        connection = sqlite3.connect(folder / "chroma.sqlite3")
+        try:
+            rows = connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' "
+                "AND tbl_name = 'embeddings_queue'"
+            ).fetchall()
+        finally:
+            connection.close()
+        return {name for (name,) in rows}
+
+    folder = tmp_path / "memory"
+    store = ChromaEpisodeStore(path=folder)
+    memory = EpisodicMemory(store=store, embeddings=HashingEmbeddings())
+    memory.record_many(list(diverse_corpus(20)))
+    before = [hit.episode.episode_id for hit in memory.recall("parse the config", top_k=5)]
+    store.close()
+    assert LOG_TOPIC_INDEX in indexes(folder)  # a new folder gets it
+    connection = sqlite3.connect(folder / "chroma.sqlite3")
+    connection.execute(f"DROP INDEX {LOG_TOPIC_INDEX}")  # as a folder of an earlier release
+    connection.commit()
+    connection.close()
+
+    again = ChromaEpisodeStore(path=folder)
+    reopened = EpisodicMemory(store=again, embeddings=HashingEmbeddings())
+    assert LOG_TOPIC_INDEX in indexes(folder)
+    assert [
+        hit.episode.episode_id for hit in reopened.recall("parse the config", top_k=5)
+    ] == before
+    assert len(reopened) == 20
+    again.close()
+    from langchain_episodic.cli import main  # noqa: PLC0415
+
+    assert main(["--path", str(folder), "verify"]) == 0
