@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 import numpy as np
@@ -152,8 +152,8 @@ class EpisodicMemory:
             (one memory for many users, open to whoever can submit a task): recall
             normalises similarity by task length, collapses near-duplicates and lets
             one principal (``EpisodeSource.principal``) fill at most a third of a
-            replay (:mod:`~langchain_episodic.scoring.sharing`). ``False`` (default):
-            one user's memory, recalled as is.
+            replay (:mod:`~langchain_episodic.scoring.sharing`); ``memory.runs.shared``
+            says so. ``False`` (default): one user's memory, recalled as is.
 
     The embedding model is part of the namespace: opening embeds one probe text and
     compares the model's fingerprint with the one recorded when the namespace was
@@ -276,11 +276,6 @@ class EpisodicMemory:
     def __len__(self) -> int:
         """Number of episodes in this namespace's long-term tier."""
         return self.store.count(self.namespace)
-
-    @property
-    def shared(self) -> bool:
-        """Whether the namespace is shared by principals (``shared=True``)."""
-        return self._s.recall.shared
 
     @property
     def calibration(self) -> Calibration:
@@ -458,23 +453,6 @@ class EpisodicMemory:
         return self._s.recall.report(
             task, options, evidence_k=evidence_k, lesson_k=lesson_k, keep=keep
         )
-
-    def _note_recalled(
-        self,
-        run_id: str,
-        shown_ids: Sequence[str],
-        task: TaskDescription,
-        thread_id: str | None,
-        recalled: Collection[str],
-        policy: str | None = None,
-    ) -> None:
-        """``memory.runs.note`` for a replay: the ``recalled`` ids need no stored check.
-
-        The replay's own recall read them from the store a moment ago; checking them
-        again would cost every run one more round trip for the same answer. ``policy``:
-        the presentation policy the replay used.
-        """
-        self._s.runs.note(run_id, shown_ids, task, thread_id, known_stored=recalled, policy=policy)
 
     def recall_with(
         self, query: str | TaskDescription, options: RecallOptions
@@ -670,7 +648,7 @@ class EpisodicMemory:
                     rng=self._s.runs.rng,
                     background=self.background,
                     retention=self._s.eraser.retention,
-                    shared=self.shared,
+                    shared=self._s.recall.shared,
                 )
             return self._scoped[namespace]
 

@@ -266,7 +266,9 @@ def build_replay(
                 and presentations_differ(report.results, options.top_k, choice.policy)
             ):
                 policy = choice.policy
-            memory._note_recalled(run_id, shown, task, thread_id, recalled, policy)
+            memory.runs.note(
+                run_id, shown, task, thread_id=thread_id, known_stored=recalled, policy=policy
+            )
         except Exception:  # credit must never break the run it observes
             _log.warning("could not note the injection of run_id=%r", run_id, exc_info=True)
     shown_set = set(rendered.shown)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
 from langchain_episodic._async import async_twin
@@ -56,6 +56,16 @@ class MemoryRuns:
         return self._s.runs.holdout
 
     @property
+    def shared(self) -> bool:
+        """Whether principals share the namespace (``EpisodicMemory(shared=True)``).
+
+        Then a principal's runs give no evidence for its own episodes and count a few
+        times at most for any other, and recall bounds what one principal can show
+        (:mod:`~langchain_episodic.scoring.sharing`).
+        """
+        return self._s.recall.shared
+
+    @property
     def open_run_ttl(self) -> float | None:
         """Seconds a run may stay open before it is closed without credit."""
         return self._s.runs.open_run_ttl
@@ -72,15 +82,28 @@ class MemoryRuns:
         *,
         thread_id: str | None = None,
         holdout: bool = False,
+        policy: str | None = None,
+        known_stored: Collection[str] = (),
     ) -> Injection:
         """Note that a prompt showing ``episode_ids`` reached a model in run ``run_id``.
 
         :func:`~langchain_episodic.build_replay` calls it for every prompt built with
         a ``run_id``; a run may be noted several times, and its outcome
         (:meth:`credit`) credits everything it was shown. ``holdout=True`` notes a
-        holdout run (shown nothing by chance).
+        holdout run (shown nothing by chance). ``policy``: the presentation policy the
+        prompt was rendered with (its outcome is evidence for it). ``known_stored``:
+        ids the caller has just read from the store (a replay's recall), not checked
+        again.
         """
-        return self._s.runs.note(run_id, episode_ids, as_task(task), thread_id, holdout)
+        return self._s.runs.note(
+            run_id,
+            episode_ids,
+            as_task(task),
+            thread_id,
+            holdout,
+            known_stored=known_stored,
+            policy=policy,
+        )
 
     def credit(self, run_id: str, reward: float, *, by: str | None = None) -> CreditEvent:
         """Credit run ``run_id``'s reward, once, to every episode and lesson it was shown.

@@ -304,7 +304,7 @@ class EpisodicMemoryMiddleware(
         # uses, the replay before it, the recording after it.
         self._memories = RunMemories(memory, namespace, embeddings)
         self._principal = None if principal is None else check_scope(principal, "principal")
-        if principal is None and memory is not None and memory.shared:
+        if principal is None and memory is not None and memory.runs.shared:
             # Else every run would be credited by the middleware's own name: one
             # principal for all, each episode's evidence capped at its few runs.
             msg = (

@@ -20,7 +20,7 @@ CORE = {
     "get_episodes", "aget_episodes", "skill_profiles", "namespaces", "for_namespace",
     "short_term", "task", "atask", "forget", "aforget", "as_retriever", "as_runnable",
     "now", "flush", "calibration", "background", "store", "embeddings", "namespace",
-    "short_term_limit", "shared",
+    "short_term_limit",
 }  # fmt: skip
 AREAS = {"runs", "lessons", "quarantine", "forgetting", "journal"}
 
@@ -44,7 +44,7 @@ def test_the_facade_is_a_core_of_verbs_and_one_sub_object_per_area() -> None:
         if name in AREAS or not deprecated(value)
     }
     assert current == CORE | AREAS
-    assert len(current) <= 35  # 21 verbs (6 async), 5 settings, 4 properties, 5 areas
+    assert len(current) <= 34  # 21 verbs (6 async), 4 settings, 4 properties, 5 areas
 
 
 @pytest.fixture

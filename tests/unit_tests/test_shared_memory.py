@@ -177,9 +177,9 @@ def test_the_requesters_own_episodes_are_not_capped() -> None:
 
 def test_shared_is_kept_by_for_namespace_and_refused_when_not_a_bool() -> None:
     memory = EpisodicMemory(store=InMemoryEpisodeStore(), shared=True)
-    assert memory.shared
-    assert memory.for_namespace("team-b").shared
-    assert not EpisodicMemory(store=InMemoryEpisodeStore()).shared
+    assert memory.runs.shared
+    assert memory.for_namespace("team-b").runs.shared
+    assert not EpisodicMemory(store=InMemoryEpisodeStore()).runs.shared
     with pytest.raises(EpisodicValueError, match="shared='yes' is invalid"):
         EpisodicMemory(store=InMemoryEpisodeStore(), shared="yes")  # type: ignore[arg-type]
 
