@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -30,6 +29,7 @@ from langchain_episodic.stores import chroma_scrub
 from langchain_episodic.stores.base import JournalEntry
 from langchain_episodic.stores.chroma_health import diagnose_folder, read_index_header
 from tests.helpers.cli import run as run_cli
+from tests.helpers.database import database_rows
 from tests.helpers.episodes import QUERIES, diverse_corpus
 from tests.unit_tests.factories import make_episode
 
@@ -300,14 +300,11 @@ def test_sigkill_during_forget_leaves_episode_or_tombstone_and_forget_finishes(
 
 def vector_segments(folder: Path) -> dict[str, Path]:
     """Each collection's vector index folder, by collection name (as chroma.sqlite3 says)."""
-    connection = sqlite3.connect(folder / "chroma.sqlite3")
-    try:
-        rows = connection.execute(
-            "SELECT c.name, s.id FROM segments s JOIN collections c ON s.collection = c.id "
-            "WHERE s.scope = 'VECTOR'"
-        ).fetchall()
-    finally:
-        connection.close()
+    rows = database_rows(
+        folder,
+        "SELECT c.name, s.id FROM segments s JOIN collections c ON s.collection = c.id "
+        "WHERE s.scope = 'VECTOR'",
+    )
     return {name: folder / segment for name, segment in rows}
 
 

@@ -32,6 +32,7 @@ from langchain_episodic.errors import NamespaceNotFoundError, StoreResourceError
 from langchain_episodic.stores._path_lock import LOCK_FILE_NAME, _registry
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 from tests.helpers.cli import assert_one_line_error, filled, run
+from tests.helpers.database import database_rows
 from tests.helpers.episodes import diverse_corpus
 from tests.unit_tests.factories import assert_same_profiles
 
@@ -442,14 +443,10 @@ def test_the_log_is_indexed_by_topic_on_open_and_reads_the_same(tmp_path: Path) 
     from langchain_episodic.stores.chroma_folder import LOG_TOPIC_INDEX  # noqa: PLC0415
 
     def indexes(folder: Path) -> set[str]:
-        connection = sqlite3.connect(folder / "chroma.sqlite3")
-        try:
-            rows = connection.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'index' "
-                "AND tbl_name = 'embeddings_queue'"
-            ).fetchall()
-        finally:
-            connection.close()
+        rows = database_rows(
+            folder,
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'embeddings_queue'",
+        )
         return {name for (name,) in rows}
 
     folder = tmp_path / "memory"
