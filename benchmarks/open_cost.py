@@ -1,6 +1,6 @@
 """What checking an embedded Chroma folder's files costs an open, beside the same open without.
 
-Every store checks a folder before Chroma reads it (``stores/chroma_precheck.py``): a
+Every store checks a folder before Chroma reads it (``stores/chroma/precheck.py``): a
 damaged vector index would otherwise crash the process. For folders of ``N`` episodes,
 in one run, repetitions interleaved (the machines here are shared and noisy):
 
@@ -41,8 +41,8 @@ import chromadb
 from _fixtures import RESULTS, make_episodes, median, table
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-from langchain_episodic.stores import chroma_precheck
-from langchain_episodic.stores.chroma_snapshot import make_readable_copy, remove_copy
+from langchain_episodic.stores.chroma import precheck as chroma_precheck
+from langchain_episodic.stores.chroma.snapshot import make_readable_copy, remove_copy
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 

@@ -42,7 +42,7 @@ from _fixtures import (  # noqa: E402
 )
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory  # noqa: E402
-from langchain_episodic.stores.chroma import _episode_metadata  # noqa: E402
+from langchain_episodic.stores.chroma.store import _episode_metadata  # noqa: E402
 
 TOP_K = 3
 FETCH_K = 2 * TOP_K

@@ -1,8 +1,8 @@
 """langchain-episodic: episodic memory with prioritized experience replay for LangChain.
 
-An agent records each finished task as an :class:`Episode`; on a new task,
-:class:`EpisodicMemory` recalls the few past episodes that matter most (similar,
-recent, rewarded, successful) and :func:`build_replay` turns them into a replay
+An agent records each finished task as an `Episode`; on a new task,
+`EpisodicMemory` recalls the few past episodes that matter most (similar,
+recent, rewarded, successful) and `build_replay` turns them into a replay
 prompt (and, when asked, a strategy) for the model. Episodes live in ChromaDB: on
 disk, in memory, or on a Chroma server.
 
@@ -10,25 +10,24 @@ The package is layered. Each layer imports only from itself and the layers liste
 before it, imports inside functions and under ``TYPE_CHECKING`` included (the test
 suite reads this list and checks every import against it):
 
-1. base: :mod:`~langchain_episodic.errors`, :mod:`~langchain_episodic._validation`,
-   :mod:`~langchain_episodic._async` (async twins), :mod:`~langchain_episodic._adapters`
-   (where the façade finds its retriever and runnable), :mod:`~langchain_episodic._extras`
-   (which extra brings an integration), :mod:`~langchain_episodic._finalizing` (what a
-   collected object leaves to do, off the collector's thread)
-2. model, pure data and rules: :mod:`langchain_episodic.model`
-3. scoring, pure maths: :mod:`langchain_episodic.scoring`
-4. prompting, pure text: :mod:`langchain_episodic.prompting`
-5. embeddings: :mod:`langchain_episodic.embeddings`
-6. stores, the only modules that talk to a database: :mod:`langchain_episodic.stores`
-7. services, one job each over a namespace: :mod:`langchain_episodic.service`
-8. the façade: :mod:`~langchain_episodic.memory` and its areas
-   (:mod:`langchain_episodic.areas`: ``memory.runs``, ``.lessons``, ``.quarantine``, ...)
-9. with a memory: :mod:`~langchain_episodic.pipeline` (one recall per replay, strategy
-   choices), :mod:`~langchain_episodic.reflection`, :mod:`~langchain_episodic.migration`
-10. LangChain integrations, loaded on first use: :mod:`langchain_episodic.integrations`
-11. the package: ``langchain_episodic`` itself (the curated names),
-    :mod:`~langchain_episodic._moved` (old module paths, for one release)
-12. the command line: :mod:`langchain_episodic.cli`, :mod:`~langchain_episodic.__main__`
+1. base: `langchain_episodic.errors`, `langchain_episodic._validation`,
+   `langchain_episodic._async` (async twins), `langchain_episodic._adapters` (where the
+   façade finds its retriever and runnable), `langchain_episodic._extras` (which extra
+   brings an integration), `langchain_episodic._finalizing` (what a collected object
+   leaves to do, off the collector's thread)
+2. model, pure data and rules: `langchain_episodic.model`
+3. scoring, pure maths: `langchain_episodic.scoring`
+4. prompting, pure text: `langchain_episodic.prompting`
+5. embeddings: `langchain_episodic.embeddings`
+6. stores, the only modules that talk to a database: `langchain_episodic.stores`
+7. services, one job each over a namespace: `langchain_episodic.service`
+8. the façade: `langchain_episodic.memory` and its areas
+   (`langchain_episodic.areas`: ``memory.runs``, ``.lessons``, ``.quarantine``, ...)
+9. with a memory: `langchain_episodic.pipeline` (one recall per replay, strategy
+   choices), `langchain_episodic.reflection`, `langchain_episodic.migration`
+10. LangChain integrations, loaded on first use: `langchain_episodic.integrations`
+11. the package: ``langchain_episodic`` itself (the curated names)
+12. the command line: `langchain_episodic.cli`, `langchain_episodic.__main__`
 
 Everything not listed in ``__all__`` is importable from its module.
 """
@@ -38,7 +37,6 @@ from __future__ import annotations
 from importlib import import_module, metadata
 from typing import TYPE_CHECKING, Any
 
-from langchain_episodic import _moved
 from langchain_episodic._adapters import ADAPTERS
 from langchain_episodic._extras import EXTRA_OF, available, missing_extra
 
@@ -74,8 +72,6 @@ if TYPE_CHECKING:
     from langchain_episodic.scoring.options import RecallOptions
     from langchain_episodic.scoring.priority import ReplayWeights
     from langchain_episodic.stores import ChromaEpisodeStore
-
-_moved.install()
 
 try:
     __version__ = metadata.version("langchain-episodic")
@@ -168,9 +164,10 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    # Not the names whose extra is missing: help() reads every name dir() lists.
+    # The public API only (not the helpers this module imports), and not the names whose
+    # extra is missing: help() reads every name dir() lists.
     usable = {name for name in _LAZY if name not in EXTRA_OF or available(name)}
-    return sorted(set(globals()) | usable)
+    return sorted(usable | {name for name in globals() if name.startswith("__")})
 
 
 __all__ = [

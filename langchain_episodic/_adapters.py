@@ -1,4 +1,4 @@
-"""Where :meth:`EpisodicMemory.as_retriever` and ``as_runnable`` find their factories.
+"""Where `EpisodicMemory.as_retriever` and ``as_runnable`` find their factories.
 
 The façade sits below the integrations, so it cannot import them; the package's
 ``__init__`` registers one factory per kind here, without importing the façade (which

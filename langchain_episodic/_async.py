@@ -22,7 +22,7 @@ def async_twin(
     the executor, in one go) and the call runs under ``run_in_executor``, which keeps
     the caller's context variables (LangChain callbacks and config).
 
-    Example:
+    Examples:
         >>> import asyncio
         >>> class Memory:
         ...     def count(self, n: int) -> int:
@@ -39,7 +39,7 @@ def async_twin(
     owner, _, name = method.__qualname__.rpartition(".")
     twin.__name__ = f"a{name}"
     twin.__qualname__ = f"{owner}.a{name}" if owner else f"a{name}"
-    twin.__doc__ = f"Async twin of :meth:`{method.__name__}`, with the same arguments."
+    twin.__doc__ = f"Async twin of `{method.__name__}`, with the same arguments."
     return twin
 
 

@@ -4,7 +4,7 @@ A core install (``pip install langchain-episodic``) has the memory, the retrieve
 runnable and the recall tool. The rest needs an extra; importing it without the extra
 raises ``ImportError`` naming the extra and how to install it, from PyPI or a checkout.
 
-Example:
+Examples:
     >>> message = str(missing_extra("EpisodicMemoryMiddleware", "agents"))
     >>> message.startswith('EpisodicMemoryMiddleware needs the "agents" extra')
     True

@@ -6,16 +6,16 @@ holding a lock at that moment (this package's own, an HTTP client's connection p
 Chroma's). A callback that takes a lock or does I/O there can deadlock on a lock its
 own thread holds: seen with a store's summary saved over HTTP from inside
 ``httpcore``'s pool, and a folder's lock released from inside the lock registry. So
-:func:`finalize_elsewhere` hands the work of an object the collector frees to one
+`finalize_elsewhere` hands the work of an object the collector frees to one
 daemon thread, through a queue that is safe to fill from there
-(:class:`queue.SimpleQueue`): it is done shortly after, not during the collection.
+(`queue.SimpleQueue`): it is done shortly after, not during the collection.
 
 An object freed by its last reference going away (``del store``, the usual case) is
 finalized at once, where that happened, as with ``weakref.finalize``; so is one whose
 finalizer is called explicitly (a ``close()``), and at the interpreter's exit (the
 queue is drained there too, so nothing is left undone).
 
-Example:
+Examples:
     >>> import gc
     >>> class Owner:
     ...     pass

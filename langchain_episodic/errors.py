@@ -1,6 +1,6 @@
 """Every exception and warning raised by langchain-episodic, under one root.
 
-Catch :class:`EpisodicError` for anything the package raises on purpose. Each class
+Catch `EpisodicError` for anything the package raises on purpose. Each class
 also subclasses the built-in that callers already catch, so ``except ValueError``
 keeps working for bad input::
 
@@ -20,7 +20,7 @@ keeps working for bad input::
      └── MalformedRecordWarning (UserWarning)  a stored record was skipped as unreadable
 
 The rule for bad arguments: a scalar (a number, a string, an enum value) that is out
-of range or not a usable value of its kind raises :class:`EpisodicValueError` naming
+of range or not a usable value of its kind raises `EpisodicValueError` naming
 the argument and the value; an argument that must be an object of a given class (a
 store, embeddings, ``ReplayWeights``, ``EpisodeFilter``, ``RecallOptions``, a
 memory, a callable) and is something else raises the built-in ``TypeError``.
@@ -78,7 +78,7 @@ class EpisodeConflictError(EpisodicValueError):
         episode_id: The contested id.
         namespace: The namespace it is held in.
         differences: ``(field, held value, new value)`` for each differing field, as
-            :meth:`Episode.differences <langchain_episodic.Episode.differences>` gives
+            `Episode.differences` gives
             them; empty when not known.
         in_batch: Whether the id is held by an earlier episode of the same batch
             rather than by a stored one.
@@ -179,7 +179,7 @@ class CreditError(EpisodicValueError):
 class EpisodeForgottenError(EpisodicValueError):
     """An episode id that an erasure removed was given to be stored again.
 
-    An erased episode leaves a tombstone (:mod:`langchain_episodic.model.erasure`):
+    An erased episode leaves a tombstone (`langchain_episodic.model.erasure`):
     storing its id again would bring back what was erased, so it is refused.
 
     Attributes:
@@ -205,7 +205,7 @@ class EpisodeForgottenError(EpisodicValueError):
 def describe_moment(at: float) -> str:
     """A time as errors show it: the seconds, and the date they are.
 
-    Example:
+    Examples:
         >>> describe_moment(1_700_000_000)
         'at 1700000000 (2023-11-14 22:13:20 UTC)'
     """
@@ -228,11 +228,11 @@ class EmbeddingMismatchError(StoreConfigurationError):
     """A namespace was built with another embedding model than the one given.
 
     Vectors of two models are not comparable, so the memory refuses to open the
-    namespace rather than mix them. It is a :class:`StoreConfigurationError`, like a
+    namespace rather than mix them. It is a `StoreConfigurationError`, like a
     collection in another distance space: neither the store nor the model is wrong on
     its own, only the pair is. The message names both models and the ways on: open the
     namespace with the stored model, or re-embed it into a new namespace or collection
-    with :func:`~langchain_episodic.migration.migrate_namespace`.
+    with `migrate_namespace`.
 
     Attributes:
         namespace: The namespace opened.
@@ -294,7 +294,7 @@ class ReadOnlyMemoryError(EmbeddingMismatchError):
     Such a memory reads its episodes but cannot embed: recording needs the model that
     built the namespace, and so does recalling (the query is embedded). The message
     says which operation was refused and how to open the memory writable; the
-    attributes are those of the :class:`EmbeddingMismatchError` that made it read-only
+    attributes are those of the `EmbeddingMismatchError` that made it read-only
     (a subclass of it, so ``except EmbeddingMismatchError`` still catches it).
 
     Attributes:
@@ -326,7 +326,7 @@ class ReadOnlyMemoryError(EmbeddingMismatchError):
 def _model_name(description: str) -> str:
     """The class name a model description starts with (the description if none).
 
-    Example:
+    Examples:
         >>> _model_name("langchain_episodic.embeddings.hashing.HashingEmbeddings (3 dimensions)")
         'HashingEmbeddings'
         >>> _model_name("a model whose fingerprint was never recorded")
@@ -343,7 +343,7 @@ class StoreResourceError(StoreConfigurationError):
 
     Chroma reports running out of file descriptors as a failure to open its database;
     that is not damage, and restoring a backup would only bring back what was erased
-    since. A :class:`StoreConfigurationError`, like damage, so ``except
+    since. A `StoreConfigurationError`, like damage, so ``except
     StoreConfigurationError`` still catches it.
 
     Attributes:
@@ -388,7 +388,7 @@ class StoreDamagedError(StoreConfigurationError):
 
     Raised when the store opens the folder (its files are checked before Chroma loads
     them: a damaged vector index can crash the process that reads it) and when Chroma
-    itself fails on the folder later. A :class:`StoreConfigurationError`, like a folder
+    itself fails on the folder later. A `StoreConfigurationError`, like a folder
     whose database went missing, so ``except StoreConfigurationError`` still catches it.
 
     Attributes:
@@ -422,7 +422,7 @@ class StoreReadOnlyError(StoreConfigurationError):
     A folder this process cannot write (a read-only mount, or no permission, or a disk
     so full that Chroma cannot open it) opens read-only: recall, counts, export and
     verify work, and each write is refused with this error, naming the write. A
-    :class:`StoreConfigurationError`: the store cannot hold new episodes as it was opened.
+    `StoreConfigurationError`: the store cannot hold new episodes as it was opened.
 
     Attributes:
         path: The store's folder.

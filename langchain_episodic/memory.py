@@ -1,6 +1,6 @@
 """EpisodicMemory: a short-term window over a long-term store (article, section 7).
 
-A façade: the constructor wires one namespace's services (:mod:`langchain_episodic.service`)
+A façade: the constructor wires one namespace's services (`langchain_episodic.service`)
 and every method delegates to the one that owns the job.
 """
 
@@ -16,7 +16,7 @@ from langchain_core.embeddings import Embeddings
 from typing_extensions import Unpack
 
 from langchain_episodic._adapters import ADAPTERS
-from langchain_episodic._async import async_twin, in_executor
+from langchain_episodic._async import async_twin
 from langchain_episodic._validation import as_ids, check_bool, check_int
 from langchain_episodic.areas import (
     MemoryForgetting,
@@ -25,7 +25,6 @@ from langchain_episodic.areas import (
     MemoryQuarantine,
     MemoryRuns,
 )
-from langchain_episodic.areas._deprecated import deprecated_call, moved_method, moved_property
 from langchain_episodic.embeddings.background import default_background_texts
 from langchain_episodic.embeddings.builtin import default_embeddings
 from langchain_episodic.model.episode import Episode, TaskDescription, as_task
@@ -52,7 +51,7 @@ from langchain_episodic.service.opening import (
     require_namespace,
 )
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore
-from langchain_episodic.stores.chroma import ChromaEpisodeStore
+from langchain_episodic.stores.chroma.store import ChromaEpisodeStore
 
 if TYPE_CHECKING:  # LangChain's retrievers and runnables: imported where they are made
     from langchain_core.retrievers import BaseRetriever
@@ -68,49 +67,49 @@ class EpisodicMemory:
     """Two-tier episodic memory with prioritized experience replay.
 
     The short-term tier is a sliding window of the last ``short_term_limit`` recorded
-    episodes; the long-term tier is a :class:`ChromaEpisodeStore` holding every
-    episode with the embedding of its task description. :meth:`recall` fetches
+    episodes; the long-term tier is a `ChromaEpisodeStore` holding every
+    episode with the embedding of its task description. `recall` fetches
     ``fetch_k`` candidates by cosine similarity, then ranks them by replay priority
     (similarity, recency, reward, outcome).
 
     Instantiate:
-        .. code-block:: python
+        ```python
+        from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 
-            from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-
-            memory = EpisodicMemory(store=ChromaEpisodeStore(path="./episodic-memory"))
+        memory = EpisodicMemory(store=ChromaEpisodeStore(path="./episodic-memory"))
+        ```
 
     Record:
-        .. code-block:: python
+        ```python
+        from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
 
-            from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
-
-            memory.record(Episode(
-                episode_id="login-1",
-                task=TaskDescription("Implement a login form with validation"),
-                solution="def login(...): ...",
-                feedback=Feedback(reward=0.9, tests_passed=9, tests_total=10),
-                outcome=OutcomeStatus.SUCCESS,
-                timestamp=1_700_000_000.0,
-                strategy_used="iterative",
-            ))
+        memory.record(Episode(
+            episode_id="login-1",
+            task=TaskDescription("Implement a login form with validation"),
+            solution="def login(...): ...",
+            feedback=Feedback(reward=0.9, tests_passed=9, tests_total=10),
+            outcome=OutcomeStatus.SUCCESS,
+            timestamp=1_700_000_000.0,
+            strategy_used="iterative",
+        ))
+        ```
 
     Recall:
-        .. code-block:: python
-
-            for hit in memory.recall("Build a signup form", top_k=3):
-                print(hit.episode.episode_id, round(hit.priority, 3))
+        ```python
+        for hit in memory.recall("Build a signup form", top_k=3):
+            print(hit.episode.episode_id, round(hit.priority, 3))
+        ```
 
     Async:
-        .. code-block:: python
-
-            hits = await memory.arecall("Build a signup form")
+        ```python
+        hits = await memory.arecall("Build a signup form")
+        ```
 
     Args:
         store: The long-term tier; a private in-process store when ``None``.
         embeddings: Any LangChain ``Embeddings``; when ``None``, the packaged
-            :class:`~langchain_episodic.embeddings.static.StaticEmbeddings` (semantic,
-            offline, no torch). Before 0.2 the default was :class:`HashingEmbeddings`:
+            `StaticEmbeddings` (semantic,
+            offline, no torch). Before 0.2 the default was `HashingEmbeddings`:
             a namespace built with it needs ``embeddings=HashingEmbeddings()`` (the
             mismatch error says so).
         short_term_limit: Size of the short-term window (the article's N = 5).
@@ -122,17 +121,17 @@ class EpisodicMemory:
         utility_half_life: How fast credit evidence is forgotten, in seconds.
         on_embedding_mismatch: ``"raise"`` (default) refuses a namespace built with
             another embedding model; ``"read-only"`` opens it anyway without the
-            stored model, to read it (:meth:`episodes`, :meth:`skill_profiles`, or as
-            the source of :func:`~langchain_episodic.migration.migrate_namespace`),
-            and :meth:`record` and :meth:`recall` then raise the mismatch error.
+            stored model, to read it (`episodes`, `skill_profiles`, or as
+            the source of `migrate_namespace`),
+            and `record` and `recall` then raise the mismatch error.
         create_namespace: ``True`` (default) creates ``namespace`` on first open;
             ``False`` opens only a namespace the store already lists and raises
-            :class:`~langchain_episodic.errors.NamespaceNotFoundError` otherwise,
+            `NamespaceNotFoundError` otherwise,
             listing the namespaces there (and, on Chroma, the other
             ``collection_name`` values), before anything is written: a reader's
             guard against a mistyped ``namespace=`` or ``collection_name=``.
         holdout: The fraction of runs, in [0, 1), shown no memory by chance
-            (:func:`~langchain_episodic.build_replay` with a ``run_id`` shows them
+            (`build_replay` with a ``run_id`` shows them
             nothing and notes them as holdout runs): the causal baseline that credit
             compares shown episodes with and ``memory.runs.lift()`` reports against. ``0``
             (default): none.
@@ -140,49 +139,47 @@ class EpisodicMemory:
         background: Texts the agent's tasks are *not* about, which the relevance
             test compares each task against (a stored episode must be about as
             similar to the task as the task's nearest background texts;
-            :mod:`langchain_episodic.scoring.relevance`). ``None`` (default): the
+            `langchain_episodic.scoring.relevance`). ``None`` (default): the
             packaged everyday requests, right for agents that do technical work;
             ``()``: no background test (the similarity floor only). An agent whose
             own tasks are everyday ones passes texts of what it does not do.
         retention: How much the namespace keeps
-            (:class:`~langchain_episodic.scoring.retention.Retention`: a maximum age
+            (`Retention`: a maximum age
             and/or number of episodes), applied by ``memory.forgetting.prune()`` and, with
             ``on_write=True``, after writes. ``None`` (default): everything is kept.
         shared: The namespace is shared by principals who may not trust each other
             (one memory for many users, open to whoever can submit a task): recall
             normalises similarity by task length, collapses near-duplicates and lets
             one principal (``EpisodeSource.principal``) fill at most a third of a
-            replay (:mod:`~langchain_episodic.scoring.sharing`); ``memory.runs.shared``
+            replay (`sharing`); ``memory.runs.shared``
             says so. ``False`` (default): one user's memory, recalled as is.
 
     The embedding model is part of the namespace: opening embeds one probe text and
     compares the model's fingerprint with the one recorded when the namespace was
-    created; another model raises :class:`EmbeddingMismatchError`, naming both and how
-    to move on (:mod:`langchain_episodic.service.opening`).
+    created; another model raises `EmbeddingMismatchError`, naming both and how
+    to move on (`langchain_episodic.service.opening`).
 
     Episodes are immutable: recording an identical episode again is a no-op; recording
-    a different one under a stored ``episode_id`` raises :class:`EpisodeConflictError`.
+    a different one under a stored ``episode_id`` raises `EpisodeConflictError`.
     One process should write to a namespace at a time; readers may be many.
 
     The memory is a façade: its core verbs (record, recall, episodes, skill profiles,
     namespaces, forget, the LangChain adapters) and one sub-object per other area:
 
-    - ``memory.runs`` (:class:`~langchain_episodic.areas.MemoryRuns`): runs, credit,
+    - ``memory.runs`` (`MemoryRuns`): runs, credit,
       utilities, probation, holdout and lift;
-    - ``memory.lessons`` (:class:`~langchain_episodic.areas.MemoryLessons`);
-    - ``memory.quarantine`` (:class:`~langchain_episodic.areas.MemoryQuarantine`):
+    - ``memory.lessons`` (`MemoryLessons`);
+    - ``memory.quarantine`` (`MemoryQuarantine`):
       quarantine and pins;
-    - ``memory.forgetting`` (:class:`~langchain_episodic.areas.MemoryForgetting`):
+    - ``memory.forgetting`` (`MemoryForgetting`):
       a whole namespace, retention, erasure receipts;
-    - ``memory.journal`` (:class:`~langchain_episodic.areas.MemoryJournal`).
+    - ``memory.journal`` (`MemoryJournal`).
 
-    Each job lives in a service of :mod:`langchain_episodic.service` over one
-    :class:`~langchain_episodic.service.context.NamespaceContext`. Every method that
+    Each job lives in a service of `langchain_episodic.service` over one
+    `NamespaceContext`. Every method that
     embeds or reads or writes the store has an ``a``-prefixed async twin (one executor
     hop); what the memory already holds (utilities, lessons, the quarantine log, skill
-    profiles) is returned at once and has none. The names of earlier releases
-    (``memory.credit``, ``memory.add_lessons``, ``memory.recall_report``, ...) still
-    work for one release, with a ``DeprecationWarning`` naming the new spelling.
+    profiles) is returned at once and has none.
     """
 
     def __init__(
@@ -308,7 +305,7 @@ class EpisodicMemory:
         """Store one episode in both tiers; ``False`` if the identical one was stored.
 
         Raises:
-            TypeError: ``episode`` is not an :class:`Episode`.
+            TypeError: ``episode`` is not an `Episode`.
             EpisodeConflictError: A different episode holds the same ``episode_id``.
         """
         return self.record_many([episode]) == 1
@@ -318,7 +315,7 @@ class EpisodicMemory:
 
         Written in time order unless ``in_time_order=False`` (a migration keeps the
         source's); a new episode whose ``source.run_id`` names a run closes it.
-        See :meth:`~langchain_episodic.service.writing.EpisodeWriter.write` for errors.
+        See `write` for errors.
         """
         return self._s.writer.write(list(episodes), in_time_order=in_time_order)
 
@@ -399,16 +396,16 @@ class EpisodicMemory:
         candidates come back, ordered by similarity scaled by value (recency, reward,
         outcome, utility): fewer than ``top_k``, or none, when fewer are relevant.
         ``ranking="article"`` is the article's additive priority, exactly. Every
-        argument is the :class:`~langchain_episodic.RecallOptions` field of its name
+        argument is the `RecallOptions` field of its name
         (``min_similarity``, ``filters``, ``category``, ``outcome``, ``ranking``,
         ``relevance_margin``, ``use_utility`` by keyword), checked by building one;
         ``options=`` gives them as one ``RecallOptions`` (the others apply on top).
 
-        ``explain=True`` returns the :class:`~langchain_episodic.scoring.ranking.RecallReport`
+        ``explain=True`` returns the `RecallReport`
         instead: the same results, each with its scores and why it was kept, and the
         candidates turned away with the reason.
 
-        Example:
+        Examples:
             >>> memory = EpisodicMemory()
             >>> memory.recall("Fix the login crash", top_k=2)
             ()
@@ -454,29 +451,6 @@ class EpisodicMemory:
             task, options, evidence_k=evidence_k, lesson_k=lesson_k, keep=keep
         )
 
-    def recall_with(
-        self, query: str | TaskDescription, options: RecallOptions
-    ) -> tuple[PrioritizedResult, ...]:
-        """Deprecated: use ``memory.recall(query, options=options)``; removed next release."""
-        deprecated_call("recall_with()", "recall(query, options=options)")
-        return self._report(query, options).results
-
-    def recall_report(
-        self,
-        query: str | TaskDescription,
-        options: RecallOptions,
-        *,
-        evidence_k: int = 0,
-        lesson_k: int = 0,
-        keep: int | None = None,
-    ) -> RecallReport:
-        """Deprecated: use ``memory.recall(query, options=options, explain=True)``.
-
-        Removed in the next release.
-        """
-        deprecated_call("recall_report()", "recall(query, options=options, explain=True)")
-        return self._report(query, options, evidence_k=evidence_k, lesson_k=lesson_k, keep=keep)
-
     def task(self, task: str | TaskDescription) -> TaskDescription:
         """``task`` as the memory reads it: text gets its category inferred.
 
@@ -486,34 +460,13 @@ class EpisodicMemory:
         or stays ``unknown`` when it is not about software work. A task that names its
         category keeps it. The middleware reads every agent run's task this way.
 
-        Example:
+        Examples:
             >>> EpisodicMemory().task("Fix the crash when the cart is empty").category.value
             'debugging'
         """
         return self._s.recall.with_category(as_task(task, "task"))
 
     arecall = async_twin(recall)
-
-    async def arecall_with(
-        self, query: str | TaskDescription, options: RecallOptions
-    ) -> tuple[PrioritizedResult, ...]:
-        """Deprecated: use ``await memory.arecall(query, options=options)``.
-
-        Removed in the next release.
-        """
-        deprecated_call("arecall_with()", "arecall(query, options=options)")
-        report = await in_executor(self._report, query, options)
-        return report.results
-
-    async def arecall_report(
-        self, query: str | TaskDescription, options: RecallOptions
-    ) -> RecallReport:
-        """Deprecated: use ``await memory.arecall(query, options=options, explain=True)``.
-
-        Removed in the next release.
-        """
-        deprecated_call("arecall_report()", "arecall(query, options=options, explain=True)")
-        return await in_executor(self._report, query, options)
 
     atask = async_twin(task)
 
@@ -529,7 +482,7 @@ class EpisodicMemory:
     ) -> ForgetReceipt:
         """Erase episodes and everything derived from them; a receipt of what went.
 
-        Follows lineage (:mod:`~langchain_episodic.service.erasure`): the records and
+        Follows lineage (`erasure`): the records and
         their vectors; the lessons derived from them (removed, not re-derived); the
         injection records and run outcomes naming them, rewritten without them (an
         injection also loses its task text); the quarantine- and pin-log events
@@ -538,7 +491,7 @@ class EpisodicMemory:
         Chroma store then purges its files (see ``receipt.storage``). A lesson id
         may be given too: it goes with the lessons revising or merging it.
 
-        Example:
+        Examples:
             >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
             >>> memory = EpisodicMemory()
             >>> _ = memory.record(Episode(
@@ -564,65 +517,6 @@ class EpisodicMemory:
         return self._s.eraser.forget(as_ids(episode_ids), reason, by, dry_run=dry_run)
 
     aforget = async_twin(forget)
-
-    # ------------------------------------------------- old spellings (one release)
-
-    note_injection = moved_method("note_injection", "runs", "note")
-    anote_injection = moved_method("anote_injection", "runs", "anote")
-    credit = moved_method("credit", "runs", "credit")
-    acredit = moved_method("acredit", "runs", "acredit")
-    close_run = moved_method("close_run", "runs", "close")
-    aclose_run = moved_method("aclose_run", "runs", "aclose")
-    expire_open_runs = moved_method("expire_open_runs", "runs", "expire")
-    aexpire_open_runs = moved_method("aexpire_open_runs", "runs", "aexpire")
-    reload_credit = moved_method("reload_credit", "runs", "reload")
-    areload_credit = moved_method("areload_credit", "runs", "areload")
-    open_runs = moved_method("open_runs", "runs", "pending")
-    credit_log = moved_method("credit_log", "runs", "log")
-    utility = moved_method("utility", "runs", "utility")
-    utilities = moved_method("utilities", "runs", "utilities")
-    harmful = moved_method("harmful", "runs", "harmful")
-    demoted = moved_method("demoted", "runs", "demoted")
-    lift = moved_method("lift", "runs", "lift")
-    is_holdout = moved_method("is_holdout", "runs", "is_holdout")
-    holdout = moved_property("holdout", "runs", "holdout")
-    open_run_ttl = moved_property("open_run_ttl", "runs", "open_run_ttl")
-    aquarantine = moved_method("aquarantine", "quarantine", "aadd")
-    release = moved_method("release", "quarantine", "release")
-    arelease = moved_method("arelease", "quarantine", "arelease")
-    pin = moved_method("pin", "quarantine", "pin")
-    apin = moved_method("apin", "quarantine", "apin")
-    unpin = moved_method("unpin", "quarantine", "unpin")
-    aunpin = moved_method("aunpin", "quarantine", "aunpin")
-    pinned = moved_method("pinned", "quarantine", "pinned")
-    quarantined = moved_method("quarantined", "quarantine", "list")
-    quarantine_log = moved_method("quarantine_log", "quarantine", "log")
-    merge_quarantine_log = moved_method("merge_quarantine_log", "quarantine", "merge_log")
-    add_lessons = moved_method("add_lessons", "lessons", "add")
-    aadd_lessons = moved_method("aadd_lessons", "lessons", "aadd")
-    lesson = moved_method("lesson", "lessons", "get")
-    lesson_status = moved_method("lesson_status", "lessons", "status")
-    lesson_utility = moved_method("lesson_utility", "lessons", "utility")
-    revise_lesson = moved_method("revise_lesson", "lessons", "revise")
-    arevise_lesson = moved_method("arevise_lesson", "lessons", "arevise")
-    consolidate_lessons = moved_method("consolidate_lessons", "lessons", "consolidate")
-    aconsolidate_lessons = moved_method("aconsolidate_lessons", "lessons", "aconsolidate")
-    recall_lessons = moved_method("recall_lessons", "lessons", "recall")
-    arecall_lessons = moved_method("arecall_lessons", "lessons", "arecall")
-    forget_all = moved_method("forget_all", "forgetting", "forget_all")
-    aforget_all = moved_method("aforget_all", "forgetting", "aforget_all")
-    prune = moved_method("prune", "forgetting", "prune")
-    aprune = moved_method("aprune", "forgetting", "aprune")
-    erasures = moved_method("erasures", "forgetting", "receipts")
-    aerasures = moved_method("aerasures", "forgetting", "areceipts")
-    forgotten = moved_method("forgotten", "forgetting", "forgotten")
-    unfinished_erasures = moved_method("unfinished_erasures", "forgetting", "unfinished")
-    retention = moved_property("retention", "forgetting", "retention")
-    relevance_floor = moved_property("relevance_floor", "calibration", "floor")
-    journal_entries = moved_method("journal_entries", "journal", "entries")
-    merge_journal = moved_method("merge_journal", "journal", "merge")
-    checkpoint_journal = moved_method("checkpoint_journal", "journal", "checkpoint")
-    acheckpoint_journal = moved_method("acheckpoint_journal", "journal", "acheckpoint")
 
     # ------------------------------------------------------------ namespaces
 
@@ -658,17 +552,6 @@ class EpisodicMemory:
     # integrations above it: the memory names the port, the package wires it.
     _adapters: ClassVar[dict[str, Callable[..., Any]]] = ADAPTERS
 
-    @classmethod
-    def register_adapter(
-        cls, kind: Literal["retriever", "runnable"], factory: Callable[..., Any]
-    ) -> None:
-        """Deprecated: the package registers its adapters; removed in the next release.
-
-        Made ``factory(memory, **kwargs)`` what ``as_retriever`` / ``as_runnable`` return.
-        """
-        deprecated_call("register_adapter()", "as_retriever() / as_runnable()")
-        cls._adapters[kind] = factory
-
     def as_retriever(
         self,
         *,
@@ -682,7 +565,7 @@ class EpisodicMemory:
         current_time: float | None = None,
         **recall_options: Unpack[RecallKeywords],
     ) -> BaseRetriever:
-        """This memory as an :class:`~langchain_episodic.EpisodicRetriever`.
+        """This memory as an `EpisodicRetriever`.
 
         Takes what LangChain's ``VectorStore.as_retriever`` takes: ``search_type``
         (``"similarity"``, ``"similarity_score_threshold"``; ``"mmr"`` is refused by
@@ -691,7 +574,7 @@ class EpisodicMemory:
         (``k=2``, ``category="debugging"``). An option it does not know is refused,
         naming it.
 
-        Example:
+        Examples:
             >>> from langchain_episodic import EpisodicMemory
             >>> memory = EpisodicMemory()
             >>> memory.as_retriever(search_kwargs={"k": 2, "filter": {"outcome": "success"}}).k
@@ -732,7 +615,7 @@ class EpisodicMemory:
     ) -> Runnable[Any, str]:
         """A runnable mapping a task to its replay prompt (``create_replay_runnable``).
 
-        Example:
+        Examples:
             >>> from langchain_episodic import EpisodicMemory
             >>> EpisodicMemory().as_runnable(top_k=2).invoke("Add a signup form")
             ''

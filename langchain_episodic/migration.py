@@ -4,21 +4,21 @@ Stores keep vectors in their own formats, so a migration re-embeds each episode 
 the target memory's embeddings (which may differ from the source's: a migration is
 also how to move to a new embedding model). Episodes keep their recording order, and
 the quarantine log and the credit journal (every run's injection records and outcome,
-:mod:`langchain_episodic.scoring.credit`) come along: the target's ``runs.log()`` and
+`langchain_episodic.scoring.credit`) come along: the target's ``runs.log()`` and
 utilities are the source's afterwards. Running a migration again copies nothing twice.
 
-Example:
-    .. code-block:: python
+Examples:
+    ```python
+    from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+    from langchain_episodic.stores import InMemoryEpisodeStore
+    from langchain_episodic.migration import migrate_namespace
 
-        from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-        from langchain_episodic.stores import InMemoryEpisodeStore
-        from langchain_episodic.migration import migrate_namespace
-
-        notebook = EpisodicMemory(store=InMemoryEpisodeStore())
-        ...  # record episodes
-        on_disk = EpisodicMemory(store=ChromaEpisodeStore(path="./episodic-memory"))
-        report = migrate_namespace(notebook, on_disk, progress=True)
-        assert report.target_count == len(notebook)
+    notebook = EpisodicMemory(store=InMemoryEpisodeStore())
+    ...  # record episodes
+    on_disk = EpisodicMemory(store=ChromaEpisodeStore(path="./episodic-memory"))
+    report = migrate_namespace(notebook, on_disk, progress=True)
+    assert report.target_count == len(notebook)
+    ```
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def migrate_namespace(
         progress: Show a tqdm progress bar on standard error.
 
     Returns:
-        A :class:`MigrationReport`.
+        A `MigrationReport`.
 
     Raises:
         EpisodeConflictError: The target holds a different episode under a source id.

@@ -1,17 +1,17 @@
 r"""The replay pipeline: one recall gives the prompt and, when asked, the strategy.
 
 Every LangChain integration (middleware, runnable, classic memory, recall tool)
-builds what it injects with :func:`build_replay`, so they all show the same prompt
+builds what it injects with `build_replay`, so they all show the same prompt
 for the same task and options, and none recalls twice.
 
-Example:
-    .. code-block:: python
+Examples:
+    ```python
+    from langchain_episodic import build_replay
 
-        from langchain_episodic import build_replay
-
-        replay = build_replay(memory, "Add OAuth login", max_tokens=600, include_strategy=True)
-        system_prompt += "\n\n" + replay.text
-        replay.strategy.strategy  # e.g. "iterative"
+    replay = build_replay(memory, "Add OAuth login", max_tokens=600, include_strategy=True)
+    system_prompt += "\n\n" + replay.text
+    replay.strategy.strategy  # e.g. "iterative"
+    ```
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class Replay:
             recall's ``top_k``, or what the renderer selected among every relevant
             candidate (the compact renderer: what worked first).
         prompt: The replay prompt
-            (:func:`~langchain_episodic.prompting.episodes.format_replay_prompt`).
+            (`format_replay_prompt`).
         strategy: The strategy chosen from the same recall and the memory's skill
             profiles, or ``None`` when not asked for.
         run_id: The run the shown episodes were noted for, or ``None``.
@@ -110,7 +110,7 @@ class Replay:
             threshold), or ``None`` for a holdout run, which recalls nothing.
         presentation: The presentation policy the prompt was shown with and why
             (learned for ``renderer="auto"``, ``"pinned"`` when named; see
-            :mod:`~langchain_episodic.scoring.presentation`), or ``None`` (a renderer
+            `presentation`), or ``None`` (a renderer
             of your own, the article's prompt, a holdout run).
     """
 
@@ -158,7 +158,7 @@ def build_replay(
     """Recall once for ``task`` and build the replay prompt (and strategy) from it.
 
     The strategy, when asked for, comes from the same search, by the rule of the
-    options' ranking (:func:`~langchain_episodic.scoring.strategy.strategy_for_report`): by
+    options' ranking (`strategy_for_report`): by
     default the evidence of the most similar relevant episodes, with
     ``ranking="article"`` the article's hierarchy over the episodes the prompt
     shows. The caller's options (filters, time, weights) apply to both.
@@ -168,22 +168,22 @@ def build_replay(
         task: The new task.
         options: Recall options; the defaults when ``None``.
         max_tokens: Token budget of the prompt (the strategy line is extra):
-            :data:`~langchain_episodic.prompting.episodes.DEFAULT_MAX_TOKENS` by default,
+            `DEFAULT_MAX_TOKENS` by default,
             ``None`` for no budget.
         token_counter: Counts tokens for the budget, e.g. ``model.get_num_tokens``.
         include_strategy: Also choose a strategy.
         run_id: The run the prompt is for. When given, the episodes it shows are
-            noted (:meth:`~langchain_episodic.areas.MemoryRuns.note`), so
+            noted (`note`), so
             the run's outcome can credit them later
-            (:meth:`~langchain_episodic.areas.MemoryRuns.credit`). A failure to note
+            (`credit`). A failure to note
             is logged, never raised: the prompt is built regardless.
         thread_id: The conversation thread, noted with the run.
-        lesson_k: Lessons (:mod:`langchain_episodic.model.lesson`) to show above the
+        lesson_k: Lessons (`langchain_episodic.model.lesson`) to show above the
             episodes, from the same query vector: the active ones whose similarity
             reaches the relevance floor, best first. They take at most half of
             ``max_tokens``; ``0`` for none. A memory without lessons shows none.
         renderer: How the episodes become text
-            (:mod:`~langchain_episodic.prompting.renderers`): ``"auto"`` (default:
+            (`renderers`): ``"auto"`` (default:
             for the default ranking, the presentation policy the memory learned from
             its credited runs, ``"compact"`` until they say otherwise, drawn by
             Thompson sampling for a named run so that its outcome keeps teaching;
@@ -194,16 +194,16 @@ def build_replay(
             least this share, with its code, marked ``near_miss="true"`` (the recall
             tool's 0.8; the compact renderer's policies only); ``None``: no such rule.
         **option_fields: Recall options to set on top of ``options`` (``top_k=3``,
-            ``category="debugging"``, ...; see :class:`~langchain_episodic.RecallOptions`).
+            ``category="debugging"``, ...; see `RecallOptions`).
 
     Returns:
-        The :class:`Replay`; inject ``replay.text``.
+        The `Replay`; inject ``replay.text``.
 
     Raises:
         TypeError: An unknown recall option, or one of the wrong type.
         EpisodicValueError: ``task`` or an option value is invalid.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import EpisodicMemory, build_replay
         >>> from langchain_episodic.stores import InMemoryEpisodeStore
         >>> replay = build_replay(EpisodicMemory(store=InMemoryEpisodeStore()), "Add a signup form",
@@ -311,11 +311,11 @@ def _presentation(
 def replay_renderer(renderer: RendererArg, options: RecallOptions) -> ReplayRenderer:
     """The renderer a replay with ``options`` uses for ``renderer`` (a name, or your own).
 
-    :func:`~langchain_episodic.prompting.renderers.resolve_renderer` by the options'
+    `resolve_renderer` by the options'
     ranking; a filter that asks for failed or partial attempts only (``outcome=
     "failure"``) makes ``"auto"`` show them.
 
-    Example:
+    Examples:
         >>> replay_renderer("auto", RecallOptions(outcome="failure"))
         CompactRenderer(failures='feedback', near_misses=None, ranked=False)
     """
@@ -360,7 +360,7 @@ def shown_ids(results: tuple[PrioritizedResult, ...], prompt: str) -> list[str]:
     The detailed prompt shows relevant results first, then the rest, and a token budget
     may leave the last ones out; stored text never forms an ``<experience`` tag (the
     prompt escapes it), so the tags count the episodes shown. Other renderers say what
-    they show: :attr:`Replay.shown`.
+    they show: `Replay.shown`.
     """
     ordered = [r for r in results if r.relevant] + [r for r in results if not r.relevant]
     return [r.episode.episode_id for r in ordered[: prompt.count("<experience")]]
@@ -381,7 +381,7 @@ async def abuild_replay(
     near_misses: float | None = None,
     **option_fields: Any,
 ) -> Replay:
-    """Async twin of :func:`build_replay`: the whole pipeline in one executor hop."""
+    """Async twin of `build_replay`: the whole pipeline in one executor hop."""
     return await run_in_executor(
         None,
         lambda: build_replay(
@@ -402,18 +402,18 @@ async def abuild_replay(
 
 
 def replay_prompt(memory: EpisodicMemory, task: TaskDescription | str, **kwargs: Any) -> str:
-    r"""The text :func:`build_replay` would inject: ``build_replay(...).text``.
+    r"""The text `build_replay` would inject: ``build_replay(...).text``.
 
-    Example:
-        .. code-block:: python
-
-            system_prompt += "\\n\\n" + replay_prompt(memory, "Add OAuth login", max_tokens=600)
+    Examples:
+        ```python
+        system_prompt += "\\n\\n" + replay_prompt(memory, "Add OAuth login", max_tokens=600)
+        ```
     """
     return build_replay(memory, task, **kwargs).text
 
 
 async def areplay_prompt(memory: EpisodicMemory, task: TaskDescription | str, **kwargs: Any) -> str:
-    """Async twin of :func:`replay_prompt`."""
+    """Async twin of `replay_prompt`."""
     return (await abuild_replay(memory, task, **kwargs)).text
 
 
@@ -462,7 +462,7 @@ def choose_strategy(
     evidence_k: int = DEFAULT_EVIDENCE_K,
     ranking: Ranking = DEFAULT_RANKING,
 ) -> StrategyChoice:
-    """Like :func:`select_strategy`, but also says which level decided.
+    """Like `select_strategy`, but also says which level decided.
 
     Args:
         task: The new task.
@@ -470,13 +470,13 @@ def choose_strategy(
         current_time: "Now" in seconds; the memory's clock when ``None``.
         proven_threshold: Level 1 applies when the recalled success rate exceeds it.
         weak_threshold: A category is weak below this graded success rate
-            (:func:`~langchain_episodic.scoring.skills.is_weak`).
+            (`is_weak`).
         min_category_episodes: Episodes a category needs before it can count as weak.
         weights: Priority weights of the recall (e.g. ``ReplayWeights.for_phase("early")``);
             the article's defaults when ``None``.
         exploration: ``None`` (default) follows the article's hierarchy; ``"thompson"``
             replaces it by Thompson sampling over the outcomes of the ``evidence_k``
-            most similar episodes (see :func:`select_strategy_thompson`).
+            most similar episodes (see `select_strategy_thompson`).
         rng: Randomness for exploration; a fresh unseeded generator when ``None``.
         evidence_k: Episodes recalled as evidence for exploration.
         ranking: ``"relevance"`` (default): level 1 is the evidence of the
@@ -488,7 +488,7 @@ def choose_strategy(
         EpisodicValueError: ``exploration`` is not ``None`` or ``"thompson"``, or
             ``evidence_k`` is below 1.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import EpisodicMemory, TaskDescription
         >>> from langchain_episodic.stores import InMemoryEpisodeStore
         >>> memory = EpisodicMemory(store=InMemoryEpisodeStore())
@@ -522,13 +522,13 @@ def select_strategy(
     memory: EpisodicMemory,
     current_time: float | None = None,
 ) -> str:
-    """Pick a strategy name from :data:`STRATEGY_POOL` for ``task``, using ``memory``.
+    """Pick a strategy name from `STRATEGY_POOL` for ``task``, using ``memory``.
 
-    The default rule of :func:`choose_strategy`: the best-supported strategy among
+    The default rule of `choose_strategy`: the best-supported strategy among
     the relevant similar episodes, else weakness, else complexity.
 
     Returns:
-        A key of :data:`STRATEGY_POOL`.
+        A key of `STRATEGY_POOL`.
     """
     return choose_strategy(task, memory, current_time).strategy
 
@@ -545,10 +545,10 @@ def select_strategy_thompson(
     """Pick a strategy by Thompson sampling over the outcomes of similar episodes.
 
     Recalls the ``evidence_k`` episodes most similar to ``task``, counts each pool
-    strategy's graded successes and failures among them (:func:`strategy_evidence`), draws
+    strategy's graded successes and failures among them (`strategy_evidence`), draws
     a success rate per strategy from ``Beta(1 + successes, 1 + failures)`` and
-    returns the strategy with the highest draw (:func:`thompson_sample`). Unlike
-    :func:`select_strategy`, every strategy of :data:`STRATEGY_POOL` can be chosen,
+    returns the strategy with the highest draw (`thompson_sample`). Unlike
+    `select_strategy`, every strategy of `STRATEGY_POOL` can be chosen,
     including ones no recalled episode used.
 
     Args:
@@ -561,7 +561,7 @@ def select_strategy_thompson(
         weights: Priority weights that order the recalled episodes.
 
     Returns:
-        A key of :data:`STRATEGY_POOL`.
+        A key of `STRATEGY_POOL`.
     """
     if not isinstance(rng, np.random.Generator):
         msg = f"rng={rng!r} is invalid: must be a numpy.random.Generator"

@@ -1,11 +1,11 @@
 """Reflection: distil lessons from finished episodes with any LangChain chat model.
 
 Model-free by default: nothing here calls a model unless one is handed in.
-:class:`LessonWriter` shows a chat model a batch of related episodes (successes and
+`LessonWriter` shows a chat model a batch of related episodes (successes and
 failures together, rendered as data exactly as the replay prompt shows them) and asks,
 through ``with_structured_output``, for zero or more lessons: a title, when it
 applies, what to do, what to avoid, and the ids of the episodes it came from.
-:func:`reflect` picks the batch (an episode and its nearest relevant neighbours of the
+`reflect` picks the batch (an episode and its nearest relevant neighbours of the
 same category), runs the writer and stores what passes.
 
 What is rejected, with the reason logged and nothing of it stored:
@@ -16,15 +16,15 @@ What is rejected, with the reason logged and nothing of it stored:
 * a source episode whose stored text tries to act as prompt markup (a role line, a
   closing tag, a chat-template token): it is left out of the batch.
 
-Example:
-    .. code-block:: python
+Examples:
+    ```python
+    from langchain.chat_models import init_chat_model
+    from langchain_episodic.reflection import LessonWriter, reflect
 
-        from langchain.chat_models import init_chat_model
-        from langchain_episodic.reflection import LessonWriter, reflect
-
-        writer = LessonWriter(init_chat_model("openai:gpt-4.1-mini"))
-        result = reflect(memory, writer, "login-7")
-        result.stored  # the lessons written
+    writer = LessonWriter(init_chat_model("openai:gpt-4.1-mini"))
+    result = reflect(memory, writer, "login-7")
+    result.stored  # the lessons written
+    ```
 """
 
 from __future__ import annotations
@@ -96,10 +96,10 @@ class Reflection:
     """What one reflection produced.
 
     Attributes:
-        lessons: The valid lessons (stored by :func:`reflect`).
+        lessons: The valid lessons (stored by `reflect`).
         rejected: Why each other lesson, episode or answer was left out.
         model_calls: Calls made to the model (0 or 1).
-        stored: The lessons :func:`reflect` actually wrote (new ones).
+        stored: The lessons `reflect` actually wrote (new ones).
     """
 
     lessons: list[Lesson] = field(default_factory=list)
@@ -117,12 +117,12 @@ class LessonWriter:
         name: Who wrote the lessons (stored as ``Lesson.by``); the model's class name
             by default.
 
-    Example:
-        .. code-block:: python
-
-            writer = LessonWriter(model, max_lessons=2)
-            messages = writer.prompt(episodes)  # exactly what the model is sent
-            reflection = writer.write(episodes, now=memory.now())
+    Examples:
+        ```python
+        writer = LessonWriter(model, max_lessons=2)
+        messages = writer.prompt(episodes)  # exactly what the model is sent
+        reflection = writer.write(episodes, now=memory.now())
+        ```
     """
 
     def __init__(self, model: BaseChatModel, *, max_lessons: int = 3, name: str | None = None):
@@ -283,7 +283,7 @@ def reflect(
         batch_size: Episodes shown to the model, at most (``episode`` first).
 
     Returns:
-        The :class:`Reflection`; ``stored`` holds the lessons written.
+        The `Reflection`; ``stored`` holds the lessons written.
 
     Raises:
         EpisodicValueError: ``episode`` is not stored in ``memory``'s namespace.

@@ -2,22 +2,22 @@
 
 When a folder's vector index (or its database) is damaged, Chroma cannot answer even
 the reads an export makes. The records are still in ``chroma.sqlite3``:
-:func:`salvage_folder` reads every namespace's episodes, journal (credit, lessons,
+`salvage_folder` reads every namespace's episodes, journal (credit, lessons,
 erasure receipts) and quarantine there, without Chroma
-(:mod:`~langchain_episodic.stores.chroma_salvage`), and writes them into a new folder
+(`chroma_salvage`), and writes them into a new folder
 through the normal store, re-embedding each episode with the model the namespace was
 built with (its stored fingerprint names it). The report says, per namespace, what was
 recovered and what was not, and what of the database could not be read.
 
-Example:
-    .. code-block:: python
+Examples:
+    ```python
+    from langchain_episodic.salvage import salvage_folder
 
-        from langchain_episodic.salvage import salvage_folder
-
-        report = salvage_folder("./episodic-memory", to="./episodic-memory-salvaged")
-        for line in report.lines():
-            print(line)
-        # then point the agent at ./episodic-memory-salvaged
+    report = salvage_folder("./episodic-memory", to="./episodic-memory-salvaged")
+    for line in report.lines():
+        print(line)
+    # then point the agent at ./episodic-memory-salvaged
+    ```
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.lesson import is_lesson_entry
 from langchain_episodic.model.quarantine import PIN_STATE_KEY, QUARANTINE_STATE_KEY, decode_log
-from langchain_episodic.stores.chroma import ChromaEpisodeStore
-from langchain_episodic.stores.chroma_folder import lock_folder
-from langchain_episodic.stores.chroma_salvage import SalvagedNamespace, read_folder
+from langchain_episodic.stores.chroma.folder import lock_folder
+from langchain_episodic.stores.chroma.salvage import SalvagedNamespace, read_folder
+from langchain_episodic.stores.chroma.store import ChromaEpisodeStore
 
 __all__ = ["NamespaceSalvage", "SalvageReport", "salvage_folder"]
 
@@ -84,7 +84,7 @@ class NamespaceSalvage:
 
 @dataclass(frozen=True)
 class SalvageReport:
-    """What :func:`salvage_folder` did.
+    """What `salvage_folder` did.
 
     Attributes:
         source: The damaged folder.
@@ -267,8 +267,8 @@ def salvage_folder(
     """Recover what a damaged on-disk memory still holds into a new folder.
 
     Reads every namespace of the folder from its database (never through its vector
-    index; see :mod:`~langchain_episodic.stores.chroma_salvage`) and writes it into
-    ``to`` through :class:`~langchain_episodic.ChromaEpisodeStore`: the episodes in
+    index; see `chroma_salvage`) and writes it into
+    ``to`` through `ChromaEpisodeStore`: the episodes in
     their recording order, the journal (credit, lessons, erasure receipts), the
     quarantine and pin logs. Each namespace is re-embedded with the model its stored
     fingerprint names, so the new folder opens with the same model. The damaged
@@ -285,7 +285,7 @@ def salvage_folder(
         lock_timeout: Seconds to wait when another process holds ``path``.
 
     Returns:
-        A :class:`SalvageReport`: per namespace, what was recovered, what was not and
+        A `SalvageReport`: per namespace, what was recovered, what was not and
         why; what of the database could not be read.
 
     Raises:

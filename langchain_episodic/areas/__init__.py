@@ -3,7 +3,7 @@
 ``memory.runs`` (credit and holdout runs), ``memory.lessons``, ``memory.quarantine``
 (quarantine and pins), ``memory.forgetting`` (erasure receipts, retention) and
 ``memory.journal``. Each delegates to the namespace's services
-(:mod:`langchain_episodic.service`), as the façade does.
+(`langchain_episodic.service`), as the façade does.
 """
 
 from langchain_episodic.areas.forgetting import MemoryForgetting

@@ -19,7 +19,7 @@ __all__ = ["MemoryForgetting"]
 class MemoryForgetting:
     """Forgetting beyond ``memory.forget(ids)``: a namespace, a policy, the receipts.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import EpisodicMemory
         >>> from langchain_episodic.scoring.retention import Retention
         >>> memory = EpisodicMemory()
@@ -36,7 +36,7 @@ class MemoryForgetting:
 
     @property
     def retention(self) -> Retention | None:
-        """The retention policy :meth:`prune` applies (``None``: everything is kept)."""
+        """The retention policy `prune` applies (``None``: everything is kept)."""
         return self._s.eraser.retention
 
     def forget_all(

@@ -17,7 +17,7 @@ __all__ = ["MemoryJournal"]
 class MemoryJournal:
     """The journal as stored: for copying between namespaces and planned shutdowns.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import EpisodicMemory, episode_from_tests
         >>> memory = EpisodicMemory()
         >>> _ = memory.record(episode_from_tests("Add a login form", "def login(): ...", 10, 10,
@@ -50,10 +50,10 @@ class MemoryJournal:
         """Save the journal checkpoint now: the next open reads only what is written after it.
 
         The memory saves one by itself every
-        :data:`~langchain_episodic.service.checkpoint.CHECKPOINT_EVERY` journal entries;
+        `CHECKPOINT_EVERY` journal entries;
         call this before a planned shutdown to make the next open read nothing more.
         Stores that do not keep their journal in order (see
-        :class:`~langchain_episodic.stores.OrderedJournal`) have no checkpoint: a no-op.
+        `OrderedJournal`) have no checkpoint: a no-op.
         """
         self._s.journal.checkpoint()
 

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_episodic._async import async_twin
 from langchain_episodic._validation import check_number
-from langchain_episodic.areas._deprecated import deprecated_call
 from langchain_episodic.model.episode import TaskDescription, as_task
 from langchain_episodic.model.lesson import MERGE_SIMILARITY, Lesson, LessonStatus
 from langchain_episodic.scoring.priority import check_time
@@ -21,12 +20,12 @@ __all__ = ["MemoryLessons"]
 class MemoryLessons:
     """The lessons of a namespace: what to do when, each traced to its source episodes.
 
-    Lessons come from :func:`~langchain_episodic.reflection.reflect` (a model reads
+    Lessons come from `reflect` (a model reads
     judged episodes) or are added by hand; the active ones are recalled beside the
     episodes (``build_replay(..., lesson_k=2)``), credited like them, merged when
     near-duplicates and archived when revised, never deleted but by erasure.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import EpisodicMemory, episode_from_tests
         >>> from langchain_episodic.model.lesson import Lesson, LessonSource
         >>> memory = EpisodicMemory()
@@ -47,16 +46,11 @@ class MemoryLessons:
     def __repr__(self) -> str:
         return f"<lessons of namespace {self._s.context.namespace!r}>"
 
-    def __call__(self, status: LessonStatus | None = "active") -> tuple[Lesson, ...]:
-        """Deprecated: use ``memory.lessons.list(status)``; removed in the next release."""
-        deprecated_call("lessons()", "lessons.list()")
-        return self.list(status)
-
     def add(self, lessons: Iterable[Lesson]) -> int:
         """Store lessons, each embedded for recall, all or nothing; how many were new.
 
         Every source must be an episode stored here and every superseded lesson
-        stored, or nothing is written (:class:`~langchain_episodic.EpisodicValueError`).
+        stored, or nothing is written (`EpisodicValueError`).
         """
         return self._s.lessons.add(lessons)
 

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 from langchain_episodic._async import async_twin
 from langchain_episodic._validation import as_ids
-from langchain_episodic.areas._deprecated import deprecated_call
 from langchain_episodic.model.quarantine import QuarantineAction, QuarantineEvent
 
 if TYPE_CHECKING:
@@ -21,9 +20,9 @@ class MemoryQuarantine:
     """Quarantine (hidden from recall, kept) and pins (shown whatever credit says).
 
     Every change is an event in an append-only log with its reason and who asked:
-    the audit trail (:meth:`log`). Quarantine wins over a pin.
+    the audit trail (`log`). Quarantine wins over a pin.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import EpisodicMemory, episode_from_tests
         >>> memory = EpisodicMemory()
         >>> _ = memory.record(episode_from_tests("Add a login form", "def login(): ...", 10, 10,
@@ -42,13 +41,6 @@ class MemoryQuarantine:
     def __repr__(self) -> str:
         return f"<quarantine of namespace {self._s.context.namespace!r}>"
 
-    def __call__(
-        self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None
-    ) -> int:
-        """Deprecated: use ``memory.quarantine.add(...)``; removed in the next release."""
-        deprecated_call("quarantine()", "quarantine.add()")
-        return self.add(episode_ids, reason, by=by)
-
     def add(self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None) -> int:
         """Hide stored episodes (or lessons) from recall without deleting them.
 
@@ -64,13 +56,13 @@ class MemoryQuarantine:
     def release(
         self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None
     ) -> int:
-        """Undo :meth:`add`; how many were released (others are skipped)."""
+        """Undo `add`; how many were released (others are skipped)."""
         return self._change(self._s.quarantine, "release", episode_ids, reason, by)
 
     def pin(self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None) -> int:
         """Keep episodes (or lessons) shown whatever credit says: never on probation.
 
-        One credited in :data:`~langchain_episodic.scoring.credit.PROBATION_MIN_RUNS`
+        One credited in `PROBATION_MIN_RUNS`
         runs whose utility is confidently below 0.5 is put on probation
         (``memory.runs.demoted()``); a person who knows better pins it. Returns how
         many were newly pinned.
@@ -78,7 +70,7 @@ class MemoryQuarantine:
         return self._change(self._s.pins, "pin", episode_ids, reason, by)
 
     def unpin(self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None) -> int:
-        """Undo :meth:`pin`; how many were unpinned."""
+        """Undo `pin`; how many were unpinned."""
         return self._change(self._s.pins, "unpin", episode_ids, reason, by)
 
     aadd, arelease = async_twin(add), async_twin(release)

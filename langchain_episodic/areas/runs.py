@@ -27,12 +27,12 @@ __all__ = ["MemoryRuns"]
 class MemoryRuns:
     """Credit from outcomes: which recalled episodes and lessons helped, and does memory help.
 
-    Every prompt built under a run id notes what it showed (:meth:`note`); the run's
-    outcome (:meth:`credit`) credits each with the run's advantage over runs of the
-    same category without it. :meth:`utility` is what credit says of one, :meth:`lift`
+    Every prompt built under a run id notes what it showed (`note`); the run's
+    outcome (`credit`) credits each with the run's advantage over runs of the
+    same category without it. `utility` is what credit says of one, `lift`
     compares runs with memory against holdout runs (``EpisodicMemory(holdout=...)``).
 
-    Example:
+    Examples:
         >>> from langchain_episodic import EpisodicMemory, episode_from_tests
         >>> memory = EpisodicMemory()
         >>> _ = memory.record(episode_from_tests("Add a login form", "def login(): ...", 10, 10,
@@ -61,7 +61,7 @@ class MemoryRuns:
 
         Then a principal's runs give no evidence for its own episodes and count a few
         times at most for any other, and recall bounds what one principal can show
-        (:mod:`~langchain_episodic.scoring.sharing`).
+        (`sharing`).
         """
         return self._s.recall.shared
 
@@ -87,9 +87,9 @@ class MemoryRuns:
     ) -> Injection:
         """Note that a prompt showing ``episode_ids`` reached a model in run ``run_id``.
 
-        :func:`~langchain_episodic.build_replay` calls it for every prompt built with
+        `build_replay` calls it for every prompt built with
         a ``run_id``; a run may be noted several times, and its outcome
-        (:meth:`credit`) credits everything it was shown. ``holdout=True`` notes a
+        (`credit`) credits everything it was shown. ``holdout=True`` notes a
         holdout run (shown nothing by chance). ``policy``: the presentation policy the
         prompt was rendered with (its outcome is evidence for it). ``known_stored``:
         ids the caller has just read from the store (a replay's recall), not checked
@@ -109,7 +109,7 @@ class MemoryRuns:
         """Credit run ``run_id``'s reward, once, to every episode and lesson it was shown.
 
         Each one's utility moves by the run's advantage over runs of the same
-        category without it (:mod:`langchain_episodic.scoring.credit`).
+        category without it (`langchain_episodic.scoring.credit`).
 
         Raises:
             EpisodicValueError: ``reward`` not in [0, 1], or ``run_id`` / ``by`` empty.
@@ -123,7 +123,7 @@ class MemoryRuns:
 
         Idempotent (a closed run keeps and returns its outcome) and quiet (a journal
         failure is logged): what ``memory.record``, the middleware and the classic
-        memory use. Raises :class:`EpisodicValueError` only for a bad argument.
+        memory use. Raises `EpisodicValueError` only for a bad argument.
         """
         return self._s.runs.close(run_id, reward, by)
 
@@ -184,7 +184,7 @@ class MemoryRuns:
     def demoted(self) -> tuple[str, ...]:
         """The episodes and lessons on probation now (confidently harmful, not pinned).
 
-        Credited in :data:`~langchain_episodic.scoring.credit.PROBATION_MIN_RUNS` runs
+        Credited in `PROBATION_MIN_RUNS` runs
         with a utility confidently below 0.5, recall stops showing one (it stays
         stored, and returns when its evidence fades or improves, or when pinned:
         ``memory.quarantine.pin``).
@@ -196,9 +196,9 @@ class MemoryRuns:
     ) -> PresentationChoice:
         """The presentation policy a replay shows with now, and the evidence behind it.
 
-        What :func:`~langchain_episodic.build_replay` with ``renderer="auto"`` uses
+        What `build_replay` with ``renderer="auto"`` uses
         for a task of ``category`` (``None``: the namespace as a whole)
-        (:mod:`~langchain_episodic.scoring.presentation`). Without a ``run_id``: the
+        (`presentation`). Without a ``run_id``: the
         policy with the best estimate. With one (a run whose outcome will be
         credited): the policy an earlier prompt of the run used, else a Thompson
         draw from the evidence, so that its outcome keeps teaching the memory; the
@@ -210,7 +210,7 @@ class MemoryRuns:
         Raises:
             EpisodicValueError: ``category`` names no task category.
 
-        Example:
+        Examples:
             >>> from langchain_episodic import EpisodicMemory
             >>> EpisodicMemory().runs.presentation("debugging")
             PresentationChoice(policy='compact', reason='prior', estimates=())
@@ -235,7 +235,7 @@ class MemoryRuns:
     ) -> LiftReport:
         """Does memory help this agent? Runs shown memory against holdout runs.
 
-        From the journal (:func:`~langchain_episodic.scoring.lift.lift_report`: holdout
+        From the journal (`lift_report`: holdout
         runs needed, the reward that counts as a success, periods, most-shown episodes):
         mean reward and success with memory and without (holdout runs), overall, per
         category, over time, and for each lesson and the most-shown episodes, with 95%
@@ -243,7 +243,7 @@ class MemoryRuns:
         ``report.backing_off`` names where recall shows less because memory hurts.
         ``report.by_presentation`` compares the presentation policies' runs with
         holdout runs and with the default's; ``report.presentation`` is the policy
-        the memory shows with now (:meth:`presentation`).
+        the memory shows with now (`presentation`).
         """
         report = lift_report(
             self._s.runs.outcomes(),

@@ -37,7 +37,7 @@ Exit codes:
     141: Standard output was closed early (``export - | head``), as for SIGPIPE.
 
 Adding a command takes a ``configure`` function (its arguments), a ``run`` function
-(``argparse.Namespace -> exit code``) and one :class:`Command` entry in ``COMMANDS``.
+(``argparse.Namespace -> exit code``) and one `Command` entry in ``COMMANDS``.
 Building the parser runs every ``configure``, so a command module imports nothing heavy
 (numpy, Chroma, LangChain, the memory) at its top: ``--help`` stays instant, and each
 ``run`` imports what it needs.

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
     from langchain_episodic.scoring.credit import EpisodeUtility
-    from langchain_episodic.stores.chroma import ChromaEpisodeStore
+    from langchain_episodic.stores.chroma.store import ChromaEpisodeStore
 
 # Building the parser and printing --help import nothing heavy (numpy, Chroma,
 # LangChain, the memory): each command imports what it needs when it runs. The library
@@ -60,7 +60,7 @@ def parse_duration(text: str) -> float:
     Raises:
         argparse.ArgumentTypeError: ``text`` is not a positive, finite duration.
 
-    Example:
+    Examples:
         >>> parse_duration("86400"), parse_duration("12h"), parse_duration("1.5d")
         (86400.0, 43200.0, 129600.0)
     """
@@ -84,7 +84,7 @@ def parse_time(text: str) -> float:
     Raises:
         argparse.ArgumentTypeError: ``text`` is neither.
 
-    Example:
+    Examples:
         >>> parse_time("86400"), parse_time("1970-01-02T00:00:00Z")
         (86400.0, 86400.0)
     """
@@ -198,7 +198,7 @@ def format_table(
 ) -> str:
     """Align ``rows`` under ``headers``; columns in ``right`` are right-aligned.
 
-    Example:
+    Examples:
         >>> print(format_table(["name", "n"], [["a", "1"], ["bb", "10"]], right=[1]))
         name   n
         ----  --
@@ -223,7 +223,7 @@ def format_table(
 def format_duration(seconds: float) -> str:
     """A compact, human reading of a duration.
 
-    Example:
+    Examples:
         >>> format_duration(86_400), format_duration(93_780), format_duration(0.444244)
         ('1d', '1d 2h 3m', '0.444s')
     """
@@ -313,7 +313,7 @@ def _open_store(target: _Target, *, create: bool) -> ChromaEpisodeStore:
     """Open the Chroma store; with ``create=False`` a missing on-disk memory is an error."""
     import chromadb  # noqa: PLC0415
 
-    from langchain_episodic.stores.chroma import (  # noqa: PLC0415
+    from langchain_episodic.stores.chroma.store import (  # noqa: PLC0415
         HOLDS_A_MEMORY,
         ChromaEpisodeStore,
     )
@@ -353,10 +353,10 @@ def _open_memory(args: argparse.Namespace, *, create: bool) -> EpisodicMemory:
             (never a new, empty one).
 
     The memory embeds with the model that built the namespace when it is one of the
-    package's own (the default model, or :class:`HashingEmbeddings` with its
+    package's own (the default model, or `HashingEmbeddings` with its
     parameters), else with the default. One built with any other model opens for
     reading; recalling or recording in it raises
-    :class:`~langchain_episodic.errors.EmbeddingMismatchError`.
+    `EmbeddingMismatchError`.
     """
     from langchain_episodic.embeddings.builtin import builtin_embeddings_for  # noqa: PLC0415
     from langchain_episodic.embeddings.fingerprint import EmbedderFingerprint  # noqa: PLC0415
@@ -381,7 +381,7 @@ def _open_memory(args: argparse.Namespace, *, create: bool) -> EpisodicMemory:
 
 
 def _require_namespace(store: ChromaEpisodeStore, target: _Target) -> None:
-    """Raise a :class:`CliError` unless the target's namespace exists in ``store``.
+    """Raise a `CliError` unless the target's namespace exists in ``store``.
 
     The message lists the namespaces there, and the other collections (``--collection``
     values) with theirs, so a mistyped name is seen at once.

@@ -34,7 +34,7 @@ def _escape(char: str) -> str:
 def terminal_safe(text: str) -> str:
     r"""``text`` with every control, format and separator character escaped visibly.
 
-    Example:
+    Examples:
         >>> terminal_safe("ok\x1b[2J\u202eevil\tend")
         'ok\\u001b[2J\\u202eevil\tend'
     """
@@ -49,7 +49,7 @@ def terminal_safe(text: str) -> str:
 
 
 class SafeStream:
-    """A text stream that writes through :func:`terminal_safe` (the CLI's standard output)."""
+    """A text stream that writes through `terminal_safe` (the CLI's standard output)."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream

@@ -162,7 +162,7 @@ exit codes:
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors become :class:`CliError` (one line, exit 2)."""
+    """An ``ArgumentParser`` whose errors become `CliError` (one line, exit 2)."""
 
     def error(self, message: str) -> NoReturn:
         """Raise instead of printing the usage and exiting."""
@@ -171,7 +171,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``langchain-episodic``, one subparser per :data:`COMMANDS`."""
+    """The argument parser of ``langchain-episodic``, one subparser per `COMMANDS`."""
     parser = _Parser(
         prog="langchain-episodic",
         description="Inspect, query, export and import an episodic memory.",
@@ -222,7 +222,7 @@ def _locked_message(exc: StoreLockedError) -> str:
 
 def _chroma_failure(exc: Exception, path: object) -> str:
     """Chroma's own failures (a damaged database or index, a full disk), in one line."""
-    from langchain_episodic.stores.chroma_health import LOW_SPACE, free_bytes  # noqa: PLC0415
+    from langchain_episodic.stores.chroma.health import LOW_SPACE, free_bytes  # noqa: PLC0415
 
     if isinstance(path, str) and os.path.isdir(path) and free_bytes(path) < LOW_SPACE:
         return (

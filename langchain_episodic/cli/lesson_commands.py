@@ -1,6 +1,6 @@
 """The ``lessons`` command: list, show, reflect, quarantine and release lessons.
 
-Lessons are distilled from episodes (:mod:`langchain_episodic.model.lesson`); these
+Lessons are distilled from episodes (`langchain_episodic.model.lesson`); these
 subcommands show them with their lineage and credit, write new ones with a chat model
 the user names (``reflect --model MODULE:ATTR``: nothing calls a model otherwise), and
 quarantine or release them.

@@ -106,7 +106,7 @@ class _LineError(Exception):
 
 
 def _episode_from_line(raw: bytes) -> Episode:
-    """Decode, parse and validate one line, or raise :class:`_LineError` saying why."""
+    """Decode, parse and validate one line, or raise `_LineError` saying why."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

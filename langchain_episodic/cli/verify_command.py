@@ -39,7 +39,7 @@ def _reported_damage(target: _Target, *, as_json: bool) -> bool:
     A damaged folder can make Chroma raise internal errors or crash the process that
     reads it: the diagnosis runs Chroma in a child process.
     """
-    from langchain_episodic.stores.chroma_health import (  # noqa: PLC0415
+    from langchain_episodic.stores.chroma.health import (  # noqa: PLC0415
         RECOVERY,
         diagnose_folder,
         interrupted_write,

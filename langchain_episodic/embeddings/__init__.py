@@ -1,14 +1,14 @@
 """Embedding models the memory can use; any LangChain ``Embeddings`` works as well.
 
-* :class:`StaticEmbeddings` (:mod:`~langchain_episodic.embeddings.static`): the
+* `StaticEmbeddings` (`static`): the
   default; a static model distilled from all-MiniLM-L6-v2, shipped in the package,
   semantic, offline, numpy only (no torch).
-* :class:`HashingEmbeddings` (:mod:`~langchain_episodic.embeddings.hashing`): lexical,
+* `HashingEmbeddings` (`hashing`): lexical,
   deterministic, model-free (the default before 0.2).
-* :func:`~langchain_episodic.embeddings.minilm.minilm_embeddings`: all-MiniLM-L6-v2
+* `minilm_embeddings`: all-MiniLM-L6-v2
   from a package that ships its weights (the ``huggingface`` extra), semantic and
   offline.
-* :class:`EmbedderFingerprint` (:mod:`~langchain_episodic.embeddings.fingerprint`):
+* `EmbedderFingerprint` (`fingerprint`):
   which model built a namespace, recorded when it is created and checked on open.
 """
 

@@ -6,9 +6,9 @@ one ("Schedule a dentist appointment" / "Scheduled reports run an hour late") ca
 more similar than a true paraphrase. So recall also asks how similar the task is to
 texts known *not* to be about the memory's work: a candidate must be at least about as
 similar to the task as the task's nearest background texts
-(:func:`~langchain_episodic.scoring.relevance.background_similarity`).
+(`background_similarity`).
 
-The packaged background (:func:`default_background_texts`) is 622 short everyday
+The packaged background (`default_background_texts`) is 622 short everyday
 requests written for this package, none about software: 482 over 54 domains
 (cooking, travel, health, law, sport, gardening, ...) and 140 that use about 150
 words of programming jargon in their everyday sense (a patch on jeans, logs for the
@@ -18,10 +18,10 @@ are everyday tasks passes its own background (texts its tasks are *not* about) o
 none (``EpisodicMemory(background=())``).
 
 Vectors are computed once per model and text set (keyed by the model's
-:class:`~langchain_episodic.embeddings.fingerprint.EmbedderFingerprint`), so many
+`EmbedderFingerprint`), so many
 memories over one model embed the background once per process.
 
-Example:
+Examples:
     >>> from langchain_episodic.embeddings import HashingEmbeddings
     >>> texts = default_background_texts()
     >>> len(texts), texts[0]

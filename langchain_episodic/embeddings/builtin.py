@@ -1,13 +1,13 @@
 """The package's own embedders: the default, and which one built a namespace.
 
-:func:`default_embeddings` is what :class:`~langchain_episodic.EpisodicMemory` embeds
-with when given no model: :class:`~langchain_episodic.embeddings.static.StaticEmbeddings`,
-semantic, offline and without torch. :func:`builtin_embeddings_for` rebuilds the
+`default_embeddings` is what `EpisodicMemory` embeds
+with when given no model: `StaticEmbeddings`,
+semantic, offline and without torch. `builtin_embeddings_for` rebuilds the
 package embedder a namespace's fingerprint names (the default, or a
-:class:`HashingEmbeddings` with its parameters, the default before 0.2), so the CLI and
+`HashingEmbeddings` with its parameters, the default before 0.2), so the CLI and
 error messages can name or use the model that built a memory.
 
-Example:
+Examples:
     >>> from langchain_episodic.embeddings.fingerprint import fingerprint_embeddings
     >>> old = fingerprint_embeddings(HashingEmbeddings(dimensions=256))
     >>> builtin_embeddings_for(old).dimensions
@@ -38,7 +38,7 @@ _HASHING_MODEL = re.compile(
 
 
 def default_embeddings() -> Embeddings:
-    """The embedder a memory uses when given none: the packaged :class:`StaticEmbeddings`."""
+    """The embedder a memory uses when given none: the packaged `StaticEmbeddings`."""
     return StaticEmbeddings()
 
 
@@ -60,7 +60,7 @@ def _hashing_for(fingerprint: EmbedderFingerprint) -> HashingEmbeddings | None:
 def builtin_embeddings_for(fingerprint: EmbedderFingerprint) -> Embeddings | None:
     """The package embedder that ``fingerprint`` names, or ``None`` for any other model.
 
-    Only the packaged default model and :class:`HashingEmbeddings` can be rebuilt from
+    Only the packaged default model and `HashingEmbeddings` can be rebuilt from
     a fingerprint; a memory opened with the result still checks that it matches.
     """
     if fingerprint.embedder == _HASHING:

@@ -5,9 +5,9 @@ debugging, refactoring, testing, architecture), in ``data/categories_en.txt``: p
 imperative tasks, and requests, questions, ticket titles and error reports over many
 kinds of software (web, mobile, games, embedded, data, infrastructure). Their
 vectors are computed once per model (the cache of
-:func:`~langchain_episodic.embeddings.background.background_vectors`).
+`background_vectors`).
 
-Example:
+Examples:
     >>> examples = default_category_examples()
     >>> len(examples), examples[0]
     (300, ('code_generation', 'Implement a login form with email and password validation'))

@@ -1,28 +1,28 @@
 """Which embedding model built a store: a fingerprint to record and compare.
 
 Vectors of two models are not comparable, even of one dimension: cosine similarities
-between them are noise. A memory therefore records an :class:`EmbedderFingerprint`
+between them are noise. A memory therefore records an `EmbedderFingerprint`
 when it creates a namespace and compares it with the one of the model it is opened
-with (see :class:`~langchain_episodic.EpisodicMemory`).
+with (see `EpisodicMemory`).
 
 A fingerprint holds:
 
 * ``embedder``: the class, as ``module.QualName``;
 * ``model``: the model name, where the embedder exposes one (``model_name``,
-  ``model`` or ``model_id``; :class:`HashingEmbeddings` gives its parameters);
+  ``model`` or ``model_id``; `HashingEmbeddings` gives its parameters);
 * ``dimension``: the length of its vectors;
-* ``sketch``: :data:`SKETCH_SIZE` numbers summarising its unit vector for
-  :data:`PROBE_TEXT`: a fixed ±1 random projection (the signs come from SHAKE-256,
+* ``sketch``: `SKETCH_SIZE` numbers summarising its unit vector for
+  `PROBE_TEXT`: a fixed ±1 random projection (the signs come from SHAKE-256,
   so every process and platform draws the same). Distances between sketches estimate
   distances between the vectors, so two models of one class and dimension but other
   weights are told apart while float noise (another process, BLAS, GPU) is not.
 
 The vectors decide: two fingerprints are of the same model when the dimensions are
 equal and the sketches estimate a cosine similarity of at least
-:data:`SAME_MODEL_SIMILARITY`. Class and model name only describe the model in
+`SAME_MODEL_SIMILARITY`. Class and model name only describe the model in
 messages, so a renamed wrapper around the same weights still matches.
 
-Example:
+Examples:
     >>> from langchain_episodic.embeddings import HashingEmbeddings
     >>> a = fingerprint_embeddings(HashingEmbeddings())
     >>> a == EmbedderFingerprint.from_json(a.to_json())
@@ -103,9 +103,9 @@ def _sketch(vector: NDArray[np.float64]) -> tuple[float, ...]:
 def model_name(embeddings: Embeddings) -> str | None:
     """The model an embedder names, or ``None`` when it names none.
 
-    :class:`HashingEmbeddings` has no model: its parameters stand for one.
+    `HashingEmbeddings` has no model: its parameters stand for one.
 
-    Example:
+    Examples:
         >>> model_name(HashingEmbeddings(dimensions=64))
         'dimensions=64 char_ngram=3-5 word_weight=1.0 bigram_weight=0.5 char_weight=0.2'
     """
@@ -131,7 +131,7 @@ class EmbedderFingerprint:
         embedder: The embedder's class, as ``module.QualName``.
         model: The model name it exposes, or its parameters; ``None`` if neither.
         dimension: Length of its vectors.
-        sketch: :data:`SKETCH_SIZE` numbers: the probe vector's unit vector projected
+        sketch: `SKETCH_SIZE` numbers: the probe vector's unit vector projected
             on fixed ±1 directions, rounded to 5 decimals.
     """
 
@@ -213,7 +213,7 @@ def fingerprint_from_vector(embeddings: Embeddings, vector: Sequence[float]) -> 
 
 
 def fingerprint_embeddings(embeddings: Embeddings) -> EmbedderFingerprint | None:
-    """Embed :data:`PROBE_TEXT` once and fingerprint ``embeddings``.
+    """Embed `PROBE_TEXT` once and fingerprint ``embeddings``.
 
     Returns:
         The fingerprint, or ``None`` when the model's vector for the probe is not

@@ -1,6 +1,6 @@
 """A deterministic, model-free embedding for offline use and tests.
 
-:class:`HashingEmbeddings` is feature hashing ("the hashing trick") of word unigrams,
+`HashingEmbeddings` is feature hashing ("the hashing trick") of word unigrams,
 word bigrams and character n-grams of each word, L2-normalised. It is lexical: texts
 that share words (or word stems, through the character n-grams) score clearly higher
 than texts that share none. It needs no model, no network and no state, and gives the
@@ -8,8 +8,8 @@ same vectors in every process: it hashes with BLAKE2b, never with Python's ``has
 which is salted per process.
 
 It was the memory's default before 0.2; the default is now the semantic
-:class:`~langchain_episodic.embeddings.static.StaticEmbeddings`. Any LangChain
-:class:`~langchain_core.embeddings.Embeddings` (OpenAI, HuggingFace, Ollama, ...) works too.
+`StaticEmbeddings`. Any LangChain
+`Embeddings` (OpenAI, HuggingFace, Ollama, ...) works too.
 """
 
 from __future__ import annotations
@@ -50,28 +50,28 @@ class HashingEmbeddings(BaseModel, Embeddings):
         Nothing to install beyond ``langchain-episodic``.
 
     Instantiate:
-        .. code-block:: python
+        ```python
+        from langchain_episodic import HashingEmbeddings
 
-            from langchain_episodic import HashingEmbeddings
-
-            embeddings = HashingEmbeddings()  # 384 dimensions by default
+        embeddings = HashingEmbeddings()  # 384 dimensions by default
+        ```
 
     Embed:
-        .. code-block:: python
+        ```python
+        import numpy as np
 
-            import numpy as np
-
-            a, b, c = embeddings.embed_documents([
-                "Fix the login bug in the auth service",
-                "Debug the failing login in the auth module",
-                "Plot a histogram of monthly sales",
-            ])
-            assert np.dot(a, b) > np.dot(a, c)
+        a, b, c = embeddings.embed_documents([
+            "Fix the login bug in the auth service",
+            "Debug the failing login in the auth module",
+            "Plot a histogram of monthly sales",
+        ])
+        assert np.dot(a, b) > np.dot(a, c)
+        ```
 
     Async:
-        .. code-block:: python
-
-            vector = await embeddings.aembed_query("Fix the login bug")
+        ```python
+        vector = await embeddings.aembed_query("Fix the login bug")
+        ```
     """
 
     model_config = ConfigDict(frozen=True)

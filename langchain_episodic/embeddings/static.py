@@ -1,6 +1,6 @@
 """A static embedding model distilled from all-MiniLM-L6-v2: semantic, offline, no torch.
 
-:class:`StaticEmbeddings` embeds a text as the mean of one fixed vector per token,
+`StaticEmbeddings` embeds a text as the mean of one fixed vector per token,
 L2-normalised. The token vectors were distilled from `all-MiniLM-L6-v2`_ with
 `model2vec`_ (``scripts/distill_static_embedder.py`` writes them; their
 ``config.json`` says how) and ship inside the package, in
@@ -14,7 +14,7 @@ For a text with at least one known token, the vectors are exactly those of
 computes them): the text is cut to ``max_length`` tokens (512) without special tokens,
 unknown tokens are dropped, the token vectors are averaged and the mean is scaled to
 unit length. A text without any known token (``""``, ``"🙂🙂"``) would be the zero
-vector there; here it gets :attr:`StaticEmbeddings.fallback_vector` instead, the
+vector there; here it gets `StaticEmbeddings.fallback_vector` instead, the
 unit-length vector of the tokenizer's unknown token (``[UNK]``), so that every text
 has a direction the memory can search by cosine.
 
@@ -184,14 +184,14 @@ class StaticEmbeddings(Embeddings):
         Nothing to install beyond ``langchain-episodic``: the model ships with it.
 
     Instantiate:
-        .. code-block:: python
+        ```python
+        from langchain_episodic.embeddings.static import StaticEmbeddings
 
-            from langchain_episodic.embeddings.static import StaticEmbeddings
+        embeddings = StaticEmbeddings()  # the packaged model
+        other = StaticEmbeddings(path="models/my-static-model")  # another folder
+        ```
 
-            embeddings = StaticEmbeddings()  # the packaged model
-            other = StaticEmbeddings(path="models/my-static-model")  # another folder
-
-    Example:
+    Examples:
         >>> import numpy as np
         >>> embeddings = StaticEmbeddings()
         >>> login, signin, dark = embeddings.embed_documents([
@@ -267,7 +267,7 @@ class StaticEmbeddings(Embeddings):
             texts: The texts to embed.
 
         Returns:
-            One vector of :attr:`dimension` floats per text, in order.
+            One vector of `dimension` floats per text, in order.
 
         Raises:
             TypeError: ``texts`` is not a list (or tuple) of strings; the message
@@ -290,7 +290,7 @@ class StaticEmbeddings(Embeddings):
             text: The text to embed.
 
         Returns:
-            Its vector of :attr:`dimension` floats.
+            Its vector of `dimension` floats.
 
         Raises:
             TypeError: ``text`` is not a string.
@@ -309,7 +309,7 @@ class StaticEmbeddings(Embeddings):
         scaled to unit length in float32 and rounded to float16 again.
 
         Args:
-            texts: The texts to embed (not checked: see :meth:`embed_documents`).
+            texts: The texts to embed (not checked: see `embed_documents`).
 
         Returns:
             An array of shape ``(len(texts), dimension)``.

@@ -1,17 +1,17 @@
 """A bounded background worker: queued jobs run on one daemon thread, off the hot path.
 
-:class:`BackgroundWorker` knows nothing of what its jobs do: it runs each callable it
+`BackgroundWorker` knows nothing of what its jobs do: it runs each callable it
 is given, in order, on a thread of its own that starts with the first job. At most
 ``limit`` jobs are unfinished (waiting or running) at a time; one more is refused,
 and the caller decides what refusing means (the middleware logs a dropped
-reflection). :meth:`~BackgroundWorker.flush` waits for the jobs queued so far,
-:meth:`~BackgroundWorker.close` flushes and stops the thread.
+reflection). `flush` waits for the jobs queued so far,
+`close` flushes and stops the thread.
 
 The thread is a daemon, so a job that hangs (a slow model, say) never holds the
 interpreter's exit: an ``atexit`` hook closes every worker still alive, giving its
-pending jobs :data:`EXIT_FLUSH_TIMEOUT` seconds, then abandons them with a warning.
+pending jobs `EXIT_FLUSH_TIMEOUT` seconds, then abandons them with a warning.
 
-Example:
+Examples:
     >>> done = []
     >>> worker = BackgroundWorker(limit=2)
     >>> worker.submit(lambda: done.append(1))
@@ -75,7 +75,7 @@ class BackgroundWorker:
         self._condition = threading.Condition()
         self._thread: threading.Thread | None = None
         self.closed = False
-        """Whether :meth:`close` was called: every job submitted since is refused."""
+        """Whether `close` was called: every job submitted since is refused."""
 
     def submit(self, job: Callable[[], None]) -> bool:
         """Queue ``job``, starting the thread on the first one.

@@ -1,9 +1,9 @@
-"""The pydantic side of :class:`~langchain_episodic.RecallOptions` for the integrations.
+"""The pydantic side of `RecallOptions` for the integrations.
 
 The retriever and the classic chain memory are pydantic models; both hold their
 recall options as one ``options: RecallOptions`` field and accept the options flat
 (``k=3``, ``category="debugging"``, ...) as LangChain users expect, so the option
-names and their rules live only in :mod:`langchain_episodic.scoring.options`.
+names and their rules live only in `langchain_episodic.scoring.options`.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ __all__ = ["RunMemories"]
 class RunMemories:
     """The memory of each run: ``memory``, scoped by ``namespace``, or the agent's store.
 
-    Args and their checks are :class:`~langchain_episodic.EpisodicMemoryMiddleware`'s
+    Args and their checks are `EpisodicMemoryMiddleware`'s
     of the same names.
     """
 

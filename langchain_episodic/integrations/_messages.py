@@ -1,7 +1,7 @@
 """What an agent run's messages say: the latest request, the system prompt, a thread.
 
 Pure functions over LangChain messages, for the middleware
-(:mod:`langchain_episodic.integrations.middleware`): the text of the latest human
+(`langchain_episodic.integrations.middleware`): the text of the latest human
 message, the system message with the replay appended, and the task of a follow-up turn.
 """
 
@@ -40,7 +40,7 @@ def latest_human_text(messages: Sequence[AnyMessage]) -> str | None:
     are joined with newlines (images and other blocks are ignored). A human message
     without text is skipped in favour of an earlier one.
 
-    Example:
+    Examples:
         >>> from langchain_core.messages import AIMessage, HumanMessage
         >>> latest_human_text([HumanMessage("old task"), AIMessage("ok"),
         ...                    HumanMessage([{"type": "text", "text": "new task"}])])

@@ -1,6 +1,6 @@
 """After an agent run: record its episode, credit what it was shown, reflect on it.
 
-:class:`RunRecorder` holds the middleware's recording settings (``record_episode``,
+`RunRecorder` holds the middleware's recording settings (``record_episode``,
 what a recording error does, the lesson writer and its background queue) and does the
 work of ``after_agent``: the episode ``record_episode`` builds gets the run's
 provenance, closes the run's credit, is recorded, and is reflected on.
@@ -35,7 +35,7 @@ RecordEpisode = Callable[[Any, Any], Episode | Awaitable[Episode | None] | None]
 """``record_episode(state, runtime) -> Episode | None``: the episode of a finished run.
 
 Called once after the agent finishes, with the final agent state and the LangGraph
-``Runtime``. Return the :class:`Episode` to record, or ``None`` to record nothing. It
+``Runtime``. Return the `Episode` to record, or ``None`` to record nothing. It
 may be a coroutine function (awaited under ``ainvoke``; refused under ``invoke``).
 An episode built without a timestamp is dated now by the wall clock (``time.time()``);
 pass ``timestamp=memory.now()`` to date it on the memory's own (injectable) clock.
@@ -45,7 +45,7 @@ pass ``timestamp=memory.now()`` to date it on the memory's own (injectable) cloc
 class RunRecorder:
     """The recording settings of a middleware, and the recording of a finished run.
 
-    Args and their checks are :class:`~langchain_episodic.EpisodicMemoryMiddleware`'s
+    Args and their checks are `EpisodicMemoryMiddleware`'s
     of the same names.
     """
 
@@ -92,7 +92,7 @@ class RunRecorder:
 
         Raises:
             TypeError: ``record_episode`` returned something other than an
-                :class:`Episode` or ``None``, or is async under a sync ``invoke``.
+                `Episode` or ``None``, or is async under a sync ``invoke``.
         """
         if self.record_episode is None:
             return
@@ -106,7 +106,7 @@ class RunRecorder:
             _log.exception("could not record the finished run (the answer is kept)")
 
     async def arecord(self, state: Mapping[str, Any], runtime: object) -> None:
-        """Async twin of :meth:`record`; a sync ``record_episode`` runs in a thread."""
+        """Async twin of `record`; a sync ``record_episode`` runs in a thread."""
         if self.record_episode is None:
             return
         try:

@@ -1,8 +1,8 @@
 """Before an agent run: read its task and build the replay it will inject.
 
-:class:`RunReplayer` holds the middleware's replay settings (recall options, budget,
+`RunReplayer` holds the middleware's replay settings (recall options, budget,
 renderer, strategy line, how a task is read) and turns an agent state into the
-:class:`~langchain_episodic.integrations._run_state.EpisodicReplay` the run keeps.
+`EpisodicReplay` the run keeps.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ any custom keys). ``None`` or a blank string means "no task": nothing is injecte
 class RunReplayer:
     """The replay settings of a middleware, and the replay they build for a run.
 
-    Args and their checks are :class:`~langchain_episodic.EpisodicMemoryMiddleware`'s
+    Args and their checks are `EpisodicMemoryMiddleware`'s
     of the same names; every one is checked here, once, when the middleware is built.
     """
 
@@ -110,7 +110,7 @@ class RunReplayer:
         return self.options if principal is None else self.options.replace(principal=principal)
 
     def _prompt_settings(self) -> dict[str, Any]:
-        """How :func:`~langchain_episodic.build_replay` should format the prompt."""
+        """How `build_replay` should format the prompt."""
         return {
             "max_tokens": self.max_tokens,
             "token_counter": self.token_counter,
@@ -125,7 +125,7 @@ class RunReplayer:
         run_id: str | None,
         principal: str | None = None,
     ) -> EpisodicReplay:
-        """Recall once from ``memory`` for the run's task ``found`` (see :meth:`task`).
+        """Recall once from ``memory`` for the run's task ``found`` (see `task`).
 
         ``principal``: who the run acts for (its own episodes are not capped in a
         shared memory).
@@ -150,7 +150,7 @@ class RunReplayer:
         run_id: str | None,
         principal: str | None = None,
     ) -> EpisodicReplay:
-        """Async twin of :meth:`build`."""
+        """Async twin of `build`."""
         task, thread_task, turn = found
         if self.infer_category:
             task, thread_task = await run_in_executor(

@@ -30,7 +30,7 @@ def _text(value: object) -> str | None:
 def run_from_config(config: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
     """``(run_id, thread_id)`` of a LangChain call's configuration.
 
-    Example:
+    Examples:
         >>> run_from_config({"configurable": {"run_id": "job-7", "thread_id": "t1"}})
         ('job-7', 't1')
         >>> run_from_config(None)
@@ -51,12 +51,12 @@ def agent_run(runtime: object) -> tuple[str, str | None] | None:
     """``(run_id, namespace)`` the agent middleware noted this run under, if any.
 
     A tool called inside a ``create_agent`` run gets the run's state through its
-    ``ToolRuntime``; when :class:`~langchain_episodic.EpisodicMemoryMiddleware` is
+    ``ToolRuntime``; when `EpisodicMemoryMiddleware` is
     part of the agent, that state holds the run's replay, and so the run id its
     outcome will be credited under. Noting a tool's recall under the same id makes
     one agent run one credited run.
 
-    Example:
+    Examples:
         >>> from types import SimpleNamespace
         >>> state = {STATE_KEY: {"run_id": "r-1", "namespace": "user-alice"}}
         >>> agent_run(SimpleNamespace(state=state))
@@ -78,7 +78,7 @@ def agent_run(runtime: object) -> tuple[str, str | None] | None:
 def agent_name(config: Mapping[str, Any] | None) -> str | None:
     """The ``name`` a ``create_agent`` graph was given, from a call's configuration.
 
-    Example:
+    Examples:
         >>> agent_name({"metadata": {"lc_agent_name": "coder"}})
         'coder'
     """

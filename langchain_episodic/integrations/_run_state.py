@@ -1,7 +1,7 @@
 """What the middleware keeps of an agent run in its state, and reads back from it.
 
 The replay a run injects is fixed at its start and kept in the agent state (private
-key :data:`~langchain_episodic.integrations._run.STATE_KEY`), so every model call of
+key `STATE_KEY`), so every model call of
 the run, a resumed run and the recording after it see the same task, run id, turn and
 namespace. Requires LangGraph (the ``agents`` extra), imported by the middleware only.
 """
@@ -42,7 +42,7 @@ class EpisodicReplay(TypedDict):
     """What the middleware injects during one agent run, fixed at the run's start.
 
     Attributes:
-        task: The run's task, as :meth:`TaskDescription.to_dict` (JSON-safe, so it
+        task: The run's task, as `TaskDescription.to_dict` (JSON-safe, so it
             survives checkpointing).
         prompt: The text appended to the system prompt: the replay prompt, then the
             strategy line when ``include_strategy=True``.
@@ -54,7 +54,7 @@ class EpisodicReplay(TypedDict):
         holdout: The run is a holdout run (``EpisodicMemory(holdout=...)``): shown
             no memory by chance, the baseline of credit and the lift report.
         thread_task: The task of the thread's first turn, as
-            :meth:`TaskDescription.to_dict` (the run's own task on a first turn).
+            `TaskDescription.to_dict` (the run's own task on a first turn).
         turn: Which turn of its thread the run is: 1, then 2 for the first follow-up.
         thread_id: LangGraph's ``thread_id`` of the run, if it has one.
         agent: The agent's name (``create_agent(name=...)``), if it has one.
@@ -76,7 +76,7 @@ class EpisodicReplay(TypedDict):
 
 
 def replay_of(state: Mapping[str, Any]) -> EpisodicReplay | None:
-    """The run's :class:`EpisodicReplay` kept in ``state``, or ``None`` if there is none."""
+    """The run's `EpisodicReplay` kept in ``state``, or ``None`` if there is none."""
     return cast("EpisodicReplay | None", state.get(STATE_KEY))
 
 

@@ -2,7 +2,7 @@
 
 A multi-user agent serves every user from one compiled graph; LangGraph passes each
 run's ``context`` (``agent.invoke(..., context=Context(user_id="alice"))``) to
-middleware and tools through the ``Runtime``. A :data:`NamespaceScope` says how a
+middleware and tools through the ``Runtime``. A `NamespaceScope` says how a
 run's namespace follows from it:
 
 * a template over the context's fields, ``"user-{user_id}"`` (the context may be a
@@ -11,7 +11,7 @@ run's namespace follows from it:
 
 A run whose context lacks a field the template names (or holds one that is not a
 string), or whose callable returns no usable namespace, fails with an
-:class:`~langchain_episodic.EpisodicValueError` that says so: it is never recalled for,
+`EpisodicValueError` that says so: it is never recalled for,
 nor recorded in, a shared namespace instead.
 """
 
@@ -34,7 +34,7 @@ _MISSING = object()
 
 
 def check_scope(scope: object, name: str = "namespace") -> NamespaceScope:
-    """``scope`` if it is a usable :data:`NamespaceScope`; otherwise raise naming it.
+    """``scope`` if it is a usable `NamespaceScope`; otherwise raise naming it.
 
     Raises:
         TypeError: ``scope`` is neither a string nor callable.
@@ -86,7 +86,7 @@ def _context_value(context: object, name: str) -> object:
 def resolve_namespace(scope: NamespaceScope, runtime: object, name: str = "namespace") -> str:
     """The namespace of the run whose LangGraph runtime is ``runtime``.
 
-    Example:
+    Examples:
         >>> from types import SimpleNamespace
         >>> resolve_namespace("user-{user_id}", SimpleNamespace(context={"user_id": "alice"}))
         'user-alice'

@@ -2,11 +2,11 @@
 
 Classic chains (``langchain_classic``: ``LLMChain`` and every ``Chain`` with a
 ``memory=``) call ``load_memory_variables`` before each run and ``save_context``
-after it. This module plugs :class:`~langchain_episodic.EpisodicMemory` into that
+after it. This module plugs `EpisodicMemory` into that
 protocol: before a run the chain receives the replay prompt for its task; after a
 run nothing is recorded, because a chain's output carries no test feedback. Record
 the run once its tests have been run, with
-:meth:`EpisodicChainMemory.record_outcome`.
+`EpisodicChainMemory.record_outcome`.
 
 Needs the ``classic`` extra: ``pip install "langchain-episodic[classic]"``.
 """
@@ -52,30 +52,30 @@ _DEFAULT_INPUT_KEY = "input"
 class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
     r"""Past episodes as a classic chain's memory: the replay prompt under one key.
 
-    Before each run, :meth:`load_memory_variables` recalls the ``top_k`` episodes
+    Before each run, `load_memory_variables` recalls the ``top_k`` episodes
     most worth replaying for the chain's task and returns the replay prompt (see
-    :func:`~langchain_episodic.replay_prompt`) under :attr:`memory_key`.
+    `replay_prompt`) under `memory_key`.
 
-    After each run, :meth:`save_context` records **nothing**: the chain's output is a
+    After each run, `save_context` records **nothing**: the chain's output is a
     candidate solution, not feedback. An episode needs a reward and an outcome, and
     inventing them (say, "the model answered, so it succeeded") would teach the memory
     that every answer works. Run the tests on the output, then call
-    :meth:`record_outcome` with their counts: it builds the episode with
-    :func:`~langchain_episodic.episode_from_tests` (reward = pass rate) and records it.
+    `record_outcome` with their counts: it builds the episode with
+    `episode_from_tests` (reward = pass rate) and records it.
 
     The episodes a loaded prompt shows are noted for the credit loop under the run
     named by a ``run_id`` chain input (else a new run per task), and
-    :meth:`record_outcome` credits the run's reward to them
-    (:meth:`~langchain_episodic.areas.MemoryRuns.credit`).
+    `record_outcome` credits the run's reward to them
+    (`credit`).
 
-    :meth:`clear` deletes nothing: episodes are immutable, and this memory keeps no
+    `clear` deletes nothing: episodes are immutable, and this memory keeps no
     state between runs of its own. To start afresh, use a new ``namespace`` of
-    :class:`~langchain_episodic.EpisodicMemory`.
+    `EpisodicMemory`.
 
     Setup:
-        .. code-block:: bash
-
-            pip install "langchain-episodic[classic]"
+        ```bash
+        pip install "langchain-episodic[classic]"
+        ```
 
     Instantiate:
         >>> from langchain_episodic import EpisodicMemory
@@ -111,26 +111,26 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         def login(email, password): validate(email)
 
     In a chain:
-        .. code-block:: python
+        ```python
+        from langchain_classic.chains import LLMChain
+        from langchain_core.prompts import PromptTemplate
 
-            from langchain_classic.chains import LLMChain
-            from langchain_core.prompts import PromptTemplate
-
-            prompt = PromptTemplate.from_template("{experience}\n\nNew task: {input}")
-            chain = LLMChain(llm=llm, prompt=prompt, memory=chain_memory)
-            result = chain.invoke({"input": "Implement a signup form"})
-            passed, total = run_tests(result["text"])
-            chain_memory.record_outcome(result, result["text"], passed, total)
+        prompt = PromptTemplate.from_template("{experience}\n\nNew task: {input}")
+        chain = LLMChain(llm=llm, prompt=prompt, memory=chain_memory)
+        result = chain.invoke({"input": "Implement a signup form"})
+        passed, total = run_tests(result["text"])
+        chain_memory.record_outcome(result, result["text"], passed, total)
+        ```
 
     Async:
-        .. code-block:: python
+        ```python
+        variables = await chain_memory.aload_memory_variables({"input": "Add OAuth"})
+        await chain_memory.arecord_outcome(inputs, outputs, passed, total)
+        ```
 
-            variables = await chain_memory.aload_memory_variables({"input": "Add OAuth"})
-            await chain_memory.arecord_outcome(inputs, outputs, passed, total)
-
-    The task is read from the chain input named :attr:`input_key`; with no
+    The task is read from the chain input named `input_key`; with no
     ``input_key``, from the only input, or from ``"input"`` when there are several.
-    Its value may be a string, a :class:`~langchain_episodic.TaskDescription` (whose
+    Its value may be a string, a `TaskDescription` (whose
     category and complexity are then kept) or a dict of ``TaskDescription`` fields.
     """
 
@@ -141,17 +141,17 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
     input_key: str | None = None
     """Chain input holding the task; ``None``: the only input, else ``"input"``."""
     output_key: str | None = None
-    """Chain output holding the solution, for :meth:`record_outcome`; ``None``: the only one."""
+    """Chain output holding the solution, for `record_outcome`; ``None``: the only one."""
     max_tokens: int | None = Field(default=DEFAULT_MAX_TOKENS, ge=1)
     """Token budget of the replay prompt:
-    :data:`~langchain_episodic.prompting.episodes.DEFAULT_MAX_TOKENS` by default, ``None``
+    `DEFAULT_MAX_TOKENS` by default, ``None``
     for no budget."""
     token_counter: Callable[[str], int] = Field(default=approximate_token_count, exclude=True)
     """Counts tokens for ``max_tokens``, e.g. ``llm.get_num_tokens``."""
     include_strategy: bool = False
     """Append a line naming the strategy chosen from the replayed episodes."""
     renderer: Any = Field(default="auto", exclude=True)
-    """How episodes become text (:mod:`~langchain_episodic.prompting.renderers`):
+    """How episodes become text (`renderers`):
     ``"auto"`` (default), ``"compact"``, ``"detailed"``, or your own."""
     _pending_runs: dict[str, str] = PrivateAttr(default_factory=dict)
 
@@ -162,7 +162,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
 
     @property
     def memory_variables(self) -> list[str]:
-        """The keys :meth:`load_memory_variables` returns: ``[memory_key]``."""
+        """The keys `load_memory_variables` returns: ``[memory_key]``."""
         return [self.memory_key]
 
     # ------------------------------------------------------------------ load
@@ -192,7 +192,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         raise EpisodicValueError(msg)
 
     def _prompt_settings(self) -> dict[str, Any]:
-        """How :func:`~langchain_episodic.build_replay` should format the prompt."""
+        """How `build_replay` should format the prompt."""
         return {
             "max_tokens": self.max_tokens,
             "token_counter": self.token_counter,
@@ -201,7 +201,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         }
 
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, str]:
-        """The replay prompt for the chain's task, under :attr:`memory_key`.
+        """The replay prompt for the chain's task, under `memory_key`.
 
         Args:
             inputs: The chain's inputs; the task is read as the class docstring says.
@@ -224,7 +224,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         return {self.memory_key: replay.text}
 
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, str]:
-        """Async twin of :meth:`load_memory_variables`."""
+        """Async twin of `load_memory_variables`."""
         task = self._task(inputs)
         replay = await abuild_replay(
             self.memory,
@@ -258,23 +258,23 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         """Record nothing: a chain's output carries no test feedback.
 
         The classic ``Chain`` calls this after every run with the run's inputs and
-        outputs. An :class:`~langchain_episodic.Episode` needs a reward and an
+        outputs. An `Episode` needs a reward and an
         outcome that only the tests can give, so no episode is built here. Call
-        :meth:`record_outcome` once the tests have run.
+        `record_outcome` once the tests have run.
         """
 
     async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
-        """Record nothing, like :meth:`save_context`."""
+        """Record nothing, like `save_context`."""
 
     def clear(self) -> None:
         """Delete nothing: episodes are immutable and this memory keeps no per-run state.
 
         To start with an empty memory, use another ``namespace`` of
-        :class:`~langchain_episodic.EpisodicMemory`.
+        `EpisodicMemory`.
         """
 
     async def aclear(self) -> None:
-        """Delete nothing, like :meth:`clear`."""
+        """Delete nothing, like `clear`."""
 
     # ------------------------------------------------------------------ record
 
@@ -316,25 +316,25 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         """Record a finished run as an episode, with the feedback of its tests.
 
         The reward is the pass rate and the outcome follows
-        :func:`~langchain_episodic.feedback_from_tests`: success when every test
+        `feedback_from_tests`: success when every test
         passed, partial from half, failure below half or when no test ran.
 
-        Example:
-            .. code-block:: python
-
-                result = chain.invoke({"input": "Implement a signup form"})
-                passed, total = run_tests(result["text"])
-                chain_memory.record_outcome(result, result["text"], passed, total)
+        Examples:
+            ```python
+            result = chain.invoke({"input": "Implement a signup form"})
+            passed, total = run_tests(result["text"])
+            chain_memory.record_outcome(result, result["text"], passed, total)
+            ```
 
         Args:
-            inputs: The chain's inputs; the task is read as in :meth:`load_memory_variables`.
-            outputs: The chain's outputs (the solution under :attr:`output_key`, or the
+            inputs: The chain's inputs; the task is read as in `load_memory_variables`.
+            outputs: The chain's outputs (the solution under `output_key`, or the
                 only output) or the solution itself as a str.
             tests_passed: Tests that passed.
             tests_total: Tests that ran.
             message: What the tests said, e.g. the first failing assertion.
-            **options: Keyword-only, as for :func:`~langchain_episodic.episode_from_tests`
-                (:class:`~langchain_episodic.model.feedback.EpisodeOptions`):
+            **options: Keyword-only, as for `episode_from_tests`
+                (`EpisodeOptions`):
                 ``strategy_used``, ``iterations``, ``episode_id``, ``success_at``,
                 ``partial_at``, and ``timestamp``, when the run finished, in seconds:
                 now by the memory's clock (``memory.now()``) when ``None``. Pass a
@@ -388,7 +388,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         message: str = "",
         **options: Unpack[EpisodeOptions],
     ) -> Episode:
-        """Async twin of :meth:`record_outcome`, with the same arguments."""
+        """Async twin of `record_outcome`, with the same arguments."""
         record = functools.partial(
             self.record_outcome, inputs, outputs, tests_passed, tests_total, message, **options
         )

@@ -1,11 +1,11 @@
 """Agent middleware for LangChain 1.x ``create_agent``: replay before, record after.
 
-:class:`EpisodicMemoryMiddleware` recalls past episodes for the task an agent run was
+`EpisodicMemoryMiddleware` recalls past episodes for the task an agent run was
 given, appends the replay prompt to the system prompt of every model call of the run,
 and, when the run finishes, records the episode your ``record_episode`` callable builds
 from it (typically from test results, with
-:func:`~langchain_episodic.episode_from_tests`). Given a
-:class:`~langchain_episodic.reflection.LessonWriter`, it also distils lessons from the
+`episode_from_tests`). Given a
+`LessonWriter`, it also distils lessons from the
 recorded episode, in the run or in a background thread, off the agent's hot path.
 
 Requires the ``agents`` extra: ``pip install "langchain-episodic[agents]"``.
@@ -94,7 +94,7 @@ class EpisodicMemoryMiddleware(
     finds the run's task (the latest human message, or ``task_extractor(state)``),
     recalls the ``top_k`` most relevant past episodes from ``memory`` and formats the
     replay prompt, optionally followed by the strategy chosen from those same episodes
-    (one :func:`~langchain_episodic.build_replay`, one recall). The result is kept in
+    (one `build_replay`, one recall). The result is kept in
     the agent state (private key ``episodic_replay``), and every model call of the run
     (``wrap_model_call`` / ``awrap_model_call``) gets it appended to its system
     prompt: the user's own system prompt stays first; without one, the replay prompt
@@ -108,7 +108,7 @@ class EpisodicMemoryMiddleware(
     **Threads** — with a checkpointer, each new ``invoke`` on a thread is one more
     turn of it, and a follow-up ("Also reject empty passwords") means nothing on its
     own. By default (``follow_ups="thread"``) the task of a follow-up carries its
-    thread's task: the first turn's task, then :data:`FOLLOW_UP` and the request
+    thread's task: the first turn's task, then `FOLLOW_UP` and the request
     (``Implement a login form``, a new line, ``Follow-up: Also reject empty passwords``), in the
     first turn's category unless the follow-up's own task names one. It is what the
     turn recalls for and what ``task_of(state)`` gives ``record_episode``; the
@@ -118,46 +118,46 @@ class EpisodicMemoryMiddleware(
     ``follow_ups="alone"`` reads every turn on its own.
 
     **Provenance** — the episode ``record_episode`` returns is recorded with its
-    :class:`~langchain_episodic.EpisodeSource` filled in: the agent's name, the run
+    `EpisodeSource` filled in: the agent's name, the run
     id, the thread id and turn, and the namespace (fields your episode sets itself
     are kept); ``self.source_of(state)`` gives it.
 
     **After the agent** — when the run completes, ``record_episode(state, runtime)`` is
-    called (if given) with the final state; the :class:`Episode` it returns is recorded
+    called (if given) with the final state; the `Episode` it returns is recorded
     with ``memory.record`` (``arecord`` under ``ainvoke``). ``None`` records nothing:
     the middleware never invents feedback. A typical implementation runs the tests and
-    calls :func:`~langchain_episodic.episode_from_tests`; ``self.task_of(state)`` and
+    calls `episode_from_tests`; ``self.task_of(state)`` and
     ``self.strategy_of(state)`` give the run's task and strategy.
 
     **Credit** — each run's replay is noted under a run id of its own (the call's
     ``config={"configurable": {"run_id": ...}}`` when given, else a new one;
     ``self.run_id_of(state)``), and the recorded episode's reward is credited to the
-    episodes the run was shown (:meth:`~langchain_episodic.areas.MemoryRuns.credit`), so
+    episodes the run was shown (`credit`), so
     those that help rise in later recalls. The recall tool
-    (:func:`~langchain_episodic.create_recall_tool`) called inside the run notes what
+    (`create_recall_tool`) called inside the run notes what
     it shows under the same run id, so one agent run is one credited run. A run
     whose ``record_episode`` returns ``None`` stays open until the memory's
     ``open_run_ttl`` closes it. Noting and crediting never break the run: a failure
     is logged.
 
     **Reflection** — with ``reflect_with=LessonWriter(model)``, each recorded episode is
-    reflected on (:func:`~langchain_episodic.reflection.reflect`: the episode and its
+    reflected on (`reflect`: the episode and its
     same-category neighbours are shown to the model, and the lessons that pass are
     stored in the run's namespace), and later runs see those lessons above the
     episodes in their system prompt. By default it runs right after recording, inside
     ``after_agent`` (under ``ainvoke`` in a worker thread, never on the event loop);
     with ``reflect_in_background=True`` it is queued for one worker thread per
     middleware and the run returns at once: at most ``reflection_queue`` reflections
-    wait or run, and one more is dropped with a logged warning. :meth:`flush` waits
-    for them, :meth:`close` flushes and stops the thread. A model that fails, answers
+    wait or run, and one more is dropped with a logged warning. `flush` waits
+    for them, `close` flushes and stops the thread. A model that fails, answers
     garbage or is slow never breaks the run: every error is logged, never raised.
 
     Setup:
-        .. code-block:: bash
+        ```bash
+        pip install "langchain-episodic[agents]"
+        ```
 
-            pip install "langchain-episodic[agents]"
-
-    Example:
+    Examples:
         >>> from langchain.agents import create_agent
         >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
         >>> from langchain_episodic import EpisodicMemory
@@ -170,68 +170,68 @@ class EpisodicMemoryMiddleware(
         'def signup(email): ...'
 
     Record the outcome of each run:
-        .. code-block:: python
-
-            from langchain.chat_models import init_chat_model
-            from langchain_episodic import episode_from_tests
-
-
-            def record_episode(state, runtime):
-                code = state["messages"][-1].text
-                passed, total, log = run_my_tests(code)  # your test harness
-                return episode_from_tests(
-                    EpisodicMemoryMiddleware.task_of(state), code, passed, total, log,
-                    strategy_used=EpisodicMemoryMiddleware.strategy_of(state) or "default",
-                    timestamp=memory.now(),  # the memory's clock; time.time() if omitted
-                )
+        ```python
+        from langchain.chat_models import init_chat_model
+        from langchain_episodic import episode_from_tests
 
 
-            agent = create_agent(
-                init_chat_model("openai:gpt-4.1-mini"),
-                tools=[...],
-                system_prompt="You are a careful Python developer.",
-                middleware=[
-                    EpisodicMemoryMiddleware(
-                        memory, top_k=3, max_tokens=800, include_strategy=True,
-                        record_episode=record_episode,
-                    )
-                ],
+        def record_episode(state, runtime):
+            code = state["messages"][-1].text
+            passed, total, log = run_my_tests(code)  # your test harness
+            return episode_from_tests(
+                EpisodicMemoryMiddleware.task_of(state), code, passed, total, log,
+                strategy_used=EpisodicMemoryMiddleware.strategy_of(state) or "default",
+                timestamp=memory.now(),  # the memory's clock; time.time() if omitted
             )
+
+
+        agent = create_agent(
+            init_chat_model("openai:gpt-4.1-mini"),
+            tools=[...],
+            system_prompt="You are a careful Python developer.",
+            middleware=[
+                EpisodicMemoryMiddleware(
+                    memory, top_k=3, max_tokens=800, include_strategy=True,
+                    record_episode=record_episode,
+                )
+            ],
+        )
+        ```
 
     Args:
         memory: Where episodes are recalled from and recorded to. ``None``: in the
             agent's own LangGraph store (``create_agent(..., store=...)``, read from
             ``runtime.store``; it needs a vector index whose embeddings are
             ``embeddings``), through
-            :class:`~langchain_episodic.stores.LangGraphEpisodeStore`.
+            `LangGraphEpisodeStore`.
         top_k: Episodes to recall per run; sets ``options.top_k`` (3 by default).
-        options: Recall options (:class:`~langchain_episodic.RecallOptions`: weights,
+        options: Recall options (`RecallOptions`: weights,
             half-life, filters, ``current_time``, ...). They apply to the replay
             prompt and to the strategy alike: both come from one recall.
         max_tokens: Token budget of the replay prompt (the strategy line is extra):
-            :data:`~langchain_episodic.prompting.episodes.DEFAULT_MAX_TOKENS` by default, ``None``
+            `DEFAULT_MAX_TOKENS` by default, ``None``
             for no budget.
         token_counter: Counts tokens for the budget, e.g. ``model.get_num_tokens``.
         include_strategy: Also append ``Strategy: <name> - <instruction>`` for the
-            strategy :func:`~langchain_episodic.choose_strategy` selects.
-        renderer: How episodes become text (:mod:`~langchain_episodic.prompting.renderers`):
+            strategy `choose_strategy` selects.
+        renderer: How episodes become text (`renderers`):
             ``"auto"`` (default: ``"compact"``, what worked first and a failure as its
             feedback line; the article's ``"detailed"`` prompt for ``ranking="article"``),
             ``"compact"``, ``"detailed"``, or your own.
         task_extractor: ``(state) -> str | TaskDescription | None``; by default the
             text of the latest human message (as a task of category ``unknown``).
-            Return a :class:`TaskDescription` to give category and complexity, which
+            Return a `TaskDescription` to give category and complexity, which
             the prompt and the strategy selection use. ``None`` skips the replay.
         infer_category: A task without a category (the latest message's text, or a
             ``TaskDescription`` of category ``unknown``) gets the one the memory infers
-            from its text (:meth:`~langchain_episodic.EpisodicMemory.task`), so skill
+            from its text (`task`), so skill
             profiles and credit's baselines are per category; ``False``: it stays
             ``unknown``. A category the ``task_extractor`` gives is kept.
         follow_ups: ``"thread"`` (default): a follow-up turn's task carries its
             thread's task (see *Threads* above); ``"alone"``: every turn's task is
             what ``task_extractor`` gives for it.
         record_episode: ``(state, runtime) -> Episode | None``, sync or async, called
-            once after the agent finishes; see :data:`RecordEpisode`.
+            once after the agent finishes; see `RecordEpisode`.
         on_record_error: What an exception raised while recording the finished run
             (by ``record_episode``, or by the memory refusing its episode) does:
             ``"log"`` (default) logs it with its traceback and keeps the run's answer,
@@ -241,9 +241,9 @@ class EpisodicMemoryMiddleware(
             over the run's ``runtime.context`` fields (``"user-{user_id}"``) or a
             callable ``(runtime) -> str``. Each run recalls from, records to and
             credits in that namespace of ``memory``'s store only
-            (:meth:`~langchain_episodic.EpisodicMemory.for_namespace`). A run whose
+            (`for_namespace`). A run whose
             context lacks the field raises
-            :class:`~langchain_episodic.EpisodicValueError`: it never falls back to
+            `EpisodicValueError`: it never falls back to
             a shared namespace. ``None`` (default): every run uses ``memory``.
         principal: Who each run acts for, recorded on its episode as
             ``EpisodeSource.principal``: a template over the run's ``runtime.context``
@@ -257,7 +257,7 @@ class EpisodicMemoryMiddleware(
             packaged default when ``None``): the agent store's index must embed with
             the same model.
         reflect_with: Distil lessons from each recorded episode with this
-            :class:`~langchain_episodic.reflection.LessonWriter` (a chat model).
+            `LessonWriter` (a chat model).
             ``None`` (default): no reflection, no model call.
         reflect_in_background: Reflect in a background thread (the run does not
             wait for the model) instead of inside ``after_agent``.
@@ -265,9 +265,9 @@ class EpisodicMemoryMiddleware(
             more is dropped (logged).
 
     Raises:
-        TypeError: ``memory`` is not an :class:`EpisodicMemory`, or a callable is not
+        TypeError: ``memory`` is not an `EpisodicMemory`, or a callable is not
             callable.
-        TypeError: ``options`` is not a :class:`~langchain_episodic.RecallOptions`.
+        TypeError: ``options`` is not a `RecallOptions`.
         TypeError: ``reflect_with`` is not a ``LessonWriter``, or
             ``reflect_in_background`` not a bool.
         EpisodicValueError: A shared ``memory`` without ``principal``.
@@ -370,7 +370,7 @@ class EpisodicMemoryMiddleware(
 
     @staticmethod
     def replay_of(state: Mapping[str, Any]) -> EpisodicReplay | None:
-        """The run's :class:`EpisodicReplay` kept in ``state``, or ``None`` if there is none."""
+        """The run's `EpisodicReplay` kept in ``state``, or ``None`` if there is none."""
         return replay_of(state)
 
     @staticmethod
@@ -447,7 +447,7 @@ class EpisodicMemoryMiddleware(
     async def abuild_replay(
         self, state: Mapping[str, Any], *, run_id: str | None = None, runtime: object = None
     ) -> EpisodicReplay | None:
-        """Async twin of :meth:`build_replay`."""
+        """Async twin of `build_replay`."""
         found = self._replayer.task(state)
         if found is None:
             return None
@@ -475,7 +475,7 @@ class EpisodicMemoryMiddleware(
 
         The episodes shown are noted under a new run id (or the one the call's
         configuration names: ``config={"configurable": {"run_id": ...}}``), which
-        :meth:`run_id_of` gives; the run's outcome credits them after the agent.
+        `run_id_of` gives; the run's outcome credits them after the agent.
 
         Args:
             state: The agent state at the start of the run.
@@ -490,7 +490,7 @@ class EpisodicMemoryMiddleware(
     async def abefore_agent(
         self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
-        """Async twin of :meth:`before_agent`."""
+        """Async twin of `before_agent`."""
         return {STATE_KEY: await self.abuild_replay(state, run_id=new_run_id(), runtime=runtime)}
 
     def wrap_model_call(
@@ -523,7 +523,7 @@ class EpisodicMemoryMiddleware(
         request: ModelRequest[ContextT],
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
     ) -> ModelResponse[ResponseT] | AIMessage:
-        """Async twin of :meth:`wrap_model_call`."""
+        """Async twin of `wrap_model_call`."""
         if STATE_KEY in request.state:
             replay = replay_of(request.state)
         else:
@@ -548,7 +548,7 @@ class EpisodicMemoryMiddleware(
 
         Raises:
             TypeError: ``record_episode`` returned something other than an
-                :class:`Episode` or ``None``, or is async under a sync ``invoke``.
+                `Episode` or ``None``, or is async under a sync ``invoke``.
         """
         self._recorder.record(state, runtime)
         return None
@@ -556,7 +556,7 @@ class EpisodicMemoryMiddleware(
     async def aafter_agent(
         self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
-        """Async twin of :meth:`after_agent`; a sync ``record_episode`` runs in a thread."""
+        """Async twin of `after_agent`; a sync ``record_episode`` runs in a thread."""
         await self._recorder.arecord(state, runtime)
         return None
 

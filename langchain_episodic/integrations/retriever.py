@@ -52,14 +52,14 @@ def options_from_search(
 
     ``search_kwargs`` as a LangChain user writes them: ``k`` (how many), ``fetch_k``
     (candidates ranked), ``filter`` (a dict of ``category`` / ``outcome`` /
-    ``strategy_used``, or an :class:`~langchain_episodic.EpisodeFilter`),
+    ``strategy_used``, or an `EpisodeFilter`),
     ``score_threshold`` (the least similarity, with ``search_type=
     "similarity_score_threshold"``), and any other recall option by its name.
     ``search_type="similarity"`` is recall as the memory ranks it (relevance, then
     value and credit). ``"mmr"`` is refused: the memory's ranking already spreads
     what it shows by value, and its candidates carry no vectors to diversify by.
 
-    Example:
+    Examples:
         >>> options = options_from_search("similarity", {"k": 2, "filter": {"outcome": "success"}})
         >>> options["top_k"], [o.value for o in options["filters"].outcomes]
         (2, ['success'])
@@ -130,7 +130,7 @@ def result_to_document(
     """A recalled episode as a ``Document``: framed, inert text plus its scores as metadata.
 
     ``page_content`` is the episode as the replay prompt shows it, framing included
-    (:func:`~langchain_episodic.prompting.episodes.render_episode_as_data`): the notice
+    (`render_episode_as_data`): the notice
     that what follows is data, not instructions, then its ``<experience>`` block, stored
     text made inert by the sanitiser (marked ``relevant="no"`` when recall found it not
     relevant). A prompt built from the documents keeps the replay prompt's defence.
@@ -139,11 +139,11 @@ def result_to_document(
     ``relevant``, ``ranking``, ``relevance_threshold``, ``why`` and
     ``nearest_rejected`` (``{"episode_id", "similarity", "reason"}`` of the most
     similar candidate that failed the relevance test, or ``None``). An episode with
-    provenance has it under ``source`` (:meth:`EpisodeSource.to_dict`: agent, run,
+    provenance has it under ``source`` (`EpisodeSource.to_dict`: agent, run,
     thread and turn, namespace).
 
     ``content``: the ``page_content`` to use instead (the replay's own block for the
-    episode, :func:`replay_to_documents`).
+    episode, `replay_to_documents`).
 
     The metadata's stored text (``task``, ``strategy_used``, the strings of
     ``source``) is made as inert as ``page_content``, since a prompt may show it too:
@@ -196,7 +196,7 @@ def result_to_document(
 
 
 def report_to_documents(report: RecallReport) -> list[Document]:
-    """Every result of ``report`` as a ``Document``, best first (:func:`result_to_document`)."""
+    """Every result of ``report`` as a ``Document``, best first (`result_to_document`)."""
     return [result_to_document(result, report) for result in report.results]
 
 
@@ -211,9 +211,9 @@ def replay_to_documents(replay: Replay) -> list[Document]:
     Each ``page_content`` is the replay's own block for that episode after the notice
     that it is data (the compact replay's notice, or the detailed prompt's): what the
     middleware, the runnable and the tool would show, one document per episode. The
-    metadata is :func:`result_to_document`'s: every field, and why it was recalled.
+    metadata is `result_to_document`'s: every field, and why it was recalled.
     A renderer of your own whose text has no blocks gives each episode the detailed
-    block (:func:`~langchain_episodic.prompting.episodes.render_episode_as_data`).
+    block (`render_episode_as_data`).
     """
     by_id = {result.episode.episode_id: result for result in replay.results}
     blocks = _BLOCK.findall(replay.prompt)
@@ -232,33 +232,33 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
     """Past episodes relevant to the query, ranked by replay priority, as ``Document``s.
 
     Setup:
-        .. code-block:: bash
-
-            pip install langchain-episodic
+        ```bash
+        pip install langchain-episodic
+        ```
 
     Instantiate:
-        .. code-block:: python
+        ```python
+        from langchain_episodic import EpisodicMemory, EpisodicRetriever
 
-            from langchain_episodic import EpisodicMemory, EpisodicRetriever
-
-            memory = EpisodicMemory()
-            retriever = EpisodicRetriever(memory=memory, k=3)   # or memory.as_retriever(k=3)
+        memory = EpisodicMemory()
+        retriever = EpisodicRetriever(memory=memory, k=3)   # or memory.as_retriever(k=3)
+        ```
 
     Usage:
-        .. code-block:: python
-
-            docs = retriever.invoke("Fix the login crash")
-            docs = retriever.invoke("Fix the login crash", k=1, category="debugging")
-            docs[0].metadata["priority"], docs[0].metadata["outcome"]
-            docs[0].metadata["why"], docs[0].metadata["nearest_rejected"]
+        ```python
+        docs = retriever.invoke("Fix the login crash")
+        docs = retriever.invoke("Fix the login crash", k=1, category="debugging")
+        docs[0].metadata["priority"], docs[0].metadata["outcome"]
+        docs[0].metadata["why"], docs[0].metadata["nearest_rejected"]
+        ```
 
     Async:
-        .. code-block:: python
-
-            docs = await retriever.ainvoke("Fix the login crash")
+        ```python
+        docs = await retriever.ainvoke("Fix the login crash")
+        ```
 
     The documents are the episodes the replay shows for the query, in its order
-    (:func:`~langchain_episodic.build_replay`, the path of the middleware, the runnable
+    (`build_replay`, the path of the middleware, the runnable
     and the tool): what worked first, a failed attempt only beside its fix, nothing when
     nothing is relevant. Explicit settings win: with ``k`` given (flat, in
     ``search_kwargs`` or per call) up to ``k`` relevant episodes come back, failed
@@ -277,7 +277,7 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
     failed the relevance test, or ``None``). Only relevant episodes come back, possibly
     fewer than ``k``; ``ranking="article"`` ranks by the article's priority and returns
     the top ``k`` whatever their relevance, flagged by ``relevant``.
-    Recall options (:class:`~langchain_episodic.RecallOptions`) are given flat, as
+    Recall options (`RecallOptions`) are given flat, as
     in ``memory.as_retriever(k=3, category="debugging")``, or as ``options=``; any of
     them can also be given per call as a keyword of ``invoke``.
     """
@@ -292,10 +292,10 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
     least similarity); ``"mmr"`` is refused by name."""
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
     """As in ``VectorStore.as_retriever``: ``k``, ``fetch_k``, ``filter``,
-    ``score_threshold``, or any recall option by name (:func:`options_from_search`)."""
+    ``score_threshold``, or any recall option by name (`options_from_search`)."""
     renderer: Any = Field(default="auto", exclude=True)
     """How an episode becomes ``page_content``: the replay's renderer
-    (:mod:`~langchain_episodic.prompting.renderers`): ``"auto"`` (default),
+    (`renderers`): ``"auto"`` (default),
     ``"compact"``, ``"detailed"``, or your own."""
     top_k_name: ClassVar[str] = "k"
     # ``k`` given at construction (flat or in ``search_kwargs``): up to ``k`` relevant
@@ -356,7 +356,7 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
     async def ainvoke(
         self, input: str, config: RunnableConfig | None = None, **kwargs: Any
     ) -> list[Document]:
-        """Async twin of :meth:`invoke`."""
+        """Async twin of `invoke`."""
         return await super().ainvoke(input, config, **{**kwargs, **_named_run(config)})
 
     def _replay_settings(self, options: RecallOptions, k_given: bool) -> dict[str, Any]:

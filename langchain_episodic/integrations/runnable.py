@@ -26,7 +26,7 @@ def task_from_input(value: Any, input_key: str = "task") -> TaskDescription:
 
     A dict holds the task under ``input_key``, as a str, a TaskDescription or a dict
     of ``TaskDescription`` fields. A str becomes a task through
-    :func:`~langchain_episodic.model.episode.as_task`.
+    `as_task`.
 
     Raises:
         EpisodicValueError: The input holds no usable task (the error names the input,
@@ -60,40 +60,40 @@ def create_replay_runnable(
 ) -> RunnableLambda[Any, str]:
     r"""A runnable mapping a task to its replay prompt, sync and async.
 
-    Each invocation is one :func:`~langchain_episodic.build_replay`: one recall for
+    Each invocation is one `build_replay`: one recall for
     the prompt and, with ``include_strategy``, the strategy line. The episodes shown
     are noted for the credit loop under the run named by
     ``config={"configurable": {"run_id": ...}}`` (else the call's LangChain run
     id); credit the outcome with ``memory.runs.credit(run_id, reward)``.
 
-    Example:
-        .. code-block:: python
+    Examples:
+        ```python
+        from langchain_core.prompts import ChatPromptTemplate
+        from langchain_core.runnables import RunnablePassthrough
 
-            from langchain_core.prompts import ChatPromptTemplate
-            from langchain_core.runnables import RunnablePassthrough
-
-            prompt = ChatPromptTemplate.from_messages([
-                ("system", "You are a coding agent.\n\n{replay}"),
-                ("human", "{task}"),
-            ])
-            chain = {"replay": memory.as_runnable(), "task": RunnablePassthrough()} | prompt | model
-            chain.invoke(
-                "Add password reset to the login form",
-                config={"configurable": {"run_id": "job-42"}},
-            )
-            memory.runs.credit("job-42", reward=0.9)  # once the tests have run
+        prompt = ChatPromptTemplate.from_messages([
+            ("system", "You are a coding agent.\n\n{replay}"),
+            ("human", "{task}"),
+        ])
+        chain = {"replay": memory.as_runnable(), "task": RunnablePassthrough()} | prompt | model
+        chain.invoke(
+            "Add password reset to the login form",
+            config={"configurable": {"run_id": "job-42"}},
+        )
+        memory.runs.credit("job-42", reward=0.9)  # once the tests have run
+        ```
 
     Args:
         memory: Where to recall from.
         input_key: Key of the task when the input is a dict.
         options: Recall options; the defaults when ``None``.
         max_tokens: Token budget of the prompt:
-            :data:`~langchain_episodic.prompting.episodes.DEFAULT_MAX_TOKENS` by default, ``None``
+            `DEFAULT_MAX_TOKENS` by default, ``None``
             for no budget.
         token_counter: Counts tokens for the budget.
         include_strategy: Append the selected strategy's instruction.
         renderer: How episodes become text
-            (:mod:`~langchain_episodic.prompting.renderers`): ``"auto"`` (default),
+            (`renderers`): ``"auto"`` (default),
             ``"compact"``, ``"detailed"``, or your own.
         **option_fields: Recall options on top of ``options`` (``top_k=3``, ...).
 

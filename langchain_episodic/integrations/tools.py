@@ -46,7 +46,7 @@ tool, with its code, marked as a near miss (``CompactRenderer(near_misses=...)``
 def withheld_line(withheld: Sequence[PrioritizedResult]) -> str:
     """The tool's one line for relevant episodes recall found and the replay withheld.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
         >>> def attempt(name, outcome):
         ...     feedback = Feedback(0.3, tests_passed=3, tests_total=10)
@@ -98,28 +98,28 @@ def create_recall_tool(
 ) -> BaseTool:
     """A LangChain tool over ``memory``'s recall, with optional category/outcome filters.
 
-    Each call is one :func:`~langchain_episodic.build_replay` for the query: the
+    Each call is one `build_replay` for the query: the
     model gets the same replay prompt (stored text shown as data, within
     ``max_tokens``) that the other integrations inject, plus the near misses a search
     on purpose deserves (a failed attempt whose tests passed at least
-    :data:`NEAR_MISS_SHARE`, with its code, marked ``near_miss="true"``). When recall
+    `NEAR_MISS_SHARE`, with its code, marked ``near_miss="true"``). When recall
     found relevant episodes the replay still withholds, the answer says so in one
-    line (:func:`withheld_line`: how many, their outcomes); :data:`NO_MATCH` only when
+    line (`withheld_line`: how many, their outcomes); `NO_MATCH` only when
     recall found nothing relevant. The
     episodes shown are noted for the credit loop under the agent run's id when the
-    agent has :class:`~langchain_episodic.EpisodicMemoryMiddleware` (read from the
+    agent has `EpisodicMemoryMiddleware` (read from the
     run's state: the run the middleware credits, once, with everything it showed;
     a holdout run's tool calls are shown nothing too), else under the run named by
     ``config={"configurable": {"run_id": ...}}``, else the tool call's own run id.
 
-    Example:
-        .. code-block:: python
+    Examples:
+        ```python
+        from langchain.agents import create_agent
 
-            from langchain.agents import create_agent
-
-            tool = create_recall_tool(memory)
-            agent = create_agent(model, tools=[tool])
-            tool.invoke({"query": "login crash", "outcome": "success"})
+        tool = create_recall_tool(memory)
+        agent = create_agent(model, tools=[tool])
+        tool.invoke({"query": "login crash", "outcome": "success"})
+        ```
 
     Args:
         memory: Where to recall from.
@@ -128,7 +128,7 @@ def create_recall_tool(
         options: Recall options the model's arguments (``k``, ``category``,
             ``outcome``) are applied on top of.
         max_tokens: Token budget of the tool's answer:
-            :data:`~langchain_episodic.prompting.episodes.DEFAULT_MAX_TOKENS` by default, ``None``
+            `DEFAULT_MAX_TOKENS` by default, ``None``
             for no budget.
         namespace: Memory per run, for an agent that serves many users: a template
             over the agent run's ``runtime.context`` fields (``"user-{user_id}"``) or
@@ -137,7 +137,7 @@ def create_recall_tool(
             field gets an error, never another namespace. Needs LangChain 1.x agents
             (``pip install "langchain-episodic[agents]"``).
         renderer: How episodes become text
-            (:mod:`~langchain_episodic.prompting.renderers`): ``"auto"`` (default),
+            (`renderers`): ``"auto"`` (default),
             ``"compact"``, ``"detailed"``, or your own.
         principal: Who each call recalls for, as the middleware's ``principal=``
             (``"{user_id}"``): in a shared memory its own episodes are not held to the

@@ -1,41 +1,41 @@
 """The episode data model: immutable, validated records of what an agent did.
 
-An :class:`Episode` is one finished attempt at a task: the task itself, the solution,
+An `Episode` is one finished attempt at a task: the task itself, the solution,
 the feedback from tests, the outcome, when it happened, how many iterations it took
 and which strategy was used. Every class here is a frozen dataclass that validates
 itself on construction, so an invalid episode can never exist, and each one
 round-trips exactly through ``to_dict()`` / ``from_dict()`` (JSON-safe).
 
 Time, one rule: ``timestamp`` is seconds since 1970-01-01 UTC, from 0 to
-:data:`MAX_TIMESTAMP` (the year 2200), and a missing one means *now*: ``time.time()``
+`MAX_TIMESTAMP` (the year 2200), and a missing one means *now*: ``time.time()``
 when the episode is built (or read by ``from_dict``). Milliseconds, dates before 1970
 and dates past 2200 are refused, naming the field and the value. Records stored by
 earlier versions keep loading whatever their (finite) timestamp: the range is a rule
 for new episodes, not for what is already stored.
 
-Example:
-    .. code-block:: python
+Examples:
+    ```python
+    from langchain_episodic import (
+        Episode,
+        Feedback,
+        OutcomeStatus,
+        TaskCategory,
+        TaskDescription,
+    )
 
-        from langchain_episodic import (
-            Episode,
-            Feedback,
-            OutcomeStatus,
-            TaskCategory,
-            TaskDescription,
-        )
-
-        episode = Episode(
-            episode_id="login-1",
-            task=TaskDescription("Implement a login form", TaskCategory.CODE_GENERATION, 0.6),
-            solution="def login(user, password): ...",
-            feedback=Feedback(reward=0.9, message="9/10 pass", tests_passed=9, tests_total=10),
-            outcome=OutcomeStatus.SUCCESS,
-            timestamp=1_700_000_000.0,
-            iterations=3,
-            strategy_used="iterative",
-        )
-        assert Episode.from_dict(episode.to_dict()) == episode
-        assert episode.feedback.pass_rate == 0.9
+    episode = Episode(
+        episode_id="login-1",
+        task=TaskDescription("Implement a login form", TaskCategory.CODE_GENERATION, 0.6),
+        solution="def login(user, password): ...",
+        feedback=Feedback(reward=0.9, message="9/10 pass", tests_passed=9, tests_total=10),
+        outcome=OutcomeStatus.SUCCESS,
+        timestamp=1_700_000_000.0,
+        iterations=3,
+        strategy_used="iterative",
+    )
+    assert Episode.from_dict(episode.to_dict()) == episode
+    assert episode.feedback.pass_rate == 0.9
+    ```
 """
 
 from __future__ import annotations
@@ -222,7 +222,7 @@ class TaskDescription:
         _set(self, "complexity", _as_unit_float(owner, "complexity", self.complexity))
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-safe dict that :meth:`from_dict` turns back into an equal task."""
+        """Return a JSON-safe dict that `from_dict` turns back into an equal task."""
         return {
             "description": self.description,
             "category": self.category.value,
@@ -231,13 +231,13 @@ class TaskDescription:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TaskDescription:
-        """Build a task from :meth:`to_dict` output, validating every field."""
+        """Build a task from `to_dict` output, validating every field."""
         fields = _fields_of("TaskDescription", data, {"description"}, {"category", "complexity"})
         return cls(**fields)
 
 
 def as_task(task: TaskDescription | str, name: str = "task") -> TaskDescription:
-    """``task`` as a :class:`TaskDescription`; a string becomes one of category unknown.
+    """``task`` as a `TaskDescription`; a string becomes one of category unknown.
 
     The one place a task given as text is turned into a task (recall, replay, credit
     and the integrations all call it).
@@ -249,7 +249,7 @@ def as_task(task: TaskDescription | str, name: str = "task") -> TaskDescription:
     Raises:
         EpisodicValueError: ``task`` is neither, or an empty (or blank) string.
 
-    Example:
+    Examples:
         >>> as_task("Add a login form").category
         <TaskCategory.UNKNOWN: 'unknown'>
     """
@@ -297,7 +297,7 @@ class Feedback:
         return self.tests_passed / self.tests_total if self.tests_total > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-safe dict that :meth:`from_dict` turns back into equal feedback."""
+        """Return a JSON-safe dict that `from_dict` turns back into equal feedback."""
         return {
             "reward": self.reward,
             "message": self.message,
@@ -307,7 +307,7 @@ class Feedback:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Feedback:
-        """Build feedback from :meth:`to_dict` output, validating every field."""
+        """Build feedback from `to_dict` output, validating every field."""
         fields = _fields_of(
             "Feedback", data, {"reward"}, {"message", "tests_passed", "tests_total"}
         )
@@ -341,7 +341,7 @@ class EpisodeSource:
             another's replay. The middleware sets it from the run's context
             (``principal="{user_id}"``).
 
-    Example:
+    Examples:
         >>> EpisodeSource(agent="coder", run_id="run-42").to_dict()
         {'agent': 'coder', 'run_id': 'run-42'}
         >>> EpisodeSource("coder", "run-43", thread_id="a-1", turn=2).describe()
@@ -372,13 +372,13 @@ class EpisodeSource:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EpisodeSource:
-        """Build a source from :meth:`to_dict` output, validating every field."""
+        """Build a source from `to_dict` output, validating every field."""
         return cls(**_fields_of("EpisodeSource", data, set(), set(_SOURCE_FIELDS)))
 
     def merged_over(self, other: EpisodeSource | None) -> EpisodeSource:
         """This source, with the fields it leaves unset taken from ``other``.
 
-        Example:
+        Examples:
             >>> mine = EpisodeSource(agent="nightly-ci")
             >>> mine.merged_over(EpisodeSource("coder", "run-7", thread_id="t1")).to_dict()
             {'agent': 'nightly-ci', 'run_id': 'run-7', 'thread_id': 't1'}
@@ -454,14 +454,14 @@ class Episode:
         feedback: What the tests said.
         outcome: Success, partial success or failure.
         timestamp: When it happened, in seconds since 1970-01-01 UTC, from 0 to
-            :data:`MAX_TIMESTAMP` (2200); milliseconds are refused. Defaults to
+            `MAX_TIMESTAMP` (2200); milliseconds are refused. Defaults to
             ``time.time()`` when the episode is built. An episode cannot know a
             memory's injected clock (``EpisodicMemory(clock=...)``): pass
             ``timestamp=memory.now()`` to date it on that clock, and a fixed
             timestamp when a script that records fixed episode ids may run again
             (re-recording an identical episode is a no-op; one dated by a later
             ``time.time()`` is a different episode, refused with
-            :class:`~langchain_episodic.errors.EpisodeConflictError`).
+            `EpisodeConflictError`).
         iterations: How many attempts it took, at least 1.
         strategy_used: Name of the strategy used, e.g. a key of ``STRATEGY_POOL``.
         source: Optional provenance (agent, run id); ``None`` when unknown.
@@ -496,7 +496,7 @@ class Episode:
             raise _fail(owner, "source", self.source, "must be an EpisodeSource or None")
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-safe dict that :meth:`from_dict` turns back into an equal episode.
+        """Return a JSON-safe dict that `from_dict` turns back into an equal episode.
 
         ``source`` appears only when set, so episodes without provenance keep the
         form they were stored in before provenance existed.
@@ -518,10 +518,10 @@ class Episode:
     def differences(self, other: Episode) -> list[tuple[str, str, str]]:
         """Where ``other`` differs from this episode: ``(field, this value, other value)``.
 
-        Fields are dotted paths of :meth:`to_dict` (``"feedback.reward"``), sorted;
+        Fields are dotted paths of `to_dict` (``"feedback.reward"``), sorted;
         values are shortened reprs, for messages. Empty when the episodes are equal.
 
-        Example:
+        Examples:
             >>> from langchain_episodic import Feedback, OutcomeStatus, TaskDescription
             >>> first = Episode("e1", TaskDescription("t"), "", Feedback(1.0), "success", 10.0)
             >>> first.differences(Episode("e1", TaskDescription("t"), "", Feedback(1.0),
@@ -532,7 +532,7 @@ class Episode:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Episode:
-        """Build an episode from :meth:`to_dict` output, validating every field.
+        """Build an episode from `to_dict` output, validating every field.
 
         A missing ``timestamp`` means now (``time.time()``), as in the constructor.
 
@@ -566,7 +566,7 @@ def _differences(
 
 
 def _from_stored_dict(data: Mapping[str, Any]) -> Episode:
-    """:meth:`Episode.from_dict`, keeping a stored timestamp that predates the range rule.
+    """`Episode.from_dict`, keeping a stored timestamp that predates the range rule.
 
     Earlier versions stored any finite timestamp (0.0 for a missing one, milliseconds,
     dates before 1970): such a record still loads, as it was written; every other
@@ -584,9 +584,9 @@ def _from_stored_dict(data: Mapping[str, Any]) -> Episode:
 def episode_from_stored(data: Mapping[str, Any]) -> Episode:
     """Rebuild an episode that this package validated before it stored it.
 
-    Skips the checks of :meth:`Episode.from_dict` (a third of a recall's own time), in the
+    Skips the checks of `Episode.from_dict` (a third of a recall's own time), in the
     manner of pydantic's ``model_construct``; use only for ``to_dict()`` output of a
-    validated episode. Anything else falls back to :meth:`Episode.from_dict`, except that
+    validated episode. Anything else falls back to `Episode.from_dict`, except that
     a finite timestamp outside the range new episodes must keep (written by an earlier
     version) is kept as stored: old records keep loading.
     """

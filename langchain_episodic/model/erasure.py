@@ -1,7 +1,7 @@
 """Erasure: the tombstone an erased episode leaves, the record of an erasure, its receipt.
 
 Episodes are immutable: an erasure does not edit one, it removes it and everything
-derived from it (:mod:`langchain_episodic.service.erasure`), and leaves in the journal:
+derived from it (`langchain_episodic.service.erasure`), and leaves in the journal:
 
 * a **tombstone** per erased episode, under ``forgotten:`` and a digest of its id (the
   id itself is not kept): the memory refuses to store that id again, a migration
@@ -71,7 +71,7 @@ def check_reason(reason: object, name: str = "reason") -> str:
 def tombstone_entry_id(episode_id: str) -> str:
     """The journal id of ``episode_id``'s tombstone: a digest, so the id is not kept.
 
-    Example:
+    Examples:
         >>> tombstone_entry_id("login-1")
         'forgotten:9055b0b547c61f8ee25b0e3412f8df48'
     """
@@ -108,7 +108,7 @@ class ErasurePlan:
             name an erased episode or a removed lesson).
         rewrite: The redacted entries written in place of some of them, as
             ``(entry_id, run_id, payload)``: the erased ids left out, an injection's
-            task replaced by :data:`ERASED_TASK`.
+            task replaced by `ERASED_TASK`.
         everything: Remove every entry but the erasures' own (``forget_all``): the
             record then lists no entry id (a run id may say who the user was).
     """
@@ -159,7 +159,7 @@ def receipt_entry_id(erasure_id: str) -> str:
 def leaves_an_erasure_unfinished(entry_ids: Iterable[str]) -> bool:
     """Whether ``entry_ids`` (entries read in a row) hold an erasure record without its receipt.
 
-    Example:
+    Examples:
         >>> leaves_an_erasure_unfinished(["erasure:a", "forgotten:x", "erasure:a:done"])
         False
         >>> leaves_an_erasure_unfinished(["erasure:a", "forgotten:x"])
@@ -201,7 +201,7 @@ class ForgetReceipt:
             are still in the store's files, until a scrub the ``storage`` sentence
             names (an embedded Chroma folder: on close, on
             ``memory.forgetting.compact()``, or once enough was erased).
-            :meth:`~langchain_episodic.areas.MemoryForgetting.receipts` says ``False``
+            `receipts` says ``False``
             once that scrub has run.
         dry_run: Nothing was removed: what would be.
     """

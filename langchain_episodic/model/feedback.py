@@ -7,7 +7,7 @@ outcome is
 * ``PARTIAL`` when at least half passed (pass rate >= ``partial_at``, default 0.5),
 * ``FAILURE`` otherwise, and also when no test ran (nothing was shown to work).
 
-Example:
+Examples:
     >>> feedback, outcome = feedback_from_tests(7, 10, "3 edge cases fail")
     >>> feedback.reward, outcome.value
     (0.7, 'partial')
@@ -83,11 +83,11 @@ def feedback_from_tests(
 
 
 class EpisodeOptions(TypedDict, total=False):
-    """The keyword-only arguments of :func:`episode_from_tests` but ``source``.
+    """The keyword-only arguments of `episode_from_tests` but ``source``.
 
     For a wrapper that takes them on (``**options: Unpack[EpisodeOptions]``) and passes
     them through: it neither repeats the list nor its defaults, so it cannot drift from
-    them. A key left out takes :func:`episode_from_tests`'s default; the unit tests
+    them. A key left out takes `episode_from_tests`'s default; the unit tests
     hold this class to that signature.
 
     Attributes:
@@ -124,11 +124,11 @@ def episode_from_tests(
 ) -> Episode:
     """Build the episode for a finished attempt from its test counts, in one call.
 
-    Example:
-        .. code-block:: python
-
-            memory.record(episode_from_tests(task, code, passed, total, log_tail,
-                                             strategy_used="iterative", iterations=2))
+    Examples:
+        ```python
+        memory.record(episode_from_tests(task, code, passed, total, log_tail,
+                                         strategy_used="iterative", iterations=2))
+        ```
 
     Args:
         task: The task (a string counts as category ``unknown``).
@@ -140,15 +140,15 @@ def episode_from_tests(
         iterations: Attempts it took.
         episode_id: A unique id; a random UUID when ``None``.
         timestamp: When it finished, in seconds; now (``time.time()``) when ``None``,
-            as for :class:`Episode`. Pass ``memory.now()`` for a memory on an injected
+            as for `Episode`. Pass ``memory.now()`` for a memory on an injected
             clock, and a fixed value when a script with a fixed ``episode_id`` may run
             again, so that the re-run records the identical episode (a no-op).
-        success_at: See :func:`feedback_from_tests`.
-        partial_at: See :func:`feedback_from_tests`.
+        success_at: See `feedback_from_tests`.
+        partial_at: See `feedback_from_tests`.
         source: Provenance (agent, run id), kept with the episode.
 
     Raises:
-        EpisodeValidationError: A field breaks a rule of :class:`Episode`, e.g. a
+        EpisodeValidationError: A field breaks a rule of `Episode`, e.g. a
             timestamp in milliseconds.
     """
     feedback, outcome = feedback_from_tests(

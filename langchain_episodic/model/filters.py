@@ -67,10 +67,10 @@ class EpisodeFilter:
         outcomes: Outcomes to keep.
         strategies: ``strategy_used`` names to keep.
 
-    Example:
-        .. code-block:: python
-
-            EpisodeFilter(category="debugging", outcome=["success", "partial"])
+    Examples:
+        ```python
+        EpisodeFilter(category="debugging", outcome=["success", "partial"])
+        ```
     """
 
     categories: tuple[TaskCategory, ...] | None
@@ -103,10 +103,10 @@ class EpisodeFilter:
         The rule stores that cannot filter natively apply in Python, so every store
         filters alike.
 
-        Example:
-            .. code-block:: python
-
-                EpisodeFilter(outcome="success").matches("debugging", "success", "iterative")
+        Examples:
+            ```python
+            EpisodeFilter(outcome="success").matches("debugging", "success", "iterative")
+            ```
         """
         return (
             (self.categories is None or category in self.categories)

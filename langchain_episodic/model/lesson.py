@@ -1,22 +1,22 @@
 """Lessons: short, reusable experience distilled from episodes, with lineage (pure logic).
 
-An episode is raw: one solution and what its tests said. A :class:`Lesson` says what
+An episode is raw: one solution and what its tests said. A `Lesson` says what
 to do (and what to avoid) when a kind of task comes up, and names the episodes it was
 distilled from. It is immutable: a revision is a new lesson that ``supersedes`` the
 old one, which is then *archived* (kept, listable, never recalled).
 
 Trust follows lineage: a lesson is never more trusted than its least trusted source,
 so a lesson whose source episode is quarantined is quarantined with it (and released
-with it); a lesson can also be quarantined itself (:func:`lesson_status`).
+with it); a lesson can also be quarantined itself (`lesson_status`).
 
-Consolidation (:func:`plan_consolidation`) merges near-duplicate lessons into one that
+Consolidation (`plan_consolidation`) merges near-duplicate lessons into one that
 carries the union of their sources and their counters; nothing is deleted. It links
 lessons whose vectors reach a cosine threshold, so after one pass no two active
 lessons do: a second pass changes nothing.
 
-The prompt's "Lessons" section is rendered by :mod:`langchain_episodic.prompting.lessons`.
+The prompt's "Lessons" section is rendered by `langchain_episodic.prompting.lessons`.
 
-Example:
+Examples:
     >>> lesson = Lesson.create(
     ...     title="Strip e-mail addresses before validating them",
     ...     applies_when="a form validates an e-mail address",
@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 LESSON_PREFIX = LESSON_ID_PREFIX
-"""Every lesson id starts with it; :class:`~langchain_episodic.Episode` refuses ids that do."""
+"""Every lesson id starts with it; `Episode` refuses ids that do."""
 
 MERGE_SIMILARITY = 0.9
 """Cosine similarity at which two lessons are near-duplicates and consolidation merges them."""
@@ -122,7 +122,7 @@ def _text(name: str, value: object, *, optional: bool = False) -> str:
 class Lesson:
     """A distilled, reusable piece of experience, and the episodes it came from.
 
-    Build one with :meth:`create` (which derives the id from the content).
+    Build one with `create` (which derives the id from the content).
 
     Attributes:
         lesson_id: ``"lesson-"`` and a digest of the content and sources.
@@ -278,7 +278,7 @@ def is_lesson_entry(entry_id: str) -> bool:
 
 
 def decode_lesson(entry_id: str, run_id: str, payload: str) -> tuple[Lesson, NDArray[np.float32]]:
-    """Read a journal entry written by :func:`encode_lesson`.
+    """Read a journal entry written by `encode_lesson`.
 
     Raises:
         EpisodicValueError: The entry was not written by this package.
@@ -318,7 +318,7 @@ def lesson_status(
 ) -> LessonStatus:
     """A lesson's status: quarantined (itself or a source), archived, or active.
 
-    Example:
+    Examples:
         >>> lesson = Lesson.create(title="t", applies_when="w", do="d",
         ...                        sources=(LessonSource("e1"),), created_at=0.0)
         >>> lesson_status(lesson, set(), {"e1"}), lesson_status(lesson, set(), set())
@@ -345,7 +345,7 @@ def plan_consolidation(
 ) -> list[list[Lesson]]:
     """Groups of near-duplicate lessons (cosine >= ``threshold``, linked transitively).
 
-    Only groups of two or more come back, each oldest first; :func:`merge_lessons`
+    Only groups of two or more come back, each oldest first; `merge_lessons`
     turns each into one lesson. A group's lessons are linked by a chain of
     near-duplicate pairs, so no two lessons of different groups (nor a merged lesson,
     which takes one member's text, and any other) reach the threshold: running it

@@ -1,11 +1,11 @@
 """Quarantine events: an auditable soft delete that recall honours (pure data and rules).
 
 Episodes are immutable, so forgetting one never edits or deletes its record. Instead
-the memory keeps an append-only log of :class:`QuarantineEvent` per namespace: an
+the memory keeps an append-only log of `QuarantineEvent` per namespace: an
 episode is quarantined while its latest event is a ``"quarantine"``. The log is the
 audit trail: who quarantined or released what, when and why.
 
-Example:
+Examples:
     >>> log = (
     ...     QuarantineEvent("ep-1", "quarantine", "poisoned by a bad tool run", 10.0, "ops"),
     ...     QuarantineEvent("ep-2", "quarantine", "duplicate", 11.0),
@@ -103,7 +103,7 @@ def encode_log(log: Iterable[QuarantineEvent]) -> str:
 
 
 def decode_log(packed: str | None) -> tuple[QuarantineEvent, ...]:
-    """Read a log written by :func:`encode_log`; ``()`` for ``None``.
+    """Read a log written by `encode_log`; ``()`` for ``None``.
 
     Raises:
         EpisodicValueError: The stored log is not one this package wrote. Recall must

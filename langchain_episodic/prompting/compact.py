@@ -17,13 +17,13 @@ one), and a prompt of metadata it cannot use only costs tokens. So the compact r
   line: abstaining is an answer), and leaves out candidates the article's ranking
   returns without relevance.
 
-Stored text is data, shown through :mod:`langchain_episodic.prompting.sanitize` in
+Stored text is data, shown through `langchain_episodic.prompting.sanitize` in
 ``<experience>`` blocks exactly as the detailed prompt shows it: stored text can neither
 close nor open a block. The full metadata stays in the retriever's documents, in
 ``explain`` and in the detailed renderer
-(:class:`~langchain_episodic.prompting.episodes.DetailedRenderer`).
+(`DetailedRenderer`).
 
-Example:
+Examples:
     >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
     >>> from langchain_episodic.scoring.priority import PrioritizedResult
     >>> passed = Episode("p", TaskDescription("Count the vowels of a word"),
@@ -106,9 +106,9 @@ def what_went_wrong(episode: Episode) -> str:
     r"""The one feedback line of a failed or partial attempt (neutralised, one line).
 
     Tests passed out of tests run, then the first non-empty line of the feedback
-    message, cut to :data:`FEEDBACK_CHARS`.
+    message, cut to `FEEDBACK_CHARS`.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import Feedback, OutcomeStatus, TaskDescription
         >>> attempt = Episode("e", TaskDescription("t"), "...",
         ...                   Feedback(0.5, "Traceback:\n  KeyError: 'id'", 1, 2),
@@ -148,13 +148,13 @@ class CompactRenderer:
             ``near_miss="true"`` beside its outcome and what went wrong (the recall
             tool asks for ``0.8``: an agent that searched its memory on purpose gets
             the 9-of-10 attempt rather than nothing). ``None`` (default): no such rule.
-        ranked: Which ``top_k`` to show of the relevant candidates (:meth:`select`):
+        ranked: Which ``top_k`` to show of the relevant candidates (`select`):
             ``False`` (default) what worked first, ``True`` the best-ranked whatever
             their outcome (relevance, value and credit's utility decide; no effect
             with ``failures="fixed"``, which shows a failure only beside its fix).
             The text still shows the solutions that passed first.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
         >>> close = Episode("c", TaskDescription("Parse dates"), "def parse(s): ...",
         ...                 Feedback(0.9, "test_leap_day failed", 9, 10), OutcomeStatus.PARTIAL,
@@ -220,7 +220,7 @@ class CompactRenderer:
         selected success fixed, otherwise any. With ``ranked=True``, the best
         ``top_k`` in rank order (unless ``failures="fixed"``).
 
-        Example:
+        Examples:
             >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
             >>> def result(name, outcome, similarity):
             ...     episode = Episode(name, TaskDescription(f"task {name}"), "...",

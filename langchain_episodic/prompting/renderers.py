@@ -1,26 +1,26 @@
 """Which renderer turns recalled episodes into replay text: by name, or your own.
 
-* ``"compact"`` (:class:`~langchain_episodic.prompting.compact.CompactRenderer`): what
+* ``"compact"`` (`CompactRenderer`): what
   worked first, a failed attempt as one feedback line without its code, nothing when
   nothing is relevant. For models that copy what they are shown (small and completion
   models), and the default of the default ranking.
-* ``"detailed"`` (:class:`~langchain_episodic.prompting.episodes.DetailedRenderer`):
+* ``"detailed"`` (`DetailedRenderer`):
   the article's prompt, every field of every episode. For models that read; the default
   of ``ranking="article"``, so the article's prompt stays exactly reproducible.
 * ``"feedback"`` and ``"ranked"``: the compact renderer's other presentation policies
-  (:mod:`~langchain_episodic.scoring.presentation`): what worked first then each
+  (`presentation`): what worked first then each
   unfixed failure's feedback line; the best-ranked relevant episodes whatever their
   outcome. For models that read a failure's feedback.
 * ``"auto"`` (the default everywhere): ``"detailed"`` for ``ranking="article"``,
   ``"compact"`` otherwise; when the caller's filter asks for failed or partial attempts
   only (``outcome="failure"``), the compact renderer with ``failures="feedback"``: they
   were asked for, so they are shown (as their feedback, without code). A replay
-  (:func:`~langchain_episodic.build_replay`) with ``"auto"`` uses the presentation
+  (`build_replay`) with ``"auto"`` uses the presentation
   policy the memory learned from its credited runs instead of ``"compact"``; naming a
   policy pins it.
-* Any callable of the :class:`~langchain_episodic.prompting.episodes.ReplayRenderer` shape.
+* Any callable of the `ReplayRenderer` shape.
 
-Example:
+Examples:
     >>> resolve_renderer("auto", "article")
     DetailedRenderer()
     >>> resolve_renderer("auto", "relevance")
@@ -80,7 +80,7 @@ def presentation_renderer(policy: Presentation | str) -> CompactRenderer:
     Raises:
         EpisodicValueError: ``policy`` names no policy.
 
-    Example:
+    Examples:
         >>> presentation_renderer("feedback")
         CompactRenderer(failures='feedback', near_misses=None, ranked=False)
     """
@@ -96,7 +96,7 @@ def presentations_differ(
     any other. A run where they show the same is no evidence for one over another:
     its outcome is not counted for the policy it used.
 
-    Example:
+    Examples:
         >>> presentations_differ([], 3, "ranked")
         False
     """
@@ -117,7 +117,7 @@ def presentation_of(renderer: object) -> Presentation | None:
 
     Near misses (the recall tool's marking) do not change the policy.
 
-    Example:
+    Examples:
         >>> presentation_of(CompactRenderer(near_misses=0.8))
         'compact'
         >>> presentation_of(CompactRenderer("code")) is None

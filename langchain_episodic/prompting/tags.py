@@ -3,10 +3,10 @@
 Every block of a prompt this package builds is delimited by one of these tags
 (``<experience ...>`` ... ``</experience>``, ``<feedback>``, ``<solution>``,
 ``<lesson ...>``); the renderers spell them from here, and
-:mod:`~langchain_episodic.prompting.sanitize` escapes any stored text that would read as
+`sanitize` escapes any stored text that would read as
 one of them, so a tag a renderer writes is always one the sanitiser guards.
 
-Example:
+Examples:
     >>> open_tag(EXPERIENCE, index=1, outcome="success")
     '<experience index="1" outcome="success">'
     >>> close_tag(SOLUTION)

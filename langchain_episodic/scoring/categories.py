@@ -2,12 +2,12 @@
 
 A task that arrives as text (an agent's message, ``build_replay(memory, "...")``) has no
 category, yet skill profiles, weak categories and credit's baselines are per category.
-The memory infers one with a small linear classifier, a :class:`CategoryProbe`, fitted
+The memory infers one with a small linear classifier, a `CategoryProbe`, fitted
 per embedding model on labelled example tasks (packaged:
-:func:`~langchain_episodic.embeddings.categories.default_category_examples`, 60 per
+`default_category_examples`, 60 per
 category) and on the memory's background (everyday texts, none about software), which
-stand for "not the memory's work". A text's :func:`features` are its unit vector and,
-weighted by :data:`OPENING_WEIGHT`, the unit vector of its first :data:`HEAD_WORDS` words
+stand for "not the memory's work". A text's `features` are its unit vector and,
+weighted by `OPENING_WEIGHT`, the unit vector of its first `HEAD_WORDS` words
 (the opening verb phrase says what kind of work it is: "Fix the ...", "Write tests
 ...", "Design a ..."). The fit is ridge regression of one-hot labels on the features, in
 closed form. The task gets the category that scores highest, or "unknown" when the
@@ -23,7 +23,7 @@ more examples raise by chance. Over the packaged examples and background
 the examples right and 0.5% of everyday texts given a category, where the best vote of
 nearest examples (leave-one-out) got 90% and 5%.
 
-Example:
+Examples:
     >>> import numpy as np
     >>> rows = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
     >>> probe = CategoryProbe.fit(rows, ["a", "a", "b", "b"], ridge=0.1)
@@ -68,7 +68,7 @@ PROBE_RIDGE = 1.0
 def head(text: str, words: int = HEAD_WORDS) -> str:
     """The first ``words`` words of ``text`` (colons dropped).
 
-    Example:
+    Examples:
         >>> head("Fix: the crash on empty carts")
         'Fix the'
     """
@@ -91,7 +91,7 @@ def features(
 
     ``whole`` and ``opening`` hold one vector per text (a row each, or one vector).
 
-    Example:
+    Examples:
         >>> features(np.array([3.0, 4.0]), np.array([0.0, 2.0])).tolist()
         [[0.6, 0.8, 0.0, 0.5]]
     """

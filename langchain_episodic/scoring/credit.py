@@ -3,10 +3,10 @@
 Ranking by an episode's own reward cannot tell a lucky success from a fix that
 transfers, or a failure whose warning saves every later attempt from one that only
 distracts. Credit closes the loop: each prompt built from recall is noted as an
-:class:`Injection` (which episodes a run was shown), and when the run's outcome is
-known a :class:`CreditEvent` gives every episode it was shown the run's reward.
+`Injection` (which episodes a run was shown), and when the run's outcome is
+known a `CreditEvent` gives every episode it was shown the run's reward.
 
-The statistic (:func:`utility_table`), chosen to be honest:
+The statistic (`utility_table`), chosen to be honest:
 
 * **Advantage, not reward.** A run's reward is compared with what runs of the same
   category earned *without* the episode (the mean reward of the category's credited
@@ -18,16 +18,16 @@ The statistic (:func:`utility_table`), chosen to be honest:
 * **Counts, not a single run.** Each credited run adds its advantage, mapped to
   ``h = clip(0.5 + ADVANTAGE_SCALE * advantage, 0, 1)``, to a Beta posterior:
   ``h`` to "helped", ``1 - h`` to "hurt", over a prior of
-  :data:`PRIOR_HELPED` / :data:`PRIOR_HURT`. One lucky run moves it a little.
-* **Forgetting.** Evidence decays with a half-life (:data:`UTILITY_HALF_LIFE`), so a
+  `PRIOR_HELPED` / `PRIOR_HURT`. One lucky run moves it a little.
+* **Forgetting.** Evidence decays with a half-life (`UTILITY_HALF_LIFE`), so a
   fix that stopped working loses its value, and the estimate drifts back to the prior.
 
 The estimate is the posterior mean, in [0, 1]; 0.5 is "earns what runs without it
 earn", which is also where a never-credited episode starts, so new episodes compete
 with average ones on relevance and value alone (and ahead of those that proved
-harmful). Ranking turns it into a factor (:func:`utility_factor`).
+harmful). Ranking turns it into a factor (`utility_factor`).
 
-Example:
+Examples:
     >>> shown = Injection("run-1", ("fix",), "Fix the login", "debugging", at=0.0)
     >>> credit = CreditEvent("run-1", 1.0, ("fix",), "debugging", at=10.0)
     >>> table = utility_table([credit])
@@ -134,7 +134,7 @@ LIFT_WINDOW_HOLDOUT = 40
 
 PRESENTATION_WINDOW = 200
 """Recent credited runs per presentation policy (per category, and for all) that the
-presentation chooser reads (:mod:`~langchain_episodic.scoring.presentation`): bounded
+presentation chooser reads (`presentation`): bounded
 whatever the history, so a policy that stopped paying is seen to."""
 
 ALL_CATEGORIES = "*"
@@ -190,7 +190,7 @@ def check_reward(reward: object) -> float:
 def check_credit(run_id: object, reward: object, by: object) -> float:
     """The arguments of a credit, checked before anything is read; the reward as a float.
 
-    The one validator behind :class:`CreditEvent` and every way to credit a run.
+    The one validator behind `CreditEvent` and every way to credit a run.
 
     Raises:
         EpisodicValueError: ``run_id`` or ``by`` is empty (``by`` may be ``None``),
@@ -227,10 +227,10 @@ class Injection:
         at: When, in seconds (the memory's clock).
         thread_id: The conversation thread, when known (LangGraph's ``thread_id``).
         holdout: The run was shown no memory *by chance* (the memory's ``holdout``
-            fraction): the baseline credit and :func:`~langchain_episodic.scoring.lift.lift_report`
+            fraction): the baseline credit and `lift_report`
             compare the other runs with. A holdout run shows nothing.
         policy: The presentation policy the prompt was rendered with
-            (:mod:`~langchain_episodic.scoring.presentation`), or ``None`` (a renderer of
+            (`presentation`), or ``None`` (a renderer of
             the caller's own, the article's prompt, a holdout run).
     """
 
@@ -363,7 +363,7 @@ def _asdict(item: Injection | CreditEvent) -> dict[str, Any]:
 
 
 def decode_entry(entry_id: str, run_id: str, payload: str) -> Injection | CreditEvent:
-    """Read a journal entry written by :func:`encode_injection` or :func:`encode_credit`.
+    """Read a journal entry written by `encode_injection` or `encode_credit`.
 
     Raises:
         EpisodicValueError: The entry was not written by this package.
@@ -400,8 +400,8 @@ class EpisodeUtility:
 
     Attributes:
         episode_id: The episode.
-        helped: Decayed "helped" evidence at :attr:`updated_at` (prior excluded).
-        hurt: Decayed "hurt" evidence at :attr:`updated_at` (prior excluded).
+        helped: Decayed "helped" evidence at `updated_at` (prior excluded).
+        hurt: Decayed "hurt" evidence at `updated_at` (prior excluded).
         injections: Runs it was shown in (credited, open or closed).
         credited_runs: Runs it was shown in whose outcome was credited.
         reward_sum: Sum of those runs' rewards.
@@ -426,7 +426,7 @@ class EpisodeUtility:
     def estimate(self, now: float) -> float:
         """The posterior mean at ``now``: 0.5 is "earns what runs without it earn".
 
-        Example:
+        Examples:
             >>> EpisodeUtility("e").estimate(0.0)
             0.5
         """
@@ -434,11 +434,11 @@ class EpisodeUtility:
         return beta_mean(self.helped * decay, self.hurt * decay)
 
     def ranking_estimate(self, now: float) -> float:
-        """What recall ranks it by at ``now``: shrunk harder towards 0.5 than :meth:`estimate`.
+        """What recall ranks it by at ``now``: shrunk harder towards 0.5 than `estimate`.
 
-        :func:`~langchain_episodic.scoring.decay.ranking_mean` of the decayed evidence.
+        `ranking_mean` of the decayed evidence.
 
-        Example:
+        Examples:
             >>> row = EpisodeUtility("e", helped=0.1, hurt=0.9, credited_runs=1, updated_at=0.0)
             >>> round(row.estimate(0.0), 3), round(row.ranking_estimate(0.0), 3)
             (0.367, 0.476)
@@ -475,7 +475,7 @@ class EpisodeUtility:
     def upper_bound(self, now: float) -> float:
         """The one-sided 95% upper bound of its utility at ``now`` (normal approximation).
 
-        Example:
+        Examples:
             >>> row = EpisodeUtility("e", hurt=5.0, credited_runs=5, updated_at=0.0)
             >>> round(row.upper_bound(0.0), 3), row.demoted(0.0)
             (0.346, True)
@@ -514,7 +514,7 @@ def lesson_evidence(
 
     Its own credit (``row``), decayed, plus what a merge ``carried`` over into it,
     which fades from the lesson's creation on at the same half-life. Its utility is
-    :func:`~langchain_episodic.scoring.decay.beta_mean` of the two.
+    `beta_mean` of the two.
     """
     decay = row.decay(now)
     faded = half_life_decay(now - created_at, row.half_life)
@@ -524,7 +524,7 @@ def lesson_evidence(
 def utility_factor(estimate: float, power: float = UTILITY_POWER) -> float:
     """The factor utility scales a relevant episode's priority by: 1 at the prior's 0.5.
 
-    Example:
+    Examples:
         >>> utility_factor(0.5), utility_factor(1.0), utility_factor(0.0)
         (1.0, 16.0, 0.0)
         >>> round(utility_factor(0.7), 2), round(utility_factor(0.4), 2)
@@ -541,18 +541,18 @@ _POLICY_KEY = "\x00policy\x00"  # keys the policy counts apart from episode ids
 
 
 class UtilityBook:
-    """Every episode's :class:`EpisodeUtility`, kept up to date one event at a time.
+    """Every episode's `EpisodeUtility`, kept up to date one event at a time.
 
-    Credits must arrive in time order (:func:`utility_table` sorts them); a run's
+    Credits must arrive in time order (`utility_table` sorts them); a run's
     advantage for an episode is its reward minus the mean reward of the same
     category's earlier credited runs that did not show the episode, shrunk towards a
-    neutral 0.5 worth one run; once the category has :data:`HOLDOUT_BASELINE_RUNS` holdout
+    neutral 0.5 worth one run; once the category has `HOLDOUT_BASELINE_RUNS` holdout
     runs (shown no memory by chance), the mean reward of those instead: a causal
     baseline, not one confounded with what recall happens to retrieve.
 
     In a shared memory (``principal_runs`` set) one principal's runs (the outcome's
     ``by``) are evidence for an episode ``principal_runs`` times at most, and for a
-    presentation policy :data:`PRINCIPAL_POLICY_RUNS` times (per category): a principal
+    presentation policy `PRINCIPAL_POLICY_RUNS` times (per category): a principal
     cannot raise nor lower an episode, nor steer what the memory shows, with many runs
     of its own.
 
@@ -664,7 +664,7 @@ class UtilityBook:
         runs and rewards, without the subjects' ids): each episode's row and
         per-category sums depend on its own runs only, so only the subjects' go.
 
-        Example:
+        Examples:
             >>> book = UtilityBook()
             >>> book.add_credit(CreditEvent("r1", 1.0, ("a", "b"), "debugging", at=0.0))
             >>> book.forget(["a"])
@@ -693,10 +693,10 @@ class UtilityBook:
     def lift_window(self, category: str = ALL_CATEGORIES) -> tuple[list[float], list[float]]:
         """The latest rewards of runs with memory and of holdout runs in ``category``.
 
-        At most :data:`LIFT_WINDOW_WITH_MEMORY` and :data:`LIFT_WINDOW_HOLDOUT`, oldest
-        first; :data:`ALL_CATEGORIES` for every category.
+        At most `LIFT_WINDOW_WITH_MEMORY` and `LIFT_WINDOW_HOLDOUT`, oldest
+        first; `ALL_CATEGORIES` for every category.
 
-        Example:
+        Examples:
             >>> book = UtilityBook()
             >>> book.add_credit(CreditEvent("r1", 0.9, ("a",), "debugging", at=0.0))
             >>> book.add_credit(CreditEvent("r2", 0.4, (), "debugging", at=1.0, holdout=True))
@@ -715,10 +715,10 @@ class UtilityBook:
     def presented(self, category: str = ALL_CATEGORIES) -> dict[str, list[float]]:
         """The latest rewards of runs in ``category`` shown with each presentation policy.
 
-        At most :data:`PRESENTATION_WINDOW` a policy, oldest first; :data:`ALL_CATEGORIES`
+        At most `PRESENTATION_WINDOW` a policy, oldest first; `ALL_CATEGORIES`
         for every category.
 
-        Example:
+        Examples:
             >>> book = UtilityBook()
             >>> book.add_credit(CreditEvent("r1", 0.9, ("a",), "debugging", 0.0, policy="ranked"))
             >>> book.presented("debugging"), book.presented("testing")
@@ -738,7 +738,7 @@ class UtilityBook:
     def changed_since(self, version: int) -> set[str] | None:
         """The subjects credited after ``version``; ``None`` when that is too long ago to say.
 
-        Example:
+        Examples:
             >>> book = UtilityBook()
             >>> book.add_credit(CreditEvent("r1", 1.0, ("a",), "debugging", at=0.0))
             >>> book.changed_since(0), book.changed_since(1)
@@ -753,9 +753,9 @@ class UtilityBook:
         return {subject for at, subject in self._recent if at > version}
 
     def to_state(self) -> dict[str, Any]:
-        """Everything the book has counted, as JSON-ready data (see :meth:`from_state`).
+        """Everything the book has counted, as JSON-ready data (see `from_state`).
 
-        Example:
+        Examples:
             >>> book = UtilityBook(3600.0)
             >>> book.add_credit(CreditEvent("r1", 1.0, ("a",), "debugging", at=0.0))
             >>> again = UtilityBook.from_state(book.to_state())
@@ -796,10 +796,10 @@ class UtilityBook:
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> UtilityBook:
-        """The book :meth:`to_state` described, ready to count on.
+        """The book `to_state` described, ready to count on.
 
         Raises:
-            KeyError, TypeError, ValueError: ``state`` is not what :meth:`to_state` wrote.
+            KeyError, TypeError, ValueError: ``state`` is not what `to_state` wrote.
         """
         cap = state.get("principal_runs")  # absent before shared memories
         book = cls(float(state["half_life"]), None if cap is None else int(cap))
@@ -840,10 +840,10 @@ def utility_table(
     *,
     half_life: float = UTILITY_HALF_LIFE,
 ) -> dict[str, EpisodeUtility]:
-    """Every credited or injected episode's :class:`EpisodeUtility`, from the journal.
+    """Every credited or injected episode's `EpisodeUtility`, from the journal.
 
     Credits are replayed in time order (ties by run id), so the table is the same
-    whichever process reads the journal (see :class:`UtilityBook`).
+    whichever process reads the journal (see `UtilityBook`).
 
     Args:
         credits: The outcome events; those closed without credit count nothing.
@@ -860,7 +860,7 @@ def book_from(
     half_life: float = UTILITY_HALF_LIFE,
     principal_runs: int | None = None,
 ) -> UtilityBook:
-    """A :class:`UtilityBook` holding every event given, credits in time order."""
+    """A `UtilityBook` holding every event given, credits in time order."""
     book = UtilityBook(half_life, principal_runs)
     shown: dict[str, set[str]] = defaultdict(set)
     for injection in injections:

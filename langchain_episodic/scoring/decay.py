@@ -1,12 +1,12 @@
 """The two small rules every score shares: half-life decay and the Beta posterior mean.
 
 Recency (the article's and the relevance ranking's), credit evidence and a lesson's
-carried evidence all fade by :func:`half_life_decay`; an episode's and a lesson's
-utility are both :func:`beta_mean` of their evidence over the same prior. An episode's
-age, for recency and retention, is :func:`episode_age`: a date far in the future is not
+carried evidence all fade by `half_life_decay`; an episode's and a lesson's
+utility are both `beta_mean` of their evidence over the same prior. An episode's
+age, for recency and retention, is `episode_age`: a date far in the future is not
 forever new.
 
-Example:
+Examples:
     >>> half_life_decay(86_400.0, 86_400.0)
     0.5
     >>> half_life_decay(-5.0, 10.0)  # from the future (clock skew): no boost
@@ -40,7 +40,7 @@ FUTURE_SKEW = 86_400.0
 Clocks of two machines disagree by seconds, a local time written as UTC by up to 14
 hours: within a day ahead, an episode counts as age 0 (no boost). Further ahead no clock
 is merely skewed: the date is wrong or chosen, and such an episode counts as old as it is
-far ahead (:func:`episode_age`), so one dated in 2198 is not the freshest episode for
+far ahead (`episode_age`), so one dated in 2198 is not the freshest episode for
 ever, and retention by age prunes it. Recording does not refuse it (a simulation may run
 its own calendar); it is ranked and retained by this rule."""
 
@@ -51,7 +51,7 @@ PRIOR_HURT = 1.0
 """Beta prior's "hurt" count."""
 
 RANKING_PRIOR = 8.0
-"""Pseudo-runs a side that the utility recall *ranks* by starts from (:func:`ranking_mean`).
+"""Pseudo-runs a side that the utility recall *ranks* by starts from (`ranking_mean`).
 
 What credit knows of an episode (its utility, ``harmful``, probation) keeps the prior of
 one run a side. What it may do to the ranking is shrunk harder: one run's advantage is
@@ -65,7 +65,7 @@ it a lot. In the credit simulation (``benchmarks/learning_value.py``, 20 seeds) 
 def episode_age(now: float, timestamp: float) -> float:
     """Seconds an episode dated ``timestamp`` counts as old at ``now``; never negative.
 
-    Up to :data:`FUTURE_SKEW` ahead of ``now`` it is 0 (clock skew); further ahead it
+    Up to `FUTURE_SKEW` ahead of ``now`` it is 0 (clock skew); further ahead it
     is the distance ahead: a date that no skew explains earns no freshness.
     """
     ahead = timestamp - now
@@ -84,14 +84,14 @@ def half_life_decay(age: float, half_life: float) -> float:
 
 
 def beta_mean(helped: float, hurt: float) -> float:
-    """The posterior mean of Beta(:data:`PRIOR_HELPED` + helped, :data:`PRIOR_HURT` + hurt)."""
+    """The posterior mean of Beta(`PRIOR_HELPED` + helped, `PRIOR_HURT` + hurt)."""
     return (PRIOR_HELPED + helped) / (PRIOR_HELPED + PRIOR_HURT + helped + hurt)
 
 
 def ranking_mean(helped: float, hurt: float) -> float:
-    """The utility recall ranks by: the posterior mean over :data:`RANKING_PRIOR` a side.
+    """The utility recall ranks by: the posterior mean over `RANKING_PRIOR` a side.
 
-    Example:
+    Examples:
         >>> round(beta_mean(0.1, 0.9), 3), round(ranking_mean(0.1, 0.9), 3)
         (0.367, 0.476)
     """

@@ -1,12 +1,12 @@
 """What credit says of each candidate at recall: shared among near-duplicates, maybe sampled.
 
-Credit (:mod:`langchain_episodic.scoring.credit`) keeps evidence per episode. At recall
+Credit (`langchain_episodic.scoring.credit`) keeps evidence per episode. At recall
 two rules turn it into the utility each candidate is ranked by:
 
 * **Near-duplicates share evidence.** An agent that solves the same task five times
   records five episodes; a fix should not have to earn its credit five times. Among
   the candidates of one recall, episodes whose task descriptions have at least
-  :data:`DUPLICATE_OVERLAP` of their words in common (Jaccard overlap of their word
+  `DUPLICATE_OVERLAP` of their words in common (Jaccard overlap of their word
   sets, case and punctuation ignored) form a group, and each is ranked by the
   group's pooled evidence. Text, not vectors: a store need not return vectors, and
   "the same task, worded the same" is what a person means by a duplicate.
@@ -17,7 +17,7 @@ two rules turn it into the utility each candidate is ranked by:
   does for strategies), so an episode with little evidence is sometimes shown and
   its evidence grows. Seeded and reproducible with the memory's injected RNG.
 
-Example:
+Examples:
     >>> groups = near_duplicate_groups([
     ...     "Fix the login crash on empty passwords",
     ...     "Fix the login crash on empty passwords.",
@@ -93,13 +93,13 @@ def candidate_utilities(
 ) -> list[float]:
     """Each candidate's utility from its group's pooled evidence at ``now``.
 
-    Shrunk towards 0.5 by :data:`~langchain_episodic.scoring.decay.RANKING_PRIOR`
-    pseudo-runs a side (:func:`~langchain_episodic.scoring.decay.ranking_mean`), so one
+    Shrunk towards 0.5 by `RANKING_PRIOR`
+    pseudo-runs a side (`ranking_mean`), so one
     run moves the ranking a little.
 
     Args:
         ids: The candidates' episode ids.
-        groups: Their near-duplicate groups (:func:`near_duplicate_groups`).
+        groups: Their near-duplicate groups (`near_duplicate_groups`).
         rows: Credit's rows by episode id; a candidate without one has no evidence.
         now: The time evidence decays to.
         rng: Draw each group's utility from its Beta posterior (exploration);

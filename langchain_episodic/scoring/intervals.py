@@ -1,10 +1,10 @@
 """The intervals the lift report and the memory's guards decide by (pure logic).
 
 Welch's t-interval of a difference in mean reward, and the rule built on it that says
-recent runs did credibly worse than holdout runs (:func:`memory_hurts`): what the lift
+recent runs did credibly worse than holdout runs (`memory_hurts`): what the lift
 guard backs off by and what drops a presentation policy.
 
-Example:
+Examples:
     >>> low, diff, high = welch_interval([1.0, 0.8, 0.9], [0.5, 0.4, 0.6])
     >>> round(diff, 2), low > 0
     (0.4, True)
@@ -33,7 +33,7 @@ def t95(df: float) -> float:
     Tabulated to 30 (a fractional Welch ``df`` rounds down, so the interval errs
     wide), 1.96 past it.
 
-    Example:
+    Examples:
         >>> t95(1), t95(29.5), t95(1000)
         (12.706, 2.045, 1.96)
     """
@@ -44,7 +44,7 @@ def t95(df: float) -> float:
 def welch_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float] | None:
     """``mean(a) - mean(b)`` with its 95% Welch interval; ``None`` below 2 values a side.
 
-    Example:
+    Examples:
         >>> low, diff, high = welch_interval([1.0, 0.8, 0.9], [0.5, 0.4, 0.6])
         >>> round(diff, 2), low < diff < high
         (0.4, True)
@@ -77,11 +77,11 @@ def memory_hurts(
     The rule the memory backs off by (``RecallOptions(use_lift=True)``, the default):
     at least ``min_holdout`` holdout runs, and the 95% Welch interval of the mean
     reward with memory minus without lies wholly below 0. Callers pass the latest
-    :data:`~langchain_episodic.scoring.credit.LIFT_WINDOW_WITH_MEMORY` and
-    :data:`~langchain_episodic.scoring.credit.LIFT_WINDOW_HOLDOUT` rewards, so that
+    `LIFT_WINDOW_WITH_MEMORY` and
+    `LIFT_WINDOW_HOLDOUT` rewards, so that
     once memory shows less and stops hurting, the rule lets go.
 
-    Example:
+    Examples:
         >>> memory_hurts([0.1, 0.2, 0.0, 0.1] * 5, [0.9, 0.8, 1.0, 0.7] * 3)
         True
         >>> memory_hurts([0.1, 0.2] * 5, [0.9, 0.8] * 4)  # 8 holdout runs: too few

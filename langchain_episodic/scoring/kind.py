@@ -9,7 +9,7 @@ by its **kind similarity** when the task and the candidate both name a signature
 
 * the whole text's similarity and the similarity of the two function names, read as
   words (``dict_size`` is "dict size"), mixed ``1 : NAME_WEIGHT``;
-* times :data:`ARITY_MISMATCH` when their numbers of parameters differ.
+* times `ARITY_MISMATCH` when their numbers of parameters differ.
 
 The relevance test still reads the whole text's similarity (a name never makes an
 off-topic episode relevant), and a task without a signature is ranked as before.
@@ -21,7 +21,7 @@ own family for 0.61 -> 0.78 of the tuning families' tasks and 0.42 -> 0.69 of th
 held-out ones with the packaged default embedder (all-MiniLM-L6-v2: 0.92 -> 0.95 and
 0.80 -> 0.85). Both figures include the replay's wider candidate pool (``build_replay``).
 
-Example:
+Examples:
     >>> signature_of("Write a Python function dict_size(d): how many entries d holds.")
     Signature(name='dict_size', words='dict size', arity=1)
     >>> signature_of("Implement `mergeSorted(left: list[int], right: list[int]) -> list`")

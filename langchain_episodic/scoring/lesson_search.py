@@ -1,17 +1,17 @@
 """The k lessons most worth showing for a query, found without scoring them all.
 
-:func:`~langchain_episodic.scoring.ranking.top_lessons` is the rule: a lesson qualifies
+`top_lessons` is the rule: a lesson qualifies
 when its similarity to the query reaches the floor, and those that do are ordered by
 similarity times the utility factor (ties: by id). Scoring every lesson costs one
 product of the query with every lesson vector, and with thousands of lessons that
 product is most of what lessons add to a replay: 10,000 lessons of 384 floats are 15 MB,
 read again for every query.
 
-:class:`LessonMatrix` keeps the rule and reads less. A cheap approximation bounds every
+`LessonMatrix` keeps the rule and reads less. A cheap approximation bounds every
 lesson's similarity from above; a few lessons of the highest bounds are scored, and the
 k-th best of their scores is a bar no lesson outside the k best can pass: a lesson
 whose bound (times its utility factor) stays below the bar is skipped, and the few
-that reach it are scored. The choice is the rule's on :func:`similarities_of` every
+that reach it are scored. The choice is the rule's on `similarities_of` every
 lesson; only the work differs.
 
 The approximation: with many lessons, their coordinates along the principal directions
@@ -70,7 +70,7 @@ def similarities_of(rows: NDArray[np.float32], query: NDArray[np.float32]) -> ND
     Every row is summed the same way wherever it sits (not so a BLAS product, whose
     blocks treat rows unevenly), so equal rows get equal similarities.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> rows = np.array([[0.6, 0.8], [1.0, 0.0]], dtype=np.float32)
         >>> similarities_of(rows, np.array([1.0, 0.0], dtype=np.float32)).tolist()
@@ -94,7 +94,7 @@ class CreditFactors:
         highest: For each, at least its factor now.
         exact: The exact factors now of any rows, in their order (1 for the others).
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> credit = CreditFactors.known(3, np.array([2]), np.array([0.9]))
         >>> credit.exact([0, 2])
@@ -212,7 +212,7 @@ class LessonMatrix:
         project_from: From how many lessons on principal directions are tried.
         shortlist: How many rows of the highest bounds set the first bar (at least k).
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> rows = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]], dtype=np.float32)
         >>> matrix = LessonMatrix(rows)
@@ -277,7 +277,7 @@ class LessonMatrix:
         floor: float,
         k: int,
     ) -> list[int]:
-        """The rows :func:`~langchain_episodic.scoring.ranking.top_lessons` picks, best first.
+        """The rows `top_lessons` picks, best first.
 
         Without scoring every row.
 

@@ -1,16 +1,16 @@
 """Does memory help *this* agent? Runs shown memory against holdout runs, from the journal.
 
 A memory opened with ``holdout=0.1`` shows no memory to a random tenth of the runs
-built with a ``run_id`` (:func:`~langchain_episodic.build_replay`); their outcomes
+built with a ``run_id`` (`build_replay`); their outcomes
 are the baseline. Chance decided which runs went without, so the difference in mean
 reward (and in success rate) between runs with memory and holdout runs estimates what
-memory does for this agent's traffic: its lift. :func:`lift_report` gives it overall,
+memory does for this agent's traffic: its lift. `lift_report` gives it overall,
 per category, over time and for the lessons and most-shown episodes, each with a 95%
 interval (Welch's t), and says plainly when there are not enough holdout runs yet.
 
-Pure: it reads outcome events (:class:`~langchain_episodic.scoring.credit.CreditEvent`).
+Pure: it reads outcome events (`CreditEvent`).
 
-Example:
+Examples:
     >>> from langchain_episodic.scoring.credit import CreditEvent
     >>> runs = [CreditEvent(f"m{i}", 0.9, ("e1",), "debugging", float(i)) for i in range(20)]
     >>> runs += [CreditEvent(f"h{i}", 0.5, (), "debugging", float(i), holdout=True)
@@ -182,7 +182,7 @@ class PresentationLift:
     """Runs shown with one presentation policy, against holdout runs and the default's.
 
     Attributes:
-        policy: The policy (:mod:`~langchain_episodic.scoring.presentation`).
+        policy: The policy (`presentation`).
         lift: Its runs against every holdout run (its ``label`` is the policy).
         versus_default: Its mean reward minus that of the default policy's runs
             (``"compact"``) with the 95% Welch interval, ``(low, difference, high)``;
@@ -214,12 +214,12 @@ class LiftReport:
         items: Every lesson shown and the ``top`` most-shown episodes, most shown first.
         min_holdout: Holdout runs needed before a lift is stated.
         success_at: The reward a run needs to count as a success.
-        backing_off: Where the memory shows less now (:func:`memory_hurts` on the
+        backing_off: Where the memory shows less now (`memory_hurts` on the
             latest runs): categories, and ``"all"`` when every category's runs
             together say memory hurts. Recall there returns only what worked, at
             most one episode, until it stops hurting (``use_lift=False``: never).
         by_presentation: Per presentation policy that credited runs used, in
-            :data:`~langchain_episodic.scoring.presentation.PRESENTATIONS` order.
+            `PRESENTATIONS` order.
         presentation: The policy the memory shows with now and its evidence
             (``memory.runs.lift()`` fills it in; ``None`` from the pure function).
     """
@@ -263,7 +263,7 @@ def lift_report(
     """The lift of memory over holdout runs, from a journal's outcomes.
 
     Runs closed without credit count nothing. Every slice is stated, with its
-    counts, however few its runs; read :attr:`LiftReport.enough` (and each
+    counts, however few its runs; read `LiftReport.enough` (and each
     interval) before a figure.
 
     Args:
@@ -353,7 +353,7 @@ def _by_presentation(
 
 
 def _backing_off(credited: Sequence[CreditEvent]) -> tuple[str, ...]:
-    """Where :func:`memory_hurts` holds on the latest runs, as the credit book keeps them."""
+    """Where `memory_hurts` holds on the latest runs, as the credit book keeps them."""
     windows: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     for event in credited:
         for key in (event.category, ALL_CATEGORIES):

@@ -1,7 +1,7 @@
 """RecallOptions: every option of a recall but the query, checked once, in one place.
 
-:meth:`~langchain_episodic.EpisodicMemory.recall` validates its arguments by building
-a :class:`RecallOptions`; the replay pipeline and every LangChain integration
+`recall` validates its arguments by building
+a `RecallOptions`; the replay pipeline and every LangChain integration
 (retriever, runnable, tool, middleware, classic memory) take one, so they accept and
 check exactly the same options.
 """
@@ -49,10 +49,10 @@ class RecallOptions:
     """How to recall: how many, from how many candidates, ranked how, filtered how.
 
     Immutable and validated on construction: a bad value raises
-    :class:`~langchain_episodic.EpisodicValueError` naming the field, a value of the
+    `EpisodicValueError` naming the field, a value of the
     wrong type raises ``TypeError``.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import RecallOptions, ReplayWeights
         >>> options = RecallOptions(top_k=2, category="debugging")
         >>> options.fetch_count, options.filters.categories[0].value
@@ -66,7 +66,7 @@ class RecallOptions:
         fetch_k: Candidates fetched by similarity before ranking, at least ``top_k``;
             when ``None``, ``2 * top_k`` (the article's), and ``4 * top_k`` for
             ``"relevance"`` with ``use_utility`` once credit has evidence (room for
-            credit to choose; :meth:`candidate_count`).
+            credit to choose; `candidate_count`).
         weights: Priority weights; the article's defaults when ``None``. The
             relevance ranking mixes their recency, reward and outcome parts into
             each episode's value.
@@ -74,25 +74,25 @@ class RecallOptions:
             (30 days for ``"relevance"``, the article's one day for ``"article"``).
         min_similarity: Similarity floor in [-1, 1]. ``None`` means the ranking's
             own: the floor suited to the memory's embedder
-            (:func:`~langchain_episodic.scoring.relevance.relevance_floor_for`) for
+            (`relevance_floor_for`) for
             ``"relevance"``, no floor for ``"article"``.
         ranking: ``"relevance"`` (default): candidates must pass the relevance test
             (the floor and the task's background, calibrated per embedder), then
-            value and credit order them (:mod:`langchain_episodic.scoring.relevance`).
+            value and credit order them (`langchain_episodic.scoring.relevance`).
             ``"article"``: the source article's additive priority, exactly as it
             defines it.
         relevance_margin: How far below the most similar candidate a relevant one
             may lie, an extra rule on top of the calibrated test; ``None`` (the
             default): no such rule. ``0.15`` gives the margin of earlier releases.
             Only for ``"relevance"``.
-        use_utility: Let credit (:mod:`langchain_episodic.scoring.credit`) scale each
+        use_utility: Let credit (`langchain_episodic.scoring.credit`) scale each
             relevant episode's priority by how much recalling it has helped earlier
             runs (near-duplicates share their evidence,
-            :mod:`langchain_episodic.scoring.evidence`). Only for ``"relevance"``;
+            `langchain_episodic.scoring.evidence`). Only for ``"relevance"``;
             the article's ranking ignores it.
         use_lift: Let the lift decide how much to show: where the latest holdout runs
             say memory confidently hurts (the task's category, or every category:
-            :func:`~langchain_episodic.scoring.lift.memory_hurts`), recall returns only
+            `memory_hurts`), recall returns only
             what worked, at most one episode, until it stops hurting;
             ``memory.runs.lift().backing_off`` says where. Only for ``"relevance"``, and only
             for a memory with ``holdout`` runs (nothing else can tell).
@@ -193,11 +193,11 @@ class RecallOptions:
     def candidate_count(self, learning: bool) -> int:
         """Candidates to fetch: ``fetch_k``, or a multiple of ``top_k`` when ``None``.
 
-        Four times ``top_k`` (:data:`RELEVANCE_FETCH_FACTOR`) when ``learning`` (the
+        Four times ``top_k`` (`RELEVANCE_FETCH_FACTOR`) when ``learning`` (the
         memory has credit evidence) and the ranking uses it, twice (the article's)
         otherwise.
 
-        Example:
+        Examples:
             >>> options = RecallOptions()
             >>> options.candidate_count(learning=False), options.candidate_count(learning=True)
             (6, 12)
@@ -270,13 +270,13 @@ def _checked_margin(margin: object, ranking: str) -> float:
 RECALL_OPTION_NAMES = frozenset(
     [field.name for field in dataclasses.fields(RecallOptions)] + ["category", "outcome"]
 )
-"""Every keyword :class:`RecallOptions` accepts."""
+"""Every keyword `RecallOptions` accepts."""
 
 
 class RecallKeywords(TypedDict, total=False):
-    """The keyword-only options of :meth:`~langchain_episodic.EpisodicMemory.recall`.
+    """The keyword-only options of `recall`.
 
-    Each is the :class:`RecallOptions` field of the same name (documented there).
+    Each is the `RecallOptions` field of the same name (documented there).
     """
 
     min_similarity: float | None

@@ -3,7 +3,7 @@
 A model that copies what it is shown (a small completion model) does best when shown
 only what worked; a model that reads a failure's feedback does better when shown the
 warnings too. No fixed rule serves both, so the ways of showing experience are named
-policies (:data:`PRESENTATIONS`) and the memory chooses among them from the outcomes it
+policies (`PRESENTATIONS`) and the memory chooses among them from the outcomes it
 already collects: every credited run says which policy its prompt used and what it
 earned.
 
@@ -13,26 +13,26 @@ earned.
 * ``"ranked"``: the best-ranked relevant episodes whatever their outcome (relevance,
   value and credit's utility decide), each failure as its feedback line.
 
-The chooser (:func:`choose_presentation`) is Thompson sampling with an honest prior:
+The chooser (`choose_presentation`) is Thompson sampling with an honest prior:
 
-* **Nothing changes without outcomes.** Until :data:`MIN_CREDITED_RUNS` runs of the
+* **Nothing changes without outcomes.** Until `MIN_CREDITED_RUNS` runs of the
   namespace shown memory are credited, the choice is ``"compact"`` and nothing random
   is drawn (a newcomer's first runs show what the docs show). Those runs are no evidence
   for ``"compact"``: nothing chose it by chance, and the memory held less then, so
   counting them would credit every later policy with the memory's growth.
 * **The prior favours the default.** Every policy starts at the mean reward of the
-  namespace's credited runs, worth :data:`PRIOR_RUNS` runs; the others start
-  :data:`HEAD_START` below it, so evidence has to say they are better.
+  namespace's credited runs, worth `PRIOR_RUNS` runs; the others start
+  `HEAD_START` below it, so evidence has to say they are better.
 * **Categories borrow from the namespace.** A category's estimate is its own runs
-  shrunk towards the namespace's estimate (worth :data:`CATEGORY_PRIOR_RUNS` runs, or
+  shrunk towards the namespace's estimate (worth `CATEGORY_PRIOR_RUNS` runs, or
   the namespace's own runs if fewer), so a category with few runs follows the namespace
   and one with many follows its own.
 * **The lift guard's conservatism.** A policy whose recent runs did credibly worse than
   the holdout runs (shown no memory by chance;
-  :func:`~langchain_episodic.scoring.lift.memory_hurts`) is dropped until that stops
+  `memory_hurts`) is dropped until that stops
   holding.
 
-Example:
+Examples:
     >>> import numpy as np
     >>> choose_presentation({}).policy  # no outcomes: the default, nothing drawn
     'compact'
@@ -96,7 +96,7 @@ MIN_CREDITED_RUNS = 10
 HEAD_START = 0.2
 """How far below the default's prior the other policies start (in mean reward).
 
-With :data:`PRIOR_RUNS`, chosen in ``benchmarks/presentation_learning.py`` against the
+With `PRIOR_RUNS`, chosen in ``benchmarks/presentation_learning.py`` against the
 reader and copier worlds (10 seeds; head start / prior runs 0.05/4, 0.05/10, 0.1/4,
 0.1/10, 0.2/4, 0.2/10, 0.3/10): 0.2/10 lost least where showing failures hurts and
 still learned where it helps. The real model, a copier, agrees: with 0.05/4 its few,
@@ -113,7 +113,7 @@ def check_presentation(value: object, name: str = "presentation") -> Presentatio
     """``value`` as a policy name.
 
     Raises:
-        EpisodicValueError: It names no policy of :data:`PRESENTATIONS`.
+        EpisodicValueError: It names no policy of `PRESENTATIONS`.
     """
     for policy in PRESENTATIONS:
         if value == policy:
@@ -154,7 +154,7 @@ class PresentationChoice:
             best estimate), ``"sampled"`` (a Thompson draw, for a run whose outcome
             will be credited), ``"pinned"`` (the caller named it), ``"run"`` (an
             earlier prompt of the same run used it: a run is shown one way).
-        estimates: The evidence, one per policy in :data:`PRESENTATIONS` order (empty
+        estimates: The evidence, one per policy in `PRESENTATIONS` order (empty
             for ``"prior"``, ``"pinned"`` and ``"run"``).
     """
 
@@ -199,12 +199,12 @@ def choose_presentation(
             policies some run used.
         recent: Recent rewards of every credited run of the namespace shown memory,
             whatever its policy: the priors' centre and spread, and what
-            :data:`MIN_CREDITED_RUNS` counts; ``None``: the policies' runs pooled.
+            `MIN_CREDITED_RUNS` counts; ``None``: the policies' runs pooled.
 
     Returns:
-        The :class:`PresentationChoice`.
+        The `PresentationChoice`.
 
-    Example:
+    Examples:
         >>> runs = {"compact": [1.0, 0.0] * 20, "feedback": [0.0] * 40}
         >>> choice = choose_presentation(runs, holdout=[1.0, 0.0] * 10)
         >>> choice.policy, [e.dropped for e in choice.estimates]

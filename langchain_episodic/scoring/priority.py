@@ -8,14 +8,14 @@ These are the article's formulas (sections 3, 5 and 6), with no I/O:
 * ``priority = w_sim · max(0, similarity) + w_rec · decay(1, t) + w_rew · reward
   + w_out · outcome`` with outcome 1.0 for success, 0.5 for partial, 0.0 for failure.
 
-Example:
-    .. code-block:: python
+Examples:
+    ```python
+    from langchain_episodic import ReplayWeights
+    from langchain_episodic.scoring.priority import temporal_decay
 
-        from langchain_episodic import ReplayWeights
-        from langchain_episodic.scoring.priority import temporal_decay
-
-        assert round(temporal_decay(1.0, 0.0, 86_400.0), 2) == 0.5
-        assert ReplayWeights.for_phase("early").similarity == 0.6
+    assert round(temporal_decay(1.0, 0.0, 86_400.0), 2) == 0.5
+    assert ReplayWeights.for_phase("early").similarity == 0.6
+    ```
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
     Raises:
         EpisodicValueError: The vectors differ in length.
 
-    Example:
+    Examples:
         >>> cosine_similarity([1.0, 0.0], [1.0, 1.0])  # doctest: +ELLIPSIS
         0.7071...
         >>> cosine_similarity([0.0, 0.0], [1.0, 1.0])
@@ -124,7 +124,7 @@ def temporal_decay(
 
     An episode from the future counts as age 0 up to a day ahead (clock skew): it never
     gets a boost. Dated further ahead, it counts as old as it is far ahead
-    (:func:`~langchain_episodic.scoring.decay.episode_age`).
+    (`episode_age`).
 
     Args:
         similarity: The value to decay (use 1.0 for the bare decay factor).
@@ -132,7 +132,7 @@ def temporal_decay(
         current_time: Now, in seconds.
         half_life: Age, in seconds, at which the weight halves (default one day).
 
-    Example:
+    Examples:
         >>> round(temporal_decay(1.0, 0.0, 12 * 3600.0), 2)
         0.71
         >>> temporal_decay(1.0, 100.0, 0.0)
@@ -212,7 +212,7 @@ class ReplayWeights:
 
         The phase follows the amount of experience: ``"early"`` below
         ``early_below`` episodes, ``"late"`` from ``late_from`` on, ``"normal"``
-        in between (see :meth:`for_phase`).
+        in between (see `for_phase`).
 
         Args:
             n_episodes: Episodes recorded so far (e.g. ``len(memory)``).
@@ -223,7 +223,7 @@ class ReplayWeights:
             EpisodicValueError: A count is not a non-negative integer, or
                 ``late_from < early_below``.
 
-        Example:
+        Examples:
             >>> ReplayWeights.for_experience(5) == ReplayWeights.for_phase("early")
             True
             >>> ReplayWeights.for_experience(20).similarity
@@ -241,7 +241,7 @@ def phase_for_experience(n_episodes: int, early_below: int = 20, late_from: int 
         EpisodicValueError: A count is not a non-negative integer, or
             ``late_from < early_below``.
 
-    Example:
+    Examples:
         >>> [phase_for_experience(n) for n in (0, 19, 20, 199, 200)]
         ['early', 'early', 'normal', 'normal', 'late']
     """
@@ -336,7 +336,7 @@ def compute_priority(
     Returns:
         The candidate with its priority.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
         >>> ep = Episode("e1", TaskDescription("sort a list"), "sorted(xs)",
         ...              Feedback(reward=1.0), OutcomeStatus.SUCCESS, timestamp=0.0)
@@ -365,7 +365,7 @@ def priority_score(
     weights: ReplayWeights | None = None,
     half_life: float = DEFAULT_HALF_LIFE,
 ) -> float:
-    """The article's priority from its four signals; :func:`compute_priority` uses it.
+    """The article's priority from its four signals; `compute_priority` uses it.
 
     Lets a caller rank candidates before building their episodes.
     """
@@ -411,7 +411,7 @@ class PriorityBreakdown:
         recency_part: ``weights.recency * recency``.
         reward_part: ``weights.reward * reward``.
         outcome_part: ``weights.outcome_bonus * outcome``.
-        priority: The sum of the four parts, equal to :func:`compute_priority`'s.
+        priority: The sum of the four parts, equal to `compute_priority`'s.
     """
 
     similarity: float
@@ -433,7 +433,7 @@ def explain_priority(
 ) -> PriorityBreakdown:
     """Split an episode's priority into its four signals and their weighted parts.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
         >>> ep = Episode("e1", TaskDescription("sort a list"), "sorted(xs)",
         ...              Feedback(reward=0.5), OutcomeStatus.PARTIAL, timestamp=0.0)
@@ -506,11 +506,11 @@ def rank_by_priority(
     """Every candidate with its priority, highest priority first: the article's ranking.
 
     Candidates are anything with ``similarity``, ``timestamp``, ``reward`` and
-    ``outcome`` (a :class:`SearchResult`, or a store's hit before its episode is
+    ``outcome`` (a `SearchResult`, or a store's hit before its episode is
     built). Ties keep the candidates' order (most similar first), as the article's
     stable sort does.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
         >>> def episode(name, reward):
         ...     return Episode(name, TaskDescription("sort a list"), "sorted(xs)",

@@ -1,9 +1,9 @@
 """Which candidates a recall returns, in which order, and why (the rule the options pick).
 
 Pure: the memory fetches candidates (a store's hits) and hands them here with the
-options; :func:`rank_candidates` applies ``options.ranking`` —
-:func:`~langchain_episodic.scoring.relevance.rank_by_relevance` (the default) or the
-article's :func:`~langchain_episodic.scoring.priority.rank_by_priority` — and says which
+options; `rank_candidates` applies ``options.ranking`` —
+`rank_by_relevance` (the default) or the
+article's `rank_by_priority` — and says which
 candidates were rejected and why, so recall can explain itself.
 """
 
@@ -74,7 +74,7 @@ class Neighbour:
         strategy_used: The strategy it used (``""`` when none was recorded).
         outcome: How it ended.
         grade: How much of a success it was
-            (:func:`~langchain_episodic.scoring.skills.success_grade`: a partial
+            (`success_grade`: a partial
             success counts its pass rate); ``None`` grades by ``outcome`` alone.
     """
 
@@ -108,12 +108,12 @@ class RecallReport:
             no candidates).
         estimates: The utility each returned episode was ranked with, by id, when
             the ranking used credit: its near-duplicate group's pooled evidence
-            (:mod:`~langchain_episodic.scoring.evidence`), a posterior draw when
+            (`evidence`), a posterior draw when
             exploring.
         candidates: How many candidates were fetched by similarity
-            (:meth:`~langchain_episodic.RecallOptions.candidate_count`).
+            (`candidate_count`).
         backed_off: The lift says memory hurts here
-            (:func:`~langchain_episodic.scoring.lift.memory_hurts`): only what worked
+            (`memory_hurts`): only what worked
             was returned, at most one episode (``use_lift``).
     """
 
@@ -169,14 +169,14 @@ def rank_candidates(
     those that fail the relevance test, so a prompt can say which are relevant.
     ``default_floor`` is the floor when ``options.min_similarity`` is ``None``;
     ``background`` is the task's background similarity plus the embedder's offset
-    (the calibrated bar of :func:`~langchain_episodic.scoring.relevance.rank_by_relevance`;
+    (the calibrated bar of `rank_by_relevance`;
     none when ``None``).
     ``utility`` gives a candidate's utility (credit's estimate, 0.5 never credited):
     it scales the relevance ranking's priorities by
-    :func:`~langchain_episodic.scoring.credit.utility_factor` when
+    `utility_factor` when
     ``options.use_utility`` is true. ``matched`` gives the similarity the relevance
     ranking's priority reads (a task's kind similarity,
-    :mod:`~langchain_episodic.scoring.kind`); the article's ranking ignores it.
+    `kind`); the article's ranking ignores it.
     """
     floor, margin = options.relevance_floor(default_floor), options.margin
     best = max((c.similarity for c in candidates), default=None)
@@ -226,11 +226,11 @@ PLAIN_FLOATS_UP_TO = 32
 
 
 def utility_factors(estimates: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
-    """:func:`~langchain_episodic.scoring.credit.utility_factor` of many estimates at once.
+    """`utility_factor` of many estimates at once.
 
     Exactly 1 at the prior (0.5).
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> utility_factors(np.array([0.5, 1.0, 0.0, 1.5])).tolist()
         [1.0, 16.0, 0.0, 16.0]
@@ -247,13 +247,13 @@ def scored_lessons(
     floor: float,
     rows: Iterable[int],
 ) -> list[tuple[float, str, int]]:
-    """:func:`top_lessons`'s rule in plain floats: ``(-score, id, row)``, best first.
+    """`top_lessons`'s rule in plain floats: ``(-score, id, row)``, best first.
 
     Only the lessons whose similarity reaches ``floor``, scored by similarity times
-    their :func:`~langchain_episodic.scoring.credit.utility_factor`; ``rows`` names
+    their `utility_factor`; ``rows`` names
     each lesson.
 
-    Example:
+    Examples:
         >>> scored_lessons([0.6, 0.7, 0.1], [2.0, 1.0, 16.0], ["a", "b", "c"], 0.3, [4, 5, 6])
         [(-1.2, 'a', 4), (-0.7, 'b', 5)]
     """
@@ -274,10 +274,10 @@ def top_lessons(
     """The rows of the ``k`` lessons most worth showing, best first (vectorised).
 
     A lesson qualifies when its similarity reaches ``floor``; those that do are
-    ordered by similarity times :func:`utility_factor` of their utility, the factor
+    ordered by similarity times `utility_factor` of their utility, the factor
     credit scales a relevant episode's priority by (ties: by id).
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> top_lessons(np.array([0.6, 0.7, 0.1]), np.array([0.9, 0.5, 1.0]),
         ...             ["a", "b", "c"], 0.3, 2)
@@ -307,9 +307,9 @@ def top_scored(
     floor: float,
     k: int,
 ) -> list[int]:
-    """:func:`top_lessons` with every lesson's utility factor given, not its utility.
+    """`top_lessons` with every lesson's utility factor given, not its utility.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> top_scored(np.array([0.6, 0.7, 0.1]), np.array([2.0, 1.0, 16.0]),
         ...            ["a", "b", "c"], 0.3, 2)
@@ -337,9 +337,9 @@ def rank_lessons(
     floor: float,
     k: int,
 ) -> tuple[Lesson, ...]:
-    """The ``k`` lessons most worth showing, best first (:func:`top_lessons`'s rule).
+    """The ``k`` lessons most worth showing, best first (`top_lessons`'s rule).
 
-    Example:
+    Examples:
         >>> from langchain_episodic.model.lesson import LessonSource
         >>> a, b = (Lesson.create(title=t, applies_when="forms", do="strip",
         ...                       sources=(LessonSource("e1"),), created_at=0.0)
@@ -366,7 +366,7 @@ def why_recalled(result: PrioritizedResult, report: RecallReport) -> str:
     The relevance ranking returns only candidates that reached the threshold; the
     article's ranking has no relevance test, so it may return one below it, and says so.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
         >>> ep = Episode("e1", TaskDescription("Fix the login form"), "...",
         ...              Feedback(reward=1.0), OutcomeStatus.SUCCESS, timestamp=0.0)

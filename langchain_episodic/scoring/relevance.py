@@ -6,11 +6,11 @@ episodes it cut MiniLM's hit@1 from 76% to 31% (``benchmarks/retrieval_quality.p
 This ranking keeps the article's signals but puts relevance first:
 
 1. **Relevance test, calibrated.** A candidate is relevant when its cosine similarity
-   reaches the embedder's floor (:func:`calibration_for`) *and* the task's
+   reaches the embedder's floor (`calibration_for`) *and* the task's
    **background similarity** plus the embedder's offset: the mean similarity of the
-   task to its :data:`BACKGROUND_TOP` nearest background texts, everyday requests
+   task to its `BACKGROUND_TOP` nearest background texts, everyday requests
    known not to be about the memory's work
-   (:mod:`langchain_episodic.embeddings.background`). An off-topic task sits close to
+   (`langchain_episodic.embeddings.background`). An off-topic task sits close to
    its own background ("Schedule a dentist appointment" to "Book a check-up with the
    dentist"), so a stored episode that merely shares a word with it falls below; a
    coding task is far from everyday text, so its paraphrases clear the bar even
@@ -19,14 +19,14 @@ This ranking keeps the article's signals but puts relevance first:
    competes on value; recall may return fewer than ``top_k`` episodes, or none.
 2. **Value scales relevance.** Each relevant episode gets a value in [0, 1]: the
    article's recency, reward and outcome signals mixed by the recency / reward /
-   outcome weights of :class:`~langchain_episodic.ReplayWeights`, where recency
-   decays with a half-life of :data:`RELEVANCE_HALF_LIFE` (30 days, for agents that
-   run for weeks) down to a floor of :data:`RECENCY_FLOOR` rather than to zero. The
+   outcome weights of `ReplayWeights`, where recency
+   decays with a half-life of `RELEVANCE_HALF_LIFE` (30 days, for agents that
+   run for weeks) down to a floor of `RECENCY_FLOOR` rather than to zero. The
    priority is ``similarity * (1 - VALUE_SHARE + VALUE_SHARE * value)``: among
    equally similar episodes a recent success beats an old failure, but value never
    lifts a clearly less similar episode above a closer one. (The replay goes further:
    its compact renderer shows what worked among *every* relevant candidate first,
-   :meth:`~langchain_episodic.prompting.compact.CompactRenderer.select`. A stronger
+   `select`. A stronger
    value share here cost the exact task its first place on the labelled paraphrases,
    ``benchmarks/relevance.py``: hit@1 52% -> 47% with the static model.)
 
@@ -34,7 +34,7 @@ The constants were chosen by measurement (``benchmarks/relevance.py`` and
 ``benchmarks/retrieval_quality.py``, see ``benchmarks/results/``). The article's
 ranking stays available, exact, as ``ranking="article"``.
 
-Example:
+Examples:
     >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
     >>> from langchain_episodic.scoring.priority import SearchResult
     >>> def episode(name, outcome, timestamp):
@@ -104,7 +104,7 @@ DEFAULT_RANKING: Ranking = "relevance"
 
 RELEVANCE_FLOOR = 0.2
 """Cosine similarity a candidate needs to count as relevant at all, for an embedder
-that :func:`calibration_for` knows nothing about (and for ``HashingEmbeddings``)."""
+that `calibration_for` knows nothing about (and for ``HashingEmbeddings``)."""
 
 BACKGROUND_TOP = 5
 """How many of the task's nearest background texts its background similarity averages.
@@ -132,7 +132,7 @@ class Calibration:
 
 
 DEFAULT_CALIBRATION = Calibration()
-"""For an embedder :func:`calibration_for` knows nothing about: floor 0.2, offset 0."""
+"""For an embedder `calibration_for` knows nothing about: floor 0.2, offset 0."""
 
 _KNOWN_CALIBRATIONS = (
     # Measured with benchmarks/relevance.py (paraphrases, near misses and two off-topic
@@ -166,13 +166,13 @@ _C = TypeVar("_C", bound=Rankable)
 
 @dataclass(frozen=True)
 class RelevanceRanking(Generic[_C]):
-    """The outcome of :func:`rank_by_relevance`.
+    """The outcome of `rank_by_relevance`.
 
     Attributes:
         ranked: The relevant candidates with their priority, highest first.
         rejected: The other candidates with the reason each failed the test, most
             similar first.
-        threshold: The similarity a candidate needed (:func:`relevance_threshold`).
+        threshold: The similarity a candidate needed (`relevance_threshold`).
     """
 
     ranked: list[tuple[float, _C]]
@@ -186,9 +186,9 @@ def calibration_for(embeddings: object) -> Calibration:
     An embedder may declare its own with ``relevance_floor`` and ``relevance_offset``
     attributes; otherwise known models are recognised by their ``model_name`` /
     ``model`` (the packaged static model, all-MiniLM-L6-v2), and anything else gets
-    :data:`DEFAULT_CALIBRATION`.
+    `DEFAULT_CALIBRATION`.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import HashingEmbeddings, StaticEmbeddings
         >>> calibration_for(HashingEmbeddings())
         Calibration(floor=0.2, offset=0.0)
@@ -211,9 +211,9 @@ def _declared(embeddings: object, name: str, default: float) -> float:
 
 
 def relevance_floor_for(embeddings: object) -> float:
-    """The relevance floor suited to an embedding model (:func:`calibration_for`'s floor).
+    """The relevance floor suited to an embedding model (`calibration_for`'s floor).
 
-    Example:
+    Examples:
         >>> from langchain_episodic import HashingEmbeddings
         >>> relevance_floor_for(HashingEmbeddings())
         0.2
@@ -231,7 +231,7 @@ def background_similarity(
         background: The background texts' vectors, one unit row each.
         top: How many of the nearest to average.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> background = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
         >>> round(background_similarity(np.array([2.0, 0.0]), background, top=2), 2)
@@ -254,7 +254,7 @@ def relevance_threshold(
 ) -> float:
     """The similarity a candidate needs: the floor, the background bar, the margin's bar.
 
-    Example:
+    Examples:
         >>> relevance_threshold(0.2), relevance_threshold(0.2, background=0.31)
         (0.2, 0.31)
         >>> relevance_threshold(0.2, best=0.9, margin=0.15)
@@ -285,7 +285,7 @@ def rejection_reason(
         background: The task's background similarity plus the model's offset; no
             such rule when ``None``.
 
-    Example:
+    Examples:
         >>> rejection_reason(0.5, best=0.9, floor=0.2, margin=0.15)
         'similarity 0.50 is more than 0.15 below the best candidate (0.90)'
         >>> rejection_reason(0.5, floor=0.2, background=0.55)
@@ -318,12 +318,12 @@ def episode_value(
 ) -> float:
     """How much a relevant episode is worth replaying, in [0, 1].
 
-    The recency (decaying to :data:`RECENCY_FLOOR`), reward and outcome signals,
+    The recency (decaying to `RECENCY_FLOOR`), reward and outcome signals,
     mixed in proportion to the weights' ``recency``, ``reward`` and ``outcome_bonus``
     (the article's 0.3 / 0.2 / 0.1 by default). With all three weights zero the
     value is 1: nothing but relevance counts.
 
-    Example:
+    Examples:
         >>> round(episode_value(0.0, 1.0, OutcomeStatus.SUCCESS, current_time=0.0), 3)
         1.0
         >>> round(episode_value(0.0, 0.0, OutcomeStatus.FAILURE, current_time=1e12), 3)
@@ -340,9 +340,9 @@ def episode_value(
 
 
 def relevance_priority(similarity: float, value: float) -> float:
-    """The relevance ranking's priority: similarity, scaled by value within :data:`VALUE_SHARE`.
+    """The relevance ranking's priority: similarity, scaled by value within `VALUE_SHARE`.
 
-    Example:
+    Examples:
         >>> relevance_priority(0.8, 1.0), round(relevance_priority(0.8, 0.0), 2)
         (0.8, 0.64)
     """
@@ -367,19 +367,19 @@ def rank_by_relevance(
     Args:
         candidates: Anything with ``similarity``, ``timestamp``, ``reward`` and
             ``outcome`` (a store's hits,
-            :class:`~langchain_episodic.scoring.priority.SearchResult`).
+            `SearchResult`).
         current_time: Now, in seconds.
         weights: Mix of the value signals; the article's defaults when ``None``.
         half_life: Recency half-life in seconds.
         floor: Minimum similarity.
         margin: Maximum distance below the most similar candidate; none when ``None``.
         utility: A factor per relevant candidate (credit's
-            :func:`~langchain_episodic.scoring.credit.utility_factor`, 1 for an episode
+            `utility_factor`, 1 for an episode
             never credited) that scales its priority; none when ``None``.
         background: The task's background similarity plus the model's offset
-            (:func:`background_similarity`); no background test when ``None``.
+            (`background_similarity`); no background test when ``None``.
         matched: The similarity a relevant candidate's priority reads instead of its
-            own (:func:`~langchain_episodic.scoring.kind.kind_similarity` for a task
+            own (`kind_similarity` for a task
             that names a function); the relevance test always reads ``similarity``.
     """
     pool = list(candidates)

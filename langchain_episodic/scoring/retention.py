@@ -1,13 +1,13 @@
 """Retention: how much a namespace keeps, and which episodes go first when it keeps less.
 
-Pure logic: :func:`plan_prune` takes the episodes' ids and timestamps and their
-credit (:class:`~langchain_episodic.scoring.credit.EpisodeUtility`), and returns which
-to remove; :meth:`~langchain_episodic.areas.MemoryForgetting.prune` removes them through an
-erasure (:mod:`langchain_episodic.service.erasure`).
+Pure logic: `plan_prune` takes the episodes' ids and timestamps and their
+credit (`EpisodeUtility`), and returns which
+to remove; `prune` removes them through an
+erasure (`langchain_episodic.service.erasure`).
 
 What goes first is the least valuable: an episode that never helped a run before one
 that did, then the lower utility, then the older. A pinned or quarantined episode is
-never pruned: it is counted in :attr:`PrunePlan.protected` instead, so the plan says
+never pruned: it is counted in `PrunePlan.protected` instead, so the plan says
 why a namespace stays above its cap.
 """
 
@@ -39,10 +39,10 @@ class Retention:
             the memory's clock) is removed. ``None``: no age limit.
         max_episodes: At most this many episodes are kept; the least valuable go
             first. ``None``: no cap.
-        on_write: Prune after writes too (see :data:`PRUNE_SLACK`), not only when
-            :meth:`~langchain_episodic.areas.MemoryForgetting.prune` is called.
+        on_write: Prune after writes too (see `PRUNE_SLACK`), not only when
+            `prune` is called.
 
-    Example:
+    Examples:
         >>> Retention(max_age=90 * 86_400, max_episodes=10_000)
         Retention(max_age=7776000, max_episodes=10000, on_write=False)
 
@@ -116,7 +116,7 @@ def value_key(
 ) -> tuple[bool, float, float, str]:
     """Sorts the least valuable first: never helpful, then low utility, then old.
 
-    Old by :func:`~langchain_episodic.scoring.decay.episode_age`: a date far ahead of
+    Old by `episode_age`: a date far ahead of
     ``now`` sorts as old as it is far ahead.
     """
     estimate = 0.5 if row is None else row.estimate(now)
@@ -133,7 +133,7 @@ def plan_prune(
 ) -> PrunePlan:
     """Which of ``episodes`` (``(episode_id, timestamp)``) ``retention`` removes at ``now``.
 
-    Example:
+    Examples:
         >>> plan = plan_prune([("a", 0.0), ("b", 50.0), ("c", 90.0)], {}, (),
         ...                   Retention(max_age=60.0), now=100.0)
         >>> plan.expired, plan.kept

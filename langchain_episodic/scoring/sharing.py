@@ -8,30 +8,30 @@ on-topic episodes. In a shared memory, recall therefore applies three rules, pur
 functions here (the recall service applies them; a memory that is not shared keeps the
 plain recall):
 
-* **length-normalised similarity** (:func:`length_factor`): a task longer than
-  :data:`NORMAL_TASK_CHARS` has its similarity scaled down by the square root of how
+* **length-normalised similarity** (`length_factor`): a task longer than
+  `NORMAL_TASK_CHARS` has its similarity scaled down by the square root of how
   much longer it is: a text that says everything matches every query a little, and
   that is no evidence about any one of them;
-* **near-duplicates collapsed** (:func:`shared_order`): of the episodes whose tasks
+* **near-duplicates collapsed** (`shared_order`): of the episodes whose tasks
   are near-duplicates (word-set overlap, as credit groups them), one is shown, at the
   group's best rank: the one recorded first, so that a hundred copies take one slot and
   a copy of a victim's task recorded later (newer, so ranked higher) cannot push the
   original out;
-* **a cap per principal** (:func:`principal_slots`): one principal's episodes fill at
+* **a cap per principal** (`principal_slots`): one principal's episodes fill at
   most a third of a replay (at least one), whoever else recorded none. Episodes
   without a principal (``EpisodeSource.principal``) are not capped: the application
   sets it, from the run's context, for what untrusted users record.
 
 Credit is bounded by principal too: an outcome credited ``by`` a principal is no
 evidence for the episodes that principal recorded, and one principal's runs count for
-an episode :data:`PRINCIPAL_RUNS` times at most
-(:class:`~langchain_episodic.scoring.credit.UtilityBook`): many runs of one principal
+an episode `PRINCIPAL_RUNS` times at most
+(`UtilityBook`): many runs of one principal
 neither raise nor lower an episode more than a few would.
 
-Near-duplicates are collapsed among the :data:`SHARED_CANDIDATES` most similar
+Near-duplicates are collapsed among the `SHARED_CANDIDATES` most similar
 episodes: a flood larger than that can still fill the candidates.
 
-Example:
+Examples:
     >>> round(length_factor(400), 2), round(length_factor(2_000), 2)
     (1.0, 0.5)
     >>> principal_slots(3), principal_slots(10)
@@ -72,7 +72,7 @@ _Row = TypeVar("_Row")
 def length_factor(chars: int) -> float:
     """What a task of ``chars`` characters keeps of its similarity in a shared memory.
 
-    1 up to :data:`NORMAL_TASK_CHARS`; beyond, ``sqrt(NORMAL_TASK_CHARS / chars)``: a
+    1 up to `NORMAL_TASK_CHARS`; beyond, ``sqrt(NORMAL_TASK_CHARS / chars)``: a
     12,000-character text keeps 0.2 of its similarity.
     """
     if chars <= NORMAL_TASK_CHARS:
@@ -97,10 +97,10 @@ def shared_order(
 
     Each group of near-duplicate tasks is shown once, at its best rank, by its member
     recorded first (``recorded_at``; ties: the better ranked); then each principal keeps
-    its first :func:`principal_slots` rows (rows without a principal are kept, and so
+    its first `principal_slots` rows (rows without a principal are kept, and so
     are the ``requester``'s own: the recall is for it).
 
-    Example:
+    Examples:
         >>> rows = [("copy", "fix the login bug", "eve", 9.0), ("c", "parse yaml", "eve", 5.0),
         ...         ("original", "fix the login bug", "bob", 1.0), ("d", "export csv", None, 2.0)]
         >>> kept = shared_order(rows, lambda r: r[1], lambda r: r[2], 3, lambda r: r[3])

@@ -1,19 +1,19 @@
 """How well the agent does: skill profiles (article, section 9), learning curves (section 11).
 
-Profiles are computed with running sums (:class:`SkillTally`), so they can be built
+Profiles are computed with running sums (`SkillTally`), so they can be built
 from a stream of episodes of any length without holding it, and kept up to date by
-:class:`~langchain_episodic.EpisodicMemory` as episodes are recorded.
+`EpisodicMemory` as episodes are recorded.
 
-**How much of a success an episode was** is :func:`success_grade`, stated once: a
+**How much of a success an episode was** is `success_grade`, stated once: a
 success counts 1, a failure 0, and a partial success its pass rate (its reward when no
 test ran), so one attempt passing 9 of 10 tests is 0.9 of a success, not a failure.
-Strategy evidence (:func:`~langchain_episodic.scoring.strategy.strategy_evidence`)
+Strategy evidence (`strategy_evidence`)
 counts episodes by it.
 
-**What "weak" means** is :func:`is_weak`, stated once and used by the strategy rule,
-:func:`identify_weak_skills`, the CLI's ``skills`` command and the examples: a category
-is weak when fewer than half (:data:`WEAK_THRESHOLD`) of at least
-:data:`MIN_WEAK_EPISODES` (3) episodes succeeded. The article's rule (section 9: the
+**What "weak" means** is `is_weak`, stated once and used by the strategy rule,
+`identify_weak_skills`, the CLI's ``skills`` command and the examples: a category
+is weak when fewer than half (`WEAK_THRESHOLD`) of at least
+`MIN_WEAK_EPISODES` (3) episodes succeeded. The article's rule (section 9: the
 same rate over any number of episodes) flagged a category after one attempt that
 passed 9 of 10 tests. A partial success does not count here: weak means the agent
 rarely *finishes* a task of the category, which is what the defensive strategy is for.
@@ -22,20 +22,20 @@ counting partial successes by their grade here too flagged fewer categories and 
 reward: -2.3 with the default rule, -7.9 with the article's hierarchy, over 300 tasks x
 5 seeds.
 
-Example:
-    .. code-block:: python
+Examples:
+    ```python
+    from langchain_episodic.scoring.skills import (
+        compute_learning_curve,
+        compute_skill_profiles,
+        identify_weak_skills,
+    )
 
-        from langchain_episodic.scoring.skills import (
-            compute_learning_curve,
-            compute_skill_profiles,
-            identify_weak_skills,
-        )
-
-        profiles = compute_skill_profiles(memory.episodes())
-        for weak in identify_weak_skills(profiles):
-            print(weak.category.value, f"{weak.success_rate:.0%}")
-        for point in compute_learning_curve(memory.episodes(), window=5):
-            print(point.episode_number, f"{point.rolling_success_rate:.0%}")
+    profiles = compute_skill_profiles(memory.episodes())
+    for weak in identify_weak_skills(profiles):
+        print(weak.category.value, f"{weak.success_rate:.0%}")
+    for point in compute_learning_curve(memory.episodes(), window=5):
+        print(point.episode_number, f"{point.rolling_success_rate:.0%}")
+    ```
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def success_grade(
 
     ``SUCCESS`` counts 1.0 and ``FAILURE`` 0.0, as in the article. A ``PARTIAL``
     success counts its pass rate (``tests_passed / tests_total``), or its ``reward``
-    when no test ran, or :data:`PARTIAL_GRADE` when neither is known. A failure
+    when no test ran, or `PARTIAL_GRADE` when neither is known. A failure
     counts nothing even when some tests passed: an attempt that failed most of its
     tests is no evidence that its strategy works (measured in the learning
     simulation: counting failures' pass rates too kept a poor strategy in use).
@@ -94,7 +94,7 @@ def success_grade(
         tests_passed: Tests that passed.
         tests_total: Tests that ran.
 
-    Example:
+    Examples:
         >>> success_grade(OutcomeStatus.PARTIAL, 0.9, tests_passed=9, tests_total=10)
         0.9
         >>> success_grade(OutcomeStatus.PARTIAL, 0.7)
@@ -116,9 +116,9 @@ def success_grade(
 
 
 def episode_grade(episode: Episode) -> float:
-    """:func:`success_grade` of an episode, from its outcome and feedback.
+    """`success_grade` of an episode, from its outcome and feedback.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import TaskDescription, episode_from_tests
         >>> episode = episode_from_tests(
         ...     TaskDescription("Add a CSV export"), "...", 9, 10, timestamp=0.0
@@ -218,7 +218,7 @@ def compute_skill_profiles(episodes: Iterable[Episode]) -> tuple[SkillProfile, .
     """Group episodes by task category into profiles, sorted by category value.
 
     Accepts any iterable, including the stream of
-    :meth:`~langchain_episodic.EpisodicMemory.episodes`; only the running sums are held.
+    `episodes`; only the running sums are held.
     """
     return profiles_from_tallies(tally_episodes(episodes))
 
@@ -230,7 +230,7 @@ def is_weak(
 ) -> bool:
     """Whether a category is weak: the one definition every part of the package uses.
 
-    Weak means a :attr:`~SkillProfile.success_rate` below ``threshold`` over at
+    Weak means a `success_rate` below ``threshold`` over at
     least ``min_episodes`` episodes: too few episodes are never weak, so a single
     attempt (a 9/10 partial success, or even a failure) flags nothing. A partial
     success is not a success here (see the module's docstring for why and what was
@@ -245,7 +245,7 @@ def is_weak(
         EpisodicValueError: ``threshold`` is not a number in [0, 1], or
             ``min_episodes`` is not an integer >= 1.
 
-    Example:
+    Examples:
         >>> one_partial = SkillProfile(TaskCategory.DEBUGGING, 1, 0, 0.9, 2.0)
         >>> is_weak(one_partial)
         False
@@ -263,7 +263,7 @@ def identify_weak_skills(
     threshold: float = WEAK_THRESHOLD,
     min_episodes: int = MIN_WEAK_EPISODES,
 ) -> tuple[SkillProfile, ...]:
-    """The weak profiles (:func:`is_weak`), in the order given.
+    """The weak profiles (`is_weak`), in the order given.
 
     The article's rule (any number of episodes) is ``min_episodes=1``.
 
@@ -276,7 +276,7 @@ def identify_weak_skills(
         EpisodicValueError: ``threshold`` is not a number in [0, 1], or
             ``min_episodes`` is not an integer >= 1.
 
-    Example:
+    Examples:
         >>> profiles = [
         ...     SkillProfile(TaskCategory.TESTING, 1, 0, 0.9, 2.0),
         ...     SkillProfile(TaskCategory.ARCHITECTURE, 4, 1, 0.4, 3.0),

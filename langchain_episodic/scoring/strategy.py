@@ -3,10 +3,10 @@
 **The default** (``ranking="relevance"``) decides from evidence about the task:
 
 1. **Evidence** — count each pool strategy's graded successes among the
-   :data:`DEFAULT_EVIDENCE_K` (20) most similar past episodes that reach the
+   `DEFAULT_EVIDENCE_K` (20) most similar past episodes that reach the
    relevance floor (no margin: a strategy's record needs more than the two or three
    episodes a prompt shows). An episode counts
-   :func:`~langchain_episodic.scoring.skills.success_grade` of a success: 1 for a
+   `success_grade` of a success: 1 for a
    success, 0 for a failure, its pass rate for a partial success (0.9 for 9 of 10
    tests), the rest of the trial a failure. The estimate is the mean of the Beta
    posterior, ``(successes + 1) / (trials + 2)``. The strategy levels 2-3 would pick
@@ -15,7 +15,7 @@
    fallback that keeps failing on tasks like this one gets replaced by something not
    yet tried, while one partial success (9/10, 7/10) keeps it.
 2. **Weakness** — if the task's category is weak
-   (:func:`~langchain_episodic.scoring.skills.is_weak`: success rate below 0.5 over
+   (`is_weak`: success rate below 0.5 over
    at least 3 recorded episodes; a partial success is not a success there), be
    ``"defensive"``.
 3. **Complexity** — above 0.7 ``"iterative"``, below 0.3 ``"exploratory"``, else
@@ -37,25 +37,25 @@ as the article does (a partial success is not a success); level 2 is the package
 one definition of weak (the article leaves its rule open).
 
 Opt-in **Thompson sampling** (``choose_strategy(..., exploration="thompson", rng=rng)``
-or :func:`select_strategy_thompson`) explores instead: for each strategy of
-:data:`STRATEGY_POOL` it draws a success rate from ``Beta(1 + successes,
+or `select_strategy_thompson`) explores instead: for each strategy of
+`STRATEGY_POOL` it draws a success rate from ``Beta(1 + successes,
 1 + failures)`` counted (graded, as above) over the recalled similar episodes, and
 picks the highest draw. Untried strategies keep a wide ``Beta(1, 1)``, so they get
 tried; strategies that keep failing are drawn low and fade out.
 
-Example:
-    .. code-block:: python
+Examples:
+    ```python
+    import numpy as np
 
-        import numpy as np
+    from langchain_episodic.scoring.strategy import STRATEGY_POOL, select_strategy
+    from langchain_episodic import TaskDescription
+    from langchain_episodic.scoring.strategy import select_strategy_thompson
 
-        from langchain_episodic.scoring.strategy import STRATEGY_POOL, select_strategy
-        from langchain_episodic import TaskDescription
-        from langchain_episodic.scoring.strategy import select_strategy_thompson
-
-        task = TaskDescription("Fix the flaky login test", "debugging", 0.6)
-        name = select_strategy(task, memory)
-        instruction = STRATEGY_POOL[name]
-        explored = select_strategy_thompson(task, memory, np.random.default_rng(0))
+    task = TaskDescription("Fix the flaky login test", "debugging", 0.6)
+    name = select_strategy(task, memory)
+    instruction = STRATEGY_POOL[name]
+    explored = select_strategy_thompson(task, memory, np.random.default_rng(0))
+    ```
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ DEFAULT_EVIDENCE_K = 20
 """Similar episodes strategy selection counts outcomes over (the default and Thompson)."""
 
 HIERARCHY_EVIDENCE_K = 5
-"""Episodes :func:`choose_strategy` recalls for level 1 of the hierarchy (the article's 5)."""
+"""Episodes `choose_strategy` recalls for level 1 of the hierarchy (the article's 5)."""
 
 Reason = Literal["evidence", "experience", "weak_category", "complexity", "thompson", "holdout"]
 Exploration = Literal["thompson"]
@@ -122,7 +122,7 @@ class StrategyChoice:
     """A selected strategy and why it was chosen.
 
     Attributes:
-        strategy: A key of :data:`STRATEGY_POOL`.
+        strategy: A key of `STRATEGY_POOL`.
         reason: Which level decided: ``"evidence"`` (the default's level 1),
             ``"experience"`` (the article's level 1), ``"weak_category"``,
             ``"complexity"``, ``"thompson"`` when the opt-in exploration did, or
@@ -148,7 +148,7 @@ class StrategyChoice:
 class StrategyEvidence:
     """Graded outcomes of one strategy among recalled episodes.
 
-    Each episode adds its grade (:func:`evidence_grade`) to ``successes`` and the
+    Each episode adds its grade (`evidence_grade`) to ``successes`` and the
     rest of the trial to ``failures``: a success adds 1 to ``successes``, a failure 1
     to ``failures``, a partial success passing 9 of 10 tests 0.9 and 0.1.
 
@@ -171,7 +171,7 @@ class StrategyEvidence:
 
         The mean of the Beta posterior from a ``Beta(1, 1)`` prior.
 
-        Example:
+        Examples:
             >>> StrategyEvidence(successes=3, failures=1).estimate
             0.6666666666666666
             >>> round(StrategyEvidence(successes=0.9, failures=0.1).estimate, 3)  # one 9/10
@@ -183,9 +183,9 @@ class StrategyEvidence:
 class StrategyOutcome(Protocol):
     """What strategy evidence counts: anything with a strategy and an outcome.
 
-    An :class:`~langchain_episodic.Episode`, or a
-    :class:`~langchain_episodic.scoring.ranking.Neighbour` from a recall report
-    (both graded by their pass rate, see :func:`evidence_grade`).
+    An `Episode`, or a
+    `Neighbour` from a recall report
+    (both graded by their pass rate, see `evidence_grade`).
     """
 
     @property
@@ -202,9 +202,9 @@ class StrategyOutcome(Protocol):
 def complexity_strategy(task: TaskDescription) -> str:
     """Level 3 of the hierarchy: ``"exploratory"`` below complexity 0.3, else ``"iterative"``.
 
-    This is what :func:`select_strategy` picks with an empty memory.
+    This is what `select_strategy` picks with an empty memory.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import TaskDescription
         >>> complexity_strategy(TaskDescription("Rename a variable", complexity=0.1))
         'exploratory'
@@ -217,11 +217,11 @@ def complexity_strategy(task: TaskDescription) -> str:
 def evidence_grade(item: StrategyOutcome) -> float:
     """How much of a success one piece of strategy evidence was, in [0, 1].
 
-    :func:`~langchain_episodic.scoring.skills.success_grade` of an episode's outcome
+    `success_grade` of an episode's outcome
     and feedback, or a neighbour's ``grade``; anything else (or a neighbour without
     a grade) by its outcome alone.
 
-    Example:
+    Examples:
         >>> n = Neighbour("e1", 0.8, "iterative", OutcomeStatus.PARTIAL, grade=0.7)
         >>> evidence_grade(n)
         0.7
@@ -234,13 +234,13 @@ def evidence_grade(item: StrategyOutcome) -> float:
 
 
 def strategy_evidence(episodes: Iterable[StrategyOutcome]) -> dict[str, StrategyEvidence]:
-    """Count graded successes and failures per strategy of :data:`STRATEGY_POOL`.
+    """Count graded successes and failures per strategy of `STRATEGY_POOL`.
 
     Every pool strategy gets an entry (zero counts when no episode used it);
     strategies outside the pool are ignored. Each episode adds its
-    :func:`evidence_grade` to the successes and the rest to the failures.
+    `evidence_grade` to the successes and the rest to the failures.
 
-    Example:
+    Examples:
         >>> strategy_evidence([])["defensive"]
         StrategyEvidence(successes=0.0, failures=0.0)
         >>> nine = Neighbour("e1", 0.8, "iterative", OutcomeStatus.PARTIAL, grade=0.9)
@@ -263,12 +263,12 @@ def thompson_sample(
 ) -> str:
     """Pick the strategy with the highest draw from ``Beta(1 + successes, 1 + failures)``.
 
-    Every strategy of :data:`STRATEGY_POOL` is eligible; one missing from
+    Every strategy of `STRATEGY_POOL` is eligible; one missing from
     ``evidence`` counts as untried. Draws are made in pool order, so a seeded
     ``rng`` gives a reproducible choice.
 
     Args:
-        evidence: Outcomes per strategy, e.g. from :func:`strategy_evidence`.
+        evidence: Outcomes per strategy, e.g. from `strategy_evidence`.
         rng: The source of randomness, e.g. ``np.random.default_rng(0)``.
 
     Raises:
@@ -298,8 +298,8 @@ def strategy_for_report(
     """The strategy a recall report supports, by the rule of its ranking (pure).
 
     ``ranking="article"``: the article's hierarchy over the report's results
-    (:func:`strategy_from_results`); otherwise the evidence of its neighbours
-    (:func:`strategy_from_evidence`). :func:`choose_strategy` and the replay
+    (`strategy_from_results`); otherwise the evidence of its neighbours
+    (`strategy_from_evidence`). `choose_strategy` and the replay
     pipeline both decide here, so they agree for the same recall.
 
     Args:
@@ -309,7 +309,7 @@ def strategy_for_report(
         profiles: Skill profiles of the memory (e.g. ``memory.skill_profiles()``).
         proven_threshold: The article's level 1 threshold (``ranking="article"`` only).
         weak_threshold: A category is weak below this graded success rate
-            (:func:`~langchain_episodic.scoring.skills.is_weak`).
+            (`is_weak`).
         min_category_episodes: Episodes a category needs before it can count as weak.
     """
     if report.ranking == "article":
@@ -341,9 +341,9 @@ def strategy_from_evidence(
     """The default's rule: the best-supported strategy, else levels 2-3 (pure).
 
     Counts each pool strategy's outcomes in ``evidence``
-    (:func:`strategy_evidence`). The fallback (levels 2-3, weak category or
+    (`strategy_evidence`). The fallback (levels 2-3, weak category or
     complexity) stands unless another strategy's
-    :attr:`StrategyEvidence.estimate` is strictly higher; then the highest wins, in
+    `StrategyEvidence.estimate` is strictly higher; then the highest wins, in
     pool order on a tie. Untried strategies estimate 0.5, so a fallback that fails
     on similar tasks gives way to one not yet tried. The reason is ``"evidence"``
     when the chosen strategy has more successes than failures among the evidence
@@ -354,10 +354,10 @@ def strategy_from_evidence(
         evidence: Relevant similar episodes, e.g. ``report.neighbours``.
         profiles: Skill profiles of the memory (e.g. ``memory.skill_profiles()``).
         weak_threshold: A category is weak below this graded success rate
-            (:func:`~langchain_episodic.scoring.skills.is_weak`).
+            (`is_weak`).
         min_category_episodes: Episodes a category needs before it can count as weak.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import OutcomeStatus, TaskDescription
         >>> from langchain_episodic.scoring.ranking import Neighbour
         >>> task = TaskDescription("Write a CSV importer", complexity=0.2)
@@ -385,7 +385,7 @@ def _fallback(
     weak_threshold: float,
     min_category_episodes: int,
 ) -> StrategyChoice:
-    """Levels 2-3: ``"defensive"`` for a weak category (:func:`is_weak`), else by complexity."""
+    """Levels 2-3: ``"defensive"`` for a weak category (`is_weak`), else by complexity."""
     for profile in profiles:
         if profile.category is task.category and is_weak(
             profile, weak_threshold, min_category_episodes
@@ -407,9 +407,9 @@ def strategy_from_results(
 
     Level 1 reuses the strategy of the best-ranked *successful* recalled episode
     (the article takes the first recalled strategy, which can be a failed one's).
-    With ``ranking="article"``, :func:`choose_strategy` recalls
-    :data:`HIERARCHY_EVIDENCE_K` episodes and calls this, and the replay pipeline
-    calls it on the episodes its prompt shows (see :func:`strategy_for_report`).
+    With ``ranking="article"``, `choose_strategy` recalls
+    `HIERARCHY_EVIDENCE_K` episodes and calls this, and the replay pipeline
+    calls it on the episodes its prompt shows (see `strategy_for_report`).
 
     Args:
         task: The new task (its category and complexity decide levels 2 and 3).
@@ -417,10 +417,10 @@ def strategy_from_results(
         profiles: Skill profiles of the memory (e.g. ``memory.skill_profiles()``).
         proven_threshold: Level 1 applies when the results' success rate exceeds it.
         weak_threshold: A category is weak below this graded success rate
-            (:func:`~langchain_episodic.scoring.skills.is_weak`).
+            (`is_weak`).
         min_category_episodes: Episodes a category needs before it can count as weak.
 
-    Example:
+    Examples:
         >>> from langchain_episodic import TaskDescription
         >>> strategy_from_results(TaskDescription("Rename a variable", complexity=0.1), (), ())
         StrategyChoice(strategy='exploratory', reason='complexity')

@@ -1,17 +1,17 @@
 """How far a namespace's journal has been read, and the checkpoint that spares reading it again.
 
-The journal only grows (:meth:`~langchain_episodic.stores.EpisodeStore.append_journal`
+The journal only grows (`append_journal`
 keeps an id's first entry), so what the credit and lesson logs derive from it is a fold:
 the state after the first ``position`` entries plus the entries after them. On a store
-that keeps its journal in order (:class:`~langchain_episodic.stores.base.OrderedJournal`)
-the memory saves that state beside the journal, a :class:`Checkpoint`, and the next
+that keeps its journal in order (`OrderedJournal`)
+the memory saves that state beside the journal, a `Checkpoint`, and the next
 open reads the checkpoint and the few entries written since instead of every entry
 ever written: open time and resident memory stay flat however long the journal grows.
 
 A checkpoint is only ever a cache: it names the id of the last entry it covers, and one
 whose entry is not found there (a journal rewritten or copied) is ignored and the whole
 journal replayed; ``langchain-episodic verify`` replays the journal and compares. On a
-store that keeps a head beside its journal (:class:`~langchain_episodic.stores.base.JournalHead`)
+store that keeps a head beside its journal (`JournalHead`)
 it also keeps the head read before the journal it sums up: an open that finds the same
 head reads nothing of the journal at all.
 """
@@ -50,7 +50,7 @@ class JournalPosition:
         last_id: The id of the entry at ``position - 1`` (``None`` at 0).
         written: Ids this memory wrote after ``position``, already folded in.
         pending: Entries folded in since the last checkpoint.
-        due: Called when ``pending`` reaches :data:`CHECKPOINT_EVERY` (set by the journal).
+        due: Called when ``pending`` reaches `CHECKPOINT_EVERY` (set by the journal).
     """
 
     ordered: bool
@@ -80,12 +80,12 @@ class Checkpoint:
     Attributes:
         position: How many entries (in stored order) it covers.
         last_id: The id of the last of them, checked on open (``None`` when 0).
-        book: The utility book (:meth:`~langchain_episodic.scoring.credit.UtilityBook.to_state`).
+        book: The utility book (`to_state`).
         open_runs: The injections of runs without an outcome, in the order noted.
         latest: ``(at, run_id)`` of the latest outcome (credits fold in this order).
         closed: How many runs have an outcome.
         lesson_ids: The journal ids of the lessons, read back by id on open.
-        head: The journal's head (:meth:`~langchain_episodic.stores.base.JournalHead.journal_head`)
+        head: The journal's head (`journal_head`)
             read before the entries it covers were; ``None``: unknown.
     """
 

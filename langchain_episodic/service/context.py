@@ -1,8 +1,8 @@
 """What every service of one namespace shares: its store, embeddings, clock and lock.
 
-The services (:mod:`langchain_episodic.service`) each own one job; they reach the
-namespace only through a :class:`NamespaceContext`, so a job never holds another's
-state, and the memory object that wires them (:class:`~langchain_episodic.EpisodicMemory`)
+The services (`langchain_episodic.service`) each own one job; they reach the
+namespace only through a `NamespaceContext`, so a job never holds another's
+state, and the memory object that wires them (`EpisodicMemory`)
 stays a façade.
 """
 
@@ -76,7 +76,7 @@ class NamespaceContext:
             ``lock``.
         turn: A condition on ``lock``: runs' outcomes are written without it and
             folded in in time order; what reads the journal waits on it for those in
-            flight (:meth:`~langchain_episodic.service.credit_log.CreditLog.settle`).
+            flight (`settle`).
     """
 
     store: EpisodeStore

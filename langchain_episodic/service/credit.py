@@ -1,10 +1,10 @@
 """The credit loop of one namespace: what each run was shown, how it ended, what it taught.
 
-A prompt built for a run notes its episodes and lessons (:meth:`Runs.note`); the run's
-outcome credits them (:meth:`Runs.credit`, strict) or closes the run quietly
-(:meth:`Runs.close`, the one place every integration and :meth:`record` close a run).
-The statistic is :mod:`langchain_episodic.scoring.credit`; the stored journal is
-:mod:`langchain_episodic.service.credit_log`.
+A prompt built for a run notes its episodes and lessons (`Runs.note`); the run's
+outcome credits them (`Runs.credit`, strict) or closes the run quietly
+(`Runs.close`, the one place every integration and `record` close a run).
+The statistic is `langchain_episodic.scoring.credit`; the stored journal is
+`langchain_episodic.service.credit_log`.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class Runs:
     Args:
         context: The namespace.
         log: Its credit journal.
-        open_run_ttl: Seconds a run may stay open before :meth:`expire` closes it;
+        open_run_ttl: Seconds a run may stay open before `expire` closes it;
             ``None``: never.
     """
 
@@ -93,7 +93,7 @@ class Runs:
         """Whether run ``run_id`` is shown no memory: drawn once per run, then kept.
 
         A run already noted keeps what its injections say (in this process or, after
-        :meth:`~langchain_episodic.areas.MemoryRuns.reload`, another's); a new
+        `reload`, another's); a new
         run is a holdout run with probability ``holdout``, drawn from the memory's
         random generator (seeded, reproducible).
         """
@@ -164,7 +164,7 @@ class Runs:
     ) -> PresentationChoice:
         """The presentation policy for a replay, from the credited runs' rewards.
 
-        :func:`~langchain_episodic.scoring.presentation.choose_presentation` over the
+        `choose_presentation` over the
         book's latest rewards per policy (the namespace's, and ``category``'s when
         given) and the holdout runs of the same scope. With ``run_id`` (a run whose
         outcome will be credited): the policy an earlier prompt of the run used, else

@@ -1,14 +1,14 @@
 """A namespace's credit journal, as the memory sees it: runs, outcomes, utilities.
 
-:mod:`langchain_episodic.scoring.credit` is the pure statistic; this module keeps it fed
-from the store's journal (:meth:`~langchain_episodic.stores.EpisodeStore.read_journal`)
+`langchain_episodic.scoring.credit` is the pure statistic; this module keeps it fed
+from the store's journal (`read_journal`)
 and writes new entries through the store. The stored journal is the truth: an
 outcome is written once per run (the store keeps the first entry under an id), and
 every credit reads its run's outcome by id after writing it, so memories in several
 processes never credit one run twice. A run noted by another process is read
 from the journal when this memory closes it; a run noted here and also by another
 process counts the other's injections once this memory next reads the journal
-(:meth:`~langchain_episodic.areas.MemoryRuns.reload`, or a checkpoint).
+(`reload`, or a checkpoint).
 """
 
 from __future__ import annotations
@@ -68,9 +68,9 @@ class CreditLog:
 
     What it holds stays the same size however long the journal grows: the utility
     book, the runs still open, and the key of the latest outcome. Outcomes are read
-    from the store when asked for (:meth:`credits`, :meth:`outcome`: a run's by its
-    id); only the last :data:`CLOSED_HERE` runs this log closed keep theirs
-    (:meth:`closed_here`), so that closing one again (``memory.record`` of the
+    from the store when asked for (`credits`, `outcome`: a run's by its
+    id); only the last `CLOSED_HERE` runs this log closed keep theirs
+    (`closed_here`), so that closing one again (``memory.record`` of the
     episode the middleware just credited) reads nothing.
 
     Args:
@@ -79,17 +79,17 @@ class CreditLog:
         half_life: How fast credit evidence is forgotten, in seconds.
         position: How far the journal has been read (shared with the lesson log).
         sync: Folds into every log what the journal holds beyond ``position`` (the
-            journal's :meth:`~langchain_episodic.service.journal.Journal.sync`): called
+            journal's `sync`): called
             when another writer's outcome is found, and for an outcome older than the
             latest folded in (the book folds outcomes in time order: a replay).
         turn: A condition on the memory's lock, which guards this log: outcomes
-            written concurrently (:meth:`close_concurrently`) wait on it for their
+            written concurrently (`close_concurrently`) wait on it for their
             turn to be folded in (a fresh one when not given).
         principal_runs: A shared memory's cap on one principal's runs counted for
-            one episode (:class:`~langchain_episodic.scoring.credit.UtilityBook`);
+            one episode (`UtilityBook`);
             ``None``: no cap.
 
-    In a shared memory ``own_episodes`` is set (:func:`recorded_by`): an outcome
+    In a shared memory ``own_episodes`` is set (`recorded_by`): an outcome
     credited ``by`` a principal leaves out the episodes that principal recorded, so
     that no principal's runs raise (or lower) its own episodes.
     """
@@ -278,7 +278,7 @@ class CreditLog:
     def close_concurrently(
         self, run_id: str, reward: float, clock: Callable[[], float], by: str | None
     ) -> CreditEvent:
-        """:meth:`close` (``read_open``) with the store's round trips outside the lock.
+        """`close` (``read_open``) with the store's round trips outside the lock.
 
         The outcome is timed (``clock``) and built under the memory's lock, written and
         read back without it, then folded in under it in ``(at, run_id)`` order: now if
@@ -288,7 +288,7 @@ class CreditLog:
         without holding the lock.
 
         Raises:
-            CreditError: As :meth:`close`.
+            CreditError: As `close`.
         """
         with self._turn:
             self._turn.wait_for(lambda: not self._settling)
@@ -321,7 +321,7 @@ class CreditLog:
     def _begin(
         self, run_id: str, reward: float | None, at: float, by: str | None, *, read_open: bool
     ) -> CreditEvent:
-        """The run's outcome, in flight from now until :meth:`_end`; under the lock."""
+        """The run's outcome, in flight from now until `_end`; under the lock."""
         done = None if read_open else self.outcome(run_id)
         if done is not None:
             self._sync()  # another writer's outcome: fold it in (and what came with it)
@@ -435,7 +435,7 @@ def _first_outcomes(credits: Iterable[CreditEvent]) -> dict[str, CreditEvent]:
 
 
 def describe_outcome(event: CreditEvent | None) -> str:
-    """How a :class:`~langchain_episodic.errors.CreditError` says a run's outcome is in."""
+    """How a `CreditError` says a run's outcome is in."""
     if event is None:
         return "could not be credited: its outcome entry is unreadable"
     if event.reward is None:

@@ -1,16 +1,16 @@
 """Erasure: removing episodes and everything derived from them, with a receipt.
 
-:meth:`Eraser.forget` follows lineage. For the erased episodes (and any lesson ids
+`Eraser.forget` follows lineage. For the erased episodes (and any lesson ids
 asked for) it removes:
 
-* the episode records with their vectors (:meth:`~langchain_episodic.stores.ForgetsRecords.delete`);
+* the episode records with their vectors (`delete`);
 * the lessons derived from them (a lesson may repeat its sources' content, so it is
   removed, not re-derived from what remains: re-deriving needs a model, and a lesson
   that is gone can be distilled again), and, transitively, the lessons revising or
   merging a removed one;
 * in the journal, the injection records and run outcomes that name an erased episode
   or a removed lesson: each is rewritten without the erased ids, and an injection
-  without its task text (:data:`~langchain_episodic.model.erasure.ERASED_TASK`), so
+  without its task text (`ERASED_TASK`), so
   the rest of the run's credit stands; the utility book is then rebuilt from the
   journal, so no row of an erased id remains;
 * the quarantine- and pin-log events naming an erased id;
@@ -21,11 +21,11 @@ tombstone, and running ``forget`` again finishes the job: the erasure record (wh
 the journal will lose and gain) first, then the tombstones, then the removals, then the
 receipt. ``langchain-episodic verify`` reports an erasure record without a receipt.
 Last, the store purges what deletion left in its files
-(:meth:`~langchain_episodic.stores.ForgetsRecords.purge_deleted`) and says what it
+(`purge_deleted`) and says what it
 guarantees; the receipt carries that sentence. A store whose purge costs time in
-proportion to all it holds (:class:`~langchain_episodic.stores.BatchesPurge`: an
+proportion to all it holds (`BatchesPurge`: an
 embedded Chroma folder's ``VACUUM``) purges once per batch instead: the receipt then
-says the scrub is pending and when it runs (on close, on :meth:`Eraser.compact`, or
+says the scrub is pending and when it runs (on close, on `Eraser.compact`, or
 once enough was erased), and a process stopped before it leaves it to the next store
 opened on the folder. ``verify`` reports a pending scrub.
 """
@@ -389,10 +389,6 @@ class Eraser:
         store = self._deleting_store()
         with self._context.writes, self._context.lock:
             return store.purge_deleted()
-
-    def scrub_status(self) -> tuple[bool, str]:
-        """``(pending, sentence)``: whether erased bytes still wait for a scrub, and when."""
-        return _purge_status(self._context.store)
 
     def unfinished(self) -> list[str]:
         """The ids of erasures begun and never finished (a killed process)."""

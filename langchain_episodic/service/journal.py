@@ -1,13 +1,13 @@
 """A namespace's journal: read once for credit and lessons, checkpointed, copied by migrations.
 
-The journal (:meth:`~langchain_episodic.stores.EpisodeStore.read_journal`) holds the
-credit loop's injections and outcomes (:mod:`~langchain_episodic.service.credit_log`)
-and the lessons (:mod:`~langchain_episodic.service.lesson_log`). Opening a memory
+The journal (`read_journal`) holds the
+credit loop's injections and outcomes (`credit_log`)
+and the lessons (`lesson_log`). Opening a memory
 folds it into both logs. On a store that keeps its journal in order
-(:class:`~langchain_episodic.stores.base.OrderedJournal`) it starts from the last
-:class:`~langchain_episodic.service.checkpoint.Checkpoint` and reads only the entries
+(`OrderedJournal`) it starts from the last
+`Checkpoint` and reads only the entries
 written after it; elsewhere it reads every entry. Where the store also keeps a head
-(:class:`~langchain_episodic.stores.base.JournalHead`) and it equals the checkpoint's,
+(`JournalHead`) and it equals the checkpoint's,
 open reads nothing of the journal (but the lessons' entries, by id).
 """
 
@@ -133,7 +133,7 @@ class Journal:
         When ``read`` is not exactly what the logs hold (another writer's entries in
         it), or the store does not keep its journal in order, the whole journal is
         folded in afresh instead. Other writers' entries written since are folded in
-        by the next :meth:`sync` (or :meth:`checkpoint`).
+        by the next `sync` (or `checkpoint`).
         """
         self.credit.settle()
         if self._ordered is None or not self._holds_exactly(read):

@@ -1,7 +1,7 @@
 """A namespace's lessons, as the memory sees them: kept in the store's journal.
 
-:mod:`langchain_episodic.model.lesson` is the pure part; this module reads lessons back
-from the journal (:meth:`~langchain_episodic.stores.EpisodeStore.read_journal`, the
+`langchain_episodic.model.lesson` is the pure part; this module reads lessons back
+from the journal (`read_journal`, the
 entries whose id starts with ``lesson:``) and writes new ones through the store. A
 lesson is one journal entry, written once: every store that keeps a journal keeps
 lessons, durably, and a migration that carries the journal carries them.
@@ -122,7 +122,7 @@ class LessonLog:
         A lesson stored with another model's vectors (migrated from a namespace whose
         model has another dimension, or another ``model`` of the same dimension) is
         embedded again with ``embed`` (its
-        :attr:`~langchain_episodic.model.lesson.Lesson.embedding_text`), once per lesson.
+        `embedding_text`), once per lesson.
         """
         book = self.book
 

@@ -1,13 +1,13 @@
 """Lessons of one namespace: added with their lineage checked, revised, merged, recalled.
 
-Lessons are kept in the journal (:mod:`~langchain_episodic.service.lesson_log`); what a
-lesson is and how it is consolidated is :mod:`langchain_episodic.model.lesson`; how
-lessons are ranked for a prompt is :func:`~langchain_episodic.scoring.ranking.top_lessons`.
+Lessons are kept in the journal (`lesson_log`); what a
+lesson is and how it is consolidated is `langchain_episodic.model.lesson`; how
+lessons are ranked for a prompt is `top_lessons`.
 Trust follows lineage: a lesson whose source is quarantined is quarantined with it.
 
 Recall does not scan the lessons: the active ones, their unit vectors stacked in a
-:class:`~langchain_episodic.scoring.lesson_search.LessonMatrix` and what their utility
-is made of are kept in an :class:`_ActiveIndex`, built again only when the lessons, the
+`LessonMatrix` and what their utility
+is made of are kept in an `_ActiveIndex`, built again only when the lessons, the
 quarantine or the credit change. A replay then bounds every lesson's similarity cheaply
 and scores exactly only the lessons that could be among the best.
 """
@@ -88,7 +88,7 @@ class _ActiveIndex:
     )
 
     def credit_factors(self, now: float, half_life: float) -> CreditFactors:
-        """The utility factors of the :attr:`with_evidence` rows at ``now``.
+        """The utility factors of the `with_evidence` rows at ``now``.
 
         Bounds for all, exact for the rows asked. Once ``now`` is past a lesson's
         last credit and its creation, all its evidence fades at one rate, so its
@@ -146,20 +146,20 @@ class _ActiveIndex:
 
     @functools.cached_property
     def credited_positions(self) -> frozenset[int]:
-        """The :attr:`with_evidence` rows, for membership."""
+        """The `with_evidence` rows, for membership."""
         return frozenset(self.with_evidence.tolist())
 
     @functools.cached_property
     def credited_evidence(self) -> dict[int, list[float]]:
-        """The evidence of each :attr:`with_evidence` row, in plain floats."""
+        """The evidence of each `with_evidence` row, in plain floats."""
         rows = self.with_evidence
         return dict(zip(rows.tolist(), self.evidence[rows].tolist(), strict=True))
 
     def utilities(self, now: float, half_life: float) -> NDArray[np.float64]:
         """Every active lesson's ranking utility at ``now``, as recall computes it.
 
-        :func:`~langchain_episodic.scoring.decay.ranking_mean` of the evidence behind
-        :meth:`Lessons.utility`: shrunk harder towards 0.5, as episodes are at recall; a
+        `ranking_mean` of the evidence behind
+        `Lessons.utility`: shrunk harder towards 0.5, as episodes are at recall; a
         lesson without evidence is at 0.5 whatever the time.
         """
         utilities = np.full(len(self.evidence), 0.5)
@@ -174,7 +174,7 @@ class _ActiveIndex:
 
     @staticmethod
     def _utility_of(evidence: list[float], now: float, half_life: float) -> float:
-        """One row of :meth:`_utilities_of`, in plain floats."""
+        """One row of `_utilities_of`, in plain floats."""
         helped, hurt, carried_helped, carried_hurt, updated, created = evidence
         decay = half_life_decay(0.0 if math.isnan(updated) else now - updated, half_life)
         faded = half_life_decay(now - created, half_life)
@@ -235,7 +235,7 @@ class Lessons:
         """Store new lessons, all or nothing; how many were new.
 
         Raises:
-            TypeError: An item is not a :class:`Lesson`.
+            TypeError: An item is not a `Lesson`.
             EpisodicValueError: A source episode is not stored in this namespace, or a
                 superseded lesson is unknown. Nothing is written.
         """

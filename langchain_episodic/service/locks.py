@@ -21,7 +21,7 @@ class WritesLock:
     may take it again; asking for the exclusive side while holding the shared one would
     wait for itself, so it raises.
 
-    Example:
+    Examples:
         >>> lock = WritesLock()
         >>> with lock.shared(), lock.shared():
         ...     pass

@@ -1,8 +1,8 @@
 """Opening a namespace: the memory's settings checked, the namespace found, the model checked.
 
 The embedding model is part of the namespace. Opening embeds one fixed probe text and
-compares the model's :class:`~langchain_episodic.embeddings.fingerprint.EmbedderFingerprint`
-with the one recorded when the namespace was created (:func:`checked_embeddings`). A
+compares the model's `EmbedderFingerprint`
+with the one recorded when the namespace was created (`checked_embeddings`). A
 namespace that holds episodes but no fingerprint (written before fingerprints) is
 checked once against its data: the model must find its latest episode again by
 re-embedding its task.
@@ -363,7 +363,7 @@ def open_services(
         rng: Draws the holdout runs; a fresh unseeded generator when ``None``.
         retention: The retention policy, or ``None``.
         shared: Several principals record into the namespace (see
-            :mod:`~langchain_episodic.scoring.sharing`).
+            `sharing`).
     """
     store, namespace = context.store, context.namespace
     quarantine = QuarantineLog(store, namespace)

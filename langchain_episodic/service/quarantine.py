@@ -1,6 +1,6 @@
 """A namespace's quarantine log, kept in its store.
 
-The events and their rules are :mod:`langchain_episodic.model.quarantine`.
+The events and their rules are `langchain_episodic.model.quarantine`.
 """
 
 from __future__ import annotations

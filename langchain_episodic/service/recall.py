@@ -1,7 +1,7 @@
 """Recall for one namespace: embed once, search, rank, explain.
 
 Candidates come from the store by similarity (quarantined ones left out), ranking is
-:func:`~langchain_episodic.scoring.ranking.rank_candidates` (pure), and only the
+`rank_candidates` (pure), and only the
 winners' episodes are parsed. The same query vector finds the strategy evidence
 (``neighbours``) and the lessons.
 """
@@ -120,12 +120,12 @@ class Recall:
         lessons: The namespace's lessons.
         calibration: The relevance test's calibration for the memory's embedder.
         background: The texts the relevance test compares a task against
-            (:mod:`langchain_episodic.embeddings.background`); empty: no such test.
+            (`langchain_episodic.embeddings.background`); empty: no such test.
         fingerprint: The embedder's fingerprint, taken on open: keys the background's
             vectors, shared by every memory over the same model.
         rng: The memory's random generator (``explore`` draws utilities from it).
         shared: Several principals record into the namespace: recall applies
-            :mod:`~langchain_episodic.scoring.sharing`'s rules.
+            `sharing`'s rules.
     """
 
     def __init__(
@@ -161,7 +161,7 @@ class Recall:
     def backing_off(self, category: str) -> bool:
         """Whether the latest holdout runs say memory hurts ``category`` (or everything).
 
-        :func:`~langchain_episodic.scoring.lift.memory_hurts` on the credit book's lift
+        `memory_hurts` on the credit book's lift
         windows, cached until the next credit.
         """
         book = self._credit.book
@@ -191,7 +191,7 @@ class Recall:
     def with_category(self, task: TaskDescription) -> TaskDescription:
         """``task``, its category inferred from its text when it has none (``unknown``).
 
-        The category probe (:class:`~langchain_episodic.scoring.categories.CategoryProbe`,
+        The category probe (`CategoryProbe`,
         fitted on the packaged labelled examples and this memory's background) says which
         category the text is about; a task that reads more like the background than like
         any of them stays ``unknown`` (a memory without a background always infers one).
@@ -257,7 +257,7 @@ class Recall:
         ``keep``: how many ranked results to return (``options.top_k`` when ``None``).
 
         Raises:
-            TypeError: ``options`` is not a :class:`RecallOptions`.
+            TypeError: ``options`` is not a `RecallOptions`.
             EpisodicValueError: ``evidence_k`` or ``lesson_k`` is negative, or the
                 embedding is unusable.
         """
@@ -356,7 +356,7 @@ class Recall:
     def kind_similarities(self, text: str, hits: Sequence[StoredHit]) -> dict[str, float]:
         """The kind similarity of each hit that names a signature, when ``text`` names one.
 
-        :func:`~langchain_episodic.scoring.kind.kind_similarity`: the hit's similarity
+        `kind_similarity`: the hit's similarity
         mixed with that of the two function names, lowered when their numbers of
         parameters differ. Empty when the task names no function (the ranking is then
         the plain one).
@@ -434,7 +434,7 @@ class Recall:
         """The ``fetch_k`` nearest stored hits not ``hidden`` (default: not quarantined).
 
         In a shared memory each hit's similarity is scaled by its task's
-        :func:`~langchain_episodic.scoring.sharing.length_factor` (and the hits re-sorted).
+        `length_factor` (and the hits re-sorted).
         """
         # Hidden records stay stored; asking for that many more candidates and
         # dropping them returns exactly the fetch_k nearest of the others.

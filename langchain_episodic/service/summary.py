@@ -1,9 +1,9 @@
 """The per-category summary of a namespace, persisted beside its episodes.
 
 The summary holds the episode count and running per-category tallies behind
-:meth:`~langchain_episodic.EpisodicMemory.skill_profiles`, so opening a memory reads
+`skill_profiles`, so opening a memory reads
 one small state string instead of every episode. It is saved lazily (every
-:data:`SUMMARY_INTERVAL_EPISODES` episodes or :data:`SUMMARY_INTERVAL_SECONDS`
+`SUMMARY_INTERVAL_EPISODES` episodes or `SUMMARY_INTERVAL_SECONDS`
 seconds); a summary that lags behind costs only a catch-up count of the newer
 episodes on the next open, and one that does not add up is recounted.
 """
@@ -225,7 +225,7 @@ class Summary:
             self._saved_at = time.monotonic()
 
     def save_quietly(self) -> None:
-        """:meth:`save` now, ignoring failures (for ``weakref.finalize``)."""
+        """`save` now, ignoring failures (for ``weakref.finalize``)."""
         # Runs from weakref.finalize (collection or interpreter exit), when the store may
         # already be closed: a failure here only means a catch-up on the next open.
         with contextlib.suppress(Exception):

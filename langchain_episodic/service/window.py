@@ -1,6 +1,6 @@
 """The short-term window: the last N episodes recorded, and a few spares behind them.
 
-The window is what :attr:`~langchain_episodic.EpisodicMemory.short_term` shows: the
+The window is what `short_term` shows: the
 last ``maxlen`` episodes this memory recorded or found in the store when it opened.
 Behind it sit the few episodes recorded just before (the *spares*, as many as the
 window holds): an erasure that removes episodes of the window refills it from them,
@@ -24,8 +24,8 @@ __all__ = ["ShortTermWindow"]
 class ShortTermWindow(deque[Episode]):
     """The last ``maxlen`` episodes, oldest first, with up to ``maxlen`` spares behind.
 
-    A :class:`~collections.deque` with a ``maxlen``: an episode pushed out at the left
-    by :meth:`append` or :meth:`extend` becomes the newest spare.
+    A `deque` with a ``maxlen``: an episode pushed out at the left
+    by `append` or `extend` becomes the newest spare.
 
     Args:
         episodes: The latest episodes, oldest first; all but the last ``maxlen`` are
@@ -51,7 +51,7 @@ class ShortTermWindow(deque[Episode]):
         super().append(episode)
 
     def extend(self, episodes: Iterable[Episode]) -> None:
-        """:meth:`append` each of ``episodes`` in turn."""
+        """`append` each of ``episodes`` in turn."""
         for episode in list(episodes):
             self.append(episode)
 

@@ -1,9 +1,9 @@
 """Writing episodes: validated as a batch, checked against the store, embedded once.
 
 Episodes are immutable: an identical episode recorded again is skipped; a different
-one under a stored id is refused (:class:`~langchain_episodic.errors.EpisodeConflictError`)
+one under a stored id is refused (`EpisodeConflictError`)
 before anything is written. A new episode whose ``source.run_id`` names a run closes
-that run with the episode's reward (:meth:`~langchain_episodic.service.credit.Runs.close`).
+that run with the episode's reward (`close`).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class EpisodeWriter:
         """Store the new episodes of ``batch``; how many were new.
 
         Raises:
-            TypeError: An item is not an :class:`Episode`.
+            TypeError: An item is not an `Episode`.
             EpisodeConflictError: Two different episodes share an ``episode_id``, in
                 the batch or against the store. Nothing is written.
             EpisodicValueError: A stored record that is no episode holds an id, or

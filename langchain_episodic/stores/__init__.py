@@ -2,25 +2,25 @@
 
 This package is the only part of langchain-episodic that talks to a database.
 
-* :class:`EpisodeStore` (:mod:`~langchain_episodic.stores.base`): the interface the
-  memory depends on, and what a store may assume; :class:`ListsCollections`, the
+* `EpisodeStore` (`base`): the interface the
+  memory depends on, and what a store may assume; `ListsCollections`, the
   optional capability of a store that lists the other collections in its place;
-  :class:`OrderedJournal`, that of a store whose journal is read in order and by id;
-  :class:`KeyedJournal`, that of a store that reads a run's entries by key;
-  :class:`ForgetsRecords`, that of a store that deletes (every store here has it);
-  :class:`BatchesPurge`, that of a store whose purge after deletion is batched.
-* :class:`ChromaEpisodeStore` (:mod:`~langchain_episodic.stores.chroma`): the default;
+  `OrderedJournal`, that of a store whose journal is read in order and by id;
+  `KeyedJournal`, that of a store that reads a run's entries by key;
+  `ForgetsRecords`, that of a store that deletes (every store here has it);
+  `BatchesPurge`, that of a store whose purge after deletion is batched.
+* `ChromaEpisodeStore` (`chroma`): the default;
   embedded on disk, in memory, or on a Chroma server.
-* :class:`InMemoryEpisodeStore` (:mod:`~langchain_episodic.stores.in_memory`): numpy
+* `InMemoryEpisodeStore` (`in_memory`): numpy
   brute force, exact, gone with the process.
-* :class:`VectorStoreEpisodeStore` (:mod:`~langchain_episodic.stores.vectorstore`):
+* `VectorStoreEpisodeStore` (`vectorstore`):
   any LangChain ``VectorStore``; what it knows of particular backends is in
-  :mod:`~langchain_episodic.stores.backends`, its ledger in
-  :mod:`~langchain_episodic.stores.ledger`.
-* :class:`LangGraphEpisodeStore` (:mod:`~langchain_episodic.stores.langgraph_store`):
+  `backends`, its ledger in
+  `ledger`.
+* `LangGraphEpisodeStore` (`langgraph_store`):
   any LangGraph ``BaseStore`` with a vector index; imported on first use, as it needs
   the ``langgraph`` package (the ``agents`` extra brings it).
-* :mod:`~langchain_episodic.stores.codec`: an episode as a stored record, and back.
+* `codec`: an episode as a stored record, and back.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -34,7 +34,7 @@ from langchain_episodic.stores.base import (
     ListsCollections,
     OrderedJournal,
 )
-from langchain_episodic.stores.chroma import ChromaEpisodeStore
+from langchain_episodic.stores.chroma.store import ChromaEpisodeStore
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 
 __all__ = [

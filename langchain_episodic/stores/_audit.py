@@ -1,7 +1,7 @@
 """Audit of stored records for a ``verify`` step: pure, no I/O.
 
 Recall, ``get`` and ``episodes()`` skip a record they cannot read, with a
-:class:`~langchain_episodic.MalformedRecordWarning`. :class:`RecordAudit` finds every
+`MalformedRecordWarning`. `RecordAudit` finds every
 such record up front, fed one page of ``(record id, metadata)`` at a time, and also
 the records that break ordered iteration: a missing, repeated or out-of-range ``seq``.
 """
@@ -36,7 +36,7 @@ class RecordAudit:
         deleted: Records erased from the namespace (their numbers stay given): a
             ``seq`` may reach ``checked + deleted - 1``.
         checked: Records seen so far.
-        findings: One :class:`MalformedRecordWarning` (record id and reason) per
+        findings: One `MalformedRecordWarning` (record id and reason) per
             problem, in the order the records were fed.
     """
 

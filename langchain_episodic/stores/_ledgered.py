@@ -1,12 +1,12 @@
 """What the stores with a ledger share: order, counts, state and journal from the ledger.
 
-:class:`~langchain_episodic.stores.VectorStoreEpisodeStore` and
-:class:`~langchain_episodic.stores.LangGraphEpisodeStore` keep their records in a
+`VectorStoreEpisodeStore` and
+`LangGraphEpisodeStore` keep their records in a
 backend that cannot say what order they were written in, how many are committed, or
 hold the memory's state strings and journal; a
-:class:`~langchain_episodic.stores.ledger.Ledger` beside the records does. This base
+`Ledger` beside the records does. This base
 implements every protocol method that reads or writes only the ledger, or the ledger
-and records by id; a subclass says how to read its records (:meth:`_records`).
+and records by id; a subclass says how to read its records (`_records`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from langchain_episodic.stores.ledger import Ledger
 __all__ = ["RECORD_ID_NAMESPACE", "LedgeredStore", "record_id"]
 
 RECORD_ID_NAMESPACE = uuid.UUID("6f1d3c52-8a4e-5b7f-9c2d-1e0a4b6c8d9e")
-"""The UUID namespace of :func:`record_id` (fixed forever: ids depend on it)."""
+"""The UUID namespace of `record_id` (fixed forever: ids depend on it)."""
 
 
 def record_id(namespace: str, episode_id: str) -> str:
@@ -40,7 +40,7 @@ class LedgeredStore:
     """The ledger-backed part of a store; one writer at a time per namespace.
 
     Subclasses set ``_ledger`` and call ``super().__init__()``, and implement
-    :meth:`_records`.
+    `_records`.
     """
 
     _ledger: Ledger
@@ -50,8 +50,8 @@ class LedgeredStore:
     backend that upserts, so that a record a killed writer wrote but never committed
     is written again (and counted) by the next, rather than skipped for ever."""
     concurrent_adds = True
-    """Batches may come from several threads at once: :meth:`add` numbers and writes
-    under this object's lock (see :class:`~langchain_episodic.stores.EpisodeStore`)."""
+    """Batches may come from several threads at once: `add` numbers and writes
+    under this object's lock (see `EpisodeStore`)."""
     _concurrent_reads = False
     """Whether reads run without this object's lock, at once with each other and with
     a writer: for a backend that serves each call in a transaction of its own (a
@@ -66,14 +66,14 @@ class LedgeredStore:
         """Held while the ledger is read, then written: one writer at a time.
 
         This object's lock; a store whose backend can lock across processes adds that
-        (:class:`~langchain_episodic.stores.LangGraphEpisodeStore` on PostgreSQL).
+        (`LangGraphEpisodeStore` on PostgreSQL).
         """
         return self._lock
 
     def _reading(self) -> AbstractContextManager[Any]:
         """Held while records and the ledger are read: this object's lock, or nothing.
 
-        Nothing when :attr:`_concurrent_reads`: concurrent agent runs would otherwise
+        Nothing when `_concurrent_reads`: concurrent agent runs would otherwise
         wait for each other's database round trips.
         """
         return nullcontext() if self._concurrent_reads else self._lock
@@ -93,7 +93,7 @@ class LedgeredStore:
     def _records_and_count(
         self, namespace: str, ids: Sequence[str]
     ) -> tuple[dict[str, Mapping[str, Any]], int]:
-        """:meth:`_records` and the ledger's count; a backend that can reads both at once."""
+        """`_records` and the ledger's count; a backend that can reads both at once."""
         return self._records(namespace, ids), self._ledger.count(namespace)
 
     def namespaces(self) -> tuple[str, ...]:
@@ -198,7 +198,7 @@ class LedgeredStore:
             yield rid, fields.get("episode")
 
     def read_state(self, namespace: str, key: str) -> str | None:
-        """A string saved with :meth:`write_state`, from the ledger, or ``None``."""
+        """A string saved with `write_state`, from the ledger, or ``None``."""
         with self._reading():
             self._open(namespace)
             return self._ledger.read_state(namespace, key)
@@ -233,7 +233,7 @@ class LedgeredStore:
         """Remove the records under ``episode_ids``; how many were there.
 
         The ledger marks them deleted first (readers stop listing them), then the
-        backend deletes them (:meth:`_delete_records`): a writer killed in between
+        backend deletes them (`_delete_records`): a writer killed in between
         leaves records no reader lists, which deleting again removes.
         """
         wanted = [record_id(namespace, episode_id) for episode_id in dict.fromkeys(episode_ids)]

@@ -18,7 +18,7 @@ __all__ = ["RecordNumbers"]
 class RecordNumbers:
     """The numbers given out for one collection; the caller holds a lock around each call.
 
-    Example:
+    Examples:
         >>> numbers = RecordNumbers()
         >>> first, second = numbers.take(0, 2), numbers.take(0, 1)
         >>> first, second

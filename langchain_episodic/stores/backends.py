@@ -1,15 +1,15 @@
-"""What :class:`~langchain_episodic.stores.VectorStoreEpisodeStore` knows of its backends.
+"""What `VectorStoreEpisodeStore` knows of its backends.
 
 A LangChain ``VectorStore`` says neither what its search scores with nor how to give it
 precomputed vectors. This module finds out, for the backends the store knows (FAISS
 from langchain-community, ``Chroma`` from langchain-chroma, LangChain's
 ``InMemoryVectorStore``), without importing any optional dependency:
 
-* :data:`ScoreKind` and :func:`score_to_cosine`: what a score is, and how it becomes
+* `ScoreKind` and `score_to_cosine`: what a score is, and how it becomes
   cosine similarity;
-* :func:`search_method`, :func:`embeddings_writer`, :func:`namespace_filter_for`: how to
+* `search_method`, `embeddings_writer`, `namespace_filter_for`: how to
   search by vector, write precomputed vectors and keep one namespace;
-* :func:`check_backend_embeddings`: for a backend that embeds texts itself, that its
+* `check_backend_embeddings`: for a backend that embeds texts itself, that its
   vectors still give cosine.
 """
 
@@ -161,7 +161,7 @@ def score_to_cosine(
     ``score`` wins over what is detected; ``None`` means detect.
 
     Raises:
-        EpisodicValueError: ``score`` is neither a :data:`ScoreKind` nor a function.
+        EpisodicValueError: ``score`` is neither a `ScoreKind` nor a function.
         StoreConfigurationError: ``score`` is ``None`` and the backend's score is unknown.
     """
     kinds = ", ".join(map(repr, get_args(ScoreKind)))

@@ -1,24 +1,24 @@
-"""The store interface :class:`~langchain_episodic.EpisodicMemory` depends on.
+"""The store interface `EpisodicMemory` depends on.
 
-A long-term tier is anything that implements :class:`EpisodeStore`: eleven methods,
+A long-term tier is anything that implements `EpisodeStore`: eleven methods,
 drawn from what the memory actually calls, nothing more. The memory embeds, validates,
 checks immutability, numbers records and ranks; a store only keeps records and finds
-neighbours. Four ship with the package (in :mod:`langchain_episodic.stores`):
+neighbours. Four ship with the package (in `langchain_episodic.stores`):
 
-* :class:`~langchain_episodic.stores.ChromaEpisodeStore` (the default): embedded on
+* `ChromaEpisodeStore` (the default): embedded on
   disk, in memory, or on a Chroma server.
-* :class:`~langchain_episodic.stores.InMemoryEpisodeStore`: numpy brute force, exact.
-* :class:`~langchain_episodic.stores.VectorStoreEpisodeStore`: any LangChain ``VectorStore``.
-* :class:`~langchain_episodic.stores.LangGraphEpisodeStore`: any LangGraph ``BaseStore``
+* `InMemoryEpisodeStore`: numpy brute force, exact.
+* `VectorStoreEpisodeStore`: any LangChain ``VectorStore``.
+* `LangGraphEpisodeStore`: any LangGraph ``BaseStore``
   with a vector index (needs the ``langgraph`` package).
 
 A store may also have optional capabilities, each declared here and listed in
-:class:`EpisodeStore`'s docstring with what the memory does with it; the only one
-ones are :class:`ListsCollections`, :class:`OrderedJournal`, :class:`ForgetsRecords`
-(deletion: every store of the package has it) and :class:`BatchesPurge` (a purge paid
+`EpisodeStore`'s docstring with what the memory does with it; the only one
+ones are `ListsCollections`, `OrderedJournal`, `ForgetsRecords`
+(deletion: every store of the package has it) and `BatchesPurge` (a purge paid
 once per batch of erasures).
 
-Records are encoded and decoded by :mod:`langchain_episodic.stores.codec`.
+Records are encoded and decoded by `langchain_episodic.stores.codec`.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class JournalEntry:
     """One entry of a namespace's journal: a small immutable record beside the episodes.
 
     The memory keeps its credit loop there (which episodes each run was shown, and
-    each run's outcome; :mod:`langchain_episodic.scoring.credit`). A store keeps entries
+    each run's outcome; `langchain_episodic.scoring.credit`). A store keeps entries
     apart from the episodes, so they add nothing to the cost of a recall query.
 
     Attributes:
@@ -144,7 +144,7 @@ def require_stored(store: EpisodeStore, namespace: str, ids: Sequence[str], then
 
 @runtime_checkable
 class EpisodeStore(Protocol):
-    """The long-term tier's interface: what :class:`EpisodicMemory` calls, nothing more.
+    """The long-term tier's interface: what `EpisodicMemory` calls, nothing more.
 
     The memory validates; a store keeps records and finds neighbours. Every method
     takes the ``namespace`` first; no method may read or count another namespace's
@@ -153,13 +153,13 @@ class EpisodeStore(Protocol):
     A store may assume, because the memory checks it before every call:
 
     * ``namespace`` is a non-empty string of valid Unicode.
-    * :meth:`add` gets at least one episode; each is a validated :class:`Episode`,
-      their ``episode_id`` values are unique within the batch, and :meth:`get` found
+    * `add` gets at least one episode; each is a validated `Episode`,
+      their ``episode_id`` values are unique within the batch, and `get` found
       none of them in the namespace just before (and the memory raised
-      :class:`EpisodeConflictError` itself for a different stored episode).
+      `EpisodeConflictError` itself for a different stored episode).
     * ``embeddings`` is a float32 matrix with one row per episode, in the same order,
       and at least one column; every row is finite and non-zero. The query of
-      :meth:`search_hits` is one such row, from the same embeddings model.
+      `search_hits` is one such row, from the same embeddings model.
     * ``first_seq`` is the namespace's count (as the memory knows it) before the write,
       and one memory object writes one batch at a time, unless the store says
       ``concurrent_adds`` (below).
@@ -169,23 +169,23 @@ class EpisodeStore(Protocol):
     (nothing else of a store is read by name, by the memory or anything else in the
     package):
 
-    * The ``query_text`` keyword of :meth:`search_hits`, declared here and taken by
+    * The ``query_text`` keyword of `search_hits`, declared here and taken by
       every store: the text whose ``embed_query`` the vector is, or ``None``. The
       memory passes the query's text on every recall, and ``None`` where it has
       none. Stores that search by vector ignore it; one that can only search by text
-      (:class:`~langchain_episodic.stores.LangGraphEpisodeStore`: a LangGraph store
+      (`LangGraphEpisodeStore`: a LangGraph store
       embeds the query itself) searches its index with it, and without it reads the
       namespace and ranks it by the stored vectors.
-    * :class:`ListsCollections` (``collection_name`` and ``collection_names()``; the
+    * `ListsCollections` (``collection_name`` and ``collection_names()``; the
       Chroma store has it): when a namespace asked for with
       ``create_namespace=False`` is not there, the memory names the other
       collections in the same place, with their namespaces, in its
-      :class:`~langchain_episodic.errors.NamespaceNotFoundError` (the CLI does the
+      `NamespaceNotFoundError` (the CLI does the
       same), so that a mistyped ``collection_name`` is seen at once. A store without
       it gets the error with its own namespaces only.
     * ``repr(store)``: the memory names the store by it in errors, so a store should
       say what it is and where (all four do).
-    * ``concurrent_adds = True``: the memory may call :meth:`add` from several
+    * ``concurrent_adds = True``: the memory may call `add` from several
       threads at once (batches of different ids; two may carry the same
       ``first_seq``). The store then numbers records itself, never giving a number
       twice (all four do, under a lock of their own held only to take the numbers or,
@@ -199,21 +199,21 @@ class EpisodeStore(Protocol):
 
     * Return similarities as cosine similarity, whatever its backend scores with;
       scaling vectors to unit length where a backend needs it is the store's job.
-    * Keep the first record under an id. The memory's :meth:`get` and :meth:`add`
+    * Keep the first record under an id. The memory's `get` and `add`
       are two calls, so another writer (memories sharing one store object, or
       processes sharing one Chroma server) may store an id in between. Such an id
       must be neither written twice nor overwritten: Chroma ignores an existing id by
       itself; the other stores skip it under their lock. This guard is about
       concurrency, not validation.
-    * Make the records durable, as far as the backend allows, before :meth:`add`
+    * Make the records durable, as far as the backend allows, before `add`
       returns.
-    * Keep journal entries (:class:`JournalEntry`) apart from the episodes, so that
+    * Keep journal entries (`JournalEntry`) apart from the episodes, so that
       they cost a recall nothing, and keep the first entry under an id.
     * Skip a stored record that is not a readable episode with a
-      :class:`~langchain_episodic.errors.MalformedRecordWarning`, instead of failing
+      `MalformedRecordWarning`, instead of failing
       the call, by reading its rows through
-      :func:`~langchain_episodic.stores.codec.decode_hits` and
-      :func:`~langchain_episodic.stores.codec.decode_episodes`.
+      `decode_hits` and
+      `decode_episodes`.
     """
 
     def namespaces(self) -> tuple[str, ...]:
@@ -239,7 +239,7 @@ class EpisodeStore(Protocol):
 
         A store that numbers records itself under a lock (the in-memory and vector-store
         stores do) gives the same numbers with one writer and never repeats one with
-        several. An id another writer stored since the memory's :meth:`get` keeps its
+        several. An id another writer stored since the memory's `get` keeps its
         record and is not written again. When this returns, the records must be
         durable as far as the backend allows.
         """
@@ -289,7 +289,7 @@ class EpisodeStore(Protocol):
 
         An entry whose ``entry_id`` is already stored is not written again: the first
         one is kept, also when several writers (processes on one Chroma server) add
-        the same id at once. Entries never slow :meth:`search_hits`.
+        the same id at once. Entries never slow `search_hits`.
         """
         ...
 
@@ -305,10 +305,10 @@ class OrderedJournal(Protocol):
     A memory over such a store opens in time independent of how long its journal
     is: it keeps a checkpoint of what the journal adds up to (the utility book, the
     open runs, the lessons' ids) beside the journal, and reads only the entries
-    written after it (:mod:`~langchain_episodic.service.checkpoint`). A run's outcome
+    written after it (`checkpoint`). A run's outcome
     is read by its id, not by a filtered scan. Stores without it read the whole
-    journal on open, as before. :class:`~langchain_episodic.stores.ChromaEpisodeStore`
-    and :class:`~langchain_episodic.stores.InMemoryEpisodeStore` implement it.
+    journal on open, as before. `ChromaEpisodeStore`
+    and `InMemoryEpisodeStore` implement it.
     """
 
     def read_journal_from(self, namespace: str, start: int) -> list[JournalEntry]:
@@ -328,7 +328,7 @@ class OrderedJournal(Protocol):
         ...
 
     def read_checkpoint(self, namespace: str) -> str | None:
-        """The journal checkpoint last written with :meth:`write_checkpoint`, or ``None``."""
+        """The journal checkpoint last written with `write_checkpoint`, or ``None``."""
         ...
 
     def write_checkpoint(self, namespace: str, value: str) -> None:
@@ -340,11 +340,11 @@ class OrderedJournal(Protocol):
 class JournalHead(Protocol):
     """An optional capability: whether the journal changed, known without reading it.
 
-    An :class:`OrderedJournal` with it opens without touching its journal when nothing
+    An `OrderedJournal` with it opens without touching its journal when nothing
     was written since the checkpoint: the checkpoint keeps the head it saw, and an
     equal head now means no entry was appended or deleted since. On a large journal
     that spares the first read of it in the process (a fixed 0.1-0.3 s in Chroma).
-    :class:`~langchain_episodic.stores.ChromaEpisodeStore` implements it on an embedded
+    `ChromaEpisodeStore` implements it on an embedded
     folder (small files beside Chroma's); on a server it keeps no head (``None``).
     """
 
@@ -370,11 +370,11 @@ class JournalHead(Protocol):
 class KeyedJournal(Protocol):
     """An optional capability: a run's journal entries read by their ids, in one read.
 
-    For a store whose journal is not an :class:`OrderedJournal` but keeps each entry
-    under its run and id (:class:`~langchain_episodic.stores.VectorStoreEpisodeStore`,
-    :class:`~langchain_episodic.stores.LangGraphEpisodeStore`): a run's outcome, or an
+    For a store whose journal is not an `OrderedJournal` but keeps each entry
+    under its run and id (`VectorStoreEpisodeStore`,
+    `LangGraphEpisodeStore`): a run's outcome, or an
     episode's tombstone, is then one read by key instead of a listing of the run's
-    entries. :func:`read_journal_entries` picks the cheapest read a store offers.
+    entries. `read_journal_entries` picks the cheapest read a store offers.
     """
 
     def read_journal_keys(
@@ -389,8 +389,8 @@ def read_journal_entries(
 ) -> list[JournalEntry]:
     """The stored journal entries among ``entry_ids`` (those that exist), any order.
 
-    Read by id where the store can (:class:`OrderedJournal`), by key where every wanted
-    entry is ``run_id``'s and the store is a :class:`KeyedJournal`; else from a read of
+    Read by id where the store can (`OrderedJournal`), by key where every wanted
+    entry is ``run_id``'s and the store is a `KeyedJournal`; else from a read of
     the journal (of ``run_id``'s entries only, when given).
     """
     wanted = list(dict.fromkeys(entry_ids))
@@ -408,21 +408,21 @@ def read_journal_entries(
 class ForgetsRecords(Protocol):
     """An optional capability: a store that can delete records and journal entries.
 
-    What :meth:`~langchain_episodic.EpisodicMemory.forget`,
+    What `forget`,
     ``memory.forgetting.forget_all`` and
-    :meth:`~langchain_episodic.areas.MemoryForgetting.prune` need; every store of the package
+    `prune` need; every store of the package
     has it. A store without it can still be used: those methods then raise
-    :class:`~langchain_episodic.errors.StoreConfigurationError` naming it.
+    `StoreConfigurationError` naming it.
 
     A store must, besides:
 
-    * Yield every remaining record from :meth:`EpisodeStore.iter_episodes` and the
-      last ones from :meth:`EpisodeStore.latest` although deletion leaves gaps in the
+    * Yield every remaining record from `EpisodeStore.iter_episodes` and the
+      last ones from `EpisodeStore.latest` although deletion leaves gaps in the
       record numbers (``total`` there is then the memory's high-water mark, not the
-      count); :meth:`EpisodeStore.count` counts the records left.
+      count); `EpisodeStore.count` counts the records left.
     * Keep the first entry under an id only while it is stored: an entry id deleted
-      with :meth:`delete_journal` may be written again (a redacted entry replaces
-      the original under its id). On an :class:`OrderedJournal` the entries after a
+      with `delete_journal` may be written again (a redacted entry replaces
+      the original under its id). On an `OrderedJournal` the entries after a
       deleted one move up a position; the memory drops its checkpoint first.
     """
 
@@ -452,12 +452,12 @@ class BatchesPurge(Protocol):
 
     A purge that costs time in proportion to the whole store (an embedded Chroma
     folder's ``VACUUM``) is paid once per batch of erasures rather than on each: an
-    erasure calls :meth:`purge_when_due` instead of
-    :meth:`ForgetsRecords.purge_deleted`, and the receipt says whether the bytes are
+    erasure calls `purge_when_due` instead of
+    `ForgetsRecords.purge_deleted`, and the receipt says whether the bytes are
     gone or when they will be. ``memory.forgetting.compact()`` purges at once
-    (:meth:`ForgetsRecords.purge_deleted`). A purge left pending must survive the
+    (`ForgetsRecords.purge_deleted`). A purge left pending must survive the
     process: the next store opened on the same files finishes it.
-    :class:`~langchain_episodic.stores.ChromaEpisodeStore` implements it.
+    `ChromaEpisodeStore` implements it.
     """
 
     def purge_when_due(self) -> tuple[bool, str]:
@@ -482,7 +482,7 @@ class ListsCollections(Protocol):
     ``collection_name``. When a namespace asked for is not found, the memory and the
     CLI name what else is there (``isinstance(store, ListsCollections)``), so that a
     mistyped ``collection_name`` is seen at once.
-    :class:`~langchain_episodic.stores.ChromaEpisodeStore` implements it.
+    `ChromaEpisodeStore` implements it.
     """
 
     @property

@@ -1,10 +1,10 @@
 """The record codec every store shares: an episode as JSON, and back.
 
-Every store keeps the full episode as JSON (:func:`encode_episode`), so it round-trips
-exactly, and reads records back through :func:`decode_hits` / :func:`decode_episodes`
-(one record: :func:`decode_hit` / :func:`decode_episode`), which skip a malformed
+Every store keeps the full episode as JSON (`encode_episode`), so it round-trips
+exactly, and reads records back through `decode_hits` / `decode_episodes`
+(one record: `decode_hit` / `decode_episode`), which skip a malformed
 record (written by another tool, say) with a
-:class:`~langchain_episodic.errors.MalformedRecordWarning` that names it instead of
+`MalformedRecordWarning` that names it instead of
 failing the whole call. Those two loops are the only ones: a store says how to read
 its backend's rows, never how to skip them.
 """
@@ -96,7 +96,7 @@ def _load(raw: object) -> tuple[dict[str, Any] | None, str]:
 def read_record(record_id: str, raw: object) -> tuple[Episode | None, str]:
     """A record's episode, validated, or ``None`` and the reason it cannot be read.
 
-    Pure (no warning): :func:`decode_episode` warns with the reason, a ``verify``
+    Pure (no warning): `decode_episode` warns with the reason, a ``verify``
     step collects it.
     """
     data, reason = _load(raw)
@@ -112,7 +112,7 @@ def decode_hit(record_id: str, raw: object, similarity: float) -> StoredHit | No
     """Read a search hit from a record's episode JSON; ``None`` (and a warning) if malformed.
 
     Only the fields ranking needs are checked here; the full episode is validated
-    when :meth:`StoredHit.episode` builds it.
+    when `StoredHit.episode` builds it.
     """
     return _decode_hit(record_id, raw, similarity)
 
@@ -167,9 +167,9 @@ def decode_hits(rows: Iterable[tuple[str, object, float]]) -> Iterator[StoredHit
             its cosine similarity to the query.
 
     Yields:
-        A :class:`StoredHit` per readable row. Each other row is skipped with a
-        :class:`~langchain_episodic.errors.MalformedRecordWarning` naming its id (also
-        collected by :func:`collect_malformed`), as :func:`decode_hit` does.
+        A `StoredHit` per readable row. Each other row is skipped with a
+        `MalformedRecordWarning` naming its id (also
+        collected by `collect_malformed`), as `decode_hit` does.
     """
     for record_id, raw, similarity in rows:
         hit = _decode_hit(record_id, raw, similarity)
@@ -180,7 +180,7 @@ def decode_hits(rows: Iterable[tuple[str, object, float]]) -> Iterator[StoredHit
 def decode_episodes(rows: Iterable[tuple[str, object]]) -> Iterator[tuple[str, Episode]]:
     """The episodes of backend rows, validated, in their order, skipping the malformed ones.
 
-    Lazy, as :func:`decode_hits`.
+    Lazy, as `decode_hits`.
 
     Args:
         rows: ``(record_id, raw)`` per record: its id in the store and its stored
@@ -188,8 +188,8 @@ def decode_episodes(rows: Iterable[tuple[str, object]]) -> Iterator[tuple[str, E
 
     Yields:
         ``(record_id, episode)`` per readable row. Each other row is skipped with a
-        :class:`~langchain_episodic.errors.MalformedRecordWarning` naming its id (also
-        collected by :func:`collect_malformed`), as :func:`decode_episode` does.
+        `MalformedRecordWarning` naming its id (also
+        collected by `collect_malformed`), as `decode_episode` does.
     """
     for record_id, raw in rows:
         episode = _decode_episode(record_id, raw)

@@ -5,7 +5,7 @@ Layout, per namespace:
 * a float32 matrix of unit rows (the given vectors, normalised in float64), grown by
   doubling its capacity so that adding ``n`` records costs amortised ``O(n)``, not a
   copy of the whole matrix per call;
-* the records in recording order: id, episode JSON (:func:`encode_episode`, the form
+* the records in recording order: id, episode JSON (`encode_episode`, the form
   every store keeps) and small integer codes of the fields filters use;
 * a dict of the memory's state strings.
 
@@ -106,7 +106,7 @@ class _Namespace:
     def mask(self, filters: EpisodeFilter, size: int) -> NDArray[np.bool_] | None:
         """Rows (of the first ``size``) that pass ``filters``; ``None`` when all do.
 
-        The same rule as :meth:`EpisodeFilter.matches`, on integer codes.
+        The same rule as `EpisodeFilter.matches`, on integer codes.
         """
         if filters.is_empty:
             return None
@@ -138,26 +138,26 @@ class InMemoryEpisodeStore:
         Nothing to install beyond ``langchain-episodic`` (only numpy is used).
 
     Instantiate:
-        .. code-block:: python
+        ```python
+        from langchain_episodic import EpisodicMemory
+        from langchain_episodic.stores import InMemoryEpisodeStore
 
-            from langchain_episodic import EpisodicMemory
-            from langchain_episodic.stores import InMemoryEpisodeStore
-
-            store = InMemoryEpisodeStore()
-            memory = EpisodicMemory(store=store)
+        store = InMemoryEpisodeStore()
+        memory = EpisodicMemory(store=store)
+        ```
 
     Search:
-        .. code-block:: python
+        ```python
+        import numpy as np
 
-            import numpy as np
-
-            hits = store.search_hits("default", np.ones(384, dtype=np.float32), k=3)
-            for hit in hits:
-                print(hit.episode_id, round(hit.similarity, 3))
+        hits = store.search_hits("default", np.ones(384, dtype=np.float32), k=3)
+        for hit in hits:
+            print(hit.episode_id, round(hit.similarity, 3))
+        ```
 
     Not persistent: everything is lost when the object is. For episodes that outlive
-    the process use :class:`~langchain_episodic.ChromaEpisodeStore` (or a
-    :class:`~langchain_episodic.VectorStoreEpisodeStore` over a persistent store).
+    the process use `ChromaEpisodeStore` (or a
+    `VectorStoreEpisodeStore` over a persistent store).
 
     Similarity: each vector is scaled to unit length in float64 and stored as float32;
     a search scales the query the same way and takes the float32 dot product (the
@@ -168,14 +168,14 @@ class InMemoryEpisodeStore:
     snapshot of the rows present when it started, so several threads may record
     and recall at once. Records are numbered by the store under that lock, in the
     order writes arrive (``first_seq + i`` when one writer at a time), so concurrent
-    writers never share a number. An id already stored when :meth:`add` takes the
+    writers never share a number. An id already stored when `add` takes the
     lock keeps its first record (as in Chroma); the memory has already told an
     identical re-record from a conflicting one.
     """
 
     concurrent_adds = True
-    """Batches may come from several threads at once: :meth:`add` numbers and writes
-    under the store's lock (see :class:`~langchain_episodic.stores.EpisodeStore`)."""
+    """Batches may come from several threads at once: `add` numbers and writes
+    under the store's lock (see `EpisodeStore`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -219,7 +219,7 @@ class InMemoryEpisodeStore:
     ) -> None:
         """Write new episodes with their vectors, in order, after those already stored.
 
-        Takes what :class:`~langchain_episodic.stores.EpisodeStore` says the memory
+        Takes what `EpisodeStore` says the memory
         guarantees, unchecked. ``first_seq`` is the caller's count; the store numbers
         records itself under its lock, which gives the same numbers when one writer at
         a time adds.
@@ -332,7 +332,7 @@ class InMemoryEpisodeStore:
             start += len(raw)
 
     def read_state(self, namespace: str, key: str) -> str | None:
-        """A string saved with :meth:`write_state`, or ``None``."""
+        """A string saved with `write_state`, or ``None``."""
         with self._lock:
             return self._space(namespace).state.get(key)
 

@@ -9,18 +9,18 @@ query=TEXT)`` embeds the text with the store's own index embeddings, and ``put``
 embeds the indexed fields itself. How recall stays exact cosine with the memory's
 embeddings anyway:
 
-* **The query text.** :class:`~langchain_episodic.EpisodicMemory` passes every store's
-  :meth:`~langchain_episodic.stores.EpisodeStore.search_hits` the query's text (keyword
+* **The query text.** `EpisodicMemory` passes every store's
+  `search_hits` the query's text (keyword
   ``query_text``) beside its vector; the stores that search by vector ignore it, this
   one searches with that text. The store's embeddings must therefore be the
   memory's: on the first write to each namespace the store embeds one text with its
-  index's model and refuses (:class:`~langchain_episodic.errors.StoreConfigurationError`)
+  index's model and refuses (`StoreConfigurationError`)
   unless it gives the memory's vector (cosine >= 0.999).
 * **Our own vectors.** Each record also keeps the memory's vector, scaled to unit
   length, as float32 (base64, in the value). The backend's index only *chooses* the
   candidates; the similarity every hit reports is the dot product of that stored unit
   vector with the memory's unit query, the same float32 cosine as
-  :class:`~langchain_episodic.stores.InMemoryEpisodeStore`. And every search checks,
+  `InMemoryEpisodeStore`. And every search checks,
   for free, that the backend's score (converted to cosine) agrees with it within
   1e-3: a store whose index embeds queries with another model than the memory's is
   refused on the first recall instead of answering with the wrong neighbours.
@@ -34,14 +34,14 @@ tuples of labels without ``.``, so a memory namespace, any Unicode string, becom
 first 32 hex digits of its SHA-256):
 
 * ``(*prefix, "episodes", <digest>)``: one item per episode, key = a UUID5 of the
-  namespace and the ``episode_id`` (:func:`~langchain_episodic.stores.vectorstore.record_id`),
+  namespace and the ``episode_id`` (`record_id`),
   value = ``text`` (the task description, the only field indexed), ``episode`` (the
   full episode as JSON, so it round-trips exactly), ``vector``, ``namespace``, ``seq``
   and the flat fields filters use (``category``, ``outcome``, ``strategy_used``). A
   search's namespace prefix holds one memory namespace only, so no namespace ever sees
   another's records.
-* ``(*prefix, "ledger", ...)``: the :class:`~langchain_episodic.stores.ledger.Ledger`
-  of :class:`~langchain_episodic.stores.VectorStoreEpisodeStore` (record order,
+* ``(*prefix, "ledger", ...)``: the `Ledger`
+  of `VectorStoreEpisodeStore` (record order,
   counts, state strings, the credit journal, the namespaces), one unindexed item per
   ledger key. The ids and the count are written after the records, in one batch:
   the count is the commit point.
@@ -71,7 +71,7 @@ What a generic LangGraph store cannot guarantee, and what is refused at construc
   it never expires, whatever ``default_ttl`` the store's ``ttl_config`` sets.
 * **Concurrency.** Writes are serialised by a lock (on a ``PostgresStore`` over a
   connection pool reads are not: each has a connection of its own), and
-  :meth:`LangGraphEpisodeStore.add` skips, under it, ids already committed, so
+  `LangGraphEpisodeStore.add` skips, under it, ids already committed, so
   memories sharing one store object never write an id twice. On ``PostgresStore`` the
   writes that read, then write the ledger (its count, the first journal entry under an
   id, the namespaces) also take a PostgreSQL advisory lock, so writers in several
@@ -79,7 +79,7 @@ What a generic LangGraph store cannot guarantee, and what is refused at construc
   processes). On other backends one process should write to a namespace at a time.
 * **A writer killed mid-write.** Records are written first and committed by the
   ledger's count; a record written but never committed (the writer was killed in
-  between) is not stored as far as :meth:`get` and :meth:`add` are concerned, so the
+  between) is not stored as far as `get` and `add` are concerned, so the
   next writer writes it again and commits it (tested with a writer interrupted in
   between, and on PostgreSQL with writers killed by SIGKILL).
 
@@ -259,7 +259,7 @@ def _decode_vector(raw: object) -> NDArray[np.float32] | None:
 
 
 class _LedgerStore(ByteStore[str, bytes]):
-    """A LangChain ``ByteStore`` over a LangGraph store: what :class:`Ledger` writes to.
+    """A LangChain ``ByteStore`` over a LangGraph store: what `Ledger` writes to.
 
     A ledger key ``a/b/c`` is the item ``c`` of namespace ``(*root, "a", "b")``, so that
     the ledger's prefix listings (a run's journal) are namespace-prefix searches.
@@ -279,7 +279,7 @@ class _LedgerStore(ByteStore[str, bytes]):
 
     @staticmethod
     def value_of(item: object) -> bytes | None:
-        """The ledger value a :meth:`get_op` read (``None``: not stored)."""
+        """The ledger value a `get_op` read (``None``: not stored)."""
         value = item.value.get("v") if isinstance(item, Item) else None
         return value.encode("utf-8") if isinstance(value, str) else None
 
@@ -326,7 +326,7 @@ class LangGraphEpisodeStore(LedgeredStore):
     stays exact cosine with the memory's embeddings, what a generic store cannot
     guarantee and what is refused.
 
-    Example:
+    Examples:
         >>> from langgraph.store.memory import InMemoryStore
         >>> from langchain_episodic import EpisodicMemory, HashingEmbeddings
         >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
@@ -349,7 +349,7 @@ class LangGraphEpisodeStore(LedgeredStore):
         store: The LangGraph store. It must have a vector index (``index=`` when it
             was built), whose embeddings model must be the memory's.
         prefix: The namespace prefix under which episodes and the ledger are kept.
-        score: What the store's ``SearchItem.score`` is (a :data:`LangGraphScore`), or
+        score: What the store's ``SearchItem.score`` is (a `LangGraphScore`), or
             a function from it to cosine similarity. Detected for ``InMemoryStore``,
             ``PostgresStore`` and ``SqliteStore``; required otherwise.
         batch_size: Records per call to the store.
@@ -493,7 +493,7 @@ class LangGraphEpisodeStore(LedgeredStore):
     ) -> None:
         """Write new episodes with their vectors, then commit them in the ledger.
 
-        Takes what :class:`~langchain_episodic.stores.EpisodeStore` says the memory
+        Takes what `EpisodeStore` says the memory
         guarantees, unchecked. The store numbers records from the ledger's count under
         its lock, which gives ``first_seq + i`` when one writer at a time adds.
 

@@ -1,4 +1,4 @@
-"""The ledger of :class:`~langchain_episodic.stores.VectorStoreEpisodeStore`.
+"""The ledger of `VectorStoreEpisodeStore`.
 
 What a generic vector store cannot say, kept in a LangChain key-value store (a
 ``ByteStore``), under keys that start with ``langchain_episodic/``:
@@ -7,7 +7,7 @@ What a generic vector store cannot say, kept in a LangChain key-value store (a
 * per namespace (``ns/<sha256 prefix of the name>``): ``count``, the number of record
   numbers given (committed records, deleted ones included); ``deleted``, how many of
   them were deleted since; ``seq/<block>``, the record ids in recording order,
-  :data:`LEDGER_BLOCK` to a JSON list, a deleted record's id replaced by ``""``;
+  `LEDGER_BLOCK` to a JSON list, a deleted record's id replaced by ``""``;
   ``state/<hex of the key>``, the memory's state strings;
   ``journal/<run digest>/<entry digest>``, one journal entry each (JSON).
 

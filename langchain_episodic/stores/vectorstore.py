@@ -3,29 +3,29 @@
 Layout:
 
 * One document per episode in the vector store: id = a UUID derived from the
-  namespace and the ``episode_id`` (:func:`record_id`; some backends accept only
+  namespace and the ``episode_id`` (`record_id`; some backends accept only
   UUIDs, and one vector store may hold several namespaces), page content = the task
   description, vector = the memory's embedding of it, metadata = ``episode`` (the
   full episode as JSON, so it round-trips exactly), ``namespace``, ``seq`` (recording
   number) and the flat fields filters use (``category``, ``outcome``,
   ``strategy_used``).
 * A small ledger in a LangChain key-value store (a ``ByteStore``,
-  :mod:`~langchain_episodic.stores.ledger`) holds what a generic vector store cannot
+  `ledger`) holds what a generic vector store cannot
   tell: the record ids in recording order, each namespace's count, the memory's state
   strings and the list of namespaces. The count is written last: it is the commit
   point.
 
 What the store knows of particular backends (score kinds, FAISS, langchain-chroma) is
-in :mod:`~langchain_episodic.stores.backends`.
+in `backends`.
 
 How the guarantees of a store are kept, and where a backend cannot keep them:
 
 * **Cosine similarity.** Every vector this store writes and every query is scaled to
-  unit length, then the backend's score is converted as :data:`ScoreKind` says. A
+  unit length, then the backend's score is converted as `ScoreKind` says. A
   backend without ``add_embeddings`` (langchain-chroma, for one) embeds the texts
   itself, so its vectors cannot be scaled: with an L2 or inner-product score the store
   checks that the memory's vectors are unit length and raises
-  :class:`~langchain_episodic.errors.StoreConfigurationError` otherwise (use a cosine
+  `StoreConfigurationError` otherwise (use a cosine
   space, or an embeddings model that returns unit vectors). On the first write it also
   checks, with one extra embedding, that the backend's embeddings are the memory's.
 * **Exact neighbours.** Filters (namespace, category, outcome, strategy) never hide a
@@ -36,7 +36,7 @@ How the guarantees of a store are kept, and where a backend cannot keep them:
 * **Immutability.** The memory checks it through ``get_by_ids``; a backend without it
   is refused at construction. Calls into the vector store and the ledger are
   serialised by a lock (FAISS is not safe for a write during a search), and
-  :meth:`VectorStoreEpisodeStore.add` skips, under that lock, ids stored since the
+  `VectorStoreEpisodeStore.add` skips, under that lock, ids stored since the
   memory's check, so memories sharing the store in one process never write an id
   twice.
 * **Order, counts, state, namespaces** come from the ledger, never from the backend,
@@ -45,58 +45,58 @@ How the guarantees of a store are kept, and where a backend cannot keep them:
   the written documents are searchable but not counted or iterated, and recording
   them again is a no-op. Records the ledger lists but the vector store lacks (a FAISS
   index not saved) are skipped with a
-  :class:`~langchain_episodic.errors.MalformedRecordWarning`. One process should write
+  `MalformedRecordWarning`. One process should write
   to a ledger at a time.
 
 Costs: a backend that embeds texts itself embeds every episode a second time (the
 memory already did); a Chroma ``where`` filter on the namespace makes each query
 several times slower (see the package's design notes), so a collection that holds one
-namespace may pass ``namespace_filter=None``; :meth:`VectorStoreEpisodeStore.add` reads
+namespace may pass ``namespace_filter=None``; `VectorStoreEpisodeStore.add` reads
 the ids once more under the lock before writing.
 
 FAISS, persisted (FAISS lives in memory until ``save_local``, so ``persist`` saves it
 after each write, before the ledger records the write; vector store *and* ledger must
 both be kept):
 
-.. code-block:: python
+```python
+import faiss
+from langchain_classic.storage import LocalFileStore
+from langchain_community.docstore.in_memory import InMemoryDocstore
+from langchain_community.vectorstores import FAISS
 
-    import faiss
-    from langchain_classic.storage import LocalFileStore
-    from langchain_community.docstore.in_memory import InMemoryDocstore
-    from langchain_community.vectorstores import FAISS
-
-    faiss_store = FAISS(
-        embedding_function=embeddings,
-        index=faiss.IndexFlatIP(embeddings.dimensions),
-        docstore=InMemoryDocstore(),
-        index_to_docstore_id={},
-    )
-    store = VectorStoreEpisodeStore(
-        faiss_store,
-        ledger=LocalFileStore("./episodes-ledger"),
-        persist=lambda vs: vs.save_local("./episodes-faiss"),
-    )
-    # later, in another process:
-    faiss_store = FAISS.load_local(
-        "./episodes-faiss", embeddings, allow_dangerous_deserialization=True
-    )
-    store = VectorStoreEpisodeStore(faiss_store, ledger=LocalFileStore("./episodes-ledger"))
+faiss_store = FAISS(
+    embedding_function=embeddings,
+    index=faiss.IndexFlatIP(embeddings.dimensions),
+    docstore=InMemoryDocstore(),
+    index_to_docstore_id={},
+)
+store = VectorStoreEpisodeStore(
+    faiss_store,
+    ledger=LocalFileStore("./episodes-ledger"),
+    persist=lambda vs: vs.save_local("./episodes-faiss"),
+)
+# later, in another process:
+faiss_store = FAISS.load_local(
+    "./episodes-faiss", embeddings, allow_dangerous_deserialization=True
+)
+store = VectorStoreEpisodeStore(faiss_store, ledger=LocalFileStore("./episodes-ledger"))
+```
 
 langchain-chroma (the backend embeds the texts itself, so its ``embedding_function``
 must be the memory's embeddings), and a backend whose score must be named:
 
-.. code-block:: python
+```python
+from langchain_chroma import Chroma
 
-    from langchain_chroma import Chroma
-
-    chroma = Chroma(
-        "episodes",
-        embedding_function=embeddings,
-        collection_configuration={"hnsw": {"space": "cosine"}},
-    )
-    store = VectorStoreEpisodeStore(chroma)
-    store = VectorStoreEpisodeStore(pgvector_store, score="cosine_distance")
-    store = VectorStoreEpisodeStore(es_store, score=lambda s: 2 * s - 1)
+chroma = Chroma(
+    "episodes",
+    embedding_function=embeddings,
+    collection_configuration={"hnsw": {"space": "cosine"}},
+)
+store = VectorStoreEpisodeStore(chroma)
+store = VectorStoreEpisodeStore(pgvector_store, score="cosine_distance")
+store = VectorStoreEpisodeStore(es_store, score=lambda s: 2 * s - 1)
+```
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ class VectorStoreEpisodeStore(LedgeredStore):
     LangChain's ``InMemoryVectorStore``. The module docstring shows FAISS persisted,
     langchain-chroma and other backends, and how each guarantee is kept.
 
-    Example:
+    Examples:
         >>> from langchain_core.vectorstores import InMemoryVectorStore
         >>> from langchain_episodic import EpisodicMemory, HashingEmbeddings
         >>> from langchain_episodic import Episode, Feedback, OutcomeStatus, TaskDescription
@@ -185,13 +185,13 @@ class VectorStoreEpisodeStore(LedgeredStore):
             ``similarity_search_by_vector_with_relevance_scores``).
         ledger: A LangChain ``ByteStore`` for record order, counts and the memory's
             state; ``InMemoryByteStore()`` when ``None`` (lost with the process).
-        score: What the backend's search scores with (a :data:`ScoreKind`), or a
+        score: What the backend's search scores with (a `ScoreKind`), or a
             function from that score to cosine similarity. Detected for FAISS (from
             the index's ``metric_type``), langchain-chroma (from the collection's
             space) and LangChain's ``InMemoryVectorStore``; required otherwise.
         namespace_filter: Builds the backend's metadata filter that keeps one
             namespace, or ``None`` to filter in Python only. Default
-            :func:`namespace_metadata_filter` (``{"namespace": ns}``; a predicate for
+            `namespace_metadata_filter` (``{"namespace": ns}``; a predicate for
             ``InMemoryVectorStore``). The backend must apply it *before* keeping the
             ``k`` best (Chroma, PGVector, Qdrant do; FAISS is handled specially);
             for a backend that filters after, pass ``None``.
@@ -288,7 +288,7 @@ class VectorStoreEpisodeStore(LedgeredStore):
     ) -> None:
         """Write new episodes and their vectors, then commit them in the ledger.
 
-        Takes what :class:`~langchain_episodic.stores.EpisodeStore` says the memory
+        Takes what `EpisodeStore` says the memory
         guarantees, unchecked. ``first_seq`` is the caller's count; the store numbers
         records from the ledger's count under its lock, which gives the same numbers
         when one writer at a time adds.
@@ -402,7 +402,7 @@ class VectorStoreEpisodeStore(LedgeredStore):
 
         Asks the backend for ``k`` documents, then twice as many, until ``k`` pass the
         namespace and ``filters`` or the backend has no more: filters never hide a
-        neighbour. Each score is converted to cosine similarity (see :data:`ScoreKind`).
+        neighbour. Each score is converted to cosine similarity (see `ScoreKind`).
         ``query_text`` is ignored: the backend is searched by the vector.
         """
         k = check_int("k", k, 1)

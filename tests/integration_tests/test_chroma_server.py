@@ -94,3 +94,35 @@ def test_tenants_and_databases_isolate_completely(
     hits = globex.recall("login form", top_k=5, ranking="article")
     assert [hit.episode.episode_id for hit in hits] == ["ep-0"]
     assert acme.store.get("default", ["ep-0"])["ep-0"] != lookalike
+
+
+def test_a_running_servers_folder_takes_the_store_indexes_and_reads_the_same(
+    tmp_path: Path,
+) -> None:
+    # What docs/scaling.md tells a server's operator to run on the server's machine.
+    import sqlite3  # noqa: PLC0415
+
+    from langchain_episodic.stores.chroma.folder import (  # noqa: PLC0415
+        FOLDER_INDEXES,
+        index_the_folder,
+    )
+
+    data = tmp_path / "data"
+    with chroma_server(data) as client:
+        store = ChromaEpisodeStore(client=client)
+        users = [EpisodicMemory(store=store, namespace=f"user-{i}") for i in range(3)]
+        for i, memory in enumerate(users):
+            memory.record_many(corpus(6 + i))
+        before = [[h.episode.episode_id for h in m.recall("Fix the login bug")] for m in users]
+        index_the_folder(str(data))  # while the server runs
+        connection = sqlite3.connect(data / "chroma.sqlite3")
+        try:
+            names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
+        finally:
+            connection.close()
+        assert set(FOLDER_INDEXES) <= names
+        after = [[h.episode.episode_id for h in m.recall("Fix the login bug")] for m in users]
+        assert after == before
+        assert any(before)
+        users[0].record(make_episode(episode_id="after-indexing"))  # the server still writes
+        assert len(EpisodicMemory(store=store, namespace="user-0")) == 7

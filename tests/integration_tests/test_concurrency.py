@@ -28,7 +28,7 @@ from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.errors import CreditError, StoreLockedError
 from langchain_episodic.scoring.credit import book_from
 from langchain_episodic.scoring.skills import compute_skill_profiles
-from langchain_episodic.stores._path_lock import LOCK_FILE_NAME
+from langchain_episodic.stores.chroma._path_lock import LOCK_FILE_NAME
 from tests.helpers.episodes import article_recall, corpus, diverse_corpus, relevance_recall
 from tests.unit_tests.factories import assert_same_profiles
 

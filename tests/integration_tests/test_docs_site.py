@@ -62,3 +62,36 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     assert (tmp_path / "index.html").is_file()
     reference = (tmp_path / "reference" / "index.html").read_text(encoding="utf-8")
     assert "EpisodicMemory" in reference  # the API reference was generated from docstrings
+    # Docstrings render: an example is highlighted code, never Markdown quotes; no Sphinx
+    # role or directive shows as text.
+    assert '<span class="gp">&gt;&gt;&gt; </span>' in reference  # a doctest, as code
+    for page in tmp_path.rglob("*.html"):
+        problems = unrendered(page.read_text(encoding="utf-8"))
+        assert problems == [], (str(page.relative_to(tmp_path)), problems[:5])
+
+
+RAW_ROLE = re.compile(r":(?:py:)?(?:class|func|mod|meth|data|attr|exc|obj):(?:<code>|`)")
+DIRECTIVE = re.compile(r"(?:^|>)\s*\.\. [a-z-]+::")
+QUOTED_DOCTEST = re.compile(r"<blockquote>\s*(?:<blockquote>|<p>&gt;&gt;&gt;)")
+
+
+def unrendered(html: str) -> list[str]:
+    """What of a docstring shows as source on a built page: roles, directives, quoted doctests."""
+    return [
+        f"{kind}: {html[max(0, m.start() - 60) : m.end() + 60]!r}"
+        for kind, pattern in (
+            ("raw role", RAW_ROLE),
+            ("literal directive", DIRECTIVE),
+            ("doctest as quotes", QUOTED_DOCTEST),
+        )
+        for m in pattern.finditer(html)
+    ]
+
+
+def test_the_check_over_the_site_sees_what_a_bad_docstring_renders_to() -> None:
+    # What mkdocstrings made of the docstrings before they were Markdown.
+    assert unrendered("<p>See :class:<code>Episode</code>.</p>")
+    assert unrendered("<p>.. code-block:: python</p>")
+    assert unrendered("<blockquote>\n<blockquote>\n<blockquote>\n<p>x = 1")
+    assert unrendered("<blockquote><p>&gt;&gt;&gt; memory.recall('x')</p></blockquote>")
+    assert unrendered('<div class="highlight"><pre>&gt;&gt;&gt; x</pre></div>') == []

@@ -25,9 +25,9 @@ import pytest
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.model.lesson import Lesson, LessonSource
 from langchain_episodic.scoring.credit import Injection, encode_injection
-from langchain_episodic.stores import chroma_scrub
 from langchain_episodic.stores.base import JournalEntry
-from langchain_episodic.stores.chroma_health import diagnose_folder, read_index_header
+from langchain_episodic.stores.chroma import scrub as chroma_scrub
+from langchain_episodic.stores.chroma.health import diagnose_folder, read_index_header
 from tests.helpers.cli import run as run_cli
 from tests.helpers.database import database_rows
 from tests.helpers.episodes import QUERIES, diverse_corpus

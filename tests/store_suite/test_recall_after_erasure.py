@@ -1,7 +1,7 @@
 """Recall after another memory over the same data forgot episodes, on every store.
 
 A memory caches what ranking needs of the records it has read (the Chroma store
-does, ``stores/chroma_hits.py``); an erasure made through another memory (another
+does, ``stores/chroma/hits.py``); an erasure made through another memory (another
 store object: on a Chroma server, another client with its own cache) must still
 leave nothing of the forgotten episodes recallable from the first, and the first's
 recall must be the reference ranking over what remains.

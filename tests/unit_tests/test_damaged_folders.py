@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, StoreConfigurationError
-from langchain_episodic.stores import chroma_health
+from langchain_episodic.stores.chroma import health as chroma_health
 from tests.helpers.cli import assert_one_line_error, run
 from tests.helpers.episodes import corpus
 
@@ -181,7 +181,7 @@ def test_a_folder_on_a_full_disk_still_opens_for_reading(
     import chromadb.errors  # noqa: PLC0415
 
     from langchain_episodic.errors import StoreReadOnlyError  # noqa: PLC0415
-    from langchain_episodic.stores import chroma_folder  # noqa: PLC0415
+    from langchain_episodic.stores.chroma import folder as chroma_folder  # noqa: PLC0415
 
     path = filled(tmp_path / "memory")
     folder = str(path)
@@ -221,7 +221,7 @@ def test_a_full_disk_is_said_plainly_on_write_and_in_the_cli(
     # Simulated: Chroma's error on a full disk (as seen on a 2 MB tmpfs) and no free bytes.
     import chromadb.errors  # noqa: PLC0415
 
-    from langchain_episodic.stores import chroma_folder  # noqa: PLC0415
+    from langchain_episodic.stores.chroma import folder as chroma_folder  # noqa: PLC0415
 
     path = filled(tmp_path / "memory")
     store = ChromaEpisodeStore(path=path)

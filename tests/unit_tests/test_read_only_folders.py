@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, StoreConfigurationError
-from langchain_episodic.stores._path_lock import LOCK_FILE_NAME
+from langchain_episodic.stores.chroma._path_lock import LOCK_FILE_NAME
 from tests.helpers.cli import QUERY
 from tests.helpers.episodes import corpus
 

@@ -20,7 +20,7 @@ import pytest
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, EpisodicValueError
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.salvage import salvage_folder
-from langchain_episodic.stores._sqlite_pages import scan_pages
+from langchain_episodic.stores.chroma._sqlite_pages import scan_pages
 from tests.helpers.cli import QUERY, run
 from tests.helpers.damage import KINDS, damaged_copy, garble
 from tests.helpers.episodes import corpus

@@ -28,7 +28,7 @@ from langchain_episodic import (
     StoreConfigurationError,
     StoreDamagedError,
 )
-from langchain_episodic.stores.chroma_precheck import CHECKED_FILE
+from langchain_episodic.stores.chroma.precheck import CHECKED_FILE
 from tests.helpers.cli import QUERY
 from tests.helpers.damage import KINDS, damaged_copy, garble, segment_of
 from tests.helpers.episodes import corpus

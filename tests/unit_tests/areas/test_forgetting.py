@@ -16,7 +16,8 @@ import pytest
 from langchain_episodic import EpisodicMemory, EpisodicValueError, StoreConfigurationError
 from langchain_episodic.errors import EpisodeForgottenError
 from langchain_episodic.scoring.retention import Retention
-from langchain_episodic.stores import ChromaEpisodeStore, InMemoryEpisodeStore, chroma
+from langchain_episodic.stores import ChromaEpisodeStore, InMemoryEpisodeStore
+from langchain_episodic.stores.chroma import store as chroma
 from tests.helpers.episodes import corpus
 from tests.helpers.forgetting import NOW, memory_with
 from tests.unit_tests.factories import make_episode

@@ -16,7 +16,7 @@ from langchain_episodic.scoring.credit import (
 )
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores.base import JournalEntry
-from langchain_episodic.stores.chroma_journal_head import HEAD_PREFIX
+from langchain_episodic.stores.chroma.journal_head import HEAD_PREFIX
 from tests.unit_tests.factories import make_episode
 
 NOW = 1_750_000_000.0

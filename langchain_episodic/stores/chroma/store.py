@@ -53,14 +53,14 @@ from langchain_episodic.model.erasure import TOMBSTONE_RUN
 from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores._audit import RecordAudit
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, JournalEntry, StoredHit
-from langchain_episodic.stores.chroma_folder import (
+from langchain_episodic.stores.chroma.folder import (
     HOLDS_A_MEMORY,
     check_path,
     client_share,
     close_embedded,
     descriptor_limit,
     folder_failure,
-    index_the_log,
+    index_the_folder,
     lock_folder,
     mark_as_holding_a_memory,
     prepare_folder,
@@ -69,14 +69,14 @@ from langchain_episodic.stores.chroma_folder import (
     refused_when_read_only,
     reports_folder_failures,
 )
-from langchain_episodic.stores.chroma_hits import forget_hits, hit_cache, query_hits
-from langchain_episodic.stores.chroma_journal_head import JournalHeads
-from langchain_episodic.stores.chroma_open_namespaces import (
+from langchain_episodic.stores.chroma.hits import forget_hits, hit_cache, query_hits
+from langchain_episodic.stores.chroma.journal_head import JournalHeads
+from langchain_episodic.stores.chroma.open_namespaces import (
     OpenNamespaces,
     give_memory_back,
     open_namespace_cap,
 )
-from langchain_episodic.stores.chroma_scrub import (
+from langchain_episodic.stores.chroma.scrub import (
     deleted_since_scrub,
     note_deleting,
     scrub_folder,
@@ -89,7 +89,7 @@ if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
     from chromadb.api.types import GetResult
 
-    from langchain_episodic.stores._path_lock import PathLock
+    from langchain_episodic.stores.chroma._path_lock import PathLock
 
 __all__ = ["DEFAULT_NAMESPACE", "HOLDS_A_MEMORY", "ChromaEpisodeStore", "StoredHit"]
 
@@ -120,7 +120,7 @@ _Method = TypeVar("_Method", bound=Callable[..., Any])
 
 
 def _operation(method: _Method) -> _Method:
-    """One store operation: counted for :class:`OpenNamespaces`, Chroma's errors typed."""
+    """One store operation: counted for `OpenNamespaces`, Chroma's errors typed."""
     reported = reports_folder_failures(method)
 
     @functools.wraps(method)
@@ -189,23 +189,23 @@ class ChromaEpisodeStore:
     """Episodes stored in ChromaDB: on disk, in memory, or on a Chroma server.
 
     Setup:
-        .. code-block:: bash
-
-            pip install langchain-episodic
+        ```bash
+        pip install langchain-episodic
+        ```
 
     Instantiate:
-        .. code-block:: python
+        ```python
+        from langchain_episodic import ChromaEpisodeStore
 
-            from langchain_episodic import ChromaEpisodeStore
+        on_disk = ChromaEpisodeStore(path="./episodic-memory")   # PersistentClient
+        in_memory = ChromaEpisodeStore()                         # EphemeralClient
 
-            on_disk = ChromaEpisodeStore(path="./episodic-memory")   # PersistentClient
-            in_memory = ChromaEpisodeStore()                         # EphemeralClient
-
-            import chromadb
-            remote = ChromaEpisodeStore(client=chromadb.HttpClient(host="localhost", port=8000))
+        import chromadb
+        remote = ChromaEpisodeStore(client=chromadb.HttpClient(host="localhost", port=8000))
+        ```
 
     Most users never call the store directly: hand it to
-    :class:`~langchain_episodic.EpisodicMemory`, which embeds, validates and ranks.
+    `EpisodicMemory`, which embeds, validates and ranks.
 
     Args:
         path: Folder for an embedded, persistent Chroma database.
@@ -222,7 +222,7 @@ class ChromaEpisodeStore:
             keeps loaded at most; opening one more first closes them all (a fresh
             Chroma client), and a namespace used again loads from disk. Defaults to
             100, fewer where the file-descriptor limit is low
-            (:func:`~langchain_episodic.stores.chroma_open_namespaces.open_namespace_cap`).
+            (`open_namespace_cap`).
             Ignored with ``client``, whose owner manages it.
 
     Raises:
@@ -237,34 +237,34 @@ class ChromaEpisodeStore:
     as ``verify`` does, cheaply (headers against sizes, graph links, the metadata
     pickle; files unchanged since last found sound are not read again): a damaged
     vector index would otherwise crash the process. A damaged file, found then or by
-    Chroma later, raises :class:`~langchain_episodic.errors.StoreDamagedError` naming
+    Chroma later, raises `StoreDamagedError` naming
     it; Chroma's own internal errors never reach the caller.
 
     A folder this process cannot write (a read-only mount, no permission) opens
     read-only: reads work (from a private copy, as Chroma writes when it opens a
     folder), and each write raises
-    :class:`~langchain_episodic.errors.StoreReadOnlyError` naming it.
+    `StoreReadOnlyError` naming it.
 
-    With ``path``, the store holds an exclusive lock on the folder until :meth:`close`
+    With ``path``, the store holds an exclusive lock on the folder until `close`
     (or ``with``, or its last reference going away; a store only the cyclic garbage
     collector frees releases it shortly after, on a worker thread): Chroma's embedded
     mode is not safe for writers in several processes, so another process gets a
-    :class:`StoreLockedError` naming the holder's pid. Several processes share a Chroma
+    `StoreLockedError` naming the holder's pid. Several processes share a Chroma
     server instead (``client=chromadb.HttpClient(...)``).
 
     Stores opened on one folder in one process (a re-run notebook cell, however the
     path is spelled) share the lock, one Chroma client system and the record numbering,
     so records written through any of them are numbered once, in order, and
-    :meth:`verify` stays clean. Sharing rather than refusing the second store, because
+    `verify` stays clean. Sharing rather than refusing the second store, because
     a refusal would break the re-run cell while the old store waits for garbage
     collection. The shared state lives as long as the lock: the last store to close
     drops it. Stores given the same ``client`` object share the numbering too.
     """
 
     concurrent_adds = True
-    """Batches may come from several threads at once: :meth:`add` takes its numbers
+    """Batches may come from several threads at once: `add` takes its numbers
     under the shared lock and writes without it (see
-    :class:`~langchain_episodic.stores.EpisodeStore`)."""
+    `EpisodeStore`)."""
 
     def __init__(
         self,
@@ -303,7 +303,7 @@ class ChromaEpisodeStore:
             if folder is not None and lock is not None and lock.share.read_only is None:
                 mark_as_holding_a_memory(folder)
                 if lock.first:
-                    index_the_log(folder)
+                    index_the_folder(folder)
         except BaseException as error:
             if lock is not None:  # Chroma could not open the folder: do not keep it locked
                 lock.release()
@@ -493,7 +493,7 @@ class ChromaEpisodeStore:
     def collection_names(self) -> dict[str, tuple[str, ...]]:
         """Every ``collection_name`` with namespaces at this client, with their namespaces.
 
-        One ``list_collections`` call, as :meth:`namespaces`; for telling a user who
+        One ``list_collections`` call, as `namespaces`; for telling a user who
         mistyped ``collection_name=`` what is there. Sorted by name.
         """
         found: dict[str, list[str]] = {}
@@ -533,12 +533,12 @@ class ChromaEpisodeStore:
     ) -> None:
         """Write new episodes with their vectors, numbered from ``first_seq`` on.
 
-        Takes what :class:`~langchain_episodic.stores.EpisodeStore` says the memory
-        guarantees, unchecked. Writes go in batches of at most :attr:`batch_size`
+        Takes what `EpisodeStore` says the memory
+        guarantees, unchecked. Writes go in batches of at most `batch_size`
         records. Memories sharing this store, or another store on the same folder or
         client in this process, never repeat a number: it counts on from the last one
         given when that is ahead of ``first_seq``. Batches may be added at once from
-        several threads (:attr:`concurrent_adds`): each takes its numbers first, then
+        several threads (`concurrent_adds`): each takes its numbers first, then
         writes without a lock; a batch that fails gives back the numbers it did not
         use, and the next batches take those first (see ``stores/_numbering.py``).
         """
@@ -582,7 +582,7 @@ class ChromaEpisodeStore:
         """The ``k`` records nearest to ``embedding``, most similar first, unparsed.
 
         Similarity is ``1 - cosine distance``. Each hit carries the fields a ranking
-        needs; :meth:`StoredHit.episode` parses the full episode only when asked.
+        needs; `StoredHit.episode` parses the full episode only when asked.
         ``query_text`` is ignored: Chroma searches by the vector.
         """
         # Ids and distances from Chroma, the rest from the records' cache: see chroma_hits.
@@ -648,7 +648,7 @@ class ChromaEpisodeStore:
 
     @_operation
     def read_state(self, namespace: str, key: str) -> str | None:
-        """A string the memory saved with :meth:`write_state`, read afresh from Chroma."""
+        """A string the memory saved with `write_state`, read afresh from Chroma."""
         value = self._fresh_metadata(namespace).get(_STATE_PREFIX + key)
         return value if isinstance(value, str) else None
 
@@ -772,7 +772,7 @@ class ChromaEpisodeStore:
         """A token that changes with every write of the journal; ``None``: it cannot vouch.
 
         Read from a small file in an embedded folder, never from the journal itself
-        (:mod:`~langchain_episodic.stores.chroma_journal_head`); ``None`` on a server.
+        (`chroma_journal_head`); ``None`` on a server.
         """
         name = self.collection_name_for(namespace) + _JOURNAL_SUFFIX
         return self._heads.read(name, lambda: self._journal(namespace, create=False) is not None)
@@ -802,7 +802,7 @@ class ChromaEpisodeStore:
         """Remove the records under ``episode_ids``, with their vectors; how many were there.
 
         Chroma marks them deleted in its index and removes their rows; the bytes stay
-        in its files until the folder is scrubbed (:meth:`purge_when_due`).
+        in its files until the folder is scrubbed (`purge_when_due`).
         """
         self._note_deleting(len(episode_ids))
         collection, cache = self.collection(namespace), hit_cache(self._share)
@@ -844,7 +844,7 @@ class ChromaEpisodeStore:
         segments. The log rows of every deleted record are removed, the full-text
         index merged (``optimize``), and the file vacuumed. A server's files are out
         of reach: the sentence says so. Costs time in proportion to the folder: an
-        erasure calls :meth:`purge_when_due` instead.
+        erasure calls `purge_when_due` instead.
         """
         folder = self._scrubbed_folder()
         if folder is None:
@@ -859,8 +859,8 @@ class ChromaEpisodeStore:
     def purge_when_due(self) -> tuple[bool, str]:
         """Scrub the folder if enough was deleted since its last scrub; else leave it pending.
 
-        At :data:`SCRUB_AFTER` records deleted since the last scrub the folder is
-        scrubbed now (:meth:`purge_deleted`); below, the scrub waits for :meth:`close`,
+        At `SCRUB_AFTER` records deleted since the last scrub the folder is
+        scrubbed now (`purge_deleted`); below, the scrub waits for `close`,
         ``memory.forgetting.compact()`` or a later erasure, and a process killed
         before then leaves it to the next store opened on the folder. A store given a
         ``client`` (it closes nothing) scrubs at once.
@@ -936,14 +936,14 @@ class ChromaEpisodeStore:
 
         Scans the whole collection in pages of ``page_size`` (no filter, no vectors)
         and reports, once per problem: records whose episode JSON is missing, does not
-        parse or breaks a rule of the data model (recall, :meth:`get` and
-        :meth:`iter_episodes` skip those with a :class:`MalformedRecordWarning`);
+        parse or breaks a rule of the data model (recall, `get` and
+        `iter_episodes` skip those with a `MalformedRecordWarning`);
         records whose id differs from their ``episode_id``; and records whose ``seq``
         is missing, repeated or out of range, which ordered reads miss or misplace.
         Nothing is warned and nothing is changed.
 
         Returns:
-            One :class:`MalformedRecordWarning` (``record_id``, ``reason``) per
+            One `MalformedRecordWarning` (``record_id``, ``reason``) per
             finding, in the collection's order; empty when every record is sound.
         """
         check_int("page_size", page_size, 1)

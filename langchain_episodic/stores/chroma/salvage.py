@@ -4,7 +4,7 @@ Chroma answers every read through its vector index, so a damaged index (or a dam
 database) makes even an export fail. The records themselves are in ``chroma.sqlite3``:
 each episode's full JSON, each journal entry (credit, lessons, erasure receipts), each
 collection's state (the embedding model's fingerprint, quarantine, pins); the index is
-derived from them. :func:`read_folder` reads them from a copy of the database:
+derived from them. `read_folder` reads them from a copy of the database:
 
 1. The header is repaired in the copy where it is damaged (its magic string; the page
    count of a truncated file), never in the folder.
@@ -12,7 +12,7 @@ derived from them. :func:`read_folder` reads them from a copy of the database:
    cannot read (a garbled page, pages cut off) is halved until the rows it can read
    are read and those it cannot are known.
 3. Where SQL could not read a table whole, its rows are also read straight from the
-   file's leaf pages (:mod:`~langchain_episodic.stores._sqlite_pages`), which reaches
+   file's leaf pages (`_sqlite_pages`), which reaches
    rows whose b-tree parents are lost; pages on the freelist (rows Chroma deleted) are
    never read.
 4. Records are grouped by collection (the compacted tables, then the writes in
@@ -37,9 +37,14 @@ from typing import Any
 
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import Episode
-from langchain_episodic.stores._sqlite_pages import PageRow, Value, repaired_header, scan_pages
 from langchain_episodic.stores.base import JournalEntry
-from langchain_episodic.stores.chroma import _namespace_suffix as namespace_suffix
+from langchain_episodic.stores.chroma._sqlite_pages import (
+    PageRow,
+    Value,
+    repaired_header,
+    scan_pages,
+)
+from langchain_episodic.stores.chroma.store import _namespace_suffix as namespace_suffix
 from langchain_episodic.stores.codec import read_record
 
 __all__ = ["DATABASE_FILE", "SalvagedFolder", "SalvagedNamespace", "read_folder"]
@@ -84,7 +89,7 @@ class SalvagedNamespace:
 
 @dataclass(frozen=True)
 class SalvagedFolder:
-    """What :func:`read_folder` found.
+    """What `read_folder` found.
 
     Attributes:
         path: The folder.
@@ -436,7 +441,7 @@ def read_folder(path: str | os.PathLike[str]) -> SalvagedFolder:
         path: The folder (what ``ChromaEpisodeStore(path=...)`` was given).
 
     Returns:
-        A :class:`SalvagedFolder`: per namespace, its episodes, journal and state, and
+        A `SalvagedFolder`: per namespace, its episodes, journal and state, and
         what could not be read.
 
     Raises:

@@ -2,20 +2,20 @@
 
 Chroma deletes a record from its tables and index, but its write-ahead log, sqlite's
 free pages, the full-text index and the unused slots of the vector index files keep the
-bytes. :func:`scrub_sqlite` and :func:`scrub_hnsw` remove them.
+bytes. `scrub_sqlite` and `scrub_hnsw` remove them.
 
 The log's delete rows hold the erased ids in clear. Chroma needs one only while a vector
 index saved before it may still hold the record (the row makes the index drop it when
 the log is replayed on load): a delete row that every saved index of its collection has
 passed is removed (the last row of the log is kept, its id blanked, as Chroma numbers
 new rows after it). An index saved before a delete is saved again by
-:func:`settle_indexes` (it opens the folder once the store has closed it), so the row
+`settle_indexes` (it opens the folder once the store has closed it), so the row
 and the id in the index's own metadata go too.
 
 A scrub rewrites the whole database (``VACUUM``), so it costs time in proportion to the
-folder, not to what was erased: it is batched. :func:`note_deleting` leaves a marker file
+folder, not to what was erased: it is batched. `note_deleting` leaves a marker file
 in the folder *before* a deletion, holding how many records were deleted since the last
-scrub; :func:`scrub_folder` removes it once the scrub is done. A process killed in
+scrub; `scrub_folder` removes it once the scrub is done. A process killed in
 between leaves the marker, so the next store on the folder finishes the scrub.
 """
 
@@ -30,7 +30,7 @@ from collections.abc import Iterator
 import chromadb
 from chromadb.api import ClientAPI
 
-from langchain_episodic.stores.chroma_health import index_segments, read_index_header
+from langchain_episodic.stores.chroma.health import index_segments, read_index_header
 
 __all__ = [
     "DELETE_OPERATION",
@@ -103,7 +103,7 @@ def scrub_folder(folder: str) -> None:
 
     The marker is removed only when no deletion was noted while the scrub ran (its
     count is unchanged) and every delete row could go (a vector index saved before a
-    delete keeps its row, and the scrub pending, until :func:`settle_indexes`).
+    delete keeps its row, and the scrub pending, until `settle_indexes`).
     """
     before = deleted_since_scrub(folder)
     database = os.path.join(folder, "chroma.sqlite3")
@@ -135,7 +135,7 @@ def scrub_sqlite(database: str) -> int:
 
     Every write of a record that a later delete of the same id (in the same
     collection) follows goes from the log. A delete row goes too once it is settled
-    (:func:`_settled`); one that is not stays, so a vector index that saved the record
+    (`_settled`); one that is not stays, so a vector index that saved the record
     before still drops it when the log is replayed. Then the full-text index is
     merged, which drops its deleted entries, and the file is vacuumed.
 
@@ -210,7 +210,7 @@ def unsettled_collections(database: str) -> list[tuple[str, str]]:
     """``(collection id, name)`` of each collection whose saved index predates a delete.
 
     Those delete rows (and the ids in the index's own metadata) stay until the index is
-    saved again: :func:`settle_indexes`. Empty when the database cannot say.
+    saved again: `settle_indexes`. Empty when the database cannot say.
     """
     try:
         connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=60.0)
@@ -284,7 +284,7 @@ def settle_indexes(folder: str, chroma_path: str | None = None) -> int:
 def restore_thresholds(folder: str, chroma_path: str | None = None) -> int:
     """Give back the ``sync_threshold`` of collections a settle cut short left at 1; how many.
 
-    :func:`settle_indexes` writes the thresholds it changes to :data:`SETTLING` first; a
+    `settle_indexes` writes the thresholds it changes to `SETTLING` first; a
     process killed before it gave them back leaves the file (and indexes saved on every
     write, which is slow, not wrong). Call with no Chroma client open on the folder.
     """

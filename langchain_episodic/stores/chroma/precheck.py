@@ -3,10 +3,10 @@
 Chroma kills the process that loads a vector index whose links point past its
 elements (a segmentation fault), and raises its own internal errors on other damage.
 So before the first store in a process opens a folder, the structural checks that
-``verify`` runs (:func:`~langchain_episodic.stores.chroma_health.structural_problems`:
+``verify`` runs (`structural_problems`:
 headers against file sizes, every graph link read from the files without loading
 them, the metadata pickle walked without unpickling, saved segments present) run here,
-and a damaged folder raises one :class:`~langchain_episodic.errors.StoreDamagedError`
+and a damaged folder raises one `StoreDamagedError`
 naming each file.
 
 Checking every file on every open costs most of an open at 10,000 episodes
@@ -19,7 +19,7 @@ was checked (garbled, truncated, restored) is always checked again. Stores recor
 files as Chroma left them when the last one on the folder closes. What this cannot see
 is bytes altered beneath the file system without a write (bit rot): ``verify`` reads
 every file, and Chroma's errors on such damage are translated by
-:func:`damage_from_chroma`.
+`damage_from_chroma`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import sqlite3
 from typing import Any
 
 from langchain_episodic.errors import StoreDamagedError
-from langchain_episodic.stores.chroma_health import (
+from langchain_episodic.stores.chroma.health import (
     file_problems,
     index_segments,
     saved_segments,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from langchain_episodic.errors import StoreLockedError
-from langchain_episodic.stores import _path_lock
-from langchain_episodic.stores._path_lock import LOCK_FILE_NAME, acquire_path_lock
+from langchain_episodic.stores.chroma import _path_lock
+from langchain_episodic.stores.chroma._path_lock import LOCK_FILE_NAME, acquire_path_lock
 
 
 def _held_elsewhere(folder: Path) -> bool:

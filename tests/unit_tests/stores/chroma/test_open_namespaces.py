@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.stores.chroma_open_namespaces import (
+from langchain_episodic.stores.chroma.open_namespaces import (
     DEFAULT_OPEN_NAMESPACES,
     OpenNamespaces,
     open_namespace_cap,

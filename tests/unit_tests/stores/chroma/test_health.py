@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-from langchain_episodic.stores.chroma_health import (
+from langchain_episodic.stores.chroma.health import (
     diagnose_folder,
     free_bytes,
     read_index_header,
@@ -102,7 +102,7 @@ def test_a_write_cut_short_is_reported_as_interrupted_never_as_damage(tmp_path: 
 
     from langchain_episodic import HashingEmbeddings, episode_from_tests  # noqa: PLC0415
     from langchain_episodic.cli import main  # noqa: PLC0415
-    from langchain_episodic.stores.chroma_health import (  # noqa: PLC0415
+    from langchain_episodic.stores.chroma.health import (  # noqa: PLC0415
         ROLLBACK_JOURNAL,
         interrupted_write,
     )

@@ -2,9 +2,9 @@
 
 Chroma's embedded mode (``PersistentClient``) is not safe for writers in several
 processes: each keeps its own in-memory index and flushes it over the other's. So a
-:class:`~langchain_episodic.ChromaEpisodeStore` opened on a ``path`` holds an exclusive
+`ChromaEpisodeStore` opened on a ``path`` holds an exclusive
 lock on ``<path>/.langchain-episodic.lock`` for its life, and a store in another
-process is refused with :class:`~langchain_episodic.errors.StoreLockedError` (or waits,
+process is refused with `StoreLockedError` (or waits,
 given a timeout). Several processes go through a Chroma server instead.
 
 * The lock is ``flock`` on POSIX, ``msvcrt.locking`` on Windows: advisory, held by
@@ -13,7 +13,7 @@ given a timeout). Several processes go through a Chroma server instead.
 * Stores in one process share the lock (Chroma itself shares one system per path
   in a process): a registry counts them, and the last one to close releases it.
 * The holder writes its pid into the file, so the refusal can name it.
-* Stores in one process on one folder also share a :class:`FolderShare`: the spelling
+* Stores in one process on one folder also share a `FolderShare`: the spelling
   of the path that Chroma opens (so that ``"./m"`` and ``"/abs/m"`` use one Chroma
   system, not two whose in-memory indexes go stale to each other) and the record
   numbering, so two handles on one folder (a re-run notebook cell) never repeat a
@@ -24,7 +24,7 @@ given a timeout). Several processes go through a Chroma server instead.
   would be by any other holder. No lock file there (it could never be created) means
   no writer can be either, so none is taken.
 * Any other failure to take the lock (the lock path is a folder, the folder cannot be
-  created) is a :class:`~langchain_episodic.errors.StoreConfigurationError` naming the
+  created) is a `StoreConfigurationError` naming the
   path and the cause, never an ``OSError``.
 """
 
@@ -166,7 +166,7 @@ if hasattr(os, "register_at_fork"):
 
 
 class PathLock:
-    """One store's share of the lock on a folder; :meth:`release` gives it back once."""
+    """One store's share of the lock on a folder; `release` gives it back once."""
 
     def __init__(self, key: str, share: FolderShare, *, first: bool) -> None:
         self._key = key
@@ -293,7 +293,7 @@ def acquire_path_lock(folder: str, timeout: float = 0.0) -> PathLock:
     """Lock ``folder`` (created if missing) for this process, waiting up to ``timeout`` s.
 
     A folder this process cannot write is locked shared, and its share says why it is
-    read-only (:attr:`FolderShare.read_only`).
+    read-only (`FolderShare.read_only`).
 
     Raises:
         StoreLockedError: Another process holds the lock after ``timeout`` seconds.

@@ -4,14 +4,14 @@ A Chroma query that returns each hit's metadata costs about 1.7x one that return
 ids and distances only (measured: 2.1 ms vs 1.3 ms for 12 of 20k records): the
 metadata rows are read from sqlite on every query. Episodes are immutable (an id is
 never stored again once forgotten, and Chroma keeps the first record under an id), so
-what ranking needs of a record never changes once it is written. :func:`query_hits`
+what ranking needs of a record never changes once it is written. `query_hits`
 therefore asks Chroma for ids and distances, takes each record it has read before
-from a bounded :class:`HitCache`, and reads the others in one ``get``.
+from a bounded `HitCache`, and reads the others in one ``get``.
 
 Consistency: the query decides which records exist, so a record another writer
 deleted (another process, a Chroma server's other clients) is never returned, cached
 or not. A store's own deletions also drop their records from the cache
-(:func:`forget_hits`), so forgotten content does not stay in this process either; a
+(`forget_hits`), so forgotten content does not stay in this process either; a
 deletion by another process leaves its entry unused until it ages out (or the folder's
 last store in this process closes, which drops the cache).
 """
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["CACHE_LIMIT", "HitCache", "forget_hits", "hit_cache", "query_hits"]
 
 CACHE_LIMIT = 4_096
-"""Records a :class:`HitCache` keeps (least recently used go first): a few MB of JSON."""
+"""Records a `HitCache` keeps (least recently used go first): a few MB of JSON."""
 
 _EPISODE_KEY = "episode"  # the metadata key holding the episode JSON (see stores.chroma)
 
@@ -45,7 +45,7 @@ _EPISODE_KEY = "episode"  # the metadata key holding the episode JSON (see store
 class HitCache:
     """What ranking needs of stored records, by collection and record id; bounded, shared.
 
-    Thread-safe. A generation per collection, bumped by every :meth:`drop`, keeps a
+    Thread-safe. A generation per collection, bumped by every `drop`, keeps a
     search that raced a deletion from putting back what the deletion dropped.
 
     Args:
@@ -62,7 +62,7 @@ class HitCache:
         return len(self._entries)
 
     def generation(self, collection: Hashable) -> int:
-        """How many deletions ``collection`` has seen here: pass it back to :meth:`keep`."""
+        """How many deletions ``collection`` has seen here: pass it back to `keep`."""
         return self._generations.get(collection, 0)
 
     def take(self, collection: Hashable, record_ids: Sequence[str]) -> list[StoredHit | None]:

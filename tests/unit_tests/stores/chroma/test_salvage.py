@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, EpisodicValueError
-from langchain_episodic.stores.chroma_salvage import read_folder
+from langchain_episodic.stores.chroma.salvage import read_folder
 from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import a_lesson, make_episode
 

@@ -11,7 +11,7 @@ a small file beside Chroma's in the folder, ``.langchain-episodic-head-<journal>
 3. after the last of them, even one that failed half-way, it holds a fresh random
    nonce (synced).
 
-:meth:`JournalHeads.read` returns the nonce, or ``None`` when it cannot vouch (a write in
+`JournalHeads.read` returns the nonce, or ``None`` when it cannot vouch (a write in
 flight, no head yet). A checkpoint keeps the nonce read *before* the journal it sums up
 was read; an open whose head equals the checkpoint's knows nothing was appended or
 deleted since (a completed write renews the nonce; one in flight, or one a crash
@@ -20,7 +20,7 @@ and reads the journal as before. The head costs two small synced writes per jour
 write (about 1 ms); records in a Chroma collection cost three Chroma writes (about
 25 ms per note + credit, measured, and abandoned for that).
 
-The folder is locked by one process (:mod:`~langchain_episodic.stores._path_lock`), so
+The folder is locked by one process (`_path_lock`), so
 a head that says ``writing`` with no write in flight in this process is from a process
 that died during a write: the read renews the nonce (a checkpoint from before the crash
 never matches it) and returns ``None``, and the caller reads the journal, the dead
@@ -38,7 +38,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 
-from langchain_episodic.stores.chroma_scrub import sync_folder
+from langchain_episodic.stores.chroma.scrub import sync_folder
 
 __all__ = ["HEAD_PREFIX", "JournalHeads"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, StoreDamagedError
-from langchain_episodic.stores.chroma_precheck import (
+from langchain_episodic.stores.chroma.precheck import (
     CHECKED_FILE,
     check_before_open,
     damage_from_chroma,

@@ -9,12 +9,12 @@ save: every small namespace) reloads without those writes, or fails with "Nothin
 on disk": with the usual limit of 1,024, the 205th namespace a process touches starts
 losing recalls.
 
-A :class:`~langchain_episodic.ChromaEpisodeStore` on a ``path`` therefore counts the
-namespaces it opened since its client started (:class:`OpenNamespaces`). Before it
+A `ChromaEpisodeStore` on a ``path`` therefore counts the
+namespaces it opened since its client started (`OpenNamespaces`). Before it
 opens one more than its cap, it closes the client and starts a fresh one: Chroma's
 system stops, every index is dropped with its files, and a namespace used again is
 loaded afresh from disk and its log, unsaved writes included. The cap sits below
-Chroma's own eviction (:func:`open_namespace_cap`), so Chroma never evicts. The reopen
+Chroma's own eviction (`open_namespace_cap`), so Chroma never evicts. The reopen
 waits for operations running on other threads and blocks new ones while it runs (about
 0.1 s).
 """
@@ -54,12 +54,12 @@ DESCRIPTOR_RESERVE = 128
 def open_namespace_cap(requested: int | None, descriptor_limit: int | None) -> int:
     """The namespaces a store may hold open: ``requested``, or the default.
 
-    The default is :data:`DEFAULT_OPEN_NAMESPACES`, lowered so that the open namespaces'
-    descriptors fit ``descriptor_limit`` beside :data:`DESCRIPTOR_RESERVE` (at least 1).
+    The default is `DEFAULT_OPEN_NAMESPACES`, lowered so that the open namespaces'
+    descriptors fit ``descriptor_limit`` beside `DESCRIPTOR_RESERVE` (at least 1).
     That also keeps it below Chroma's own cache (``descriptor_limit // 5`` indexes,
     two per namespace), whose evictions lose unsaved writes.
 
-    Example:
+    Examples:
         >>> open_namespace_cap(None, 1_048_576), open_namespace_cap(None, 1024)
         (100, 89)
         >>> open_namespace_cap(5, 1024)
@@ -77,13 +77,13 @@ def open_namespace_cap(requested: int | None, descriptor_limit: int | None) -> i
 class OpenNamespaces:
     """The namespaces a client opened, the operations running, and the reopen between.
 
-    Every store operation runs inside :meth:`operation`; a store about to open a
-    namespace calls :meth:`admit`, which reopens the client first (``reopen``) when the
+    Every store operation runs inside `operation`; a store about to open a
+    namespace calls `admit`, which reopens the client first (``reopen``) when the
     cap is reached, no other thread is inside an operation and ``may_reopen()`` says
     yes. Otherwise the namespace is opened beyond the cap and the reopen waits for a
     later admission.
 
-    Example:
+    Examples:
         >>> reopened = []
         >>> opened = OpenNamespaces(2, reopen=lambda: reopened.append(1))
         >>> with opened.operation():

@@ -1,6 +1,6 @@
 """What is wrong with an embedded Chroma folder, found without letting Chroma crash us.
 
-``langchain-episodic verify`` calls :func:`diagnose_folder` before it opens a folder:
+``langchain-episodic verify`` calls `diagnose_folder` before it opens a folder:
 Chroma raises internal errors on a damaged ``chroma.sqlite3``, and garbled vector index
 files can kill the process that reads them (a segmentation fault inside Chroma). So:
 
@@ -9,15 +9,15 @@ files can kill the process that reads them (a segmentation fault inside Chroma).
 * each vector index segment's files are checked against their header (the format
   chroma-hnswlib writes): sizes, and every graph link read from the files without
   loading them (a link past the last element is what crashes a reader), and
-  ``index_metadata.pickle`` is walked opcode by opcode with :mod:`pickletools`, never
+  ``index_metadata.pickle`` is walked opcode by opcode with `pickletools`, never
   unpickled; a segment the database says was saved must have its files;
 * then a child process opens the store and reads every collection, so that a crash,
   whatever its cause, ends the child and is reported here.
 
 Each problem is one line naming the file; an empty list means the folder is sound.
-:func:`structural_problems` is the cheap part (no integrity check, no child process),
+`structural_problems` is the cheap part (no integrity check, no child process),
 which every store runs before Chroma opens a folder
-(:mod:`~langchain_episodic.stores.chroma_precheck`).
+(`chroma_precheck`).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from langchain_episodic.stores._path_lock import acquire_path_lock
-from langchain_episodic.stores.chroma_snapshot import readable_copy
+from langchain_episodic.stores.chroma._path_lock import acquire_path_lock
+from langchain_episodic.stores.chroma.snapshot import readable_copy
 
 __all__ = [
     "LOW_SPACE",
@@ -391,7 +391,7 @@ def structural_problems(folder: str) -> list[str]:
     """What the cheap checks find wrong with an embedded Chroma ``folder``; empty if none.
 
     ``chroma.sqlite3``'s header and length, the list of saved segments in it, and every
-    vector index segment (:func:`segment_problems`): no integrity check of the database,
+    vector index segment (`segment_problems`): no integrity check of the database,
     nothing loaded, no child process. What Chroma would choke or crash on.
     """
     database = os.path.join(folder, "chroma.sqlite3")
@@ -450,7 +450,7 @@ def file_problems(folder: str) -> list[str]:
     """What the checks of ``folder``'s files find, Chroma not run: one line per problem.
 
     ``chroma.sqlite3`` checked by sqlite (``PRAGMA integrity_check``), then the
-    structural checks (:func:`structural_problems`).
+    structural checks (`structural_problems`).
     """
     problems = _sqlite_problems(os.path.join(folder, "chroma.sqlite3"))
     if problems:

@@ -29,7 +29,7 @@ from langchain_episodic import (
     episode_from_tests,
 )
 from langchain_episodic.errors import NamespaceNotFoundError, StoreResourceError
-from langchain_episodic.stores._path_lock import LOCK_FILE_NAME, _registry
+from langchain_episodic.stores.chroma._path_lock import LOCK_FILE_NAME, _registry
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 from tests.helpers.cli import assert_one_line_error, filled, run
 from tests.helpers.database import database_rows
@@ -437,33 +437,33 @@ def test_the_same_answer_to_an_in_process_client_names_this_process(
     assert "path='in memory'" in str(e.value)
 
 
-def test_the_log_is_indexed_by_topic_on_open_and_reads_the_same(tmp_path: Path) -> None:
+def test_the_log_and_segments_are_indexed_on_open_and_read_the_same(tmp_path: Path) -> None:
     import sqlite3  # noqa: PLC0415
 
-    from langchain_episodic.stores.chroma_folder import LOG_TOPIC_INDEX  # noqa: PLC0415
+    from langchain_episodic.stores.chroma.folder import FOLDER_INDEXES  # noqa: PLC0415
 
     def indexes(folder: Path) -> set[str]:
-        rows = database_rows(
-            folder,
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'embeddings_queue'",
-        )
+        rows = database_rows(folder, "SELECT name FROM sqlite_master WHERE type = 'index'")
         return {name for (name,) in rows}
 
+    assert len(FOLDER_INDEXES) == 2  # the log by topic, the segments by collection
     folder = tmp_path / "memory"
     store = ChromaEpisodeStore(path=folder)
     memory = EpisodicMemory(store=store, embeddings=HashingEmbeddings())
     memory.record_many(list(diverse_corpus(20)))
     before = [hit.episode.episode_id for hit in memory.recall("parse the config", top_k=5)]
     store.close()
-    assert LOG_TOPIC_INDEX in indexes(folder)  # a new folder gets it
+    assert set(FOLDER_INDEXES) <= indexes(folder)  # a new folder gets them
     connection = sqlite3.connect(folder / "chroma.sqlite3")
-    connection.execute(f"DROP INDEX {LOG_TOPIC_INDEX}")  # as a folder of an earlier release
+    for index in FOLDER_INDEXES:  # as a folder of an earlier release
+        connection.execute(f"DROP INDEX {index}")
     connection.commit()
     connection.close()
+    assert not set(FOLDER_INDEXES) & indexes(folder)
 
     again = ChromaEpisodeStore(path=folder)
     reopened = EpisodicMemory(store=again, embeddings=HashingEmbeddings())
-    assert LOG_TOPIC_INDEX in indexes(folder)
+    assert set(FOLDER_INDEXES) <= indexes(folder)
     assert [
         hit.episode.episode_id for hit in reopened.recall("parse the config", top_k=5)
     ] == before

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-from langchain_episodic.stores import chroma_journal_head
 from langchain_episodic.stores.base import JournalEntry, JournalHead
-from langchain_episodic.stores.chroma_journal_head import HEAD_PREFIX
+from langchain_episodic.stores.chroma import journal_head as chroma_journal_head
+from langchain_episodic.stores.chroma.journal_head import HEAD_PREFIX
 from tests.unit_tests.factories import make_episode
 
 NAMESPACE = "default"

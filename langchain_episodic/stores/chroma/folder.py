@@ -1,6 +1,6 @@
 """An embedded Chroma store's folder: the path, its lock, the memory it holds, its failures.
 
-What :class:`~langchain_episodic.stores.chroma.ChromaEpisodeStore` checks before Chroma
+What `ChromaEpisodeStore` checks before Chroma
 touches a folder (a path that can hold a store, a database that went missing, damaged
 files), the lock that keeps one process per folder, a folder that opens read-only,
 closing the embedded client, and what Chroma's failures on a folder mean (a full disk,
@@ -27,14 +27,14 @@ from langchain_episodic.errors import (
     StoreReadOnlyError,
     StoreResourceError,
 )
-from langchain_episodic.stores._path_lock import FolderShare, PathLock, acquire_path_lock
-from langchain_episodic.stores.chroma_health import LOW_SPACE, free_bytes
-from langchain_episodic.stores.chroma_precheck import (
+from langchain_episodic.stores.chroma._path_lock import FolderShare, PathLock, acquire_path_lock
+from langchain_episodic.stores.chroma.health import LOW_SPACE, free_bytes
+from langchain_episodic.stores.chroma.precheck import (
     check_before_open,
     damage_from_chroma,
     remember_sound_files,
 )
-from langchain_episodic.stores.chroma_scrub import (
+from langchain_episodic.stores.chroma.scrub import (
     SETTLING,
     restore_thresholds,
     scrub_folder,
@@ -43,20 +43,22 @@ from langchain_episodic.stores.chroma_scrub import (
     settle_indexes,
     unsettled_collections,
 )
-from langchain_episodic.stores.chroma_snapshot import make_readable_copy, remove_copy
+from langchain_episodic.stores.chroma.snapshot import make_readable_copy, remove_copy
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
 
 __all__ = [
+    "FOLDER_INDEXES",
     "HOLDS_A_MEMORY",
     "LOG_TOPIC_INDEX",
+    "SEGMENTS_INDEX",
     "check_path",
     "client_share",
     "close_embedded",
     "descriptor_limit",
     "folder_failure",
-    "index_the_log",
+    "index_the_folder",
     "lock_folder",
     "mark_as_holding_a_memory",
     "no_space_message",
@@ -146,7 +148,7 @@ def read_only_when_full(folder: str, lock: PathLock) -> bool:
     folder is copied to the system's temporary folder (when that has room) and opened
     from there, and every write is refused, saying the disk is full. Only for the first
     store on the folder in this process, and when the disk really has under
-    :data:`~langchain_episodic.stores.chroma_health.LOW_SPACE` free.
+    `LOW_SPACE` free.
 
     Raises:
         StoreConfigurationError: The copy cannot be made (naming the cause).
@@ -200,12 +202,26 @@ holds every record of every namespace whose vector index was never saved (below
 ``sync_threshold``). With 2,000 namespaces opening a memory on one took 26 ms, with the
 index 10 ms (``benchmarks/open_namespaces.py``); nothing Chroma reads changes."""
 
+SEGMENTS_INDEX = "langchain_episodic_segments_collection"
+"""An index this package adds to Chroma's ``segments`` table on ``collection``.
 
-def index_the_log(folder: str) -> None:
-    """Add :data:`LOG_TOPIC_INDEX` to ``folder``'s database if it lacks it (best effort).
+Chroma looks up a collection's segments by collection on every query, and the table (two
+rows a namespace) has no such index: a warm recall scanned it. With 10,000 namespaces a
+warm recall took 3.2 ms, with the index 1.3 ms, as on a folder of 10
+(``benchmarks/open_namespaces.py``)."""
+
+FOLDER_INDEXES = {
+    LOG_TOPIC_INDEX: ("embeddings_queue", "topic, seq_id"),
+    SEGMENTS_INDEX: ("segments", "collection"),
+}
+"""The indexes `index_the_folder` adds: name -> (Chroma's table, its columns)."""
+
+
+def index_the_folder(folder: str) -> None:
+    """Add `FOLDER_INDEXES` to ``folder``'s database where it lacks them (best effort).
 
     Only a writable folder whose database Chroma created; a failure (a locked or full
-    database) is logged and leaves the folder as it was: the index only speeds reads.
+    database) is logged and leaves the folder as it was: the indexes only speed reads.
     """
     database = os.path.join(folder, "chroma.sqlite3")
     if not os.path.isfile(database):
@@ -213,23 +229,24 @@ def index_the_log(folder: str) -> None:
     try:
         connection = sqlite3.connect(database, timeout=10.0)
         try:
-            has_log = connection.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embeddings_queue'"
-            ).fetchone()
-            if has_log:
-                connection.execute(
-                    f"CREATE INDEX IF NOT EXISTS {LOG_TOPIC_INDEX} "
-                    "ON embeddings_queue (topic, seq_id)"
+            tables = {
+                name
+                for (name,) in connection.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'"
                 )
-                connection.commit()
+            }
+            for index, (table, columns) in FOLDER_INDEXES.items():
+                if table in tables:
+                    connection.execute(f"CREATE INDEX IF NOT EXISTS {index} ON {table} ({columns})")
+            connection.commit()
         finally:
             connection.close()
     except sqlite3.Error:
-        _log.warning("could not index the log of %r (reads stay slower)", folder, exc_info=True)
+        _log.warning("could not index %r (reads stay slower)", folder, exc_info=True)
 
 
 def mark_as_holding_a_memory(folder: str) -> None:
-    """Leave :data:`HOLDS_A_MEMORY` once Chroma created its database here (best effort)."""
+    """Leave `HOLDS_A_MEMORY` once Chroma created its database here (best effort)."""
     marker = os.path.join(folder, HOLDS_A_MEMORY)
     database = os.path.join(folder, "chroma.sqlite3")
     if not os.path.exists(marker) and os.path.isfile(database) and os.path.getsize(database):
@@ -276,7 +293,7 @@ def settle_erasures(folder: str, chroma_path: str) -> None:
 
     Runs once no store in this process has the folder open (Chroma's system on it is
     closed) and before its lock is released: the indexes are saved again
-    (:func:`~langchain_episodic.stores.chroma_scrub.settle_indexes`) and the folder
+    (`settle_indexes`) and the folder
     scrubbed, so no erased id is left in its files. A failure is logged and leaves the
     scrub pending for the next close.
     """
@@ -401,9 +418,9 @@ def server_failure(client: object, error: BaseException) -> Exception | None:
 def reports_folder_failures(method: _Method) -> _Method:
     """Turn Chroma's internal errors on an embedded store's folder into typed errors.
 
-    "No space left on device" for a full disk, :class:`StoreDamagedError` for damage
-    (see :func:`folder_failure`); Chroma's raw ``InternalError`` never reaches a caller.
-    Running out of memory (``MemoryError``) is a :class:`StoreResourceError` naming it.
+    "No space left on device" for a full disk, `StoreDamagedError` for damage
+    (see `folder_failure`); Chroma's raw ``InternalError`` never reaches a caller.
+    Running out of memory (``MemoryError``) is a `StoreResourceError` naming it.
     """
 
     @functools.wraps(method)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from langchain_episodic import StoreConfigurationError
-from langchain_episodic.stores.chroma_snapshot import readable_copy
+from langchain_episodic.stores.chroma.snapshot import readable_copy
 
 
 def test_the_copy_holds_chromas_files_not_the_lock_and_goes_afterwards(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, RecallOptions
 from langchain_episodic.errors import MalformedRecordWarning
 from langchain_episodic.scoring.retention import Retention
 from langchain_episodic.stores.base import StoredHit
-from langchain_episodic.stores.chroma_hits import HitCache, hit_cache, query_hits
+from langchain_episodic.stores.chroma.hits import HitCache, hit_cache, query_hits
 from langchain_episodic.stores.codec import decode_hits
 from tests.helpers.episodes import DAY, QUERIES, corpus
 

@@ -30,7 +30,7 @@ from langchain_episodic.scoring.skills import compute_skill_profiles
 from tests.helpers.episodes import corpus
 from tests.unit_tests.factories import make_episode
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 
 def run_python(code: str) -> str:
@@ -230,7 +230,7 @@ def test_memories_sharing_a_store_never_repeat_a_record_number(tmp_path: Path) -
 def test_a_small_collection_read_whole_keeps_the_window_a_seq_filter_keeps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int
 ) -> None:
-    import langchain_episodic.stores.chroma as chroma_module  # noqa: PLC0415
+    import langchain_episodic.stores.chroma.store as chroma_module  # noqa: PLC0415
 
     store = ChromaEpisodeStore(path=tmp_path / "m")
     EpisodicMemory(store=store).record_many(corpus(8))

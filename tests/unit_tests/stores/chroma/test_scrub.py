@@ -6,7 +6,7 @@ import sqlite3
 import struct
 from pathlib import Path
 
-from langchain_episodic.stores.chroma_scrub import (
+from langchain_episodic.stores.chroma.scrub import (
     SCRUB_PENDING,
     deleted_since_scrub,
     note_deleting,
@@ -113,7 +113,7 @@ def test_a_settle_cut_short_gives_the_thresholds_back_at_the_next_close(tmp_path
     import chromadb  # noqa: PLC0415
 
     from langchain_episodic import ChromaEpisodeStore, EpisodicMemory  # noqa: PLC0415
-    from langchain_episodic.stores.chroma_scrub import SETTLING  # noqa: PLC0415
+    from langchain_episodic.stores.chroma.scrub import SETTLING  # noqa: PLC0415
     from tests.unit_tests.factories import make_episode  # noqa: PLC0415
 
     folder = tmp_path / "memory"

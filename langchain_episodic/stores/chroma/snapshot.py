@@ -52,7 +52,7 @@ def make_readable_copy(folder: str) -> str:
 
 
 def remove_copy(copy: str) -> None:
-    """Remove a copy made by :func:`make_readable_copy` (best effort)."""
+    """Remove a copy made by `make_readable_copy` (best effort)."""
     shutil.rmtree(copy, ignore_errors=True)
 
 
