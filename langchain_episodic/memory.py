@@ -50,6 +50,7 @@ from langchain_episodic.service.opening import (
     open_services,
     require_namespace,
 )
+from langchain_episodic.service.replay import Replays
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore
 from langchain_episodic.stores.chroma.store import ChromaEpisodeStore
 
@@ -173,7 +174,8 @@ class EpisodicMemory:
       quarantine and pins;
     - ``memory.forgetting`` (`MemoryForgetting`):
       a whole namespace, retention, erasure receipts;
-    - ``memory.journal`` (`MemoryJournal`).
+    - ``memory.journal`` (`MemoryJournal`);
+    - ``memory.replay`` (`Replays`): the replay prompt (`build_replay` calls it).
 
     Each job lives in a service of `langchain_episodic.service` over one
     `NamespaceContext`. Every method that
@@ -243,6 +245,17 @@ class EpisodicMemory:
     def runs(self) -> MemoryRuns:
         """Runs, their outcomes and credit: utilities, probation, holdout and lift."""
         return self._runs
+
+    @property
+    def replay(self) -> Replays:
+        """The replay prompt of a task: `build` (what `build_replay` calls), `report`.
+
+        Examples:
+            >>> replay = EpisodicMemory().replay.build("Add a signup form")
+            >>> replay.text
+            ''
+        """
+        return self._s.replay
 
     @property
     def lessons(self) -> MemoryLessons:
@@ -426,30 +439,8 @@ class EpisodicMemory:
             if value is not None
         }  # fmt: skip
         chosen = RecallOptions.from_mapping(options, {**given, **fields})
-        report = self._report(query, chosen)
+        report = self._s.replay.report(query, chosen)
         return report if explain else report.results
-
-    def _report(
-        self,
-        query: str | TaskDescription,
-        options: RecallOptions,
-        *,
-        evidence_k: int = 0,
-        lesson_k: int = 0,
-        keep: int | None = None,
-    ) -> RecallReport:
-        """``recall(..., explain=True)``, with what the replay also needs of the search.
-
-        The same search also returns up to ``evidence_k`` most similar episodes at
-        or above the floor as ``neighbours`` (a strategy's evidence) and ``lesson_k``
-        lessons; the results are unchanged by either. ``keep``: return up to this many
-        ranked results instead of ``options.top_k`` (the same candidates, ranked the
-        same; the replay lets its renderer choose the ``top_k`` it shows among them).
-        """
-        task = as_task(query, "query")
-        return self._s.recall.report(
-            task, options, evidence_k=evidence_k, lesson_k=lesson_k, keep=keep
-        )
 
     def task(self, task: str | TaskDescription) -> TaskDescription:
         """``task`` as the memory reads it: text gets its category inferred.

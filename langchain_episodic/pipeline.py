@@ -16,39 +16,18 @@ Examples:
 
 from __future__ import annotations
 
-import dataclasses
-import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from langchain_core.runnables.config import run_in_executor
 
 from langchain_episodic._validation import check_int
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.model.episode import OutcomeStatus, TaskDescription, as_task
-from langchain_episodic.model.lesson import Lesson
-from langchain_episodic.prompting.compact import CompactRenderer
-from langchain_episodic.prompting.episodes import (
-    DEFAULT_MAX_TOKENS,
-    ReplayRenderer,
-    approximate_token_count,
-    checked_token_counter,
-)
-from langchain_episodic.prompting.lessons import render_lessons
-from langchain_episodic.prompting.renderers import (
-    RendererArg,
-    presentation_of,
-    presentation_renderer,
-    presentations_differ,
-    render,
-    resolve_renderer,
-)
-from langchain_episodic.scoring.options import RELEVANCE_FETCH_FACTOR, RecallOptions
-from langchain_episodic.scoring.presentation import DEFAULT_PRESENTATION, PresentationChoice
-from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
-from langchain_episodic.scoring.ranking import RecallReport
+from langchain_episodic.model.episode import TaskDescription, as_task
+from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
+from langchain_episodic.prompting.renderers import RendererArg
+from langchain_episodic.scoring.options import RecallOptions
+from langchain_episodic.scoring.priority import ReplayWeights
 from langchain_episodic.scoring.relevance import DEFAULT_RANKING, Ranking
 from langchain_episodic.scoring.skills import MIN_WEAK_EPISODES, WEAK_THRESHOLD
 from langchain_episodic.scoring.strategy import (
@@ -56,19 +35,14 @@ from langchain_episodic.scoring.strategy import (
     HIERARCHY_EVIDENCE_K,
     Exploration,
     StrategyChoice,
-    complexity_strategy,
     strategy_evidence,
     strategy_for_report,
     thompson_sample,
 )
+from langchain_episodic.service.replay import DEFAULT_LESSON_K, Replay, replay_renderer
 
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
-
-_log = logging.getLogger(__name__)
-
-DEFAULT_LESSON_K = 2
-"""Lessons a replay shows above its episodes, at most."""
 
 __all__ = [
     "Replay",
@@ -82,62 +56,6 @@ __all__ = [
     "select_strategy",
     "select_strategy_thompson",
 ]
-
-
-@dataclass(frozen=True)
-class Replay:
-    """What one recall gives a model: the replay prompt and, when asked, a strategy.
-
-    Attributes:
-        task: The task recalled for.
-        results: The recalled episodes the prompt was rendered from, best-ranked first:
-            recall's ``top_k``, or what the renderer selected among every relevant
-            candidate (the compact renderer: what worked first).
-        prompt: The replay prompt
-            (`format_replay_prompt`).
-        strategy: The strategy chosen from the same recall and the memory's skill
-            profiles, or ``None`` when not asked for.
-        run_id: The run the shown episodes were noted for, or ``None``.
-        lessons: The lessons shown above the episodes, best first.
-        holdout: The run is a holdout run (the memory's ``holdout``): shown no
-            memory by chance, so that credit and the lift report have a baseline.
-        shown: The ids of the episodes the prompt shows, in its order (the renderer
-            may leave some results out, or show what worked first).
-        withheld: The relevant episodes recall found that the prompt does not show
-            (the renderer's policy, e.g. an attempt nothing fixed, or the token
-            budget), best-ranked first: an integration says so rather than "no match".
-        report: The recall's report (what was turned away and why, the relevance
-            threshold), or ``None`` for a holdout run, which recalls nothing.
-        presentation: The presentation policy the prompt was shown with and why
-            (learned for ``renderer="auto"``, ``"pinned"`` when named; see
-            `presentation`), or ``None`` (a renderer
-            of your own, the article's prompt, a holdout run).
-    """
-
-    task: TaskDescription
-    results: tuple[PrioritizedResult, ...]
-    prompt: str
-    strategy: StrategyChoice | None = None
-    run_id: str | None = None
-    lessons: tuple[Lesson, ...] = ()
-    holdout: bool = False
-    shown: tuple[str, ...] = ()
-    withheld: tuple[PrioritizedResult, ...] = ()
-    report: RecallReport | None = None
-    presentation: PresentationChoice | None = None
-
-    @property
-    def text(self) -> str:
-        """What to inject: the prompt, then the strategy line when there is a strategy."""
-        if self.strategy is None:
-            return self.prompt
-        line = self.strategy.prompt_line
-        return f"{self.prompt}\n\n{line}" if self.prompt.strip() else line
-
-
-def _evidence_k(options: RecallOptions) -> int:
-    # The article's hierarchy reads the prompt's own results; the default counts more.
-    return 0 if options.ranking == "article" else DEFAULT_EVIDENCE_K
 
 
 def build_replay(
@@ -211,159 +129,19 @@ def build_replay(
         >>> replay.results, replay.strategy.strategy
         ((), 'iterative')
     """
-    task = as_task(task)
-    options = RecallOptions.from_mapping(options, option_fields)
-    check_int("lesson_k", lesson_k, 0)
-    chosen = replay_renderer(renderer, options)
-    if near_misses is not None and not isinstance(chosen, CompactRenderer):
-        msg = f"near_misses={near_misses!r} needs the compact renderer's policies, not {chosen!r}"
-        raise EpisodicValueError(msg)
-    if run_id is not None and memory.runs.is_holdout(run_id):
-        return _holdout_replay(memory, task, run_id, thread_id, include_strategy)
-    choice = _presentation(memory, task, renderer, chosen, run_id)
-    if choice is not None and choice.reason != "pinned":
-        chosen = presentation_renderer(choice.policy)
-    if near_misses is not None and isinstance(chosen, CompactRenderer):
-        chosen = dataclasses.replace(chosen, near_misses=near_misses)
-    select = getattr(chosen, "select", None)
-    if select is not None and options.fetch_k is None and options.ranking == "relevance":
-        # A renderer that selects chooses among every relevant candidate of the wider
-        # pool (what worked may rank below more similar failures): fetch that pool.
-        options = options.replace(fetch_k=RELEVANCE_FETCH_FACTOR * options.top_k)
-    report = memory._report(
+    return memory.replay.build(
         task,
         options,
-        evidence_k=_evidence_k(options) if include_strategy else 0,
-        lesson_k=lesson_k,
-        # A renderer that selects sees every relevant candidate (what worked can come
-        # first even where more similar failures outrank it); the others, the top_k.
-        keep=None if select is None else options.candidate_count(learning=True),
-    )
-    results = report.results if select is None else tuple(select(report.results, options.top_k))
-    token_counter = checked_token_counter(token_counter)
-    lessons, section = _fit_lessons(report.lessons, max_tokens, token_counter)
-    budget = max_tokens
-    if section and max_tokens is not None:
-        budget = max(1, max_tokens - token_counter(section + "\n\n"))
-    rendered = render(chosen, results, task, max_tokens=budget, token_counter=token_counter)
-    prompt = rendered.text
-    if section:
-        prompt = f"{section}\n\n{prompt}" if prompt else section
-    strategy = (
-        strategy_for_report(task, report, memory.skill_profiles()) if include_strategy else None
-    )
-    if run_id is not None:
-        shown = [lesson.lesson_id for lesson in lessons] + list(rendered.shown)
-        try:
-            recalled = {result.episode.episode_id for result in results}
-            # Evidence for the policy only where the policies would have shown
-            # different episodes: elsewhere the run says nothing about the choice.
-            # Nor for a choice nothing drew by chance (the prior, before outcomes).
-            policy = None
-            if (
-                choice is not None
-                and choice.reason != "prior"
-                and presentations_differ(report.results, options.top_k, choice.policy)
-            ):
-                policy = choice.policy
-            memory.runs.note(
-                run_id, shown, task, thread_id=thread_id, known_stored=recalled, policy=policy
-            )
-        except Exception:  # credit must never break the run it observes
-            _log.warning("could not note the injection of run_id=%r", run_id, exc_info=True)
-    shown_set = set(rendered.shown)
-    return Replay(
-        task=task,
-        results=results,
-        prompt=prompt,
-        strategy=strategy,
+        max_tokens=max_tokens,
+        token_counter=token_counter,
+        include_strategy=include_strategy,
         run_id=run_id,
-        lessons=lessons,
-        shown=rendered.shown,
-        withheld=tuple(
-            r for r in report.results if r.relevant and r.episode.episode_id not in shown_set
-        ),
-        report=report,
-        presentation=choice,
+        thread_id=thread_id,
+        lesson_k=lesson_k,
+        renderer=renderer,
+        near_misses=near_misses,
+        **option_fields,
     )
-
-
-def _presentation(
-    memory: EpisodicMemory,
-    task: TaskDescription,
-    asked: RendererArg,
-    chosen: ReplayRenderer,
-    run_id: str | None,
-) -> PresentationChoice | None:
-    """The presentation policy of a replay: learned for ``"auto"``, pinned when named.
-
-    ``None`` for a renderer that is no policy's (the article's prompt, your own).
-    """
-    policy = presentation_of(chosen)
-    if policy is None:
-        return None
-    if asked != "auto" or policy != DEFAULT_PRESENTATION:
-        # Named, or asked for by a filter (outcome="failure" shows failures): kept.
-        return PresentationChoice(policy, "pinned")
-    return memory.runs.presentation(task.category, run_id=run_id)
-
-
-def replay_renderer(renderer: RendererArg, options: RecallOptions) -> ReplayRenderer:
-    """The renderer a replay with ``options`` uses for ``renderer`` (a name, or your own).
-
-    `resolve_renderer` by the options'
-    ranking; a filter that asks for failed or partial attempts only (``outcome=
-    "failure"``) makes ``"auto"`` show them.
-
-    Examples:
-        >>> replay_renderer("auto", RecallOptions(outcome="failure"))
-        CompactRenderer(failures='feedback', near_misses=None, ranked=False)
-    """
-    outcomes = None if options.filters is None else options.filters.outcomes
-    return resolve_renderer(
-        renderer,
-        options.ranking,
-        asks_for_failures=outcomes is not None and OutcomeStatus.SUCCESS not in outcomes,
-    )
-
-
-def _holdout_replay(
-    memory: EpisodicMemory,
-    task: TaskDescription,
-    run_id: str,
-    thread_id: str | None,
-    include_strategy: bool,
-) -> Replay:
-    """What a holdout run gets: no recall, no prompt, the memory-free strategy."""
-    try:
-        memory.runs.note(run_id, [], task, thread_id=thread_id, holdout=True)
-    except Exception:  # credit must never break the run it observes
-        _log.warning("could not note the holdout run_id=%r", run_id, exc_info=True)
-    strategy = StrategyChoice(complexity_strategy(task), "holdout") if include_strategy else None
-    return Replay(task, (), "", strategy, run_id, holdout=True)
-
-
-def _fit_lessons(
-    lessons: tuple[Lesson, ...], max_tokens: int | None, count: Callable[[str], int]
-) -> tuple[tuple[Lesson, ...], str]:
-    """The lessons that fit in half the budget (the best first), and their section."""
-    for shown in range(len(lessons), 0, -1):
-        section = render_lessons(lessons[:shown])
-        if max_tokens is None or count(section) <= max_tokens // 2:
-            return lessons[:shown], section
-    return (), ""
-
-
-def shown_ids(results: tuple[PrioritizedResult, ...], prompt: str) -> list[str]:
-    """The ids of the ``results`` that the detailed ``prompt`` shows, in its order.
-
-    The detailed prompt shows relevant results first, then the rest, and a token budget
-    may leave the last ones out; stored text never forms an ``<experience`` tag (the
-    prompt escapes it), so the tags count the episodes shown. Other renderers say what
-    they show: `Replay.shown`.
-    """
-    ordered = [r for r in results if r.relevant] + [r for r in results if not r.relevant]
-    return [r.episode.episode_id for r in ordered[: prompt.count("<experience")]]
 
 
 async def abuild_replay(
@@ -382,22 +160,18 @@ async def abuild_replay(
     **option_fields: Any,
 ) -> Replay:
     """Async twin of `build_replay`: the whole pipeline in one executor hop."""
-    return await run_in_executor(
-        None,
-        lambda: build_replay(
-            memory,
-            task,
-            options,
-            max_tokens=max_tokens,
-            token_counter=token_counter,
-            include_strategy=include_strategy,
-            run_id=run_id,
-            thread_id=thread_id,
-            lesson_k=lesson_k,
-            renderer=renderer,
-            near_misses=near_misses,
-            **option_fields,
-        ),
+    return await memory.replay.abuild(
+        task,
+        options,
+        max_tokens=max_tokens,
+        token_counter=token_counter,
+        include_strategy=include_strategy,
+        run_id=run_id,
+        thread_id=thread_id,
+        lesson_k=lesson_k,
+        renderer=renderer,
+        near_misses=near_misses,
+        **option_fields,
     )
 
 
@@ -506,7 +280,9 @@ def choose_strategy(
     options = RecallOptions(
         top_k=HIERARCHY_EVIDENCE_K, current_time=current_time, weights=weights, ranking=ranking
     )
-    report = memory._report(task, options, evidence_k=0 if ranking == "article" else evidence_k)
+    report = memory.replay.report(
+        task, options, evidence_k=0 if ranking == "article" else evidence_k
+    )
     return strategy_for_report(
         task,
         report,

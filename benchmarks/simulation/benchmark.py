@@ -205,7 +205,7 @@ def _evidence_policy(variant: str, seed: int, evidence_k: int) -> Policy | None:
         # What choose_strategy does by default, with the variant's grades or weakness.
         profiles = memory.skill_profiles() if weakness is None else weakness.weak_profiles(memory)
         options = RecallOptions(top_k=HIERARCHY_EVIDENCE_K, current_time=now)
-        neighbours = memory._report(simulated.task, options, evidence_k=evidence_k).neighbours
+        neighbours = memory.replay.report(simulated.task, options, evidence_k=evidence_k).neighbours
         if variant == "prioritized_binary":
             neighbours = tuple(_binary(n) for n in neighbours)
         elif variant == "prioritized_graded_failures":

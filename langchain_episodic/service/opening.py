@@ -48,6 +48,7 @@ from langchain_episodic.service.journal import Journal
 from langchain_episodic.service.lessons import Lessons
 from langchain_episodic.service.quarantine import QuarantineLog
 from langchain_episodic.service.recall import Recall
+from langchain_episodic.service.replay import Replays
 from langchain_episodic.service.summary import Summary
 from langchain_episodic.service.window import ShortTermWindow
 from langchain_episodic.service.writing import EpisodeWriter
@@ -318,6 +319,7 @@ class Services:
         window: The short-term window.
         writer: The write path.
         eraser: Erasure and retention.
+        replay: The replay prompt, over recall, runs and the summary.
     """
 
     context: NamespaceContext
@@ -331,6 +333,7 @@ class Services:
     window: ShortTermWindow
     writer: EpisodeWriter
     eraser: Eraser
+    replay: Replays
 
 
 def open_services(
@@ -400,6 +403,18 @@ def open_services(
     window = ShortTermWindow.read(store, namespace, short_term_limit, summary.next_seq)
     eraser = Eraser(context, journal, quarantine, pins, summary, window, retention)
     writer = EpisodeWriter(context, summary, window, runs, eraser)
+    replay = Replays(recall, runs, summary)
     return Services(
-        context, quarantine, pins, journal, runs, lessons, recall, summary, window, writer, eraser
+        context,
+        quarantine,
+        pins,
+        journal,
+        runs,
+        lessons,
+        recall,
+        summary,
+        window,
+        writer,
+        eraser,
+        replay,
     )

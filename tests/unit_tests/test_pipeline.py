@@ -124,7 +124,7 @@ def test_the_replay_is_the_prompt_and_strategy_of_those_same_results(counted: An
     assert replay.results == memory.recall(TASK, top_k=4)
     rendered = CompactRenderer()(replay.results, TASK, max_tokens=400)
     assert (replay.prompt, replay.shown) == (rendered.text, rendered.shown)
-    report = memory._report(TASK, RecallOptions(top_k=4), evidence_k=DEFAULT_EVIDENCE_K)
+    report = memory.replay.report(TASK, RecallOptions(top_k=4), evidence_k=DEFAULT_EVIDENCE_K)
     assert replay.strategy == strategy_for_report(TASK, report, memory.skill_profiles())
     # iterative 3/3 beats defensive 2/2 and exploratory 0/1 among the relevant neighbours.
     assert replay.strategy == StrategyChoice("iterative", "evidence")
@@ -221,7 +221,7 @@ def test_choose_strategy_alone_recalls_once(counted: Any) -> None:
     memory = counted[0]
     choice = choose_strategy(TASK, memory)
     assert calls(counted) == (1, 1)
-    report = memory._report(TASK, RecallOptions(top_k=5), evidence_k=DEFAULT_EVIDENCE_K)
+    report = memory.replay.report(TASK, RecallOptions(top_k=5), evidence_k=DEFAULT_EVIDENCE_K)
     assert choice == strategy_for_report(TASK, report, memory.skill_profiles())
     # ranking="article" keeps the article's hierarchy over its five best-ranked.
     article = choose_strategy(TASK, memory, ranking="article")

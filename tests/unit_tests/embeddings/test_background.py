@@ -120,7 +120,7 @@ def test_a_users_own_background_says_what_the_agent_is_not_about() -> None:
 def test_strategy_evidence_and_lessons_use_the_same_bar() -> None:
     stored = "Scheduled reports run an hour late after the daylight saving time change"
     memory = remembering(stored, stored + " again", stored + " twice")
-    report = memory._report(
+    report = memory.replay.report(
         "Schedule a dentist appointment next week",
         RecallOptions(current_time=NOW),
         evidence_k=5,

@@ -144,7 +144,7 @@ def test_through_a_memory_a_partial_success_keeps_iterative_on_the_next_similar_
             timestamp=NOW - 3600.0,
         )
     )
-    report = memory._report(TASK, RecallOptions(), evidence_k=DEFAULT_EVIDENCE_K)
+    report = memory.replay.report(TASK, RecallOptions(), evidence_k=DEFAULT_EVIDENCE_K)
     assert [(n.episode_id, n.grade) for n in report.neighbours] == [("first", passed / 10)]
     assert choose_strategy(TASK, memory) == StrategyChoice("iterative", "evidence")
     replay = build_replay(memory, TASK, include_strategy=True)
@@ -208,7 +208,7 @@ def test_the_evidence_is_every_neighbour_above_the_floor_not_only_what_the_promp
     assert [r.episode.episode_id for r in replay.results] == ["cousin-a"]
     # The strategy counts the cousins too, but never the strangers below the floor.
     assert replay.strategy == StrategyChoice("example_driven", "evidence")
-    report = memory._report(TASK, RecallOptions(), evidence_k=DEFAULT_EVIDENCE_K)
+    report = memory.replay.report(TASK, RecallOptions(), evidence_k=DEFAULT_EVIDENCE_K)
     assert [n.episode_id for n in report.neighbours] == ["twin", "cousin-a", "cousin-b"]
     assert report.results == memory.recall(TASK)  # evidence never changes the results
     # Quarantined episodes are evidence no more.
@@ -234,4 +234,4 @@ def test_evidence_k_is_checked() -> None:
     with pytest.raises(EpisodicError, match="evidence_k"):
         choose_strategy(TASK, memory, evidence_k=0)
     with pytest.raises(EpisodicError, match="evidence_k"):
-        memory._report(TASK, RecallOptions(), evidence_k=-1)
+        memory.replay.report(TASK, RecallOptions(), evidence_k=-1)
