@@ -34,12 +34,7 @@ from pathlib import Path
 from _fixtures import RESULTS, make_episodes, median, table
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory, StaticEmbeddings
-from langchain_episodic.scoring.credit import (
-    CreditEvent,
-    Injection,
-    encode_credit,
-    encode_injection,
-)
+from langchain_episodic.model.credit import CreditEvent, Injection, encode_credit, encode_injection
 from langchain_episodic.stores.base import JournalEntry
 
 EPISODES = 1_000

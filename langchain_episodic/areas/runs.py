@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 from langchain_episodic._async import async_twin
 from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.model.credit import CreditEvent, Injection
 from langchain_episodic.model.episode import TaskCategory, TaskDescription, as_task
-from langchain_episodic.scoring.credit import CreditEvent, EpisodeUtility, Injection, SubjectKind
+from langchain_episodic.scoring.credit import EpisodeUtility, SubjectKind
 from langchain_episodic.scoring.lift import (
     DEFAULT_MIN_HOLDOUT,
     DEFAULT_SUCCESS_AT,

@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from langchain_episodic._validation import check_int, check_number
+from langchain_episodic.model.credit import CreditEvent
 from langchain_episodic.model.episode import LESSON_ID_PREFIX
 from langchain_episodic.scoring.credit import (
     ALL_CATEGORIES,
     LIFT_WINDOW_HOLDOUT,
     LIFT_WINDOW_WITH_MEMORY,
-    CreditEvent,
 )
 from langchain_episodic.scoring.intervals import (
     BACK_OFF_MIN_HOLDOUT,

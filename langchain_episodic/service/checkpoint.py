@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.scoring.credit import Injection, decode_entry, encode_injection
+from langchain_episodic.model.credit import Injection, decode_entry, encode_injection
 
 __all__ = ["CHECKPOINT_EVERY", "Checkpoint", "JournalPosition", "decode_checkpoint"]
 

@@ -17,15 +17,9 @@ import numpy as np
 
 from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.errors import CreditError, EpisodicValueError
+from langchain_episodic.model.credit import CreditEvent, Injection, check_credit
 from langchain_episodic.model.episode import LESSON_ID_PREFIX, TaskDescription
-from langchain_episodic.scoring.credit import (
-    ALL_CATEGORIES,
-    CreditEvent,
-    EpisodeUtility,
-    Injection,
-    SubjectKind,
-    check_credit,
-)
+from langchain_episodic.scoring.credit import ALL_CATEGORIES, EpisodeUtility, SubjectKind
 from langchain_episodic.scoring.intervals import BACK_OFF_MIN_HOLDOUT
 from langchain_episodic.scoring.presentation import (
     DEFAULT_PRESENTATION,

@@ -24,20 +24,18 @@ from langchain_episodic.errors import (
     MalformedRecordWarning,
     describe_moment,
 )
-from langchain_episodic.model.erasure import is_erasure_entry
-from langchain_episodic.model.lesson import is_lesson_entry
-from langchain_episodic.scoring.credit import (
+from langchain_episodic.model.credit import (
     CreditEvent,
-    EpisodeUtility,
     Injection,
-    UtilityBook,
-    book_from,
     decode_entry,
     encode_credit,
     encode_injection,
     outcome_entry_id,
     redact_injection,
 )
+from langchain_episodic.model.erasure import is_erasure_entry
+from langchain_episodic.model.lesson import is_lesson_entry
+from langchain_episodic.scoring.credit import EpisodeUtility, UtilityBook, book_from
 from langchain_episodic.service.checkpoint import Checkpoint, JournalPosition
 from langchain_episodic.stores.base import EpisodeStore, JournalEntry, read_journal_entries
 

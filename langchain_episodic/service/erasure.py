@@ -46,6 +46,14 @@ from langchain_episodic.errors import (
     MalformedRecordWarning,
     StoreConfigurationError,
 )
+from langchain_episodic.model.credit import (
+    Injection,
+    decode_entry,
+    encode_credit,
+    encode_injection,
+    redact_credit,
+    redact_injection,
+)
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.erasure import (
     ERASURE_RUN,
@@ -64,14 +72,6 @@ from langchain_episodic.model.erasure import (
     tombstone_erasure,
 )
 from langchain_episodic.model.lesson import Lesson, decode_lesson, is_lesson_entry
-from langchain_episodic.scoring.credit import (
-    Injection,
-    decode_entry,
-    encode_credit,
-    encode_injection,
-    redact_credit,
-    redact_injection,
-)
 from langchain_episodic.scoring.retention import PrunePlan, Retention, plan_prune
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.journal import Journal

@@ -29,7 +29,7 @@ import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.errors import CreditError, MalformedRecordWarning
-from langchain_episodic.scoring.credit import CreditEvent, Injection, decode_entry
+from langchain_episodic.model.credit import CreditEvent, Injection, decode_entry
 from tests.helpers.episodes import diverse_corpus
 
 REPO = Path(__file__).resolve().parents[2]

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+from langchain_episodic.model.credit import Injection, encode_injection
 from langchain_episodic.model.lesson import Lesson, LessonSource
-from langchain_episodic.scoring.credit import Injection, encode_injection
 from langchain_episodic.stores.base import JournalEntry
 from langchain_episodic.stores.chroma import scrub as chroma_scrub
 from langchain_episodic.stores.chroma.health import diagnose_folder, read_index_header

@@ -23,7 +23,7 @@ from langchain_episodic import (
     build_replay,
     migrate_namespace,
 )
-from langchain_episodic.scoring.credit import CreditEvent, Injection, decode_entry, encode_credit
+from langchain_episodic.model.credit import CreditEvent, Injection, decode_entry, encode_credit
 from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.unit_tests.factories import make_episode
 

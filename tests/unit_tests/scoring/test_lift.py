@@ -17,15 +17,14 @@ from langchain_episodic import (
     build_replay,
 )
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.scoring.credit import (
-    HOLDOUT_BASELINE_RUNS,
+from langchain_episodic.model.credit import (
     CreditEvent,
     Injection,
-    book_from,
     decode_entry,
     encode_credit,
     encode_injection,
 )
+from langchain_episodic.scoring.credit import HOLDOUT_BASELINE_RUNS, book_from
 from langchain_episodic.scoring.lift import lift_report, welch_interval
 from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.unit_tests.factories import make_episode

@@ -13,17 +13,15 @@ from pathlib import Path
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-from langchain_episodic.model.lesson import Lesson, LessonSource
-from langchain_episodic.scoring.credit import (
-    UTILITY_HALF_LIFE,
+from langchain_episodic.model.credit import (
     CreditEvent,
     Injection,
-    UtilityBook,
-    book_from,
     decode_entry,
     encode_credit,
     encode_injection,
 )
+from langchain_episodic.model.lesson import Lesson, LessonSource
+from langchain_episodic.scoring.credit import UTILITY_HALF_LIFE, UtilityBook, book_from
 from langchain_episodic.service import checkpoint as checkpoint_module
 from langchain_episodic.service.checkpoint import Checkpoint, decode_checkpoint
 from langchain_episodic.service.journal import replayed_checkpoint

@@ -11,7 +11,7 @@ import pytest
 
 from langchain_episodic import EpisodicMemory
 from langchain_episodic.errors import CreditError
-from langchain_episodic.scoring.credit import outcome_entry_id
+from langchain_episodic.model.credit import outcome_entry_id
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores import InMemoryEpisodeStore
 from langchain_episodic.stores.base import JournalEntry

@@ -13,14 +13,9 @@ import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
 from langchain_episodic.errors import EpisodeForgottenError
+from langchain_episodic.model.credit import CreditEvent, Injection, encode_credit, encode_injection
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.erasure import ERASURE_RUN, is_erasure_entry
-from langchain_episodic.scoring.credit import (
-    CreditEvent,
-    Injection,
-    encode_credit,
-    encode_injection,
-)
 from langchain_episodic.scoring.retention import Retention
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores import InMemoryEpisodeStore

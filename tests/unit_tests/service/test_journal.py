@@ -8,12 +8,7 @@ from typing import Any
 import pytest
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
-from langchain_episodic.scoring.credit import (
-    CreditEvent,
-    Injection,
-    encode_credit,
-    encode_injection,
-)
+from langchain_episodic.model.credit import CreditEvent, Injection, encode_credit, encode_injection
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores.base import JournalEntry
 from langchain_episodic.stores.chroma.journal_head import HEAD_PREFIX
