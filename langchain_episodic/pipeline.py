@@ -47,11 +47,9 @@ if TYPE_CHECKING:
 __all__ = [
     "Replay",
     "abuild_replay",
-    "areplay_prompt",
     "as_task",
     "build_replay",
     "choose_strategy",
-    "replay_prompt",
     "replay_renderer",
     "select_strategy",
     "select_strategy_thompson",
@@ -173,22 +171,6 @@ async def abuild_replay(
         near_misses=near_misses,
         **option_fields,
     )
-
-
-def replay_prompt(memory: EpisodicMemory, task: TaskDescription | str, **kwargs: Any) -> str:
-    r"""The text `build_replay` would inject: ``build_replay(...).text``.
-
-    Examples:
-        ```python
-        system_prompt += "\\n\\n" + replay_prompt(memory, "Add OAuth login", max_tokens=600)
-        ```
-    """
-    return build_replay(memory, task, **kwargs).text
-
-
-async def areplay_prompt(memory: EpisodicMemory, task: TaskDescription | str, **kwargs: Any) -> str:
-    """Async twin of `replay_prompt`."""
-    return (await abuild_replay(memory, task, **kwargs)).text
 
 
 # ------------------------------------------------------------------ strategy choices

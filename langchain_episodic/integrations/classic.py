@@ -54,7 +54,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
 
     Before each run, `load_memory_variables` recalls the ``top_k`` episodes
     most worth replaying for the chain's task and returns the replay prompt (see
-    `replay_prompt`) under `memory_key`.
+    `build_replay(...).text`) under `memory_key`.
 
     After each run, `save_context` records **nothing**: the chain's output is a
     candidate solution, not feedback. An episode needs a reward and an outcome, and

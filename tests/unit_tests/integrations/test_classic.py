@@ -24,9 +24,9 @@ from langchain_episodic import (
     OutcomeStatus,
     TaskCategory,
     TaskDescription,
+    build_replay,
 )
 from langchain_episodic.integrations.classic import EpisodicChainMemory
-from langchain_episodic.pipeline import replay_prompt
 from langchain_episodic.prompting.compact import COMPACT_NOTICE, CompactRenderer
 from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
@@ -149,7 +149,7 @@ def test_load_replays_the_relevant_past_episode(memory: EpisodicMemory) -> None:
     assert "def login(email, password): validate(email)" in text
     assert "CSV parser" not in text
     assert "payment webhook" not in text
-    assert text == replay_prompt(memory, "Implement a login form", top_k=1)
+    assert text == build_replay(memory, "Implement a login form", top_k=1).text
     detailed = EpisodicChainMemory(memory=memory, top_k=1, renderer="detailed")
     text = detailed.load_memory_variables({"input": "Implement a login form"})["experience"]
     assert text.startswith("Task: Implement a login form\n")

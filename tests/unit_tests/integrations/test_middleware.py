@@ -32,6 +32,7 @@ from langchain_episodic import (
     StaticEmbeddings,
     TaskCategory,
     TaskDescription,
+    build_replay,
     choose_strategy,
     episode_from_tests,
 )
@@ -42,7 +43,6 @@ from langchain_episodic.integrations.middleware import (
     EpisodicMemoryMiddleware,
     latest_human_text,
 )
-from langchain_episodic.pipeline import replay_prompt
 from langchain_episodic.prompting.compact import COMPACT_NOTICE, CompactRenderer
 from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
@@ -139,7 +139,7 @@ def test_replay_is_exactly_replay_prompt_for_the_task(login_memory: EpisodicMemo
     )
     agent.invoke(user("Implement a signup form"))
 
-    expected = replay_prompt(login_memory, "Implement a signup form", top_k=3)
+    expected = build_replay(login_memory, "Implement a signup form", top_k=3).text
     assert model.system_texts() == [f"{SYSTEM}\n\n{expected}"]
 
 
@@ -150,7 +150,7 @@ def test_without_a_system_prompt_the_replay_becomes_the_system_prompt(
     agent = create_agent(model, tools=[], middleware=[EpisodicMemoryMiddleware(login_memory)])
     agent.invoke(user("Implement a signup form"))
 
-    assert model.system_texts() == [replay_prompt(login_memory, "Implement a signup form")]
+    assert model.system_texts() == [build_replay(login_memory, "Implement a signup form").text]
 
 
 def test_an_empty_memory_adds_nothing_to_the_system_prompt(memory: EpisodicMemory) -> None:
@@ -301,7 +301,7 @@ def test_content_block_system_prompt_keeps_its_blocks(login_memory: EpisodicMemo
     assert received.content[0] == system.content[0]
     assert received.content[1] == {
         "type": "text",
-        "text": "\n\n" + replay_prompt(login_memory, "Implement a signup form"),
+        "text": "\n\n" + build_replay(login_memory, "Implement a signup form").text,
     }
 
 
@@ -645,7 +645,7 @@ async def test_async_with_sync_record_episode_and_none(login_memory: EpisodicMem
 
     assert calls == ["ok"]
     assert len(login_memory) == 1
-    assert model.system_texts() == [replay_prompt(login_memory, "Implement a signup form")]
+    assert model.system_texts() == [build_replay(login_memory, "Implement a signup form").text]
 
 
 async def test_async_tool_loop_and_empty_memory(memory: EpisodicMemory) -> None:
@@ -701,8 +701,9 @@ def test_wrap_model_call_does_not_mutate_the_request(login_memory: EpisodicMemor
     assert request.system_prompt == SYSTEM
     [sent] = seen
     assert sent is not request
-    assert sent.system_prompt == f"{SYSTEM}\n\n" + replay_prompt(
-        login_memory, "Implement a signup form"
+    assert (
+        sent.system_prompt
+        == f"{SYSTEM}\n\n" + build_replay(login_memory, "Implement a signup form").text
     )
     assert sent.messages == messages
 
@@ -714,7 +715,7 @@ def test_wrap_model_call_without_a_stored_replay_builds_one(login_memory: Episod
 
     middleware.wrap_model_call(_request(messages, {"messages": []}, None), handler)
 
-    assert seen[0].system_prompt == replay_prompt(login_memory, "Implement a signup form")
+    assert seen[0].system_prompt == build_replay(login_memory, "Implement a signup form").text
 
 
 def test_stored_none_replay_injects_nothing(login_memory: EpisodicMemory) -> None:

@@ -7,8 +7,13 @@ from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 
-from langchain_episodic import EpisodicMemory, EpisodicValueError, TaskCategory, TaskDescription
-from langchain_episodic.pipeline import replay_prompt
+from langchain_episodic import (
+    EpisodicMemory,
+    EpisodicValueError,
+    TaskCategory,
+    TaskDescription,
+    build_replay,
+)
 from langchain_episodic.prompting.compact import CompactRenderer
 from langchain_episodic.prompting.episodes import (
     DEFAULT_MAX_TOKENS,
@@ -78,7 +83,7 @@ def test_runnable_keeps_task_category(memory: EpisodicMemory) -> None:
 def test_custom_input_key_and_options(memory: EpisodicMemory) -> None:
     runnable = memory.as_runnable(input_key="question", top_k=1, max_tokens=400)
     text = runnable.invoke({"question": "password reset email"})
-    assert text == replay_prompt(memory, "password reset email", top_k=1, max_tokens=400)
+    assert text == build_replay(memory, "password reset email", top_k=1, max_tokens=400).text
     assert text.count("<experience") == 1
     with pytest.raises(EpisodicValueError, match="'question'"):
         runnable.invoke({"task": "password reset"})
@@ -94,7 +99,7 @@ def test_the_prompt_has_a_default_budget(memory: EpisodicMemory) -> None:
     text = memory.as_runnable().invoke(task)
     assert "\n\u2026 [truncated]\n</solution>" in text
     assert approximate_token_count(text) <= DEFAULT_MAX_TOKENS
-    assert text == replay_prompt(memory, task)
+    assert text == build_replay(memory, task).text
     assert len(memory.as_runnable(max_tokens=None).invoke(task)) > 1_200_000
 
 

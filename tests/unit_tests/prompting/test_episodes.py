@@ -10,7 +10,7 @@ import pytest
 from langchain_episodic import EpisodicMemory
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import Episode, OutcomeStatus, TaskCategory, TaskDescription
-from langchain_episodic.pipeline import build_replay, replay_prompt
+from langchain_episodic.pipeline import build_replay
 from langchain_episodic.prompting.episodes import (
     DATA_NOTICE,
     DEFAULT_MAX_TOKENS,
@@ -702,7 +702,7 @@ def test_the_default_budget_holds_three_sizeable_episodes_whole() -> None:
     assert prompt == format_replay_prompt(context_of(*episodes), TASK, max_tokens=None)
 
 
-def test_build_replay_and_replay_prompt_apply_the_default_budget() -> None:
+def test_build_replay_applies_the_default_budget() -> None:
     memory = EpisodicMemory(store=InMemoryEpisodeStore(), clock=lambda: 1_750_000_000.0)
     memory.record(
         make_episode(
@@ -714,7 +714,7 @@ def test_build_replay_and_replay_prompt_apply_the_default_budget() -> None:
     replay = build_replay(memory, TASK)
     assert TRUNCATED in replay.prompt
     assert approximate_token_count(replay.prompt) <= DEFAULT_MAX_TOKENS
-    assert replay_prompt(memory, TASK) == replay.text
+    assert build_replay(memory, TASK).text == replay.text  # the same replay each time
     unlimited = build_replay(memory, TASK, max_tokens=None)
     assert len(unlimited.prompt) > 1_200_000
     assert len(build_replay(memory, TASK, max_tokens=500).prompt) <= 2_000
