@@ -42,7 +42,7 @@ from _fixtures import (  # noqa: E402
 )
 
 from langchain_episodic import ChromaEpisodeStore, EpisodicMemory  # noqa: E402
-from langchain_episodic.stores.chroma.store import _episode_metadata  # noqa: E402
+from langchain_episodic.stores.chroma.records import episode_metadata  # noqa: E402
 
 TOP_K = 3
 FETCH_K = 2 * TOP_K
@@ -209,7 +209,7 @@ def bench_record(batch_sizes: list[int], rounds: int = 7) -> str:
         episodes = make_episodes(0, total)
         embeddings = PrecomputedEmbeddings(unit_vectors(total, seed=3), unit_vectors(1, seed=4))
         vectors = embeddings.episodes
-        metadatas = [_episode_metadata(e, i) for i, e in enumerate(episodes)]
+        metadatas = [episode_metadata(e, i) for i, e in enumerate(episodes)]
         seconds: dict[str, list[float]] = {"raw": [], "ours": []}
 
         def run_ours() -> None:

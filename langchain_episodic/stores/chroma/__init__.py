@@ -2,6 +2,7 @@
 
 * `store`: `ChromaEpisodeStore`, the store on Chroma (embedded on disk, in memory,
   or a server).
+* `records`: an episode as a Chroma record (metadata, filters, rows read back).
 * `hits`: a Chroma query's rows as search hits.
 * `open_namespaces`: the cap on namespaces a client keeps open.
 * `folder`: checking, locking and indexing a folder; translating Chroma's failures.

@@ -76,18 +76,26 @@ from langchain_episodic.stores.chroma.open_namespaces import (
     give_memory_back,
     open_namespace_cap,
 )
+from langchain_episodic.stores.chroma.records import (
+    EPISODE_KEY,
+    episode_metadata,
+    episode_rows,
+    journal_entries,
+    metadata_by_id,
+    seq_rows,
+    where_clause,
+)
 from langchain_episodic.stores.chroma.scrub import (
     deleted_since_scrub,
     note_deleting,
     scrub_folder,
     scrub_pending,
 )
-from langchain_episodic.stores.codec import decode_episodes, encode_episode
+from langchain_episodic.stores.codec import decode_episodes
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
-    from chromadb.api.types import GetResult
 
     from langchain_episodic.stores.chroma._path_lock import PathLock
 
@@ -101,7 +109,6 @@ _SCHEMA_KEY = "langchain_episodic:schema"
 # packed: Chroma reads a collection's metadata on every query, so each extra key costs
 # every recall (27 flat keys made a query ~30% slower, measured).
 _STATE_PREFIX = "langchain_episodic:"
-_EPISODE_KEY = "episode"
 _JOURNAL_OF_KEY = "langchain_episodic:journal_of"
 _JOURNAL_SUFFIX = "-journal"
 _CHECKPOINT_KEY = "langchain_episodic:checkpoint"
@@ -129,46 +136,6 @@ def _operation(method: _Method) -> _Method:
             return reported(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
-
-
-def _episode_metadata(episode: Episode, seq: int) -> dict[str, str | int | float]:
-    # Few keys on purpose: Chroma keeps one metadata row per key and record, and every
-    # query reads them all. Only what filters use is flat; ranking reads the JSON.
-    return {
-        _EPISODE_KEY: encode_episode(episode),
-        "seq": seq,
-        "category": episode.task.category.value,
-        "outcome": episode.outcome.value,
-        "strategy_used": episode.strategy_used,
-    }
-
-
-def _where(filters: EpisodeFilter | None) -> dict[str, Any] | None:
-    if filters is None or filters.is_empty:
-        return None
-    clauses: list[dict[str, Any]] = []
-    for key, values in (
-        ("category", filters.categories and [c.value for c in filters.categories]),
-        ("outcome", filters.outcomes and [o.value for o in filters.outcomes]),
-        ("strategy_used", filters.strategies and list(filters.strategies)),
-    ):
-        if values:
-            clauses.append({key: values[0]} if len(values) == 1 else {key: {"$in": values}})
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
-
-
-def _by_id(got: GetResult) -> dict[str, Mapping[str, Any]]:
-    """The metadata of each record a Chroma ``get`` found, by id, in its order."""
-    metadatas = got["metadatas"] or []
-    return {
-        record_id: metadata or {} for record_id, metadata in zip(got["ids"], metadatas, strict=True)
-    }
-
-
-def _episode_rows(records: Mapping[str, Mapping[str, Any]]) -> Iterator[tuple[str, object]]:
-    """``(record_id, episode JSON)`` per record, what the codec decodes."""
-    for record_id, metadata in records.items():
-        yield record_id, metadata.get(_EPISODE_KEY)
 
 
 def _chunks(size: int, total: int) -> Iterator[slice]:
@@ -519,7 +486,7 @@ class ChromaEpisodeStore:
         found: dict[str, Episode] = {}
         for part in _chunks(self.batch_size, len(episode_ids)):
             got = collection.get(ids=list(episode_ids[part]), include=["metadatas"])
-            found.update(decode_episodes(_episode_rows(_by_id(got))))
+            found.update(decode_episodes(episode_rows(metadata_by_id(got))))
         return found
 
     @_operation
@@ -559,7 +526,7 @@ class ChromaEpisodeStore:
                     embeddings=embeddings[part],
                     documents=[episode.task.description for episode in batch],
                     metadatas=[
-                        _episode_metadata(episode, seq)
+                        episode_metadata(episode, seq)
                         for episode, seq in zip(batch, seqs[part], strict=True)
                     ],
                 )
@@ -587,7 +554,7 @@ class ChromaEpisodeStore:
         """
         # Ids and distances from Chroma, the rest from the records' cache: see chroma_hits.
         cache = hit_cache(self._share)
-        return query_hits(self.collection(namespace), embedding, k, _where(filters), cache)
+        return query_hits(self.collection(namespace), embedding, k, where_clause(filters), cache)
 
     @_operation
     def _get_seq_range(self, namespace: str, start: int, stop: int) -> list[tuple[int, Episode]]:
@@ -595,7 +562,7 @@ class ChromaEpisodeStore:
             where={"$and": [{"seq": {"$gte": start}}, {"seq": {"$lt": stop}}]},
             include=["metadatas"],
         )
-        return _seq_rows(_by_id(got), start, stop)
+        return seq_rows(metadata_by_id(got), start, stop)
 
     @_operation
     def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
@@ -607,10 +574,10 @@ class ChromaEpisodeStore:
             # Chroma answers a filter on seq from the metadata of every collection in
             # the folder: with thousands of namespaces (one per user) that is most of
             # an open. A small collection is read whole once instead, and filtered here.
-            records = _by_id(self.collection(namespace).get(include=["metadatas"]))
+            records = metadata_by_id(self.collection(namespace).get(include=["metadatas"]))
 
             def fetch(start: int, stop: int) -> list[tuple[int, Episode]]:
-                return _seq_rows(records, start, stop)
+                return seq_rows(records, start, stop)
         else:
 
             def fetch(start: int, stop: int) -> list[tuple[int, Episode]]:
@@ -722,7 +689,7 @@ class ChromaEpisodeStore:
         page = self.batch_size
         while True:
             got = journal.get(where=where, limit=page, offset=len(entries), include=["metadatas"])
-            entries.extend(_journal_entries(got))
+            entries.extend(journal_entries(got))
             if len(got["ids"]) < page:
                 return entries
 
@@ -740,7 +707,7 @@ class ChromaEpisodeStore:
         page, start = self.batch_size, max(start, 0)
         while True:
             got = journal.get(limit=page, offset=start + len(entries), include=["metadatas"])
-            entries.extend(_journal_entries(got))
+            entries.extend(journal_entries(got))
             if len(got["ids"]) < page:
                 return entries
 
@@ -754,7 +721,7 @@ class ChromaEpisodeStore:
         entries: list[JournalEntry] = []
         for begin in range(0, len(wanted), self.batch_size):
             got = journal.get(ids=wanted[begin : begin + self.batch_size], include=["metadatas"])
-            entries.extend(_journal_entries(got))
+            entries.extend(journal_entries(got))
         return entries
 
     @_operation
@@ -957,7 +924,7 @@ class ChromaEpisodeStore:
                 return audit.finish()
             metadatas = got["metadatas"] or [None] * len(ids)
             for record_id, metadata in zip(ids, metadatas, strict=True):
-                audit.feed(record_id, metadata, _EPISODE_KEY)
+                audit.feed(record_id, metadata, EPISODE_KEY)
 
 
 def _own_client(folder: str | None, lock: PathLock | None) -> ClientAPI:
@@ -1026,34 +993,3 @@ def _is_ephemeral(client: ClientAPI) -> bool:
         return False
     api = str(getattr(settings, "chroma_api_impl", ""))
     return not getattr(settings, "is_persistent", False) and "fastapi" not in api.lower()
-
-
-def _journal_entries(got: Any) -> list[JournalEntry]:
-    metadatas = got["metadatas"] or [None] * len(got["ids"])
-    return [
-        JournalEntry(entry_id, str((meta or {}).get("run")), str((meta or {}).get("entry")))
-        for entry_id, meta in zip(got["ids"], metadatas, strict=True)
-    ]
-
-
-def _seq_rows(records: Mapping[str, Any], start: int, stop: int) -> list[tuple[int, Episode]]:
-    """``(seq, episode)`` of the readable records whose seq is in ``[start, stop)``, in order.
-
-    What the where clause ``start <= seq < stop`` keeps, also for records read unfiltered.
-    """
-    in_range = {
-        record_id: metadata
-        for record_id, metadata in records.items()
-        if _seq_in(metadata.get("seq"), start, stop)
-    }
-    rows = [
-        (int(in_range[record_id]["seq"]), episode)
-        for record_id, episode in decode_episodes(_episode_rows(in_range))
-    ]
-    # Several writer processes may repeat a seq (each numbers from its own count).
-    rows.sort(key=lambda row: (row[0], row[1].timestamp, row[1].episode_id))
-    return rows
-
-
-def _seq_in(seq: object, start: int, stop: int) -> bool:
-    return isinstance(seq, (int, float)) and not isinstance(seq, bool) and start <= seq < stop
