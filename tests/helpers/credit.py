@@ -11,7 +11,7 @@ def replayed_log(memory: EpisodicMemory) -> CreditLog:
     """The credit log a replay of the whole stored journal of ``memory`` builds."""
     log = memory._s.journal.credit
     replay = CreditLog(memory.store, memory.namespace, log.half_life, JournalPosition(False), print)
-    replay.reload(memory._s.journal.entries())
+    replay.reload(memory.journal.entries())
     return replay
 
 

@@ -23,6 +23,7 @@ from langchain_episodic.model.lesson import (
     LessonSource,
     is_lesson_entry,
 )
+from langchain_episodic.scoring.credit import UTILITY_HALF_LIFE
 from langchain_episodic.scoring.decay import ranking_mean
 from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.helpers.embeddings import TableEmbeddings
@@ -271,7 +272,7 @@ def test_recall_keeps_an_index_of_the_active_lessons_rebuilt_only_on_change(
     memory.runs.credit("run-1", 1.0)
     after_credit = service.active_index(384)
     assert after_credit.matrix is first.matrix
-    utilities = after_credit.utilities(NOW, memory._s.journal.credit.half_life)
+    utilities = after_credit.utilities(NOW, UTILITY_HALF_LIFE)
     for row, one in enumerate(lessons):
         evidence = service._evidence(service.get(one.lesson_id), NOW)
         assert math.isclose(utilities[row], ranking_mean(*evidence), rel_tol=1e-9)
@@ -301,7 +302,7 @@ def test_utilities_of_many_credited_lessons_are_the_same_vectorised(
     index = service.active_index(384)
     assert len(index.with_evidence) == 40
     later = NOW + 86_400.0 * 10
-    utilities = index.utilities(later, memory._s.journal.credit.half_life)
+    utilities = index.utilities(later, UTILITY_HALF_LIFE)
     for row, one in enumerate(lessons):
         evidence = service._evidence(service.get(one.lesson_id), later)
         assert math.isclose(utilities[row], ranking_mean(*evidence), rel_tol=1e-9)
@@ -328,7 +329,7 @@ def test_many_credits_since_the_index_read_it_rebuild_its_evidence(
     memory.runs.credit("run-99", 1.0)
     assert memory._s.journal.credit.book.changed_since(0) is None
     now = memory.now()
-    utilities = service.active_index(384).utilities(now, memory._s.journal.credit.half_life)
+    utilities = service.active_index(384).utilities(now, UTILITY_HALF_LIFE)
     assert utilities[1] > 0.5
     evidence = service._evidence(service.get(lessons[1].lesson_id), now)
     assert math.isclose(utilities[1], ranking_mean(*evidence), rel_tol=1e-6)

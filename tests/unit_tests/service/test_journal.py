@@ -20,10 +20,10 @@ NAMESPACE = "default"
 
 def test_entries_are_what_the_runs_wrote(memory: EpisodicMemory) -> None:
     memory.record(make_episode(episode_id="a"))
-    assert memory._s.journal.entries() == []
+    assert memory.journal.entries() == []
     memory.runs.note("r1", ["a"], "task")
     memory.runs.credit("r1", 1.0)
-    entries = memory._s.journal.entries()
+    entries = memory.journal.entries()
     assert len(entries) == 2
     assert {entry.run_id for entry in entries} == {"r1"}
 

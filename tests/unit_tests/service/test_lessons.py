@@ -11,7 +11,7 @@ from langchain_episodic import EpisodicMemory
 from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.lesson import Lesson, LessonSource
-from langchain_episodic.scoring.credit import utility_factor
+from langchain_episodic.scoring.credit import UTILITY_HALF_LIFE, utility_factor
 from langchain_episodic.scoring.decay import ranking_mean
 from langchain_episodic.scoring.lesson_search import similarities_of
 from langchain_episodic.scoring.ranking import top_lessons
@@ -77,7 +77,7 @@ def test_factor_bounds_hold_at_every_later_time_and_the_exact_factors_are_the_ru
         memory.runs.credit(f"run-{i:03d}", (1.0, 0.0, 0.6, 0.3)[i % 4])
     service = memory._s.lessons
     index = service.active_index(384)
-    half_life = memory._s.journal.credit.half_life
+    half_life = UTILITY_HALF_LIFE
     credited = index.with_evidence.tolist()
     never = index.rows[lessons[-1].lesson_id]
     assert len(credited) == count - 1
@@ -127,7 +127,7 @@ def test_lessons_recalled_later_are_those_scoring_every_lesson_picks() -> None:
         memory.runs.note(f"run-{i:03d}", [one.lesson_id], "Implement a login")
         memory.runs.credit(f"run-{i:03d}", (1.0, 0.0, 0.8)[i % 3])
     service = memory._s.lessons
-    half_life = memory._s.journal.credit.half_life
+    half_life = UTILITY_HALF_LIFE
     query = memory._s.context.embed_query("Implement a login form with e-mail checks")
     unit = (query / np.linalg.norm(query)).astype(np.float32)
     for later in (0.0, 3_600.0, 86_400.0 * 30, 86_400.0 * 3_000):
