@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -133,3 +134,19 @@ def run_worker(script: str, args: Sequence[str], pythonpath: str | None) -> obje
         cwd=Path(script).resolve().parent,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def sides_taking_turns(script: str, before: str | None, rounds: int) -> dict[str, list[Any]]:
+    """Each side's ``script --worker`` results, ``rounds`` times, the sides taking turns.
+
+    The sides: ``"before"`` (the checkout at ``before``, when given), then ``"now"`` (this
+    one); taking turns, a drift of the machine's speed falls on both alike.
+    """
+    sides = {"now": str(Path(script).resolve().parent.parent)}
+    if before:
+        sides = {"before": before, **sides}
+    runs: dict[str, list[Any]] = {side: [] for side in sides}
+    for _ in range(rounds):
+        for side, path in sides.items():
+            runs[side].append(run_worker(script, [], path))
+    return runs

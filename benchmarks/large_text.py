@@ -26,9 +26,7 @@ import json
 import statistics
 import time
 from pathlib import Path
-from typing import cast
 
-HERE = Path(__file__).resolve().parent
 LINES = {
     "ascii": "def area(width, height):\n    return width * height  # rectangle\n",
     "unicode": "def área(width, height):\n    return width * height  # 矩形 é ü 😀\n",
@@ -79,12 +77,6 @@ def worker() -> dict[str, dict[str, float]]:
     return found
 
 
-def measure(pythonpath: str) -> dict[str, dict[str, float]]:
-    from _fixtures import run_worker
-
-    return cast(dict[str, dict[str, float]], run_worker(__file__, [], pythonpath))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", help="a checkout of the code to compare with")
@@ -95,15 +87,9 @@ def main() -> None:
     if args.worker:
         print(json.dumps(worker()))
         return
-    from _fixtures import table
+    from _fixtures import sides_taking_turns, table
 
-    sides = {"now": str(HERE.parent)}
-    if args.before:
-        sides = {"before": args.before, **sides}
-    runs: dict[str, list[dict[str, dict[str, float]]]] = {side: [] for side in sides}
-    for _ in range(args.rounds):
-        for side, path in sides.items():
-            runs[side].append(measure(path))
+    runs = sides_taking_turns(__file__, args.before, args.rounds)
     rows = []
     for kind in LINES:
         for side, found in runs.items():

@@ -19,9 +19,7 @@ import json
 import statistics
 import time
 from pathlib import Path
-from typing import cast
 
-HERE = Path(__file__).resolve().parent
 EPISODES, CALLS = 2_000, 300
 
 
@@ -50,12 +48,6 @@ def worker() -> dict[str, float]:
     }
 
 
-def measure(pythonpath: str) -> dict[str, float]:
-    from _fixtures import run_worker
-
-    return cast(dict[str, float], run_worker(__file__, [], pythonpath))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", help="a checkout of the code to compare with")
@@ -66,15 +58,9 @@ def main() -> None:
     if args.worker:
         print(json.dumps(worker()))
         return
-    from _fixtures import table
+    from _fixtures import sides_taking_turns, table
 
-    sides = {"now": str(HERE.parent)}
-    if args.before:
-        sides = {"before": args.before, **sides}
-    runs: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
-    for _ in range(args.rounds):
-        for side, path in sides.items():
-            runs[side].append(measure(path))
+    runs = sides_taking_turns(__file__, args.before, args.rounds)
     rows = []
     for side, found in runs.items():
         replay = statistics.median(run["replay_ms"] for run in found)

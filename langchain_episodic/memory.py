@@ -439,7 +439,7 @@ class EpisodicMemory:
             if value is not None
         }  # fmt: skip
         chosen = RecallOptions.from_mapping(options, {**given, **fields})
-        report = self._s.replay.report(query, chosen)
+        report = self._s.recall.report(as_task(query, "query"), chosen)
         return report if explain else report.results
 
     def task(self, task: str | TaskDescription) -> TaskDescription:
