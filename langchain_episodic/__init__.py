@@ -21,8 +21,8 @@ suite reads this list and checks every import against it):
 5. embeddings: `langchain_episodic.embeddings`
 6. stores, the only modules that talk to a database: `langchain_episodic.stores`
 7. services, one job each over a namespace: `langchain_episodic.service`
-8. the façade: `langchain_episodic.memory` and its areas
-   (`langchain_episodic.areas`: ``memory.runs``, ``.lessons``, ``.quarantine``, ...)
+   (``memory.runs``, ``.lessons``, ``.quarantine``, ... are services themselves)
+8. the façade: `langchain_episodic.memory`
 9. with a memory: `langchain_episodic.pipeline` (one recall per replay, strategy
    choices), `langchain_episodic.reflection`, `langchain_episodic.migration`
 10. LangChain integrations, loaded on first use: `langchain_episodic.integrations`

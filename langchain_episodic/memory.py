@@ -18,13 +18,6 @@ from typing_extensions import Unpack
 from langchain_episodic._adapters import ADAPTERS
 from langchain_episodic._async import async_twin
 from langchain_episodic._validation import as_ids, check_bool, check_int
-from langchain_episodic.areas import (
-    MemoryForgetting,
-    MemoryJournal,
-    MemoryLessons,
-    MemoryQuarantine,
-    MemoryRuns,
-)
 from langchain_episodic.embeddings.background import default_background_texts
 from langchain_episodic.embeddings.builtin import default_embeddings
 from langchain_episodic.model.episode import Episode, TaskDescription, as_task
@@ -41,6 +34,10 @@ from langchain_episodic.scoring.relevance import Calibration, calibration_for
 from langchain_episodic.scoring.retention import Retention
 from langchain_episodic.scoring.skills import SkillProfile, profiles_from_tallies
 from langchain_episodic.service.context import NamespaceContext
+from langchain_episodic.service.credit import Runs
+from langchain_episodic.service.erasure import Eraser
+from langchain_episodic.service.journal import Journal
+from langchain_episodic.service.lessons import Lessons
 from langchain_episodic.service.opening import (
     MismatchPolicy,
     check_background,
@@ -50,6 +47,7 @@ from langchain_episodic.service.opening import (
     open_services,
     require_namespace,
 )
+from langchain_episodic.service.quarantine import Quarantine
 from langchain_episodic.service.replay import Replays
 from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore
 from langchain_episodic.stores.chroma.store import ChromaEpisodeStore
@@ -167,18 +165,18 @@ class EpisodicMemory:
     The memory is a façade: its core verbs (record, recall, episodes, skill profiles,
     namespaces, forget, the LangChain adapters) and one sub-object per other area:
 
-    - ``memory.runs`` (`MemoryRuns`): runs, credit,
+    - ``memory.runs`` (`Runs`): runs, credit,
       utilities, probation, holdout and lift;
-    - ``memory.lessons`` (`MemoryLessons`);
-    - ``memory.quarantine`` (`MemoryQuarantine`):
+    - ``memory.lessons`` (`Lessons`);
+    - ``memory.quarantine`` (`Quarantine`):
       quarantine and pins;
-    - ``memory.forgetting`` (`MemoryForgetting`):
+    - ``memory.forgetting`` (`Eraser`):
       a whole namespace, retention, erasure receipts;
-    - ``memory.journal`` (`MemoryJournal`);
+    - ``memory.journal`` (`Journal`);
     - ``memory.replay`` (`Replays`): the replay prompt (`build_replay` calls it).
 
-    Each job lives in a service of `langchain_episodic.service` over one
-    `NamespaceContext`. Every method that
+    Each sub-object is the service of `langchain_episodic.service` that owns the
+    job, over one `NamespaceContext`. Every method that
     embeds or reads or writes the store has an ``a``-prefixed async twin (one executor
     hop); what the memory already holds (utilities, lessons, the quarantine log, skill
     profiles) is returned at once and has none.
@@ -237,14 +235,11 @@ class EpisodicMemory:
             retention=retention,
             shared=check_bool("shared", shared),
         )
-        self._runs, self._lessons = MemoryRuns(self._s), MemoryLessons(self._s)
-        self._quarantine = MemoryQuarantine(self._s)
-        self._forgetting, self._journal = MemoryForgetting(self._s), MemoryJournal(self._s)
 
     @property
-    def runs(self) -> MemoryRuns:
+    def runs(self) -> Runs:
         """Runs, their outcomes and credit: utilities, probation, holdout and lift."""
-        return self._runs
+        return self._s.runs
 
     @property
     def replay(self) -> Replays:
@@ -258,24 +253,24 @@ class EpisodicMemory:
         return self._s.replay
 
     @property
-    def lessons(self) -> MemoryLessons:
+    def lessons(self) -> Lessons:
         """The namespace's lessons: add, list, revise, consolidate, recall."""
-        return self._lessons
+        return self._s.lessons
 
     @property
-    def quarantine(self) -> MemoryQuarantine:
+    def quarantine(self) -> Quarantine:
         """Quarantine (hidden from recall, kept) and pins (shown whatever credit says)."""
-        return self._quarantine
+        return self._s.quarantine
 
     @property
-    def forgetting(self) -> MemoryForgetting:
+    def forgetting(self) -> Eraser:
         """Forgetting a whole namespace, retention, and the receipts of every erasure."""
-        return self._forgetting
+        return self._s.eraser
 
     @property
-    def journal(self) -> MemoryJournal:
+    def journal(self) -> Journal:
         """The journal of injections, outcomes and lessons: copy, merge, checkpoint."""
-        return self._journal
+        return self._s.journal
 
     def __repr__(self) -> str:
         return (
@@ -350,7 +345,7 @@ class EpisodicMemory:
     @property
     def short_term(self) -> tuple[Episode, ...]:
         """The last ``short_term_limit`` recorded episodes, oldest first, less quarantined ones."""
-        quarantined = self._s.quarantine.active
+        quarantined = self._s.quarantine.quarantine_log.active
         return tuple(e for e in self._s.window if e.episode_id not in quarantined)
 
     def skill_profiles(self) -> tuple[SkillProfile, ...]:
@@ -533,7 +528,7 @@ class EpisodicMemory:
                     rng=self._s.runs.rng,
                     background=self.background,
                     retention=self._s.eraser.retention,
-                    shared=self._s.recall.shared,
+                    shared=self._s.runs.shared,
                 )
             return self._scoped[namespace]
 

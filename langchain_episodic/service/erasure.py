@@ -1,7 +1,7 @@
-"""Erasure: removing episodes and everything derived from them, with a receipt.
+"""``memory.forgetting``: erasure of episodes and what derives from them, with a receipt.
 
-`Eraser.forget` follows lineage. For the erased episodes (and any lesson ids
-asked for) it removes:
+`Eraser.forget` (what ``memory.forget`` calls) follows lineage. For the erased
+episodes (and any lesson ids asked for) it removes:
 
 * the episode records with their vectors (`delete`);
 * the lessons derived from them (a lesson may repeat its sources' content, so it is
@@ -40,6 +40,8 @@ from collections.abc import Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 
+from langchain_episodic._async import async_twin
+from langchain_episodic._validation import as_ids
 from langchain_episodic.errors import (
     EpisodeForgottenError,
     EpisodicValueError,
@@ -75,7 +77,7 @@ from langchain_episodic.model.lesson import Lesson, decode_lesson, is_lesson_ent
 from langchain_episodic.scoring.retention import PrunePlan, Retention, plan_prune
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.journal import Journal
-from langchain_episodic.service.quarantine import QuarantineLog
+from langchain_episodic.service.quarantine import Quarantine
 from langchain_episodic.service.summary import Summary
 from langchain_episodic.service.window import ShortTermWindow
 from langchain_episodic.stores.base import (
@@ -91,13 +93,23 @@ __all__ = ["Eraser", "erased_but_stored", "pending_scrub", "unfinished_erasures"
 
 
 class Eraser:
-    """Erases episodes of one namespace, following lineage; applies a retention policy.
+    """Forgetting beyond ``memory.forget(ids)``: a namespace, a policy, the receipts.
+
+    Erases episodes of one namespace, following lineage, and applies a retention
+    policy.
+
+    Examples:
+        >>> from langchain_episodic import EpisodicMemory
+        >>> from langchain_episodic.scoring.retention import Retention
+        >>> memory = EpisodicMemory()
+        >>> plan, receipt = memory.forgetting.prune(Retention(max_episodes=100), dry_run=True)
+        >>> plan.episode_ids, receipt, memory.forgetting.receipts()
+        ((), None, ())
 
     Args:
         context: The namespace.
         journal: Its journal (credit and lessons).
-        quarantine: Its quarantine log.
-        pins: Its pin log.
+        quarantine: Its quarantine and pin logs.
         summary: Its per-category summary.
         window: Its short-term window.
         retention: The retention policy, or ``None``.
@@ -107,30 +119,37 @@ class Eraser:
         self,
         context: NamespaceContext,
         journal: Journal,
-        quarantine: QuarantineLog,
-        pins: QuarantineLog,
+        quarantine: Quarantine,
         summary: Summary,
         window: ShortTermWindow,
         retention: Retention | None = None,
     ) -> None:
         self._context = context
         self._journal = journal
-        self._quarantine = quarantine
-        self._pins = pins
+        self._quarantine = quarantine.quarantine_log
+        self._pins = quarantine.pin_log
         self._summary = summary
         self._window = window
-        self.retention = retention
+        self._retention = retention
         self._written_since_prune = 0
         # With an on_write policy: every stored episode's timestamp, in recording order,
         # kept up to date by writes and erasures, so a prune reads no store (None: not
         # read yet). Bounded by the policy: its cap plus the slack, or what max_age keeps.
         self._times: dict[str, float] | None = None
 
+    def __repr__(self) -> str:
+        return f"<forgetting of namespace {self._context.namespace!r}>"
+
+    @property
+    def retention(self) -> Retention | None:
+        """The retention policy `prune` applies (``None``: everything is kept)."""
+        return self._retention
+
     # ------------------------------------------------------------------ tombstones
 
-    def forgotten(self, episode_ids: Iterable[str]) -> dict[str, tuple[str, float]]:
-        """The ids among ``episode_ids`` an erasure removed: ``(erasure_id, at)`` each."""
-        wanted = {tombstone_entry_id(i): i for i in dict.fromkeys(episode_ids)}
+    def forgotten(self, episode_ids: str | Iterable[str]) -> dict[str, tuple[str, float]]:
+        """The ids among ``episode_ids`` an erasure removed, each with ``(erasure_id, at)``."""
+        wanted = {tombstone_entry_id(i): i for i in dict.fromkeys(as_ids(episode_ids))}
         if not wanted:
             return {}
         found = _entries(self._context.store, self._context.namespace, wanted, TOMBSTONE_RUN)
@@ -269,10 +288,14 @@ class Eraser:
                 stoned=stoned,
             )
 
-    def forget_all(self, reason: str, by: str | None, *, dry_run: bool = False) -> ForgetReceipt:
-        """Erase the whole namespace: every episode, lesson, journal entry and log event.
+    def forget_all(
+        self, *, reason: str, by: str | None = None, dry_run: bool = False
+    ) -> ForgetReceipt:
+        """Erase this whole namespace (one user's memory); a receipt of what went.
 
-        The tombstones, the erasure records and the embedder fingerprint stay.
+        Every episode, lesson, injection, outcome, quarantine and pin event goes; the
+        tombstones, the receipts and the embedding model's fingerprint stay, and the
+        memory stays usable. Other namespaces are untouched.
 
         Raises:
             EpisodicValueError: ``reason`` is empty.
@@ -343,13 +366,21 @@ class Eraser:
         self,
         retention: Retention | None = None,
         *,
-        now: float | None = None,
+        current_time: float | None = None,
         by: str | None = None,
         dry_run: bool = False,
     ) -> tuple[PrunePlan, ForgetReceipt | None]:
-        """Apply the retention policy: the plan, and the erasure's receipt (``None``: nothing)."""
+        """Apply a retention policy (the memory's when ``None``): the plan and its receipt.
+
+        Expired episodes go, then, beyond ``max_episodes``, the least valuable ones
+        (never helpful, then low utility, then old); pinned and quarantined ones stay
+        (listed in ``plan.protected``). The receipt is ``None`` when nothing goes.
+
+        Raises:
+            EpisodicValueError: No policy is given or set.
+        """
         with self._context.writes, self._context.lock:
-            plan = self.plan_prune(retention, now)
+            plan = self.plan_prune(retention, current_time)
             self._written_since_prune = 0
             if not plan.episode_ids:
                 return plan, None
@@ -360,7 +391,7 @@ class Eraser:
             return plan, receipt
 
     def receipts(self) -> tuple[ForgetReceipt, ...]:
-        """Every finished erasure's receipt, oldest first.
+        """The receipt of every finished erasure in this namespace, oldest first.
 
         A receipt written while its scrub was pending says so until the store has no
         scrub pending; then it says what the store guarantees now.
@@ -381,7 +412,12 @@ class Eraser:
         return tuple(receipts)
 
     def compact(self) -> str:
-        """Purge what erasures left in the store's files now; what the store guarantees.
+        """Scrub what erasures left in the store's files now; what the store guarantees.
+
+        An embedded Chroma folder is scrubbed once per batch of erasures (and on
+        close), as a scrub rewrites the whole database: a receipt with
+        ``scrub_pending`` says the erased bytes are still in its files. ``compact``
+        scrubs now, in time proportional to the folder's size.
 
         Raises:
             StoreConfigurationError: The store cannot delete.
@@ -391,8 +427,11 @@ class Eraser:
             return store.purge_deleted()
 
     def unfinished(self) -> list[str]:
-        """The ids of erasures begun and never finished (a killed process)."""
+        """Erasures begun and never finished (a killed process): run ``forget`` again."""
         return [plan.erasure_id for plan in self._pending()]
+
+    aforget, aforget_all = async_twin(forget), async_twin(forget_all)
+    aprune, areceipts, acompact = async_twin(prune), async_twin(receipts), async_twin(compact)
 
     # ------------------------------------------------------------------ internals
 

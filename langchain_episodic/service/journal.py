@@ -1,4 +1,7 @@
-"""A namespace's journal: read once for credit and lessons, checkpointed, copied by migrations.
+"""``memory.journal``: the append-only log of injections, outcomes and lessons.
+
+A namespace's journal is read once for credit and lessons, checkpointed, and copied
+by migrations.
 
 The journal (`read_journal`) holds the
 credit loop's injections and outcomes (`credit_log`)
@@ -15,8 +18,9 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
+from langchain_episodic._async import async_twin
 from langchain_episodic.embeddings.fingerprint import RefusingEmbeddings
 from langchain_episodic.model.erasure import is_erasure_entry, leaves_an_erasure_unfinished
 from langchain_episodic.scoring.credit import UtilityBook
@@ -42,6 +46,19 @@ _log = logging.getLogger(__name__)
 
 class Journal:
     """The credit log and the lesson log of one namespace, folded from its journal.
+
+    The journal as stored is for copying between namespaces (`entries`, `merge`)
+    and planned shutdowns (`checkpoint`).
+
+    Examples:
+        >>> from langchain_episodic import EpisodicMemory, episode_from_tests
+        >>> memory = EpisodicMemory()
+        >>> _ = memory.record(episode_from_tests("Add a login form", "def login(): ...", 10, 10,
+        ...                                      episode_id="ep-1", timestamp=1.0))
+        >>> _ = memory.runs.note("run-1", ["ep-1"], "Add a signup form")
+        >>> memory.journal.checkpoint()
+        >>> EpisodicMemory(store=memory.store).runs.pending().keys()
+        dict_keys(['run-1'])
 
     Args:
         context: The namespace.
@@ -92,11 +109,20 @@ class Journal:
             principal_runs=principal_runs,
         )
         self.lessons = LessonLog(store, context.namespace, self.position)
+        # What `merge` passes incoming entries through: the erasure service's
+        # redaction, set when it is wired (it is built over this journal).
+        self.redact: Callable[[Sequence[JournalEntry]], list[JournalEntry]] = list
         if not self._resume():
             self.reload()
 
+    def __repr__(self) -> str:
+        return f"<journal of namespace {self._context.namespace!r}>"
+
     def entries(self) -> list[JournalEntry]:
-        """Every entry as stored (in stored order where the store keeps one)."""
+        """Every journal entry (injections, outcomes, lessons) as stored: for copying.
+
+        In stored order where the store keeps one.
+        """
         if self._ordered is not None:
             return self._ordered.read_journal_from(self._context.namespace, 0)
         return self._context.store.read_journal(self._context.namespace)
@@ -177,8 +203,12 @@ class Journal:
         self._fold_tail(tail)
 
     def checkpoint(self, *, only_if_behind: bool = False) -> None:
-        """Fold in other writers' entries, then save the checkpoint (ordered stores only).
+        """Save the journal checkpoint now: the next open reads only what is written after it.
 
+        Other writers' entries are folded in first. The memory saves one by itself
+        every `CHECKPOINT_EVERY` journal entries; call this before a planned shutdown
+        to make the next open read nothing more. Stores that do not keep their journal
+        in order (see `OrderedJournal`) have no checkpoint: a no-op.
         ``only_if_behind``: only when entries were folded in since the last one.
         """
         if self._ordered is None or not self._writable():
@@ -191,9 +221,12 @@ class Journal:
             self.sync()
             self._write_checkpoint(head)
 
-    def merge(self, entries: Sequence[JournalEntry]) -> list[str]:
-        """Append another namespace's entries; the ids held here under other entries.
+    acheckpoint = async_twin(checkpoint)
 
+    def merge(self, entries: Sequence[JournalEntry]) -> list[str]:
+        """Append another namespace's journal entries; the ids held here under others.
+
+        What names an episode erased here is redacted first, as the erasure did here.
         An id this journal already holds keeps its entry (the store keeps the first),
         so merging the same entries twice writes nothing new. Both logs re-read
         what is stored afterwards.
@@ -205,6 +238,7 @@ class Journal:
         if not entries:
             return []
         with self._context.lock:
+            entries = self.redact(entries)
             self.credit.settle()
             self._context.store.append_journal(self._context.namespace, list(entries))
             stored = self.entries()

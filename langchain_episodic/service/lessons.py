@@ -1,4 +1,7 @@
-"""Lessons of one namespace: added with their lineage checked, revised, merged, recalled.
+"""``memory.lessons``: distilled lessons, recalled beside the episodes they came from.
+
+Lessons of one namespace are added with their lineage checked, revised, merged and
+recalled.
 
 Lessons are kept in the journal (`lesson_log`); what a
 lesson is and how it is consolidated is `langchain_episodic.model.lesson`; how
@@ -14,6 +17,7 @@ and scores exactly only the lessons that could be among the best.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import hashlib
 import math
@@ -25,9 +29,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from langchain_episodic._async import async_twin
+from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings.fingerprint import fingerprint_embeddings
 from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.model.episode import TaskDescription, as_task
 from langchain_episodic.model.lesson import (
+    MERGE_SIMILARITY,
     Lesson,
     LessonBook,
     LessonStatus,
@@ -43,10 +51,12 @@ from langchain_episodic.scoring.decay import (
     ranking_mean,
 )
 from langchain_episodic.scoring.lesson_search import CreditFactors, LessonMatrix
+from langchain_episodic.scoring.priority import check_time
 from langchain_episodic.scoring.ranking import PLAIN_FLOATS_UP_TO, utility_factors
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.lesson_log import LessonLog
+from langchain_episodic.service.relevance import RelevanceTest
 
 __all__ = ["Lessons"]
 
@@ -201,13 +211,33 @@ class _ActiveIndex:
 
 
 class Lessons:
-    """The lessons of one namespace.
+    """The lessons of a namespace: what to do when, each traced to its source episodes.
+
+    Lessons come from `reflect` (a model reads
+    judged episodes) or are added by hand; the active ones are recalled beside the
+    episodes (``build_replay(..., lesson_k=2)``), credited like them, merged when
+    near-duplicates and archived when revised, never deleted but by erasure.
+
+    Examples:
+        >>> from langchain_episodic import EpisodicMemory, episode_from_tests
+        >>> from langchain_episodic.model.lesson import Lesson, LessonSource
+        >>> memory = EpisodicMemory()
+        >>> _ = memory.record(episode_from_tests("Add a login form", "def login(): ...", 7, 10,
+        ...                                      episode_id="login-1", timestamp=1.0))
+        >>> memory.lessons.add([Lesson.create(
+        ...     title="Strip e-mail addresses before validating them",
+        ...     applies_when="a form validates an e-mail address", do="call .strip() first",
+        ...     sources=[LessonSource("login-1")], created_at=2.0)])
+        1
+        >>> memory.lessons.list()[0].title
+        'Strip e-mail addresses before validating them'
 
     Args:
         context: The namespace.
         log: Its lessons, from the journal.
         credit: Its credit journal (a lesson's utility is its credit).
         quarantined: Returns the ids quarantined now (episodes and lessons).
+        relevance: The relevance test a recalled lesson must pass.
         demoted: Returns the ids on probation now (never recalled, unless pinned).
     """
 
@@ -217,22 +247,30 @@ class Lessons:
         log: LessonLog,
         credit: CreditLog,
         quarantined: Callable[[], Collection[str]],
+        relevance: RelevanceTest,
         demoted: Callable[[], Collection[str]] = frozenset,
     ) -> None:
         self._context = context
         self._log = log
         self._credit = credit
         self._quarantined = quarantined
+        self._relevance = relevance
         self._demoted = demoted
         self._index: _ActiveIndex | None = None
         self._index_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<lessons of namespace {self._context.namespace!r}>"
 
     def ids(self) -> Collection[str]:
         """Every stored lesson id (active or not)."""
         return self._log.book.lessons.keys()
 
     def add(self, lessons: Iterable[Lesson]) -> int:
-        """Store new lessons, all or nothing; how many were new.
+        """Store lessons, each embedded for recall, all or nothing; how many were new.
+
+        Every source must be an episode stored here and every superseded lesson
+        stored, or nothing is written.
 
         Raises:
             TypeError: An item is not a `Lesson`.
@@ -277,8 +315,12 @@ class Lessons:
             )
             return self._log.write(fresh, vectors, self._embedder_tag)
 
-    def of_status(self, status: LessonStatus | None) -> tuple[Lesson, ...]:
-        """The lessons of one status (``None``: all), oldest first."""
+    def list(self, status: LessonStatus | None = "active") -> tuple[Lesson, ...]:
+        """Lessons of one status (``None``: all), oldest first.
+
+        ``"active"`` ones are recalled; ``"archived"`` ones were superseded;
+        ``"quarantined"`` ones are, or derive from a quarantined episode.
+        """
         return tuple(
             lesson
             for lesson, found in self._log.book.with_status(self._quarantined())
@@ -298,7 +340,7 @@ class Lessons:
         return found
 
     def status(self, lesson_id: str) -> LessonStatus:
-        """Whether the lesson is active, archived or quarantined."""
+        """Whether ``lesson_id`` is active, archived or quarantined."""
         lesson = self.get(lesson_id)
         return lesson_status(lesson, self._log.book.superseded, self._quarantined())
 
@@ -306,16 +348,23 @@ class Lessons:
         row = self._credit.utility(lesson.lesson_id)
         return lesson_evidence(row, (lesson.helped, lesson.hurt), lesson.created_at, now)
 
-    def utility(self, lesson_id: str, now: float | None = None) -> float:
+    def utility(self, lesson_id: str, current_time: float | None = None) -> float:
         """The lesson's utility: its credit plus what the lessons it merged carried.
 
-        Read at ``now`` (the clock's when ``None``).
+        Read at ``current_time`` (the memory's clock when ``None``): evidence fades
+        with age.
         """
-        at = self._context.now() if now is None else now
+        at = (
+            self._context.now()
+            if current_time is None
+            else check_time("current_time", current_time)
+        )
         return beta_mean(*self._evidence(self.get(lesson_id), at))
 
-    def revise(self, lesson_id: str, changes: dict[str, Any]) -> Lesson:
-        """Store a revision of an active lesson (it supersedes the old one).
+    def revise(self, lesson_id: str, /, **changes: Any) -> Lesson:
+        """Store a revision of an active lesson (``title``, ``applies_when``, ``do``, ...).
+
+        The new lesson supersedes the old one, which is archived.
 
         Raises:
             EpisodicValueError: Unknown lesson, a lesson not active, or a bad field.
@@ -342,10 +391,14 @@ class Lessons:
         self.add([new])
         return new
 
-    def consolidate(self, threshold: float) -> tuple[Lesson, ...]:
-        """Merge near-duplicate active lessons, keeping their evidence; the merges written."""
+    def consolidate(self, threshold: float = MERGE_SIMILARITY) -> tuple[Lesson, ...]:
+        """Merge near-duplicate active lessons (cosine >= ``threshold``), keeping evidence.
+
+        The merges supersede them (they are archived); running it again changes nothing.
+        """
+        check_number("threshold", threshold, -1.0, 1.0)
         with self._context.lock:
-            active = self.of_status("active")
+            active = self.list("active")
             groups = []
             if active:
                 book = self._log.book
@@ -369,6 +422,15 @@ class Lessons:
             merged = [merge_lessons(group, credit, now) for group in groups]
             self.add(merged)
             return tuple(merged)
+
+    def recall(self, query: str | TaskDescription, k: int = 2) -> tuple[Lesson, ...]:
+        """The ``k`` active lessons at the relevance floor, by similarity scaled by utility."""
+        check_int("k", k, 1)
+        vector = self._context.embed_query(as_task(query, "query").description)
+        return self.near(vector, k, self._relevance.bar(vector))
+
+    aadd, arevise = async_twin(add), async_twin(revise)
+    aconsolidate, arecall = async_twin(consolidate), async_twin(recall)
 
     def near(self, vector: NDArray[np.float32], k: int, floor: float) -> tuple[Lesson, ...]:
         """The ``k`` active lessons most worth showing for a query ``vector``, best first."""
@@ -487,5 +549,5 @@ class Lessons:
             return None
         return hashlib.sha256(fingerprint.to_json().encode("utf-8")).hexdigest()[:16]
 
-    def _embed(self, texts: list[str]) -> NDArray[np.float32]:
+    def _embed(self, texts: builtins.list[str]) -> NDArray[np.float32]:
         return self._context.embed_documents(texts, [f"lesson {t!r}" for t in texts])

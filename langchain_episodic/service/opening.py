@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Sequence
+import weakref
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,7 +37,7 @@ from langchain_episodic.errors import (
     ReadOnlyMemoryError,
     StoreReadOnlyError,
 )
-from langchain_episodic.model.quarantine import PIN_STATE_KEY, QuarantineEvent
+from langchain_episodic.model.quarantine import QuarantineEvent
 from langchain_episodic.scoring.relevance import Calibration
 from langchain_episodic.scoring.retention import Retention
 from langchain_episodic.scoring.sharing import PRINCIPAL_RUNS
@@ -46,13 +47,14 @@ from langchain_episodic.service.credit_log import recorded_by
 from langchain_episodic.service.erasure import Eraser
 from langchain_episodic.service.journal import Journal
 from langchain_episodic.service.lessons import Lessons
-from langchain_episodic.service.quarantine import QuarantineLog
+from langchain_episodic.service.quarantine import Quarantine
 from langchain_episodic.service.recall import Recall
+from langchain_episodic.service.relevance import RelevanceTest
 from langchain_episodic.service.replay import Replays
 from langchain_episodic.service.summary import Summary
 from langchain_episodic.service.window import ShortTermWindow
 from langchain_episodic.service.writing import EpisodeWriter
-from langchain_episodic.stores.base import EpisodeStore, ListsCollections
+from langchain_episodic.stores.base import EpisodeStore, JournalEntry, ListsCollections
 
 __all__ = [
     "EMBEDDER_STATE_KEY",
@@ -303,14 +305,18 @@ class _ReadOnlyEmbeddings(RefusingEmbeddings):
         raise ReadOnlyMemoryError(self.mismatch, "recall")
 
 
+def _redact(eraser: weakref.ref[Eraser], entries: Sequence[JournalEntry]) -> list[JournalEntry]:
+    found = eraser()
+    return found.redact_incoming(entries) if found is not None else list(entries)
+
+
 @dataclass
 class Services:
     """One namespace's services, wired over one context (what the façade delegates to).
 
     Attributes:
         context: The namespace's store, embeddings, clock and lock.
-        quarantine: The quarantine log.
-        pins: The pin log (pinned ids are never put on probation).
+        quarantine: The quarantine and pin logs (pinned ids are never put on probation).
         journal: The credit and lesson logs, over one read of the journal.
         runs: The credit loop.
         lessons: The lessons.
@@ -323,8 +329,7 @@ class Services:
     """
 
     context: NamespaceContext
-    quarantine: QuarantineLog
-    pins: QuarantineLog
+    quarantine: Quarantine
     journal: Journal
     runs: Runs
     lessons: Lessons
@@ -369,52 +374,42 @@ def open_services(
             `sharing`).
     """
     store, namespace = context.store, context.namespace
-    quarantine = QuarantineLog(store, namespace)
     journal = Journal(context, half_life, PRINCIPAL_RUNS if shared else None)
     if shared:
         journal.credit.own_episodes = functools.partial(recorded_by, store, namespace)
-    runs = Runs(context, journal.credit, open_run_ttl, holdout, rng)
 
-    pins = QuarantineLog(store, namespace, PIN_STATE_KEY, on="pin")
+    # Each re-read at every call: a change replaces the dict (or the book).
+    def lesson_ids() -> Collection[str]:
+        return journal.lessons.book.lessons.keys()
+
+    quarantine = Quarantine(context, lesson_ids)
+    hidden, pins = quarantine.quarantine_log, quarantine.pin_log
 
     def active() -> dict[str, QuarantineEvent]:
-        return quarantine.active  # re-read each time: a change replaces the dict
+        return hidden.active
 
-    def demoted() -> frozenset[str]:
-        return runs.demoted(pins.active.keys())
+    def pinned() -> Collection[str]:
+        return pins.active.keys()
 
-    lessons = Lessons(context, journal.lessons, journal.credit, active, demoted)
+    runs = Runs(context, journal, pinned, open_run_ttl, holdout, rng, shared=shared)
+    relevance = RelevanceTest(context.embeddings, calibration, background, fingerprint)
+    lessons = Lessons(
+        context, journal.lessons, journal.credit, active, relevance, runs.on_probation
+    )
     recall = Recall(
-        context,
-        active,
-        journal.credit,
-        lessons,
-        calibration,
-        background,
-        fingerprint,
-        demoted,
-        runs.rng,
-        shared,
+        context, active, journal.credit, lessons, relevance, runs.on_probation, runs.rng, shared
     )
     if not isinstance(context.embeddings, RefusingEmbeddings):
         runs.expire()
     summary = Summary.open(store, namespace)
     finalize_elsewhere(owner, summary.save_quietly)
     window = ShortTermWindow.read(store, namespace, short_term_limit, summary.next_seq)
-    eraser = Eraser(context, journal, quarantine, pins, summary, window, retention)
+    eraser = Eraser(context, journal, quarantine, summary, window, retention)
+    # The journal's merge redacts through the eraser, which is built over the journal:
+    # a weak reference, so no cycle keeps the store (and its folder lock) alive.
+    journal.redact = functools.partial(_redact, weakref.ref(eraser))
     writer = EpisodeWriter(context, summary, window, runs, eraser)
     replay = Replays(recall, runs, summary)
     return Services(
-        context,
-        quarantine,
-        pins,
-        journal,
-        runs,
-        lessons,
-        recall,
-        summary,
-        window,
-        writer,
-        eraser,
-        replay,
+        context, quarantine, journal, runs, lessons, recall, summary, window, writer, eraser, replay
     )

@@ -1,15 +1,19 @@
-"""A namespace's quarantine log, kept in its store.
+"""``memory.quarantine``: hide episodes or lessons from recall, pin them past probation.
 
+`Quarantine` owns a namespace's two logs, each a `QuarantineLog` kept in its store.
 The events and their rules are `langchain_episodic.model.quarantine`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Sequence, Set
+from collections.abc import Callable, Collection, Iterable, Sequence, Set
 
+from langchain_episodic._async import async_twin
+from langchain_episodic._validation import as_ids
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.quarantine import (
+    PIN_STATE_KEY,
     QUARANTINE_STATE_KEY,
     QuarantineAction,
     QuarantineEvent,
@@ -17,9 +21,10 @@ from langchain_episodic.model.quarantine import (
     decode_log,
     encode_log,
 )
+from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.stores.base import EpisodeStore, require_stored
 
-__all__ = ["QuarantineLog"]
+__all__ = ["Quarantine", "QuarantineLog"]
 
 
 class QuarantineLog:
@@ -135,3 +140,104 @@ class QuarantineLog:
         if removed:
             self._save(kept)
         return removed
+
+
+class Quarantine:
+    """Quarantine (hidden from recall, kept) and pins (shown whatever credit says).
+
+    Every change is an event in an append-only log with its reason and who asked:
+    the audit trail (`log`). Quarantine wins over a pin.
+
+    Examples:
+        >>> from langchain_episodic import EpisodicMemory, episode_from_tests
+        >>> memory = EpisodicMemory()
+        >>> _ = memory.record(episode_from_tests("Add a login form", "def login(): ...", 10, 10,
+        ...                                      episode_id="login-7", timestamp=1.0))
+        >>> memory.quarantine.add("login-7", "came from a poisoned tool run", by="ops")
+        1
+        >>> list(memory.quarantine.list()), memory.recall("Add a login form")
+        (['login-7'], ())
+        >>> memory.quarantine.release("login-7", "the tool run was fine", by="ops")
+        1
+
+    Args:
+        context: The namespace.
+        lesson_ids: Returns the namespace's lesson ids (a lesson needs no stored episode).
+    """
+
+    def __init__(
+        self, context: NamespaceContext, lesson_ids: Callable[[], Collection[str]]
+    ) -> None:
+        self._context = context
+        self._lesson_ids = lesson_ids
+        self.quarantine_log = QuarantineLog(context.store, context.namespace)
+        """The quarantine log (``quarantine`` / ``release`` events)."""
+        self.pin_log = QuarantineLog(context.store, context.namespace, PIN_STATE_KEY, on="pin")
+        """The pin log (``pin`` / ``unpin`` events)."""
+
+    def __repr__(self) -> str:
+        return f"<quarantine of namespace {self._context.namespace!r}>"
+
+    def add(self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None) -> int:
+        """Hide stored episodes (or lessons) from recall without deleting them.
+
+        They keep their place in ``memory.episodes()`` and the skill profiles, but no
+        recall (so no retriever, prompt or strategy) nor the short-term window returns
+        them, nor the lessons derived from them. Returns how many were newly quarantined.
+
+        Raises:
+            EpisodicValueError: An id is not stored here, or ``reason`` is empty.
+        """
+        return self._change(self.quarantine_log, "quarantine", episode_ids, reason, by)
+
+    def release(
+        self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None
+    ) -> int:
+        """Undo `add`; how many were released (others are skipped)."""
+        return self._change(self.quarantine_log, "release", episode_ids, reason, by)
+
+    def pin(self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None) -> int:
+        """Keep episodes (or lessons) shown whatever credit says: never on probation.
+
+        One credited in `PROBATION_MIN_RUNS`
+        runs whose utility is confidently below 0.5 is put on probation
+        (``memory.runs.demoted()``); a person who knows better pins it. Returns how
+        many were newly pinned.
+        """
+        return self._change(self.pin_log, "pin", episode_ids, reason, by)
+
+    def unpin(self, episode_ids: str | Iterable[str], reason: str, *, by: str | None = None) -> int:
+        """Undo `pin`; how many were unpinned."""
+        return self._change(self.pin_log, "unpin", episode_ids, reason, by)
+
+    aadd, arelease = async_twin(add), async_twin(release)
+    apin, aunpin = async_twin(pin), async_twin(unpin)
+
+    def list(self) -> dict[str, QuarantineEvent]:
+        """The ids quarantined now, each with the event that quarantined it."""
+        return dict(self.quarantine_log.active)
+
+    def pinned(self) -> dict[str, QuarantineEvent]:
+        """The ids pinned now, each with the event that pinned it."""
+        return dict(self.pin_log.active)
+
+    def log(self) -> tuple[QuarantineEvent, ...]:
+        """Every quarantine and release in this namespace, oldest first: the audit trail."""
+        return self.quarantine_log.events
+
+    def merge_log(self, events: Sequence[QuarantineEvent]) -> int:
+        """Append the events of another namespace's log that this one lacks; how many."""
+        with self._context.lock:
+            return self.quarantine_log.merge(events)
+
+    def _change(
+        self,
+        log: QuarantineLog,
+        action: QuarantineAction,
+        ids: str | Iterable[str],
+        reason: str,
+        by: str | None,
+    ) -> int:
+        with self._context.lock:
+            known = self._lesson_ids()
+            return log.change(action, as_ids(ids), reason, by, self._context.now(), known)

@@ -18,13 +18,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langchain_episodic._validation import check_int
-from langchain_episodic.embeddings.background import background_vectors
 from langchain_episodic.embeddings.categories import default_category_examples
-from langchain_episodic.embeddings.fingerprint import EmbedderFingerprint
 from langchain_episodic.errors import EpisodeValidationError, MalformedRecordWarning
 from langchain_episodic.model.episode import OutcomeStatus, TaskCategory, TaskDescription
 from langchain_episodic.model.filters import EpisodeFilter
-from langchain_episodic.model.lesson import Lesson
 from langchain_episodic.scoring.categories import CategoryProbe, features, head
 from langchain_episodic.scoring.credit import ALL_CATEGORIES
 from langchain_episodic.scoring.evidence import candidate_utilities, near_duplicate_groups
@@ -33,16 +30,13 @@ from langchain_episodic.scoring.kind import kind_similarity, signature_of
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult
 from langchain_episodic.scoring.ranking import Neighbour, RecallReport, Rejected, rank_candidates
-from langchain_episodic.scoring.relevance import (
-    Calibration,
-    background_similarity,
-    relevance_threshold,
-)
+from langchain_episodic.scoring.relevance import Calibration, relevance_threshold
 from langchain_episodic.scoring.sharing import SHARED_CANDIDATES, length_factor, shared_order
 from langchain_episodic.scoring.skills import success_grade
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.lessons import Lessons
+from langchain_episodic.service.relevance import RelevanceTest
 from langchain_episodic.stores.base import StoredHit
 
 __all__ = ["Recall"]
@@ -118,11 +112,7 @@ class Recall:
             so that a recall without credit stays the plain recall.
         credit: The credit journal (utility scales the relevance ranking).
         lessons: The namespace's lessons.
-        calibration: The relevance test's calibration for the memory's embedder.
-        background: The texts the relevance test compares a task against
-            (`langchain_episodic.embeddings.background`); empty: no such test.
-        fingerprint: The embedder's fingerprint, taken on open: keys the background's
-            vectors, shared by every memory over the same model.
+        relevance: The relevance test (calibration and background).
         rng: The memory's random generator (``explore`` draws utilities from it).
         shared: Several principals record into the namespace: recall applies
             `sharing`'s rules.
@@ -134,9 +124,7 @@ class Recall:
         quarantined: Callable[[], Collection[str]],
         credit: CreditLog,
         lessons: Lessons,
-        calibration: Calibration,
-        background: Sequence[str] = (),
-        fingerprint: EmbedderFingerprint | None = None,
+        relevance: RelevanceTest,
         demoted: Callable[[], Collection[str]] = frozenset,
         rng: np.random.Generator | None = None,
         shared: bool = False,
@@ -147,12 +135,8 @@ class Recall:
         self._demoted = demoted
         self._credit = credit
         self._lessons = lessons
-        self.calibration = calibration
-        self.background_texts = tuple(background)
-        self._background: NDArray[np.float32] | None = None
-        self._background_lock = threading.Lock()
+        self.relevance = relevance
         self._probe: CategoryProbe | None = None
-        self._fingerprint = fingerprint
         self._rng = rng
         self._hurts: dict[str, tuple[int, bool]] = {}  # category -> (book version, verdict)
         self._names: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
@@ -172,21 +156,15 @@ class Recall:
         self._hurts[category] = (book.version, verdict)
         return verdict
 
-    def background_bar(self, vector: NDArray[np.float32]) -> float | None:
-        """The similarity the task of ``vector`` sets: its background plus the model's offset.
+    @property
+    def calibration(self) -> Calibration:
+        """How the relevance test reads this embedder's similarities (floor and offset)."""
+        return self.relevance.calibration
 
-        ``None`` when the memory has no background. The background is embedded on
-        first use (once per model and process).
-        """
-        if not self.background_texts:
-            return None
-        if self._background is None:
-            with self._background_lock:
-                if self._background is None:
-                    self._background = background_vectors(
-                        self._context.embeddings, self.background_texts, self._fingerprint
-                    )
-        return background_similarity(vector, self._background) + self.calibration.offset
+    @property
+    def background_texts(self) -> tuple[str, ...]:
+        """The texts the relevance test compares each task against (empty: no such test)."""
+        return self.relevance.background_texts
 
     def with_category(self, task: TaskDescription) -> TaskDescription:
         """``task``, its category inferred from its text when it has none (``unknown``).
@@ -213,7 +191,7 @@ class Recall:
         Shared by every memory over the same model and background (one fit per process).
         """
         if self._probe is None:
-            fingerprint = self._fingerprint
+            fingerprint = self.relevance.fingerprint
             model = fingerprint.to_json() if fingerprint else f"id:{id(self._context.embeddings)}"
             key = (model, self.background_texts)
             with _PROBES_LOCK:
@@ -242,7 +220,7 @@ class Recall:
         return CategoryProbe.fit(rows, [category for category, _ in examples], background)
 
     def _example_vectors(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        return background_vectors(self._context.embeddings, texts, self._fingerprint)
+        return self.relevance.vectors(texts)
 
     def report(
         self,
@@ -279,14 +257,14 @@ class Recall:
             hidden = {*hidden, *on_probation}
         default_floor = self.calibration.floor
         floor = options.relevance_floor(default_floor)
-        background = self.background_bar(vector) if lesson_k else None
+        background = self.relevance.background_bar(vector) if lesson_k else None
         bar = relevance_threshold(floor, background=background)
         # Before the store's query, where the background bar measured faster (57 µs, 94 after).
         lessons = self._lessons.near(vector, lesson_k, bar) if lesson_k else ()
         fetch_k = max(fetch_k, SHARED_CANDIDATES if self.shared else 0)
         hits = self.search(vector, max(fetch_k, evidence_k), options.filters, text, hidden)
         if hits and not lesson_k:
-            background = self.background_bar(vector)
+            background = self.relevance.background_bar(vector)
             bar = relevance_threshold(floor, background=background)
         neighbours = tuple(
             Neighbour(
@@ -395,13 +373,6 @@ class Recall:
                 while len(self._names) > _NAME_CACHE:
                     self._names.popitem(last=False)
         return found
-
-    def lessons(self, task: TaskDescription, k: int) -> tuple[Lesson, ...]:
-        """The ``k`` lessons worth showing for ``task``, at the memory's relevance floor."""
-        check_int("k", k, 1)
-        vector = self._context.embed_query(task.description)
-        bar = relevance_threshold(self.calibration.floor, background=self.background_bar(vector))
-        return self._lessons.near(vector, k, bar)
 
     def _showable(
         self,

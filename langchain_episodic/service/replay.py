@@ -269,7 +269,7 @@ class Replays:
                 ):
                     policy = choice.policy
                 self._runs.note(
-                    run_id, shown, task, thread_id, known_stored=recalled, policy=policy
+                    run_id, shown, task, thread_id=thread_id, known_stored=recalled, policy=policy
                 )
             except Exception:  # credit must never break the run it observes
                 _log.warning("could not note the injection of run_id=%r", run_id, exc_info=True)
@@ -308,7 +308,7 @@ class Replays:
         if asked != "auto" or policy != DEFAULT_PRESENTATION:
             # Named, or asked for by a filter (outcome="failure" shows failures): kept.
             return PresentationChoice(policy, "pinned")
-        return self._runs.choose_presentation(task.category.value, run_id)
+        return self._runs.presentation(task.category, run_id=run_id)
 
     def _holdout(
         self,
@@ -319,7 +319,7 @@ class Replays:
     ) -> Replay:
         """What a holdout run gets: no recall, no prompt, the memory-free strategy."""
         try:
-            self._runs.note(run_id, [], task, thread_id, holdout=True)
+            self._runs.note(run_id, [], task, thread_id=thread_id, holdout=True)
         except Exception:  # credit must never break the run it observes
             _log.warning("could not note the holdout run_id=%r", run_id, exc_info=True)
         strategy = (

@@ -113,7 +113,7 @@ class EpisodeWriter:
             if episode.source is not None and episode.source.run_id is not None:
                 # by its principal: in a shared memory, no evidence for its own episodes
                 self._runs.close(
-                    episode.source.run_id, episode.feedback.reward, episode.source.principal
+                    episode.source.run_id, episode.feedback.reward, by=episode.source.principal
                 )
         if late:
             raise EpisodeForgottenError(context.namespace, late)

@@ -9,7 +9,7 @@ from langchain_episodic.service.credit_log import CreditLog
 
 def replayed_log(memory: EpisodicMemory) -> CreditLog:
     """The credit log a replay of the whole stored journal of ``memory`` builds."""
-    log = memory._s.journal.credit
+    log = memory.journal.credit
     replay = CreditLog(memory.store, memory.namespace, log.half_life, JournalPosition(False), print)
     replay.reload(memory.journal.entries())
     return replay

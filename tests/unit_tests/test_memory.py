@@ -19,15 +19,13 @@ from langchain_episodic import (
     StaticEmbeddings,
     TaskCategory,
 )
-from langchain_episodic.areas import (
-    MemoryForgetting,
-    MemoryJournal,
-    MemoryLessons,
-    MemoryQuarantine,
-    MemoryRuns,
-)
 from langchain_episodic.scoring.options import RecallOptions
 from langchain_episodic.scoring.skills import compute_skill_profiles
+from langchain_episodic.service.credit import Runs
+from langchain_episodic.service.erasure import Eraser
+from langchain_episodic.service.journal import Journal
+from langchain_episodic.service.lessons import Lessons
+from langchain_episodic.service.quarantine import Quarantine
 from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.helpers.episodes import DAY, QUERIES, TASKS, article_recall, corpus
 from tests.unit_tests.factories import a_lesson, logins_memory, make_episode
@@ -358,23 +356,25 @@ TWINS = [
     (EpisodicMemory, "arecall", "recall"),
     (EpisodicMemory, "atask", "task"),
     (EpisodicMemory, "aforget", "forget"),
-    (MemoryRuns, "anote", "note"),
-    (MemoryRuns, "acredit", "credit"),
-    (MemoryRuns, "aclose", "close"),
-    (MemoryRuns, "aexpire", "expire"),
-    (MemoryRuns, "areload", "reload"),
-    (MemoryLessons, "aadd", "add"),
-    (MemoryLessons, "arevise", "revise"),
-    (MemoryLessons, "aconsolidate", "consolidate"),
-    (MemoryLessons, "arecall", "recall"),
-    (MemoryQuarantine, "aadd", "add"),
-    (MemoryQuarantine, "arelease", "release"),
-    (MemoryQuarantine, "apin", "pin"),
-    (MemoryQuarantine, "aunpin", "unpin"),
-    (MemoryForgetting, "aforget_all", "forget_all"),
-    (MemoryForgetting, "aprune", "prune"),
-    (MemoryForgetting, "areceipts", "receipts"),
-    (MemoryJournal, "acheckpoint", "checkpoint"),
+    (Runs, "anote", "note"),
+    (Runs, "acredit", "credit"),
+    (Runs, "aclose", "close"),
+    (Runs, "aexpire", "expire"),
+    (Runs, "areload", "reload"),
+    (Lessons, "aadd", "add"),
+    (Lessons, "arevise", "revise"),
+    (Lessons, "aconsolidate", "consolidate"),
+    (Lessons, "arecall", "recall"),
+    (Quarantine, "aadd", "add"),
+    (Quarantine, "arelease", "release"),
+    (Quarantine, "apin", "pin"),
+    (Quarantine, "aunpin", "unpin"),
+    (Eraser, "aforget", "forget"),
+    (Eraser, "aforget_all", "forget_all"),
+    (Eraser, "aprune", "prune"),
+    (Eraser, "areceipts", "receipts"),
+    (Eraser, "acompact", "compact"),
+    (Journal, "acheckpoint", "checkpoint"),
 ]
 
 

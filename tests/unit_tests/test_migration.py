@@ -75,6 +75,6 @@ def test_lessons_migrated_to_another_model_of_the_same_dimension_are_embedded_ag
     query = "Build a log-in page that verifies the email"
     assert target.lessons.recall(query) == (kept,)
     # Compared with the stored (hashing) vector, the paraphrase would not reach the floor.
-    stored = target._s.journal.lessons.book.vectors[kept.lesson_id]
+    stored = target.journal.lessons.book.vectors[kept.lesson_id]
     static = np.asarray(StaticEmbeddings().embed_query(query), dtype=np.float32)
     assert float(stored @ (static / np.linalg.norm(static))) < target.calibration.floor

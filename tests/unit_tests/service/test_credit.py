@@ -18,13 +18,14 @@ from langchain_episodic import (
     create_replay_runnable,
     episode_from_tests,
 )
+from langchain_episodic.errors import CreditError, EpisodicValueError
 from langchain_episodic.integrations.classic import EpisodicChainMemory
 from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware
 from langchain_episodic.model.episode import EpisodeSource
 from langchain_episodic.stores import InMemoryEpisodeStore
 from langchain_episodic.stores.base import JournalEntry
 from tests.helpers.models import make_model, user
-from tests.unit_tests.factories import make_episode
+from tests.unit_tests.factories import a_lesson, logins_memory, make_episode
 
 NOW = 1_750_000_000.0
 LOGIN_TASK = "Implement a login form with email validation"
@@ -198,3 +199,111 @@ def test_a_failure_to_note_never_breaks_the_prompt(caplog: pytest.LogCaptureFixt
     assert [r.episode.episode_id for r in replay.results] == ["login-1"]
     assert "login-1" in replay.text or "<experience" in replay.text
     assert "could not note the injection of run_id='run-1'" in caplog.text
+
+
+# ------------------------------------------------------------------ memory.runs
+# ``memory.runs``: one idempotent close of a run, typed credit subjects (episode or lesson
+# rows), and ids refused when they are not a list of ids.
+
+
+@pytest.fixture
+def logins() -> EpisodicMemory:
+    """Two login episodes, the clock standing still."""
+    return logins_memory()
+
+
+# ------------------------------------------------------------------ close_run
+
+
+def test_close_run_is_idempotent_and_returns_the_runs_outcome(logins: EpisodicMemory) -> None:
+    logins.runs.note("run-1", ["login-1"], "Implement a login form")
+    first = logins.runs.close("run-1", 0.9, by="agent")
+    assert first is not None
+    assert first.reward == 0.9
+    assert first.episode_ids == ("login-1",)
+    # Again, from anyone, with another reward: the first outcome stands and is returned.
+    assert logins.runs.close("run-1", 0.1) == first
+    assert logins.runs.log() == (first,)
+    with pytest.raises(CreditError, match="already credited"):
+        logins.runs.credit("run-1", 0.5)
+
+
+def test_close_run_of_a_run_shown_nothing_is_none_and_writes_nothing(
+    logins: EpisodicMemory,
+) -> None:
+    assert logins.runs.close("never-noted", 0.5) is None
+    assert logins.runs.log() == ()
+
+
+def test_close_run_refuses_a_bad_reward_naming_it(logins: EpisodicMemory) -> None:
+    logins.runs.note("run-1", ["login-1"], "Implement a login form")
+    with pytest.raises(EpisodicValueError, match=r"reward=1\.5"):
+        logins.runs.close("run-1", 1.5)
+    with pytest.raises(EpisodicValueError, match="run_id=''"):
+        logins.runs.credit("", 0.5)
+    assert logins.runs.pending().keys() == {"run-1"}
+
+
+def test_a_journal_that_fails_while_closing_is_logged_not_raised(
+    logins: EpisodicMemory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    logins.runs.note("run-1", ["login-1"], "Implement a login form")
+
+    def broken(*_: object, **__: object) -> None:
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(logins.store, "append_journal", broken)
+    with caplog.at_level(logging.WARNING):
+        assert logins.runs.close("run-1", 0.9) is None
+    assert "could not credit run_id='run-1'" in caplog.text
+
+
+def test_recording_the_runs_episode_closes_it_once(logins: EpisodicMemory) -> None:
+    from langchain_episodic.model.episode import EpisodeSource  # noqa: PLC0415
+
+    logins.runs.note("run-9", ["login-1"], "Implement a login form")
+    episode = make_episode(episode_id="login-3", reward=0.7)
+    sourced = type(episode)(**{**episode.__dict__, "source": EpisodeSource("agent", "run-9")})
+    logins.record(sourced)
+    assert [(e.run_id, e.reward) for e in logins.runs.log()] == [("run-9", 0.7)]
+    assert logins.runs.close("run-9", 0.2) == logins.runs.log()[0]
+
+
+# ------------------------------------------------------------------ typed subjects
+
+
+def test_utility_rows_say_their_kind_and_can_be_kept_by_kind(logins: EpisodicMemory) -> None:
+    lesson = a_lesson()
+    logins.lessons.add([lesson])
+    for run in range(3):
+        logins.runs.note(f"run-{run}", [lesson.lesson_id, "login-2"], "Fix a login form")
+        logins.runs.credit(f"run-{run}", 0.0)
+    rows = logins.runs.utilities()
+    assert {i: row.kind for i, row in rows.items()} == {
+        lesson.lesson_id: "lesson",
+        "login-2": "episode",
+    }
+    assert set(logins.runs.utilities(kind="episode")) == {"login-2"}
+    assert set(logins.runs.utilities(kind="lesson")) == {lesson.lesson_id}
+    assert {row.kind for row in logins.runs.harmful(min_runs=3, max_utility=1.0)} == {
+        "lesson",
+        "episode",
+    }
+    assert [r.episode_id for r in logins.runs.harmful(3, 1.0, kind="lesson")] == [lesson.lesson_id]
+    with pytest.raises(EpisodicValueError, match="kind='episodes'"):
+        logins.runs.utilities(kind="episodes")  # type: ignore[arg-type]
+
+
+def test_one_string_of_ids_is_refused_not_read_as_letters(logins: EpisodicMemory) -> None:
+    with pytest.raises(EpisodicValueError, match="episode_ids='b1'"):
+        logins.runs.note("run", "b1", "task")
+    assert logins.runs.pending() == {}
+
+
+# ------------------------------------------------------------------ public reads
+
+
+# ------------------------------------------------------------------ async twins
+
+
+# ------------------------------------------------------------------ old module paths

@@ -22,7 +22,7 @@ from tests.unit_tests.factories import make_episode
 
 def test_a_noted_run_is_open_until_its_outcome_is_in(memory: EpisodicMemory) -> None:
     memory.record(make_episode(episode_id="a"))
-    log = memory._s.journal.credit
+    log = memory.journal.credit
     memory.runs.note("r1", ["a"], "Fix the login bug")
     ((run_id, (injection,)),) = log.open_runs()
     assert (run_id, injection.episode_ids) == ("r1", ("a",))
@@ -34,7 +34,7 @@ def test_a_noted_run_is_open_until_its_outcome_is_in(memory: EpisodicMemory) -> 
 
 def test_outcomes_give_the_shown_episodes_their_utility(memory: EpisodicMemory) -> None:
     memory.record_many([make_episode(episode_id="a"), make_episode(episode_id="b")])
-    log = memory._s.journal.credit
+    log = memory.journal.credit
     memory.runs.note("good", ["a"], "task")
     memory.runs.credit("good", 1.0)
     memory.runs.note("bad", ["b"], "task")
@@ -49,7 +49,7 @@ def test_a_fresh_log_read_from_the_journal_agrees(memory: EpisodicMemory) -> Non
     memory.runs.note("r1", ["a"], "task")
     memory.runs.credit("r1", 0.5)
     reopened = EpisodicMemory(store=memory.store, clock=lambda: 100.0)
-    assert reopened._s.journal.credit.credits() == memory._s.journal.credit.credits()
+    assert reopened.journal.credit.credits() == memory.journal.credit.credits()
 
 
 def test_a_run_closed_here_is_closed_again_without_reading_the_journal(
@@ -72,7 +72,7 @@ def test_a_run_closed_here_is_closed_again_without_reading_the_journal(
     with pytest.raises(CreditError, match="already credited"):
         memory.runs.credit("r1", 0.0)
     assert reads == []
-    assert memory._s.journal.credit.credits() == [first]
+    assert memory.journal.credit.credits() == [first]
 
 
 def test_an_erasure_forgets_the_outcomes_closed_here(memory: EpisodicMemory) -> None:
@@ -172,7 +172,7 @@ def test_runs_credited_at_once_write_their_outcomes_side_by_side() -> None:
     errors = _credit_at_once(memory, [f"r{i}" for i in range(RUNS)])
     assert errors == []
     assert memory.runs.pending() == {}
-    assert log_state(memory._s.journal.credit) == log_state(replayed_log(memory))
+    assert log_state(memory.journal.credit) == log_state(replayed_log(memory))
 
 
 def test_outcomes_stored_in_reverse_fold_in_time_order_without_a_replay() -> None:
@@ -204,7 +204,7 @@ def test_outcomes_stored_in_reverse_fold_in_time_order_without_a_replay() -> Non
     errors = _credit_at_once(memory, [f"r{i}" for i in range(RUNS)])
     assert errors == []
     assert order == [f"r{i}" for i in reversed(range(RUNS))]
-    log = memory._s.journal.credit
+    log = memory.journal.credit
     assert store.whole_reads == reads_before  # folded one by one: no replay was needed
     assert [e.run_id for e in log.credits()] == [f"r{i}" for i in range(RUNS)]
     assert log_state(log) == log_state(replayed_log(memory))
@@ -250,7 +250,7 @@ def test_an_outcome_whose_write_fails_blocks_nothing_after_it() -> None:
     assert set(memory.runs.pending()) == {"r0", "r4", "r5"}
     store.before_outcome = lambda run_id: None
     memory.runs.credit("r0", 1.0)  # the run is still open: credited once the store is back
-    assert log_state(memory._s.journal.credit) == log_state(replayed_log(memory))
+    assert log_state(memory.journal.credit) == log_state(replayed_log(memory))
 
 
 def test_two_memories_crediting_one_run_at_once_credit_it_once() -> None:
@@ -280,7 +280,7 @@ def test_two_memories_crediting_one_run_at_once_credit_it_once() -> None:
     store.before_outcome = lambda run_id: None
     for memory in (first, second):
         memory.runs.reload()
-        assert log_state(memory._s.journal.credit) == log_state(replayed_log(memory))
+        assert log_state(memory.journal.credit) == log_state(replayed_log(memory))
         assert [e for e in memory.runs.log() if e.run_id == "r0"] == [outcome]
 
 
@@ -294,7 +294,7 @@ def test_a_later_outcome_returns_at_once_and_is_folded_in_after_the_earlier_one(
     later.join(WAIT)
     assert not later.is_alive()
     # ... and waits, written and closed, to be folded in after r0.
-    log = memory._s.journal.credit
+    log = memory.journal.credit
     assert log.closed_here("r1") is not None
     assert log.book.rows["ep-2"].credited_runs == 0  # shown to r1 only
     release.set()

@@ -3,6 +3,7 @@ again, and an erasure between a writer's check and its write wins."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -11,7 +12,12 @@ from typing import Any
 
 import pytest
 
-from langchain_episodic import ChromaEpisodeStore, EpisodicMemory
+from langchain_episodic import (
+    ChromaEpisodeStore,
+    EpisodicMemory,
+    EpisodicValueError,
+    StoreConfigurationError,
+)
 from langchain_episodic.errors import EpisodeForgottenError
 from langchain_episodic.model.credit import CreditEvent, Injection, encode_credit, encode_injection
 from langchain_episodic.model.episode import Episode
@@ -20,10 +26,11 @@ from langchain_episodic.scoring.retention import Retention
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores import InMemoryEpisodeStore
 from langchain_episodic.stores.base import JournalEntry
+from langchain_episodic.stores.chroma import store as chroma
 from tests.helpers.credit import log_state, replayed_log
 from tests.helpers.episodes import corpus
 from tests.helpers.forgetting import NOW, memory_with
-from tests.unit_tests.factories import make_episode
+from tests.unit_tests.factories import logins_memory, make_episode
 
 
 def test_an_erasure_cut_short_is_reported_and_finished_by_forgetting_again(
@@ -188,7 +195,7 @@ def test_an_erasure_of_a_shown_episode_leaves_what_a_replay_of_the_journal_build
     memory = EpisodicMemory(store=store, clock=lambda: NOW)
     memory.record_many(corpus(6))
     _runs_showing_the_victim(memory)
-    log = memory._s.journal.credit
+    log = memory.journal.credit
     assert "ep-2" in log.book.rows
     version = log.book.version
     reads = store.whole_reads if isinstance(store, JournalReadsCounted) else 0
@@ -207,7 +214,7 @@ def test_an_erasure_of_a_shown_episode_leaves_what_a_replay_of_the_journal_build
     memory.runs.credit("r4", 1.0)
     fresh = EpisodicMemory(store=store, clock=lambda: NOW)
     assert fresh.runs.utilities() == memory.runs.utilities()
-    assert log_state(fresh._s.journal.credit) == log_state(replayed_log(memory))
+    assert log_state(fresh.journal.credit) == log_state(replayed_log(memory))
 
 
 class OtherWriterBetween(InMemoryEpisodeStore):
@@ -233,7 +240,7 @@ def test_an_erasure_that_read_another_writers_entries_folds_the_journal_afresh()
     store.armed = True
     receipt = memory.forget(["ep-2"], reason="user asked")
     assert receipt.outcomes_redacted == 3  # theirs too
-    log = memory._s.journal.credit
+    log = memory.journal.credit
     assert log.book.rows["ep-5"].credited_runs == 1  # their outcome, read and folded in
     assert log_state(log) == log_state(replayed_log(memory))
 
@@ -281,7 +288,7 @@ def test_a_checkpoint_that_sums_up_none_of_the_removed_entries_is_kept(
     fresh = EpisodicMemory(store=store, clock=lambda: NOW)
     assert fresh.runs.utilities() == memory.runs.utilities()
     assert victim not in fresh.runs.utilities()
-    assert log_state(fresh._s.journal.credit) == log_state(replayed_log(memory))
+    assert log_state(fresh.journal.credit) == log_state(replayed_log(memory))
 
 
 class ErasureReadsCounted(InMemoryEpisodeStore):
@@ -366,10 +373,148 @@ def test_an_erasure_landing_between_the_writers_check_and_its_write_is_undone_af
     assert "kept" in memory.get_episodes("kept")
     # Counted and windowed as the store holds them: the erased one is in neither.
     assert len(memory) == store.count(memory.namespace) == 5
-    window = [episode.episode_id for episode in memory._s.window]
+    window = [episode.episode_id for episode in memory.short_term]
     assert "late" not in window
     assert window == ["ep-2", "ep-3", "kept"]
     reopened = EpisodicMemory(store=store, clock=lambda: NOW)
     assert [p.total_episodes for p in reopened.skill_profiles()] == [
         p.total_episodes for p in memory.skill_profiles()
     ]
+
+
+# ------------------------------------------------------------------ memory.forgetting
+# ``memory.forget`` and ``memory.forgetting``: bad input, the forgotten error, retention.
+# Erasure faults are in service/test_erasure.py, the receipt in model/test_erasure.py,
+# the plan in scoring/test_retention.py, the commands in cli/test_forget_commands.py.
+#
+# The behaviour on every store kind is in tests/store_suite/test_forgetting.py; on disk
+# and under SIGKILL in tests/integration_tests/test_erasure_on_disk.py.
+
+
+@pytest.fixture
+def logins() -> EpisodicMemory:
+    """Two login episodes, the clock standing still."""
+    return logins_memory()
+
+
+# ------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize("reason", ["", "   ", None, 5])
+def test_an_erasure_needs_a_reason(reason: object) -> None:
+    logins = memory_with()
+    with pytest.raises(EpisodicValueError, match="reason="):
+        logins.forget(["ep-1"], reason=reason)  # type: ignore[arg-type]
+    with pytest.raises(EpisodicValueError, match="reason="):
+        logins.forgetting.forget_all(reason=reason)  # type: ignore[arg-type]
+    assert len(logins) == 6
+
+
+@pytest.mark.parametrize("ids", [[], [""], ["ep-1", 3]])
+def test_bad_ids_are_refused_before_anything_is_removed(ids: list[object]) -> None:
+    logins = memory_with()
+    with pytest.raises(EpisodicValueError, match="episode_ids"):
+        logins.forget(ids, reason="x")  # type: ignore[arg-type]
+    assert len(logins) == 6
+
+
+def test_a_store_that_cannot_delete_gets_a_clear_error() -> None:
+    class ReadOnlyStore(InMemoryEpisodeStore):
+        delete = None  # type: ignore[assignment]
+
+    store = ReadOnlyStore()
+    logins = EpisodicMemory(store=store, clock=lambda: NOW)
+    logins.record_many(corpus(2))
+    with pytest.raises(StoreConfigurationError, match=r"cannot delete.*nothing was removed"):
+        logins.forget(["ep-1"], reason="x")
+    assert len(logins) == 2
+
+
+def test_a_retention_policy_that_would_keep_nothing_is_refused() -> None:
+    with pytest.raises(EpisodicValueError, match="max_episodes"):
+        Retention(max_episodes=0)
+    with pytest.raises(EpisodicValueError, match="forget_all"):
+        Retention(max_age=0)
+    with pytest.raises(EpisodicValueError, match="give max_age"):
+        Retention()
+    with pytest.raises(TypeError, match="retention="):
+        EpisodicMemory(retention={"max_episodes": 3})  # type: ignore[arg-type]
+    with pytest.raises(EpisodicValueError, match="no retention policy"):
+        memory_with().forgetting.prune()
+
+
+def test_the_forgotten_error_names_the_id_and_the_date() -> None:
+    logins = memory_with()
+    gone = logins.get_episodes("ep-2")["ep-2"]
+    receipt = logins.forget("ep-2", reason="user asked")
+    with pytest.raises(EpisodeForgottenError) as caught:
+        logins.record_many([make_episode(episode_id="fresh"), gone])
+    message = str(caught.value)
+    assert "'ep-2'" in message
+    assert receipt.erasure_id in message
+    assert "(1970-01-12 13:46:40 UTC)" in message
+    assert "fresh" not in logins.get_episodes("fresh")  # nothing of the batch was written
+
+
+# ------------------------------------------------------------------ retention
+
+
+def test_a_capped_memory_keeps_recalling_what_it_keeps() -> None:
+    logins = memory_with(0, retention=Retention(max_episodes=20, on_write=True))
+    for start in range(0, 200, 10):
+        logins.record_many(corpus(200)[start : start + 10])
+    assert 20 <= len(logins) <= 22
+    kept = {e.episode_id for e in logins.episodes()}
+    for episode in logins.episodes():
+        hits = logins.recall(episode.task, top_k=len(kept))
+        assert {h.episode.episode_id for h in hits} <= kept
+    assert len(logins.forgetting.receipts()) >= 8
+
+
+def test_forget_all_on_a_namespace_that_holds_nothing_is_refused() -> None:
+    logins = memory_with()
+    with pytest.raises(EpisodicValueError, match="holds nothing to erase"):
+        logins.for_namespace("typo").forgetting.forget_all(reason="x")
+    assert len(logins) == 6
+    logins.forgetting.forget_all(reason="user left")
+    again = logins.forgetting.forget_all(reason="asked twice")  # tombstones remain: a no-op
+    assert again.episodes == 0
+
+
+def test_forget_all_keeps_no_run_id_in_its_records() -> None:
+    logins = memory_with()
+    logins.runs.note("run-of-alice-smith", ["ep-1"], "a task")
+    logins.runs.credit("run-of-alice-smith", 0.8, by="alice-smith-reviewer")
+    logins.forgetting.forget_all(reason="account closed")
+    stored = logins.store.read_journal(logins.namespace)
+    assert stored  # the tombstones, the erasure record and the receipt
+    assert not any("alice-smith" in entry.entry_id + entry.payload for entry in stored)
+
+
+def test_a_store_that_purges_at_once_gives_receipts_with_nothing_pending() -> None:
+    logins = EpisodicMemory(store=InMemoryEpisodeStore(), clock=lambda: NOW)
+    logins.record(make_episode(episode_id="a"))
+    receipt = logins.forget(["a"], reason="user asked")
+    assert not receipt.scrub_pending
+    assert "scrub pending" not in receipt.summary()
+    assert logins.forgetting.compact() == receipt.storage
+    assert asyncio.run(logins.forgetting.acompact()) == receipt.storage
+
+
+def test_an_embedded_folder_scrubs_at_once_when_enough_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chroma, "SCRUB_AFTER", 3)
+    store = ChromaEpisodeStore(path=tmp_path / "memory")
+    logins = EpisodicMemory(store=store, clock=lambda: NOW)
+    logins.record_many([make_episode(episode_id=f"e-{i}") for i in range(4)])
+    first = logins.forget(["e-0"], reason="user asked")
+    assert first.scrub_pending
+    assert "scrub pending" in first.summary()
+    assert store.purge_status()[0]
+    second = logins.forget(["e-1", "e-2", "e-3"], reason="user asked")  # 4 deleted: due
+    assert not second.scrub_pending
+    assert "vacuumed" in second.storage
+    assert store.purge_status() == (False, second.storage)
+    assert [r.scrub_pending for r in logins.forgetting.receipts()] == [False, False]
+    store.close()

@@ -12,7 +12,7 @@ from langchain_episodic.model.credit import CreditEvent, Injection, encode_credi
 from langchain_episodic.service.journal import replayed_checkpoint
 from langchain_episodic.stores.base import JournalEntry
 from langchain_episodic.stores.chroma.journal_head import HEAD_PREFIX
-from tests.unit_tests.factories import make_episode
+from tests.unit_tests.factories import logins_memory, make_episode
 
 NOW = 1_750_000_000.0
 NAMESPACE = "default"
@@ -32,7 +32,7 @@ def test_merging_the_same_entries_again_changes_nothing(memory: EpisodicMemory) 
     memory.record(make_episode(episode_id="a"))
     memory.runs.note("r1", ["a"], "task")
     memory.runs.credit("r1", 1.0)
-    journal = memory._s.journal
+    journal = memory.journal
     before = journal.entries()
     assert journal.merge(before) == []
     assert journal.entries() == before
@@ -99,7 +99,7 @@ def _replayed(folder: Path) -> dict[str, Any]:
     try:
         entries = store.read_journal_from(NAMESPACE, 0)
         memory = EpisodicMemory(store=store, clock=lambda: NOW, open_run_ttl=None)
-        memory._s.journal.reload(entries)
+        memory.journal.reload(entries)
         return memory.runs.utilities()
     finally:
         store.close()
@@ -166,3 +166,29 @@ def test_a_head_a_crash_left_behind_is_detected_and_then_trusted_again(
     assert reads == []
     assert memory.runs.utilities() == expected
     _close(memory)
+
+
+# ------------------------------------------------------------------ memory.journal
+# ``memory.journal``: entries merged into another namespace, conflicts named.
+
+
+@pytest.fixture
+def logins() -> EpisodicMemory:
+    """Two login episodes, the clock standing still."""
+    return logins_memory()
+
+
+def test_journal_entries_merge_into_another_namespace_and_conflicts_are_named(
+    logins: EpisodicMemory,
+) -> None:
+    logins.runs.note("run-1", ["login-1"], "Implement a login form")
+    logins.runs.credit("run-1", 0.8)
+    other = logins.for_namespace("other")
+    other.record_many(logins.episodes())
+    entries = logins.journal.entries()
+    assert other.journal.merge(entries) == []
+    assert [e.run_id for e in other.runs.log()] == ["run-1"]
+    assert other.journal.merge(entries) == []  # again: nothing new, nothing wrong
+    clash = JournalEntry("outcome:run-1", "run-1", '{"reward": 0.1}')
+    assert other.journal.merge([clash]) == ["outcome:run-1"]
+    assert other.runs.log()[0].reward == 0.8
