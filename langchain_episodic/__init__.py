@@ -11,8 +11,7 @@ before it, imports inside functions and under ``TYPE_CHECKING`` included (the te
 suite reads this list and checks every import against it):
 
 1. base: `langchain_episodic.errors`, `langchain_episodic._validation`,
-   `langchain_episodic._async` (async twins), `langchain_episodic._adapters` (where the
-   façade finds its retriever and runnable), `langchain_episodic._extras` (which extra
+   `langchain_episodic._async` (async twins), `langchain_episodic._extras` (which extra
    brings an integration), `langchain_episodic._finalizing` (what a collected object
    leaves to do, off the collector's thread)
 2. model, pure data and rules: `langchain_episodic.model`
@@ -22,7 +21,11 @@ suite reads this list and checks every import against it):
 6. stores, the only modules that talk to a database: `langchain_episodic.stores`
 7. services, one job each over a namespace: `langchain_episodic.service`
    (``memory.runs``, ``.lessons``, ``.quarantine``, ... are services themselves)
-8. the façade: `langchain_episodic.memory`
+8. the façade: `langchain_episodic.memory`, and the LangChain faces it builds on
+   first use (over ``memory.replay``, never the memory's internals):
+   `langchain_episodic.integrations.retriever`, `langchain_episodic.integrations.runnable`
+   and their helpers `langchain_episodic.integrations._fields`,
+   `langchain_episodic.integrations._run`
 9. with a memory: `langchain_episodic.pipeline` (one recall per replay, strategy
    choices), `langchain_episodic.reflection`, `langchain_episodic.migration`
 10. LangChain integrations, loaded on first use: `langchain_episodic.integrations`
@@ -37,7 +40,6 @@ from __future__ import annotations
 from importlib import import_module, metadata
 from typing import TYPE_CHECKING, Any
 
-from langchain_episodic._adapters import ADAPTERS
 from langchain_episodic._extras import EXTRA_OF, available, missing_extra
 
 if TYPE_CHECKING:
@@ -115,40 +117,6 @@ _LAZY = {
     "episode_from_tests": "langchain_episodic.model.feedback",
     "migrate_namespace": "langchain_episodic.migration",
 }
-
-
-def _retriever(memory: EpisodicMemory, **kwargs: Any) -> EpisodicRetriever:
-    from langchain_episodic._validation import check_int  # noqa: PLC0415
-    from langchain_episodic.integrations.retriever import (  # noqa: PLC0415
-        EpisodicRetriever,
-        options_from_search,
-    )
-    from langchain_episodic.scoring.options import RECALL_OPTION_NAMES  # noqa: PLC0415
-
-    unknown = sorted(set(kwargs) - RECALL_OPTION_NAMES - {"k", "search_type", "search_kwargs"})
-    if unknown:
-        known = sorted(RECALL_OPTION_NAMES | {"k", "search_type", "search_kwargs"})
-        msg = f"as_retriever() got unknown option(s) {unknown}; known: {known}"
-        raise TypeError(msg)
-    if kwargs.get("k") is not None:  # checked here, so the error names k (its top_k)
-        check_int("k", kwargs["k"], 1)
-    if "search_type" in kwargs or "search_kwargs" in kwargs:
-        # Checked here too, so a bad one raises its own error, not pydantic's wrapper.
-        options_from_search(kwargs.get("search_type", "similarity"), kwargs.get("search_kwargs"))
-    return EpisodicRetriever(memory=memory, **kwargs)
-
-
-def _runnable(memory: EpisodicMemory, **kwargs: Any) -> Any:
-    from langchain_episodic.integrations.runnable import create_replay_runnable  # noqa: PLC0415
-
-    return create_replay_runnable(memory, **kwargs)
-
-
-# memory.as_retriever() / as_runnable(): the façade sits below the integrations, so the
-# package (which may import everything) wires them, loading each on first use. Into
-# the registry the façade reads, so that wiring them imports neither.
-ADAPTERS["retriever"] = _retriever
-ADAPTERS["runnable"] = _runnable
 
 
 def __getattr__(name: str) -> Any:

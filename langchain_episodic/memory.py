@@ -9,13 +9,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from typing_extensions import Unpack
 
-from langchain_episodic._adapters import ADAPTERS
 from langchain_episodic._async import async_twin
 from langchain_episodic._validation import as_ids, check_bool, check_int
 from langchain_episodic.embeddings.background import default_background_texts
@@ -53,8 +52,9 @@ from langchain_episodic.stores.base import DEFAULT_NAMESPACE, EpisodeStore
 from langchain_episodic.stores.chroma.store import ChromaEpisodeStore
 
 if TYPE_CHECKING:  # LangChain's retrievers and runnables: imported where they are made
-    from langchain_core.retrievers import BaseRetriever
     from langchain_core.runnables import Runnable
+
+    from langchain_episodic.integrations.retriever import EpisodicRetriever
 
 __all__ = ["OPEN_RUN_TTL", "EpisodicMemory"]
 
@@ -534,10 +534,6 @@ class EpisodicMemory:
 
     # ------------------------------------------------------------ integrations
 
-    # Registered by the package (its __init__), so this module never imports the
-    # integrations above it: the memory names the port, the package wires it.
-    _adapters: ClassVar[dict[str, Callable[..., Any]]] = ADAPTERS
-
     def as_retriever(
         self,
         *,
@@ -550,7 +546,7 @@ class EpisodicMemory:
         half_life: float | None = None,
         current_time: float | None = None,
         **recall_options: Unpack[RecallKeywords],
-    ) -> BaseRetriever:
+    ) -> EpisodicRetriever:
         """This memory as an `EpisodicRetriever`.
 
         Takes what LangChain's ``VectorStore.as_retriever`` takes: ``search_type``
@@ -580,8 +576,10 @@ class EpisodicMemory:
         }
         if search_type != "similarity" or search_kwargs is not None:
             given.update(search_type=search_type, search_kwargs=search_kwargs)
-        retriever: BaseRetriever = self._adapters["retriever"](self, **given, **recall_options)
-        return retriever
+        # Loaded on first use: a memory that is never a retriever never imports LangChain's.
+        from langchain_episodic.integrations.retriever import retriever_for  # noqa: PLC0415
+
+        return retriever_for(self, **given, **recall_options)
 
     def as_runnable(
         self,
@@ -617,7 +615,9 @@ class EpisodicMemory:
             )
             if value is not None
         }
-        runnable: Runnable[Any, str] = self._adapters["runnable"](
+        from langchain_episodic.integrations.runnable import create_replay_runnable  # noqa: PLC0415
+
+        return create_replay_runnable(
             self,
             input_key=input_key,
             options=options,
@@ -628,4 +628,3 @@ class EpisodicMemory:
             **flat,
             **recall_options,
         )
-        return runnable

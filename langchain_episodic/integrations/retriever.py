@@ -16,19 +16,19 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field, ModelWrapValidatorHandler, PrivateAttr, model_validator
 
+from langchain_episodic._validation import check_int
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._fields import RecallOptionsFields
 from langchain_episodic.integrations._run import RUN_ID_KEY
-from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.filters import EpisodeFilter
-from langchain_episodic.pipeline import Replay, abuild_replay, build_replay, replay_renderer
 from langchain_episodic.prompting.compact import COMPACT_NOTICE, CompactRenderer
 from langchain_episodic.prompting.episodes import DATA_NOTICE, render_episode_as_data
 from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
 from langchain_episodic.prompting.sanitize import STRATEGY_CHARS, TASK_CHARS, bounded
-from langchain_episodic.scoring.options import RecallOptions
+from langchain_episodic.scoring.options import RECALL_OPTION_NAMES, RecallOptions
 from langchain_episodic.scoring.priority import PrioritizedResult
 from langchain_episodic.scoring.ranking import RecallReport, why_recalled
+from langchain_episodic.service.replay import Replay, ReplaySource, replay_renderer
 
 __all__ = [
     "SEARCH_TYPES",
@@ -38,6 +38,7 @@ __all__ = [
     "replay_to_documents",
     "report_to_documents",
     "result_to_document",
+    "retriever_for",
 ]
 
 SearchType = Literal["similarity", "similarity_score_threshold"]
@@ -284,8 +285,8 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
-    memory: EpisodicMemory
-    """Where episodes are recalled from."""
+    memory: ReplaySource
+    """Where episodes are recalled from (an `EpisodicMemory`)."""
     search_type: SearchType = "similarity"
     """As in ``VectorStore.as_retriever``: ``"similarity"`` (recall as the memory ranks)
     or ``"similarity_score_threshold"`` (with ``search_kwargs["score_threshold"]``, the
@@ -379,7 +380,7 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         run = _run_of(kwargs)
         options = self._options(k, kwargs)
         settings = self._replay_settings(options, self._k_given or k is not None)
-        return replay_to_documents(build_replay(self.memory, query, options, **run, **settings))
+        return replay_to_documents(self.memory.replay.build(query, options, **run, **settings))
 
     async def _aget_relevant_documents(
         self,
@@ -392,7 +393,7 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         run = _run_of(kwargs)
         options = self._options(k, kwargs)
         settings = self._replay_settings(options, self._k_given or k is not None)
-        replay = await abuild_replay(self.memory, query, options, **run, **settings)
+        replay = await self.memory.replay.abuild(query, options, **run, **settings)
         return replay_to_documents(replay)
 
 
@@ -420,3 +421,23 @@ def _named_run(config: RunnableConfig | None) -> dict[str, str]:
 def _run_of(kwargs: dict[str, Any]) -> dict[str, Any]:
     """``build_replay``'s ``run_id`` / ``thread_id``, taken out of a call's ``kwargs``."""
     return {name: kwargs.pop(key) for key, name in _RUN_KWARGS.items() if key in kwargs}
+
+
+def retriever_for(memory: ReplaySource, **kwargs: Any) -> EpisodicRetriever:
+    """What ``memory.as_retriever(**kwargs)`` returns, each argument checked by name.
+
+    Raises:
+        TypeError: An option it does not know (named, with the known ones).
+        EpisodicValueError: ``k`` or a ``search_type`` / ``search_kwargs`` is invalid.
+    """
+    allowed = RECALL_OPTION_NAMES | {"k", "search_type", "search_kwargs"}
+    unknown = sorted(set(kwargs) - allowed)
+    if unknown:
+        msg = f"as_retriever() got unknown option(s) {unknown}; known: {sorted(allowed)}"
+        raise TypeError(msg)
+    if kwargs.get("k") is not None:  # checked here, so the error names k (its top_k)
+        check_int("k", kwargs["k"], 1)
+    if "search_type" in kwargs or "search_kwargs" in kwargs:
+        # Checked here too, so a bad one raises its own error, not pydantic's wrapper.
+        options_from_search(kwargs.get("search_type", "similarity"), kwargs.get("search_kwargs"))
+    return EpisodicRetriever(memory=memory, **kwargs)

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._run import run_from_config
 from langchain_episodic.model.episode import TaskDescription, as_task
-from langchain_episodic.pipeline import abuild_replay, build_replay
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
 from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
 from langchain_episodic.scoring.options import RecallOptions
-
-if TYPE_CHECKING:
-    from langchain_episodic.memory import EpisodicMemory
+from langchain_episodic.service.replay import ReplaySource
 
 __all__ = ["create_replay_runnable", "task_from_input"]
 
@@ -48,7 +45,7 @@ def task_from_input(value: Any, input_key: str = "task") -> TaskDescription:
 
 
 def create_replay_runnable(
-    memory: EpisodicMemory,
+    memory: ReplaySource,
     *,
     input_key: str = "task",
     options: RecallOptions | None = None,
@@ -113,14 +110,14 @@ def create_replay_runnable(
     def _invoke(value: Any, config: RunnableConfig) -> str:
         task = task_from_input(value, input_key)
         run_id, thread_id = run_from_config(config)
-        replay = build_replay(memory, task, options, run_id=run_id, thread_id=thread_id, **settings)
+        replay = memory.replay.build(task, options, run_id=run_id, thread_id=thread_id, **settings)
         return replay.text
 
     async def _ainvoke(value: Any, config: RunnableConfig) -> str:
         task = task_from_input(value, input_key)
         run_id, thread_id = run_from_config(config)
-        replay = await abuild_replay(
-            memory, task, options, run_id=run_id, thread_id=thread_id, **settings
+        replay = await memory.replay.abuild(
+            task, options, run_id=run_id, thread_id=thread_id, **settings
         )
         return replay.text
 

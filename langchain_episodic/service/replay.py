@@ -13,7 +13,7 @@ import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from langchain_episodic._async import async_twin
 from langchain_episodic._validation import check_int
@@ -56,7 +56,7 @@ _log = logging.getLogger(__name__)
 DEFAULT_LESSON_K = 2
 """Lessons a replay shows above its episodes, at most."""
 
-__all__ = ["DEFAULT_LESSON_K", "Replay", "Replays", "replay_renderer"]
+__all__ = ["DEFAULT_LESSON_K", "Replay", "ReplaySource", "Replays", "replay_renderer"]
 
 
 @dataclass(frozen=True)
@@ -326,3 +326,16 @@ class Replays:
             StrategyChoice(complexity_strategy(task), "holdout") if include_strategy else None
         )
         return Replay(task, (), "", strategy, run_id, holdout=True)
+
+
+@runtime_checkable
+class ReplaySource(Protocol):
+    """What the retriever and the runnable recall from: a memory, by its replays.
+
+    `EpisodicMemory` is one (``memory.replay``); they need nothing else of it.
+    """
+
+    @property
+    def replay(self) -> Replays:
+        """The memory's replays."""
+        ...
