@@ -23,9 +23,8 @@ suite reads this list and checks every import against it):
    (``memory.runs``, ``.lessons``, ``.quarantine``, ... are services themselves)
 8. the façade: `langchain_episodic.memory`, and the LangChain faces it builds on
    first use (over ``memory.replay``, never the memory's internals):
-   `langchain_episodic.integrations.retriever`, `langchain_episodic.integrations.runnable`
-   and their helpers `langchain_episodic.integrations._fields`,
-   `langchain_episodic.integrations._run`
+   `langchain_episodic.retriever`, `langchain_episodic.runnable` and their helpers
+   `langchain_episodic._fields`, `langchain_episodic._run`
 9. with a memory: `langchain_episodic.pipeline` (one recall per replay, strategy
    choices), `langchain_episodic.reflection`, `langchain_episodic.migration`
 10. LangChain integrations, loaded on first use: `langchain_episodic.integrations`
@@ -55,8 +54,6 @@ if TYPE_CHECKING:
     )
     from langchain_episodic.integrations.classic import EpisodicChainMemory
     from langchain_episodic.integrations.middleware import EpisodicMemoryMiddleware
-    from langchain_episodic.integrations.retriever import EpisodicRetriever
-    from langchain_episodic.integrations.runnable import create_replay_runnable
     from langchain_episodic.integrations.tools import create_recall_tool
     from langchain_episodic.memory import EpisodicMemory
     from langchain_episodic.migration import migrate_namespace
@@ -71,6 +68,8 @@ if TYPE_CHECKING:
     from langchain_episodic.model.feedback import episode_from_tests
     from langchain_episodic.model.filters import EpisodeFilter
     from langchain_episodic.pipeline import Replay, abuild_replay, build_replay, choose_strategy
+    from langchain_episodic.retriever import EpisodicRetriever
+    from langchain_episodic.runnable import create_replay_runnable
     from langchain_episodic.scoring.options import RecallOptions
     from langchain_episodic.scoring.priority import ReplayWeights
     from langchain_episodic.stores import ChromaEpisodeStore
@@ -95,7 +94,7 @@ _LAZY = {
     "EpisodicError": "langchain_episodic.errors",
     "EpisodicMemory": "langchain_episodic.memory",
     "EpisodicMemoryMiddleware": "langchain_episodic.integrations.middleware",
-    "EpisodicRetriever": "langchain_episodic.integrations.retriever",
+    "EpisodicRetriever": "langchain_episodic.retriever",
     "EpisodicValueError": "langchain_episodic.errors",
     "Feedback": "langchain_episodic.model.episode",
     "HashingEmbeddings": "langchain_episodic.embeddings",
@@ -113,7 +112,7 @@ _LAZY = {
     "build_replay": "langchain_episodic.pipeline",
     "choose_strategy": "langchain_episodic.pipeline",
     "create_recall_tool": "langchain_episodic.integrations.tools",
-    "create_replay_runnable": "langchain_episodic.integrations.runnable",
+    "create_replay_runnable": "langchain_episodic.runnable",
     "episode_from_tests": "langchain_episodic.model.feedback",
     "migrate_namespace": "langchain_episodic.migration",
 }

@@ -54,7 +54,7 @@ from langchain_episodic.stores.chroma.store import ChromaEpisodeStore
 if TYPE_CHECKING:  # LangChain's retrievers and runnables: imported where they are made
     from langchain_core.runnables import Runnable
 
-    from langchain_episodic.integrations.retriever import EpisodicRetriever
+    from langchain_episodic.retriever import EpisodicRetriever
 
 __all__ = ["OPEN_RUN_TTL", "EpisodicMemory"]
 
@@ -577,7 +577,7 @@ class EpisodicMemory:
         if search_type != "similarity" or search_kwargs is not None:
             given.update(search_type=search_type, search_kwargs=search_kwargs)
         # Loaded on first use: a memory that is never a retriever never imports LangChain's.
-        from langchain_episodic.integrations.retriever import retriever_for  # noqa: PLC0415
+        from langchain_episodic.retriever import retriever_for  # noqa: PLC0415
 
         return retriever_for(self, **given, **recall_options)
 
@@ -615,7 +615,7 @@ class EpisodicMemory:
             )
             if value is not None
         }
-        from langchain_episodic.integrations.runnable import create_replay_runnable  # noqa: PLC0415
+        from langchain_episodic.runnable import create_replay_runnable  # noqa: PLC0415
 
         return create_replay_runnable(
             self,

@@ -15,13 +15,13 @@ from typing import Any, cast
 from langgraph.config import get_config
 from typing_extensions import NotRequired, TypedDict  # typing has them from 3.11 only
 
-from langchain_episodic.integrations._messages import human_texts
-from langchain_episodic.integrations._run import (
+from langchain_episodic._run import (
     RUN_ID_KEY,
     STATE_KEY,
     agent_name,
     run_from_config,
 )
+from langchain_episodic.integrations._messages import human_texts
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import EpisodeSource, TaskDescription
 from langchain_episodic.pipeline import Replay

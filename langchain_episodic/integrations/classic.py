@@ -29,15 +29,15 @@ try:
 except ImportError as error:
     raise missing_extra("EpisodicChainMemory", "classic") from error
 
+from langchain_episodic._fields import RecallOptionsFields
+from langchain_episodic._run import RUN_ID_KEY
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.integrations._fields import RecallOptionsFields
-from langchain_episodic.integrations._run import RUN_ID_KEY
-from langchain_episodic.integrations.runnable import task_from_input
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import Episode, EpisodeSource, TaskDescription
 from langchain_episodic.model.feedback import EpisodeOptions, episode_from_tests
 from langchain_episodic.pipeline import abuild_replay, build_replay
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
+from langchain_episodic.runnable import task_from_input
 
 __all__ = ["EpisodicChainMemory"]
 

@@ -21,6 +21,7 @@ from langchain_core.runnables.config import run_in_executor
 from typing_extensions import NotRequired  # typing has it from 3.11 only
 
 from langchain_episodic._extras import missing_extra
+from langchain_episodic._run import STATE_KEY
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._background import EXIT_FLUSH_TIMEOUT
 from langchain_episodic.integrations._messages import (
@@ -28,7 +29,6 @@ from langchain_episodic.integrations._messages import (
     append_to_system,
     latest_human_text,
 )
-from langchain_episodic.integrations._run import STATE_KEY
 from langchain_episodic.integrations._scope import NamespaceScope, check_scope, resolve_namespace
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import EpisodeSource, TaskDescription

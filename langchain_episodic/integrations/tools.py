@@ -11,7 +11,7 @@ from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from langchain_episodic.integrations._run import agent_run, run_from_config
+from langchain_episodic._run import agent_run, run_from_config
 from langchain_episodic.integrations._scope import (
     NamespaceScope,
     check_scope,

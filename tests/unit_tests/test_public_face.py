@@ -66,6 +66,31 @@ def test_no_module_path_of_0_1_imports(old: str) -> None:
         importlib.import_module(f"langchain_episodic.{old}")
 
 
+@pytest.mark.parametrize(
+    "old", ["areas", "_adapters", "integrations.retriever", "integrations.runnable"]
+)
+def test_no_forwarding_layer_nor_registry_of_0_2_dev_is_left(old: str) -> None:
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"langchain_episodic.{old}")
+
+
+def test_each_area_of_the_facade_is_the_service_that_owns_the_job() -> None:
+    memory = EpisodicMemory()
+    owners = {
+        area: f"{type(getattr(memory, area)).__module__}.{type(getattr(memory, area)).__name__}"
+        for area in sorted(AREAS)
+    }
+    assert owners == {
+        "forgetting": "langchain_episodic.service.erasure.Eraser",
+        "journal": "langchain_episodic.service.journal.Journal",
+        "lessons": "langchain_episodic.service.lessons.Lessons",
+        "quarantine": "langchain_episodic.service.quarantine.Quarantine",
+        "replay": "langchain_episodic.service.replay.Replays",
+        "runs": "langchain_episodic.service.credit.Runs",
+    }
+    assert memory.runs is memory.runs  # held, not rebuilt per access
+
+
 def test_the_scoring_package_serves_no_old_name() -> None:
     import langchain_episodic.scoring as scoring  # noqa: PLC0415
 

@@ -38,13 +38,17 @@ __all__ = [
     "SETTLING",
     "deleted_since_scrub",
     "note_deleting",
+    "pending_status",
     "restore_thresholds",
     "scrub_folder",
     "scrub_hnsw",
     "scrub_pending",
     "scrub_sqlite",
+    "scrubbed_sentence",
     "settle_indexes",
+    "sqlite_folder",
     "sync_folder",
+    "unreachable_files",
     "unsettled_collections",
     "zero_from",
 ]
@@ -96,6 +100,83 @@ def note_deleting(folder: str, count: int) -> None:
             os.fsync(handle.fileno())
     if before is None:
         sync_folder(folder)
+
+
+def sqlite_folder(path: str | None, client: ClientAPI) -> str | None:
+    """The folder whose ``chroma.sqlite3`` a store's deletions leave bytes in.
+
+    ``path`` when the store was given one, else the client's persist directory;
+    ``None`` for a client in memory, a server, or a client that cannot say.
+    """
+    folder = path
+    if folder is None:
+        try:
+            settings = client.get_settings()
+        except Exception:  # a client that cannot say: treat it as out of reach
+            return None
+        if not getattr(settings, "is_persistent", False):
+            return None
+        folder = getattr(settings, "persist_directory", None)
+    if not folder or not os.path.isfile(os.path.join(folder, "chroma.sqlite3")):
+        return None
+    return str(folder)
+
+
+def unreachable_files(path: str | None, client: ClientAPI) -> str:
+    """What deletion guarantees where no folder can be scrubbed (memory, or a server)."""
+    if path is None and _is_ephemeral(client):
+        return "Chroma in process memory: the records were deleted (nothing was written to disk)"
+    return (
+        "Chroma server: the records and journal entries were deleted through its "
+        "API; its own files (sqlite free pages, its write-ahead log) keep the bytes "
+        "until its operator vacuums the server's database"
+    )
+
+
+def scrubbed_sentence(folder: str) -> str:
+    """What a scrub of ``folder`` that just ran guarantees (for an erasure's receipt)."""
+    if scrub_pending(folder):
+        return (
+            f"embedded Chroma at {folder!r}: deleted rows purged from its write-ahead log "
+            "and full-text index and chroma.sqlite3 vacuumed, except that a vector index "
+            "saved before the deletion still holds the erased ids (in its metadata file, "
+            "and its delete rows in the log, which make a reload drop them): both go when "
+            "the store closes and Chroma saves the index again"
+        )
+    return (
+        f"embedded Chroma at {folder!r}: deleted rows purged from its write-ahead log "
+        "and full-text index, chroma.sqlite3 vacuumed (no free page keeps them), and "
+        "the unused slots of its vector index files zeroed (again on close); the "
+        "index keeps the erased vectors (numbers, not text) until Chroma reuses their "
+        "slots"
+    )
+
+
+def pending_status(folder: str, scrub_after: int) -> tuple[bool, str]:
+    """``(pending, sentence)``: whether deleted records' bytes wait in ``folder``, and when.
+
+    ``scrub_after``: how many deleted records make an erasure scrub at once.
+    """
+    deleted = deleted_since_scrub(folder)
+    if deleted is None:
+        return False, scrubbed_sentence(folder)
+    return True, (
+        f"embedded Chroma at {folder!r}: the records are deleted (no read returns them) "
+        "and their bytes are still in chroma.sqlite3 (its write-ahead log rows, free "
+        "pages and full-text index) and the vector index files until the folder is "
+        "scrubbed: on close, on memory.forgetting.compact(), or once "
+        f"{scrub_after} deleted records are pending ({deleted} now); a process "
+        "stopped before then leaves the scrub to the next store opened on the folder"
+    )
+
+
+def _is_ephemeral(client: ClientAPI) -> bool:
+    try:
+        settings = client.get_settings()
+    except Exception:
+        return False
+    api = str(getattr(settings, "chroma_api_impl", ""))
+    return not getattr(settings, "is_persistent", False) and "fastapi" not in api.lower()
 
 
 def scrub_folder(folder: str) -> None:

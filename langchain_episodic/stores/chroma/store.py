@@ -88,8 +88,12 @@ from langchain_episodic.stores.chroma.records import (
 from langchain_episodic.stores.chroma.scrub import (
     deleted_since_scrub,
     note_deleting,
+    pending_status,
     scrub_folder,
     scrub_pending,
+    scrubbed_sentence,
+    sqlite_folder,
+    unreachable_files,
 )
 from langchain_episodic.stores.codec import decode_episodes
 
@@ -793,7 +797,7 @@ class ChromaEpisodeStore:
     def _note_deleting(self, count: int) -> None:
         # Marked before Chroma deletes: a process killed after the deletion leaves the
         # mark, and the next store on the folder finishes the scrub.
-        folder = self._scrubbed_folder()
+        folder = sqlite_folder(self._path, self._client)
         if folder is not None and count:
             note_deleting(folder, count)
             if folder not in self._erased_in:
@@ -813,13 +817,13 @@ class ChromaEpisodeStore:
         of reach: the sentence says so. Costs time in proportion to the folder: an
         erasure calls `purge_when_due` instead.
         """
-        folder = self._scrubbed_folder()
+        folder = sqlite_folder(self._path, self._client)
         if folder is None:
-            return self._unreachable_files()
+            return unreachable_files(self._path, self._client)
         scrub_folder(folder)
         if folder not in self._erased_in:
             self._erased_in.append(folder)
-        return _held_back(folder) if scrub_pending(folder) else _scrubbed(folder)
+        return scrubbed_sentence(folder)
 
     @_operation
     @refused_when_read_only("purge deleted records")
@@ -836,9 +840,9 @@ class ChromaEpisodeStore:
             ``(pending, sentence)``: whether the bytes are still in the files, and
             what the store guarantees (and when), for the erasure's receipt.
         """
-        folder = self._scrubbed_folder()
+        folder = sqlite_folder(self._path, self._client)
         if folder is None:
-            return False, self._unreachable_files()
+            return False, unreachable_files(self._path, self._client)
         # A store given a PersistentClient does not close it: it scrubs at once.
         if self._release_lock is None or (deleted_since_scrub(folder) or 0) >= SCRUB_AFTER:
             said = self.purge_deleted()
@@ -852,50 +856,10 @@ class ChromaEpisodeStore:
         namespace) is not yet scrubbed; the sentence says where the bytes are, or
         that they are gone.
         """
-        folder = self._scrubbed_folder()
+        folder = sqlite_folder(self._path, self._client)
         if folder is None:
-            return False, self._unreachable_files()
-        deleted = deleted_since_scrub(folder)
-        if deleted is None:
-            return False, _scrubbed(folder)
-        return True, (
-            f"embedded Chroma at {folder!r}: the records are deleted (no read returns them) "
-            "and their bytes are still in chroma.sqlite3 (its write-ahead log rows, free "
-            "pages and full-text index) and the vector index files until the folder is "
-            "scrubbed: on close, on memory.forgetting.compact(), or once "
-            f"{SCRUB_AFTER} deleted records are pending ({deleted} now); a process "
-            "stopped before then leaves the scrub to the next store opened on the folder"
-        )
-
-    def _unreachable_files(self) -> str:
-        if self._path is None and _is_ephemeral(self._client):
-            return (
-                "Chroma in process memory: the records were deleted (nothing was written to disk)"
-            )
-        return (
-            "Chroma server: the records and journal entries were deleted through its "
-            "API; its own files (sqlite free pages, its write-ahead log) keep the bytes "
-            "until its operator vacuums the server's database"
-        )
-
-    def _scrubbed_folder(self) -> str | None:
-        database = self._sqlite_file()
-        return None if database is None else os.path.dirname(database)
-
-    def _sqlite_file(self) -> str | None:
-        folder = self._path
-        if folder is None:
-            try:
-                settings = self._client.get_settings()
-            except Exception:  # a client that cannot say: treat it as out of reach
-                return None
-            if not getattr(settings, "is_persistent", False):
-                return None
-            folder = getattr(settings, "persist_directory", None)
-        if not folder:
-            return None
-        database = os.path.join(folder, "chroma.sqlite3")
-        return database if os.path.isfile(database) else None
+            return False, unreachable_files(self._path, self._client)
+        return pending_status(folder, SCRUB_AFTER)
 
     @_operation
     def verify(self, namespace: str, page_size: int = 1000) -> list[MalformedRecordWarning]:
@@ -955,26 +919,6 @@ def _may_reopen(store: weakref.ref[ChromaEpisodeStore]) -> bool:
     return alive is not None and alive._may_reopen()
 
 
-def _scrubbed(folder: str) -> str:
-    return (
-        f"embedded Chroma at {folder!r}: deleted rows purged from its write-ahead log "
-        "and full-text index, chroma.sqlite3 vacuumed (no free page keeps them), and "
-        "the unused slots of its vector index files zeroed (again on close); the "
-        "index keeps the erased vectors (numbers, not text) until Chroma reuses their "
-        "slots"
-    )
-
-
-def _held_back(folder: str) -> str:
-    return (
-        f"embedded Chroma at {folder!r}: deleted rows purged from its write-ahead log "
-        "and full-text index and chroma.sqlite3 vacuumed, except that a vector index "
-        "saved before the deletion still holds the erased ids (in its metadata file, and "
-        "its delete rows in the log, which make a reload drop them): both go when the "
-        "store closes and Chroma saves the index again"
-    )
-
-
 def _delete_ids(collection: Collection, ids: Sequence[str], batch_size: int) -> int:
     wanted = list(dict.fromkeys(ids))
     deleted = 0
@@ -984,12 +928,3 @@ def _delete_ids(collection: Collection, ids: Sequence[str], batch_size: int) -> 
             collection.delete(ids=list(found))
             deleted += len(found)
     return deleted
-
-
-def _is_ephemeral(client: ClientAPI) -> bool:
-    try:
-        settings = client.get_settings()
-    except Exception:
-        return False
-    api = str(getattr(settings, "chroma_api_impl", ""))
-    return not getattr(settings, "is_persistent", False) and "fastapi" not in api.lower()

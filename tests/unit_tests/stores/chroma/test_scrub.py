@@ -6,13 +6,20 @@ import sqlite3
 import struct
 from pathlib import Path
 
+import chromadb
+
+from langchain_episodic.stores import ChromaEpisodeStore
 from langchain_episodic.stores.chroma.scrub import (
     SCRUB_PENDING,
     deleted_since_scrub,
     note_deleting,
+    pending_status,
     scrub_folder,
     scrub_hnsw,
     scrub_pending,
+    scrubbed_sentence,
+    sqlite_folder,
+    unreachable_files,
     zero_from,
 )
 
@@ -138,3 +145,29 @@ def test_a_settle_cut_short_gives_the_thresholds_back_at_the_next_close(tmp_path
     again = ChromaEpisodeStore(path=folder)
     assert EpisodicMemory(store=again).get_episodes(["kept"])
     again.close()
+
+
+def test_the_scrubbed_folder_is_the_stores_path_or_its_clients_and_none_in_memory(
+    tmp_path: Path,
+) -> None:
+    with ChromaEpisodeStore(path=tmp_path / "store") as store:
+        store.collection("default")
+        assert sqlite_folder(str(tmp_path / "store"), store.client) == str(tmp_path / "store")
+    client = chromadb.PersistentClient(path=str(tmp_path / "client"))
+    client.get_or_create_collection("probe", embedding_function=None)
+    assert sqlite_folder(None, client) == str(tmp_path / "client")
+    assert sqlite_folder(str(tmp_path / "nothing-here"), client) is None  # no database
+    ephemeral = chromadb.EphemeralClient()
+    assert sqlite_folder(None, ephemeral) is None
+    assert unreachable_files(None, ephemeral).startswith("Chroma in process memory")
+    assert unreachable_files(str(tmp_path), ephemeral).startswith("Chroma server")
+
+
+def test_the_sentences_say_whether_the_bytes_wait_and_until_when(tmp_path: Path) -> None:
+    folder = str(tmp_path)
+    assert pending_status(folder, 1_000) == (False, scrubbed_sentence(folder))
+    assert "vacuumed (no free page keeps them)" in scrubbed_sentence(folder)
+    note_deleting(folder, 7)
+    pending, sentence = pending_status(folder, 1_000)
+    assert pending
+    assert "1000 deleted records are pending (7 now)" in sentence

@@ -7,8 +7,8 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
+from langchain_episodic._run import run_from_config
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.integrations._run import run_from_config
 from langchain_episodic.model.episode import TaskDescription, as_task
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
 from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer

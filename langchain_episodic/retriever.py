@@ -16,10 +16,10 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field, ModelWrapValidatorHandler, PrivateAttr, model_validator
 
+from langchain_episodic._fields import RecallOptionsFields
+from langchain_episodic._run import RUN_ID_KEY
 from langchain_episodic._validation import check_int
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.integrations._fields import RecallOptionsFields
-from langchain_episodic.integrations._run import RUN_ID_KEY
 from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.prompting.compact import COMPACT_NOTICE, CompactRenderer
 from langchain_episodic.prompting.episodes import DATA_NOTICE, render_episode_as_data
