@@ -6,9 +6,21 @@ recent, rewarded, successful) and `build_replay` turns them into a replay
 prompt (and, when asked, a strategy) for the model. Episodes live in ChromaDB: on
 disk, in memory, or on a Chroma server.
 
-The package is layered. Each layer imports only from itself and the layers listed
-before it, imports inside functions and under ``TYPE_CHECKING`` included (the test
-suite reads this list and checks every import against it):
+Where to start:
+
+- ``EpisodicMemory(store=ChromaEpisodeStore(path="./agent-memory"))``: ``record``,
+  ``recall``, ``build_replay(memory, task).text`` (the prompt to inject);
+- ``EpisodicMemoryMiddleware(memory, record_episode=...)`` for a ``create_agent``
+  agent, ``memory.as_retriever()``, ``memory.as_runnable()``,
+  ``create_recall_tool(memory)``;
+- ``memory.runs`` (credit from outcomes, holdout runs, lift), ``memory.lessons``,
+  ``memory.quarantine``, ``memory.forgetting``;
+- the ``langchain-episodic`` command looks inside a memory on disk;
+- ``README.md`` and ``docs/`` (``mkdocs serve``) say the rest, with runnable examples.
+
+For contributors: the package is layered. Each layer imports only from itself and the
+layers listed before it, imports inside functions and under ``TYPE_CHECKING`` included
+(the test suite reads this list and checks every import against it):
 
 1. base: `langchain_episodic.errors`, `langchain_episodic._validation`,
    `langchain_episodic._async` (async twins), `langchain_episodic._extras` (which extra

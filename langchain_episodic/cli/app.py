@@ -139,8 +139,8 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "salvage",
-        "recover a damaged on-disk memory into a new folder (salvage PATH --to NEW), read "
-        "from its database, not its index",
+        "recover a damaged on-disk memory into a new folder (salvage [PATH] --to NEW; PATH "
+        "defaults to --path), read from its database, not its index",
         _configure_salvage,
         _run_salvage,
     ),

@@ -322,7 +322,10 @@ def _run_migrate(args: argparse.Namespace) -> int:
     target = EpisodicMemory(
         store=_open_store(destination, create=True), namespace=destination.namespace
     )
-    report = migrate_namespace(source, target, batch_size=args.batch_size, progress=not args.quiet)
+    # A bar only on a terminal, as export and import: in a log or a pipe it would leave
+    # its carriage returns and a half-drawn line before the summary.
+    shown = not args.quiet and sys.stderr is not None and sys.stderr.isatty()
+    report = migrate_namespace(source, target, batch_size=args.batch_size, progress=shown)
     if not args.quiet:
         print(
             f"migrated namespace {source.namespace!r} from {source_target.describe()} to "

@@ -143,3 +143,11 @@ def test_lessons_and_forgetting_through_their_sub_objects(memory: EpisodicMemory
     receipt = memory.forgetting.forget_all(reason="account closed")
     assert (receipt.episodes, len(memory), memory.lessons.list(None)) == (1, 0, ())
     assert [r.erasure_id for r in memory.forgetting.receipts()] == [receipt.erasure_id]
+
+
+def test_help_of_the_package_says_where_to_start_before_its_layers() -> None:
+    doc = langchain_episodic.__doc__ or ""
+    start, layers = doc.index("Where to start:"), doc.index("the package is layered")
+    assert start < layers
+    for name in ("EpisodicMemory(", "build_replay", "EpisodicMemoryMiddleware", "memory.runs"):
+        assert doc.index(name) < layers, name

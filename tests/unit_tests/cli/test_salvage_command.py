@@ -75,3 +75,28 @@ def test_refusals_are_one_line_and_exit_2(
     code, _, err = run(capsys, "salvage", str(folder))
     assert code == 2
     assert_one_line_error(err, "--to")
+
+
+def test_the_folder_may_come_from_path_as_for_every_command_but_not_twice(
+    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "--path", str(folder), "salvage", "--to", str(tmp_path / "a"))
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0] == f"salvaged {str(folder)!r} into {str(tmp_path / 'a')!r}:"
+    same = run(capsys, "salvage", str(folder), "--path", str(folder), "--to", str(tmp_path / "b"))
+    assert same[0] == 0  # the same folder said twice is no conflict
+    code, _, err = run(
+        capsys,
+        "salvage",
+        str(folder),
+        "--path",
+        str(tmp_path / "other"),
+        "--to",
+        str(tmp_path / "c"),
+    )
+    assert code == 2
+    assert_one_line_error(err, "two folders")
+    assert not (tmp_path / "c").exists()  # refused before anything was written
+    code, _, err = run(capsys, "salvage", "--host", "localhost", "--to", str(tmp_path / "d"))
+    assert code == 2
+    assert_one_line_error(err, "on-disk folder")

@@ -205,3 +205,15 @@ def test_progress_bar_only_on_a_terminal_and_never_with_quiet(
     assert main(["--path", str(tmp_path / "copy"), "import", str(exported), "-q"]) == 0
     assert quiet.getvalue() == ""
     assert capsys.readouterr().out == ""  # --quiet: no summary either
+
+
+def test_migrate_draws_no_progress_bar_into_a_pipe_or_a_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = filled(tmp_path / "source", corpus(6))
+    code, out, err = run(capsys, "--path", str(source), "migrate", "--to-path", str(tmp_path / "t"))
+    assert code == 0
+    assert "6 copied" in out
+    assert "migrating" not in err
+    assert "\r" not in out + err  # no half-drawn bar before the summary
+    assert len(open_memory(tmp_path / "t")) == 6
