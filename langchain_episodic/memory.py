@@ -152,6 +152,11 @@ class EpisodicMemory:
             one principal (``EpisodeSource.principal``) fill at most a third of a
             replay (`sharing`); ``memory.runs.shared``
             says so. ``False`` (default): one user's memory, recalled as is.
+        infer_categories: An episode recorded with no category (``unknown``) is
+            stored with the one its task's text says (`task`), so that
+            `skill_profiles` and per-category credit mean something for episodes
+            recorded by hand. ``False``: stored as given. One call opts out with
+            ``record(..., infer_category=False)`` (``unknown`` on purpose).
 
     The embedding model is part of the namespace: opening embeds one probe text and
     compares the model's fingerprint with the one recorded when the namespace was
@@ -199,6 +204,7 @@ class EpisodicMemory:
         background: Sequence[str] | None = None,
         retention: Retention | None = None,
         shared: bool = False,
+        infer_categories: bool = True,
     ) -> None:
         if retention is not None and not isinstance(retention, Retention):
             msg = f"retention={retention!r} is invalid: must be a Retention or None"
@@ -234,6 +240,7 @@ class EpisodicMemory:
             rng=rng,
             retention=retention,
             shared=check_bool("shared", shared),
+            infer_categories=check_bool("infer_categories", infer_categories),
         )
 
     @property
@@ -309,23 +316,46 @@ class EpisodicMemory:
 
     # ------------------------------------------------------------------ episodes
 
-    def record(self, episode: Episode) -> bool:
+    def record(self, episode: Episode, *, infer_category: bool = True) -> bool:
         """Store one episode in both tiers; ``False`` if the identical one was stored.
+
+        An episode whose task names no category is stored with the one its text says
+        (`task`; the memory's ``infer_categories``); ``infer_category=False`` keeps
+        ``unknown``. Recording it again, with or without that category, is a no-op.
+
+        Examples:
+            >>> from langchain_episodic import episode_from_tests
+            >>> memory = EpisodicMemory()
+            >>> crash = episode_from_tests("Fix the crash in the login handler", "...", 10, 10,
+            ...                            episode_id="crash-1", timestamp=1.0)
+            >>> memory.record(crash), memory.record(crash)
+            (True, False)
+            >>> memory.get_episodes("crash-1")["crash-1"].task.category.value
+            'debugging'
 
         Raises:
             TypeError: ``episode`` is not an `Episode`.
             EpisodeConflictError: A different episode holds the same ``episode_id``.
         """
-        return self.record_many([episode]) == 1
+        return self.record_many([episode], infer_category=infer_category) == 1
 
-    def record_many(self, episodes: Iterable[Episode], *, in_time_order: bool = True) -> int:
+    def record_many(
+        self,
+        episodes: Iterable[Episode],
+        *,
+        in_time_order: bool = True,
+        infer_category: bool = True,
+    ) -> int:
         """Store many episodes, all validated before any is written; how many were new.
 
         Written in time order unless ``in_time_order=False`` (a migration keeps the
-        source's); a new episode whose ``source.run_id`` names a run closes it.
-        See `write` for errors.
+        source's); a new episode whose ``source.run_id`` names a run closes it. A
+        category is inferred as in `record`. See `write` for errors.
         """
-        return self._s.writer.write(list(episodes), in_time_order=in_time_order)
+        batch = check_bool("infer_category", infer_category)
+        return self._s.writer.write(
+            list(episodes), in_time_order=in_time_order, infer_category=batch
+        )
 
     def get_episodes(self, episode_ids: str | Iterable[str]) -> dict[str, Episode]:
         """The stored episodes among ``episode_ids``, by id (missing ones left out)."""
@@ -529,6 +559,7 @@ class EpisodicMemory:
                     background=self.background,
                     retention=self._s.eraser.retention,
                     shared=self._s.runs.shared,
+                    infer_categories=self._s.writer.categorize is not None,
                 )
             return self._scoped[namespace]
 

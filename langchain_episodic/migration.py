@@ -152,7 +152,7 @@ def migrate_namespace(
             # An episode the target erased stays erased: its tombstone there wins.
             gone = target.forgetting.forgotten([episode.episode_id for episode in batch])
             wanted = [episode for episode in batch if episode.episode_id not in gone]
-            copied += target.record_many(wanted, in_time_order=False)
+            copied += target.record_many(wanted, in_time_order=False, infer_category=False)
             _verify(source, target, wanted)
             read += len(batch)
             erased_in_target += len(gone)

@@ -43,7 +43,6 @@ __all__ = [
 
 SearchType = Literal["similarity", "similarity_score_threshold"]
 SEARCH_TYPES: tuple[str, ...] = ("similarity", "similarity_score_threshold")
-_FILTER_KEYS = frozenset({"category", "outcome", "strategy_used"})
 
 
 def options_from_search(
@@ -52,8 +51,10 @@ def options_from_search(
     """Recall options from LangChain's ``VectorStore.as_retriever`` arguments.
 
     ``search_kwargs`` as a LangChain user writes them: ``k`` (how many), ``fetch_k``
-    (candidates ranked), ``filter`` (a dict of ``category`` / ``outcome`` /
-    ``strategy_used``, or an `EpisodeFilter`),
+    (candidates ranked), ``filter`` (Chroma's ``where`` syntax over ``category``,
+    ``outcome``, ``strategy_used``, ``reward``, ``pass_rate`` and ``timestamp``:
+    ``{"outcome": "success"}``, ``{"reward": {"$gte": 0.5}}``, ``$and`` / ``$or``;
+    see `EpisodeFilter.from_where`; or an `EpisodeFilter`),
     ``score_threshold`` (the least similarity, with ``search_type=
     "similarity_score_threshold"``), and any other recall option by its name.
     ``search_type="similarity"`` is recall as the memory ranks it (relevance, then
@@ -67,9 +68,10 @@ def options_from_search(
 
     Raises:
         EpisodicValueError: An unknown ``search_type``, or ``score_threshold`` without
-            ``"similarity_score_threshold"`` (or that search type without it).
-        TypeError: A ``search_kwargs`` key that is no recall option, or a ``filter`` key
-            the memory cannot filter by; the message names it.
+            ``"similarity_score_threshold"`` (or that search type without it), or a
+            ``filter`` that names an unknown field or operator, or a value that does
+            not fit it; the message names it.
+        TypeError: A ``search_kwargs`` key that is no recall option.
     """
     if search_type not in SEARCH_TYPES:
         hint = (
@@ -110,19 +112,8 @@ def _filter(value: object) -> EpisodeFilter | None:
         return value
     if not isinstance(value, Mapping):
         msg = f"search_kwargs['filter']={value!r} is invalid: must be a dict or an EpisodeFilter"
-        raise TypeError(msg)
-    unknown = sorted(set(map(str, value)) - _FILTER_KEYS)
-    if unknown:
-        msg = (
-            f"search_kwargs['filter'] has unknown key(s) {unknown}: the memory filters by "
-            f"{sorted(_FILTER_KEYS)}"
-        )
-        raise TypeError(msg)
-    return EpisodeFilter(
-        category=value.get("category"),
-        outcome=value.get("outcome"),
-        strategy_used=value.get("strategy_used"),
-    )
+        raise EpisodicValueError(msg)
+    return EpisodeFilter.from_where(value)
 
 
 def result_to_document(

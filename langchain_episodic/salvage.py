@@ -243,7 +243,7 @@ def _restore(
     memory = EpisodicMemory(store=store, namespace=found.namespace, embeddings=embeddings)
     episodes = iter(found.episodes)
     while batch := list(islice(episodes, batch_size)):
-        memory.record_many(batch, in_time_order=False)
+        memory.record_many(batch, in_time_order=False, infer_category=False)
     clashes = memory.journal.merge(found.journal)
     if clashes:
         problems.append(

@@ -58,6 +58,7 @@ class RunRecorder:
         reflect_with: LessonWriter | None,
         reflect_in_background: bool,
         reflection_queue: int,
+        infer_category: bool = True,
     ) -> None:
         if on_record_error not in ("log", "raise"):
             msg = f"on_record_error={on_record_error!r} is invalid: must be 'log' or 'raise'"
@@ -81,6 +82,7 @@ class RunRecorder:
         self.reflect_with = reflect_with
         self.reflect_in_background = reflect_in_background
         self.reflection_queue = reflection_queue
+        self.infer_category = infer_category
         # The reflection thread is a daemon: at exit it gets EXIT_FLUSH_TIMEOUT seconds
         # to finish (and store) what it is doing, then what is pending is abandoned.
         self.reflections = BackgroundWorker(
@@ -134,7 +136,7 @@ class RunRecorder:
             memory = self.memories.for_recording(state, runtime)
             episode = _with_source(state, episode)
             _credit(state, episode, memory)
-            memory.record(episode)
+            memory.record(episode, infer_category=self.infer_category)
             if self.reflect_with is not None:
                 if self.reflect_in_background:
                     self._queue_reflection(memory, episode)
@@ -155,7 +157,7 @@ class RunRecorder:
             memory = await run_in_executor(None, self.memories.for_recording, state, runtime)
             episode = _with_source(state, episode)
             await run_in_executor(None, _credit, state, episode, memory)
-            await memory.arecord(episode)
+            await memory.arecord(episode, infer_category=self.infer_category)
             if self.reflect_with is not None:
                 if self.reflect_in_background:
                     self._queue_reflection(memory, episode)

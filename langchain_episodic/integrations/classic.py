@@ -377,7 +377,8 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         self.memory.record(episode)  # credits the run when the source names it
         if run_id is not None and given is None:
             self.memory.runs.close(run_id, episode.feedback.reward, by="EpisodicChainMemory")
-        return episode
+        # As stored: with the category the memory inferred for a task that named none.
+        return self.memory.get_episodes(episode.episode_id).get(episode.episode_id, episode)
 
     async def arecord_outcome(
         self,

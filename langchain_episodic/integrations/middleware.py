@@ -226,7 +226,8 @@ class EpisodicMemoryMiddleware(
             ``TaskDescription`` of category ``unknown``) gets the one the memory infers
             from its text (`task`), so skill
             profiles and credit's baselines are per category; ``False``: it stays
-            ``unknown``. A category the ``task_extractor`` gives is kept.
+            ``unknown``, and so does the category of the episodes it records. A
+            category the ``task_extractor`` gives is kept.
         follow_ups: ``"thread"`` (default): a follow-up turn's task carries its
             thread's task (see *Threads* above); ``"alone"``: every turn's task is
             what ``task_extractor`` gives for it.
@@ -332,6 +333,7 @@ class EpisodicMemoryMiddleware(
             reflect_with=reflect_with,
             reflect_in_background=reflect_in_background,
             reflection_queue=reflection_queue,
+            infer_category=infer_category,
         )
 
     def __repr__(self) -> str:

@@ -171,10 +171,17 @@ class CategoryProbe:
         Raises:
             ValueError: ``row`` is not as long as the features the probe was fitted on.
         """
-        values = np.asarray(row, dtype=np.float64).reshape(-1)
-        if len(values) != len(self.weights) - 1:
-            msg = f"a row of {len(values)} values; the probe takes {len(self.weights) - 1}"
+        return self.classify_many(np.asarray(row, dtype=np.float64).reshape(1, -1))[0]
+
+    def classify_many(self, rows: NDArray[np.floating[Any]]) -> list[str | None]:
+        """`classify` for each row of a matrix, at once.
+
+        Raises:
+            ValueError: A row is not as long as the features the probe was fitted on.
+        """
+        values = np.atleast_2d(np.asarray(rows, dtype=np.float64))
+        if values.shape[1] != len(self.weights) - 1:
+            msg = f"a row of {values.shape[1]} values; the probe takes {len(self.weights) - 1}"
             raise ValueError(msg)
-        scores = values @ self.weights[:-1] + self.weights[-1]
-        best = int(np.argmax(scores))
-        return None if best >= len(self.labels) else self.labels[best]
+        best = np.argmax(values @ self.weights[:-1] + self.weights[-1], axis=1)
+        return [None if int(b) >= len(self.labels) else self.labels[int(b)] for b in best]

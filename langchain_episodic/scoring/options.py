@@ -100,7 +100,9 @@ class RecallOptions:
             its mean (Thompson sampling, with the memory's ``rng``): episodes with
             little evidence get shown now and then. Off by default: in the credit
             simulation the mean did better. Only with ``use_utility``.
-        filters: Restrict candidates by category, outcome or strategy.
+        filters: Restrict candidates: an `EpisodeFilter`, or a dict in Chroma's
+            ``where`` syntax over category, outcome, strategy, reward, pass rate and
+            timestamp (`EpisodeFilter.from_where`).
         current_time: "Now" in seconds for recency; the memory's clock when ``None``.
         principal: Who the recall is for (``EpisodeSource.principal``): in a shared
             memory (``EpisodicMemory(shared=True)``) that principal's own episodes are
@@ -152,14 +154,7 @@ class RecallOptions:
         if self.current_time is not None:
             object.__setattr__(self, "current_time", check_time("current_time", self.current_time))
         _check_principal(self.principal)
-        if self.filters is not None and not isinstance(self.filters, EpisodeFilter):
-            msg = f"filters={self.filters!r} is invalid: must be an EpisodeFilter"
-            raise TypeError(msg)
-        if category is not None or outcome is not None:
-            if self.filters is not None:
-                msg = "pass either filters=... or category=/outcome=, not both"
-                raise TypeError(msg)
-            object.__setattr__(self, "filters", EpisodeFilter(category=category, outcome=outcome))
+        object.__setattr__(self, "filters", _checked_filters(self.filters, category, outcome))
 
     @property
     def recency_half_life(self) -> float:
@@ -288,3 +283,27 @@ class RecallKeywords(TypedDict, total=False):
     use_utility: bool
     use_lift: bool
     explore: bool
+
+
+def _checked_filters(
+    filters: object, category: CategoryArg, outcome: OutcomeArg
+) -> EpisodeFilter | None:
+    """``filters`` as an `EpisodeFilter` (a dict read as Chroma's where), or the shorthands'.
+
+    Raises:
+        TypeError: ``filters`` is of another type, or given with a shorthand.
+    """
+    if isinstance(filters, Mapping):
+        filters = EpisodeFilter.from_where(filters)
+    if filters is not None and not isinstance(filters, EpisodeFilter):
+        msg = (
+            f"filters={filters!r} is invalid: must be an EpisodeFilter or a dict in "
+            "Chroma's where syntax"
+        )
+        raise TypeError(msg)
+    if category is None and outcome is None:
+        return filters
+    if filters is not None:
+        msg = "pass either filters=... or category=/outcome=, not both"
+        raise TypeError(msg)
+    return EpisodeFilter(category=category, outcome=outcome)

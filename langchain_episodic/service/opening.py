@@ -355,6 +355,7 @@ def open_services(
     rng: np.random.Generator | None = None,
     retention: Retention | None = None,
     shared: bool = False,
+    infer_categories: bool = True,
 ) -> Services:
     """Open every service of ``context``'s namespace: logs read once, stale runs closed.
 
@@ -372,6 +373,8 @@ def open_services(
         retention: The retention policy, or ``None``.
         shared: Several principals record into the namespace (see
             `sharing`).
+        infer_categories: An episode recorded without a category gets the one its
+            task's text says.
     """
     store, namespace = context.store, context.namespace
     journal = Journal(context, half_life, PRINCIPAL_RUNS if shared else None)
@@ -408,7 +411,8 @@ def open_services(
     # The journal's merge redacts through the eraser, which is built over the journal:
     # a weak reference, so no cycle keeps the store (and its folder lock) alive.
     journal.redact = functools.partial(_redact, weakref.ref(eraser))
-    writer = EpisodeWriter(context, summary, window, runs, eraser)
+    categorize = recall.with_categories if infer_categories else None
+    writer = EpisodeWriter(context, summary, window, runs, eraser, categorize)
     replay = Replays(recall, runs, summary)
     return Services(
         context, quarantine, journal, runs, lessons, recall, summary, window, writer, eraser, replay

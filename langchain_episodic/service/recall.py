@@ -39,13 +39,31 @@ from langchain_episodic.service.lessons import Lessons
 from langchain_episodic.service.relevance import RelevanceTest
 from langchain_episodic.stores.base import StoredHit
 
-__all__ = ["Recall"]
+__all__ = ["Recall", "hit_fields"]
 
 # More candidates than any store holds; vector databases refuse counts past 32 bits.
 _MAX_CANDIDATES = 2**31 - 1
 
 # Function names read as words, embedded once each (a few words; names recur).
 _NAME_CACHE = 4096
+
+
+def hit_fields(hit: StoredHit) -> dict[str, object]:
+    """A hit's values of the fields a filter may name (`WHERE_FIELDS`)."""
+    data = hit.data
+    task = data.get("task")
+    feedback = data.get("feedback")
+    passed = feedback.get("tests_passed") if isinstance(feedback, dict) else None
+    total = feedback.get("tests_total") if isinstance(feedback, dict) else None
+    counted = isinstance(passed, int) and isinstance(total, int) and total > 0
+    return {
+        "category": task.get("category") if isinstance(task, dict) else None,
+        "outcome": hit.outcome.value,
+        "strategy_used": data.get("strategy_used"),
+        "reward": hit.reward,
+        "pass_rate": passed / total if counted else 0.0,  # type: ignore[operator]
+        "timestamp": hit.timestamp,
+    }
 
 
 def _task_text(hit: StoredHit) -> str:
@@ -184,6 +202,39 @@ class Recall:
         if label is None:
             return task
         return TaskDescription(text, TaskCategory(label), task.complexity)
+
+    def with_categories(
+        self,
+        tasks: Sequence[TaskDescription],
+        vectors: NDArray[np.float32] | None = None,
+    ) -> list[TaskDescription]:
+        """`with_category` for many tasks at once, as the write path infers them.
+
+        The texts are read as documents (the probe was fitted on documents' vectors):
+        ``vectors``, one row per task, are their descriptions' when the caller has
+        them (the write path embedded them to store them); only the openings are
+        embedded here, in one call.
+        """
+        unknown = [i for i, task in enumerate(tasks) if task.category is TaskCategory.UNKNOWN]
+        found = list(tasks)
+        if not unknown:
+            return found
+        texts = [tasks[i].description for i in unknown]
+        names = [f"the task {text[:60]!r}" for text in texts]
+        openings = [head(text) or text for text in texts]
+        if vectors is None:
+            matrix = self._context.embed_documents(texts + openings, names + names)
+            whole, opening = matrix[: len(texts)], matrix[len(texts) :]
+        else:
+            whole = np.asarray(vectors)[unknown]
+            opening = self._context.embed_documents(openings, names)
+        for i, label in zip(
+            unknown, self.category_probe().classify_many(features(whole, opening)), strict=True
+        ):
+            if label is not None:
+                task = tasks[i]
+                found[i] = TaskDescription(task.description, TaskCategory(label), task.complexity)
+        return found
 
     def category_probe(self) -> CategoryProbe:
         """The probe over the packaged examples and the background, fitted on first use.
@@ -412,11 +463,22 @@ class Recall:
         quarantined = self._quarantined() if hidden is None else hidden
         wanted = min(fetch_k + len(quarantined), _MAX_CANDIDATES)
         context = self._context
-        hits = context.store.search_hits(
-            context.namespace, vector, wanted, filters, query_text=query_text
-        )
-        if quarantined:
-            hits = [hit for hit in hits if hit.episode_id not in quarantined]
+        native = None if filters is None else filters.pushdown()
+        rest = None if filters is None or filters.where is None else filters
+        while True:
+            found = context.store.search_hits(
+                context.namespace, vector, wanted, native, query_text=query_text
+            )
+            hits = [hit for hit in found if hit.episode_id not in quarantined]
+            if rest is not None:
+                hits = [hit for hit in hits if rest.admits(hit_fields(hit))]
+            # What the store cannot filter is filtered here, before candidates are
+            # chosen: asked for more until fetch_k pass or the store has no more.
+            if rest is None or len(hits) >= fetch_k or len(found) < wanted:
+                break
+            if wanted >= _MAX_CANDIDATES:
+                break
+            wanted = min(wanted * 4, _MAX_CANDIDATES)
         if self.shared:  # a text that says everything is no evidence about one task
             scaled = (
                 dataclasses.replace(

@@ -4,21 +4,30 @@ Episodes are immutable: an identical episode recorded again is skipped; a differ
 one under a stored id is refused (`EpisodeConflictError`)
 before anything is written. A new episode whose ``source.run_id`` names a run closes
 that run with the episode's reward (`close`).
+
+A new episode whose task names no category (``unknown``) is stored with the category
+its text says (`Recall.with_category`, the rule the middleware reads tasks by), unless
+the memory or the call turns that off. The same episode recorded again, without its
+category, is the one stored: a no-op, never a conflict.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+
+import numpy as np
+from numpy.typing import NDArray
 
 from langchain_episodic.errors import (
     EpisodeConflictError,
     EpisodeForgottenError,
     EpisodicValueError,
 )
-from langchain_episodic.model.episode import Episode
+from langchain_episodic.model.episode import Episode, TaskCategory, TaskDescription
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit import Runs
 from langchain_episodic.service.erasure import Eraser
@@ -38,6 +47,9 @@ class EpisodeWriter:
         runs: Its credit loop, to close the runs new episodes name.
         eraser: Its erasures: an erased id is not stored again, and the retention
             policy may prune after a write.
+        categorize: Gives the tasks without a category the one their text says (a
+            batch at once, with their descriptions' vectors); ``None``: episodes are
+            stored with the category given.
     """
 
     def __init__(
@@ -47,8 +59,13 @@ class EpisodeWriter:
         window: deque[Episode],
         runs: Runs,
         eraser: Eraser,
+        categorize: Callable[
+            [Sequence[TaskDescription], NDArray[np.float32]], list[TaskDescription]
+        ]
+        | None = None,
     ) -> None:
         self._context = context
+        self.categorize = categorize
         self._summary = summary
         self._window = window
         self._runs = runs
@@ -65,8 +82,13 @@ class EpisodeWriter:
             else threading.Lock()
         )
 
-    def write(self, batch: Sequence[Episode], *, in_time_order: bool) -> int:
+    def write(
+        self, batch: Sequence[Episode], *, in_time_order: bool, infer_category: bool = True
+    ) -> int:
         """Store the new episodes of ``batch``; how many were new.
+
+        ``infer_category=False`` stores an ``unknown`` category as it is (so does a
+        writer without ``categorize``).
 
         Raises:
             TypeError: An item is not an `Episode`.
@@ -91,6 +113,8 @@ class EpisodeWriter:
                 [episode.task.description for episode in new],
                 [f"episode_id={e.episode_id!r}" for e in new],
             )
+            if infer_category and self.categorize is not None:
+                new = self._categorized(new, vectors)
             # Records share the writes lock (an erasure of this memory's holds it alone);
             # the memory's lock, which runs' counting and credit take too, is held only
             # to count what was written, not across the store's round trip.
@@ -135,6 +159,14 @@ class EpisodeWriter:
                 self._claims -= wanted
                 self._claims_changed.notify_all()
 
+    def _categorized(self, episodes: list[Episode], vectors: NDArray[np.float32]) -> list[Episode]:
+        assert self.categorize is not None
+        tasks = self.categorize([episode.task for episode in episodes], vectors)
+        return [
+            episode if task is episode.task else dataclasses.replace(episode, task=task)
+            for episode, task in zip(episodes, tasks, strict=True)
+        ]
+
     def _new(self, batch: Sequence[Episode], *, in_time_order: bool) -> list[Episode]:
         """The episodes of ``batch`` the store does not hold yet, checked."""
         namespace = self._context.namespace
@@ -163,10 +195,26 @@ class EpisodeWriter:
             )
             raise EpisodicValueError(msg)
         for episode_id, existing in stored.items():
-            if existing != unique[episode_id]:
-                differences = existing.differences(unique[episode_id])
+            given = unique[episode_id]
+            if not _same(existing, given):
+                if given.task.category is TaskCategory.UNKNOWN:  # not a difference: unsaid
+                    task = dataclasses.replace(given.task, category=existing.task.category)
+                    given = dataclasses.replace(given, task=task)
+                differences = existing.differences(given)
                 raise EpisodeConflictError(episode_id, namespace, differences)
         new = [episode for episode_id, episode in unique.items() if episode_id not in stored]
         if in_time_order:
             new.sort(key=lambda episode: episode.timestamp)
         return new
+
+
+def _same(stored: Episode, given: Episode) -> bool:
+    """Whether ``given`` is the ``stored`` episode (its category left out, or the same)."""
+    if stored == given:
+        return True
+    if given.task.category is not TaskCategory.UNKNOWN:
+        return False
+    return (
+        dataclasses.replace(given, task=stored.task) == stored
+        and dataclasses.replace(stored.task, category=TaskCategory.UNKNOWN) == given.task
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 import numpy as np
 import pytest
@@ -348,3 +349,72 @@ def test_a_namespace_written_before_fingerprints_is_checked_against_its_vectors(
     assert_refused(
         harness, f"a dimension of {DIMENSION}", embeddings=OTHER_MODELS["another dimension"][0]
     )
+
+
+# Chroma's where syntax over every filterable field, each operator at least once; beside
+# each, the same rule over an Episode, to build the reference from.
+WHERE_CASES = [
+    ({"outcome": "success"}, lambda e: e.outcome.value == "success"),
+    ({"outcome": {"$eq": "success"}}, lambda e: e.outcome.value == "success"),
+    ({"outcome": {"$ne": "failure"}}, lambda e: e.outcome.value != "failure"),
+    (
+        {"category": {"$in": ["debugging", "testing"]}},
+        lambda e: e.task.category.value in ("debugging", "testing"),
+    ),
+    ({"category": {"$nin": ["debugging"]}}, lambda e: e.task.category.value != "debugging"),
+    ({"strategy_used": {"$ne": "iterative"}}, lambda e: e.strategy_used != "iterative"),
+    ({"reward": {"$gt": 0.5}}, lambda e: e.feedback.reward > 0.5),
+    ({"reward": {"$gte": 0.74}}, lambda e: e.feedback.reward >= 0.74),
+    ({"reward": {"$lt": 0.2}}, lambda e: e.feedback.reward < 0.2),
+    ({"timestamp": {"$lte": 10 * 3600.0}}, lambda e: e.timestamp <= 10 * 3600.0),
+    ({"pass_rate": {"$gte": 0.8}}, lambda e: e.feedback.pass_rate >= 0.8),
+    ({"pass_rate": {"$lt": 0.8}}, lambda e: e.feedback.pass_rate < 0.8),
+    (
+        {"$and": [{"outcome": "success"}, {"reward": {"$gte": 0.3}}]},
+        lambda e: e.outcome.value == "success" and e.feedback.reward >= 0.3,
+    ),
+    (
+        {"$or": [{"category": "debugging"}, {"reward": {"$gt": 0.9}}]},
+        lambda e: e.task.category.value == "debugging" or e.feedback.reward > 0.9,
+    ),
+    (
+        {"outcome": {"$in": ["success", "partial"]}, "timestamp": {"$gt": 20 * 3600.0}},
+        lambda e: e.outcome.value != "failure" and e.timestamp > 20 * 3600.0,
+    ),
+]
+
+
+@pytest.mark.parametrize(("where", "keep"), WHERE_CASES, ids=[str(c[0]) for c in WHERE_CASES])
+def test_filters_in_chromas_where_syntax_give_the_reference_on_every_store(
+    harness: StoreHarness, where: dict, keep: object
+) -> None:
+    episodes = corpus(36)
+    memory = memory_on(harness)
+    memory.record_many(episodes)
+    kept = [e for e in episodes if keep(e)]  # type: ignore[operator]
+    # k is honoured: a filter that keeps few far candidates still fills top_k when it can.
+    assert_recall_is_the_reference(memory, kept, 2, filters=where)
+    retriever = memory.as_retriever(search_kwargs={"k": 3, "filter": where})
+    for query in QUERIES:
+        for document in retriever.invoke(query):
+            assert keep(memory.get_episodes(document.id)[document.id])  # type: ignore[operator]
+
+
+def test_a_bad_filter_is_one_error_naming_the_field_or_the_operator(
+    harness: StoreHarness,
+) -> None:
+    memory = memory_on(harness)
+    memory.record_many(corpus(6))
+    for where, named in (
+        ({"rewards": {"$gt": 0.5}}, "'rewards'"),
+        ({"reward": {"$between": [0, 1]}}, "'$between'"),
+        ({"outcome": {"$gt": "success"}}, "$gt compares numbers"),
+        ({"outcome": "won"}, "'won'"),
+        ({"reward": "high"}, "a number"),
+        ({"$or": []}, "at least one"),
+        ({"$not": {"outcome": "success"}}, "'$not'"),
+    ):
+        with pytest.raises(EpisodicValueError, match=re.escape(named)):
+            memory.recall("Fix the login bug", filters=where)
+        with pytest.raises(EpisodicValueError, match=re.escape(named)):
+            memory.as_retriever(search_kwargs={"filter": where})

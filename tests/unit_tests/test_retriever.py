@@ -241,7 +241,7 @@ def test_a_score_threshold_is_the_least_similarity(memory: EpisodicMemory) -> No
         ({"kk": 2}, TypeError, "kk"),
         ({"search_type": "mmr"}, EpisodicValueError, "search_type='mmr' is not supported"),
         ({"search_kwargs": {"kk": 1}}, TypeError, "kk"),
-        ({"search_kwargs": {"filter": {"colour": "red"}}}, TypeError, "colour"),
+        ({"search_kwargs": {"filter": {"colour": "red"}}}, EpisodicValueError, "'colour'"),
         ({"search_kwargs": "k=2"}, TypeError, "search_kwargs='k=2'"),
         ({"k": 2, "search_kwargs": {"k": 3}}, TypeError, "either flat or in search_kwargs"),
     ],

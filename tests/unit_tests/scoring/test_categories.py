@@ -111,3 +111,15 @@ def test_the_middleware_records_inferred_categories(infer: bool) -> None:
 def test_infer_category_must_be_a_bool() -> None:
     with pytest.raises(TypeError, match="infer_category='yes' is invalid"):
         EpisodicMemoryMiddleware(EpisodicMemory(), infer_category="yes")  # type: ignore[arg-type]
+
+
+def test_classify_many_agrees_with_classify_row_by_row() -> None:
+    rng = np.random.default_rng(7)
+    probe = CategoryProbe.fit(
+        rng.normal(size=(12, 4)), ["a", "b", "c"] * 4, rng.normal(size=(3, 4))
+    )
+    rows = rng.normal(size=(20, 4))
+    assert probe.classify_many(rows) == [probe.classify(row) for row in rows]
+    assert None in probe.classify_many(rows) or len(set(probe.classify_many(rows))) > 1
+    with pytest.raises(ValueError, match="a row of 3 values"):
+        probe.classify_many(rng.normal(size=(2, 3)))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from langchain_episodic import EpisodicMemory, TaskCategory, TaskDescription
+from langchain_episodic.service.recall import hit_fields
 from tests.helpers.services import services
 from tests.unit_tests.factories import make_episode
 
@@ -38,3 +41,55 @@ def test_recall_returns_the_nearest_episode_first(memory: EpisodicMemory) -> Non
     )
     (first, *_) = memory.recall("Fix the login form", top_k=2, ranking="article")
     assert first.episode.episode_id == "login"
+
+
+def test_with_categories_reads_a_batch_as_with_category_reads_each_task() -> None:
+    recall = services().recall
+    tasks = [
+        TaskDescription("Fix the crash in the login handler"),
+        TaskDescription("Write unit tests for the cart totals"),
+        TaskDescription("Split the payment module into smaller services"),
+        TaskDescription("Bake a chocolate cake for the party"),
+        TaskDescription("Add a signup form", TaskCategory.TESTING),  # named: kept
+    ]
+    batch = recall.with_categories(tasks)
+    assert [t.category for t in batch] == [recall.with_category(t).category for t in tasks]
+    assert batch[4] is tasks[4]
+    assert batch[0].category is TaskCategory.DEBUGGING
+    assert batch[3].category is TaskCategory.UNKNOWN  # everyday: the background wins
+    assert recall.with_categories([tasks[4]]) == [tasks[4]]  # nothing to infer, nothing embedded
+
+
+def test_what_the_store_cannot_filter_is_filtered_before_candidates_are_chosen() -> None:
+    memory = EpisodicMemory(clock=lambda: 0.0)
+    near = [
+        make_episode(episode_id=f"near-{i}", description="Fix the login form crash", reward=0.9)
+        for i in range(40)
+    ]
+    far = [
+        make_episode(
+            episode_id=f"far-{i}", description="Fix the crash in the login handler", reward=0.1
+        )
+        for i in range(3)
+    ]
+    memory.record_many(near + far)
+    where = {"reward": {"$lt": 0.5}}
+    got = memory.recall("Fix the login form crash", top_k=3, filters=where, ranking="article")
+    assert sorted(r.episode.episode_id for r in got) == ["far-0", "far-1", "far-2"]
+    assert (
+        memory.recall("Fix the login form crash", top_k=3, filters={"reward": {"$gt": 2.0}}) == ()
+    )
+
+
+def test_hit_fields_are_what_a_filter_reads() -> None:
+    memory = EpisodicMemory()
+    memory.record(make_episode(episode_id="e", reward=0.25, timestamp=7.0))
+    (hit,) = memory.store.search_hits(
+        "default", np.asarray(memory.embeddings.embed_query("x"), np.float32), 1, None
+    )
+    fields = hit_fields(hit)
+    assert fields["reward"] == 0.25
+    assert fields["timestamp"] == 7.0
+    assert fields["pass_rate"] == 0.8  # 4 of 5 tests
+    assert fields["outcome"] == hit.outcome.value
+    assert fields["category"] == memory.get_episodes("e")["e"].task.category.value

@@ -9,7 +9,16 @@ from typing import Any
 
 import pytest
 
-from langchain_episodic import Episode, EpisodicMemory
+from langchain_episodic import (
+    Episode,
+    EpisodeConflictError,
+    EpisodicMemory,
+    EpisodicValueError,
+    TaskCategory,
+    TaskDescription,
+    episode_from_tests,
+    migrate_namespace,
+)
 from langchain_episodic.stores import ChromaEpisodeStore, InMemoryEpisodeStore
 from tests.helpers.services import services
 from tests.unit_tests.factories import make_episode
@@ -237,3 +246,80 @@ def test_records_and_erasures_from_many_threads_leave_a_folder_that_agrees_with_
     assert [p.total_episodes for p in reopened.skill_profiles()] == [
         p.total_episodes for p in memory.skill_profiles()
     ]
+
+
+# ------------------------------------------------------------------ categories
+
+
+CRASH = "Fix the crash in the login handler"
+
+
+def _crash(**options: object) -> Episode:
+    return episode_from_tests(CRASH, "def login(): ...", 10, 10, timestamp=1.0, **options)  # type: ignore[arg-type]
+
+
+def test_an_episode_recorded_without_a_category_is_stored_with_the_one_its_text_says() -> None:
+    memory = EpisodicMemory()
+    given = _crash(episode_id="crash-1")
+    assert given.task.category is TaskCategory.UNKNOWN
+    assert memory.record(given)
+    stored = memory.get_episodes("crash-1")["crash-1"]
+    assert stored.task.category is TaskCategory.DEBUGGING
+    assert stored.task.category == memory.task(CRASH).category  # the rule the middleware reads by
+    assert [p.category for p in memory.skill_profiles()] == [TaskCategory.DEBUGGING]
+    named = episode_from_tests(
+        TaskDescription("Write tests for the cart", TaskCategory.REFACTORING), "...", 1, 1,
+        episode_id="named", timestamp=2.0,
+    )  # fmt: skip
+    memory.record(named)
+    assert memory.get_episodes("named")["named"].task.category is TaskCategory.REFACTORING
+
+
+def test_recording_the_same_episode_again_is_a_no_op_never_a_conflict() -> None:
+    memory = EpisodicMemory()
+    given = _crash(episode_id="crash-1")
+    assert memory.record(given)
+    assert not memory.record(given)  # as given: unknown, stored as debugging
+    stored = memory.get_episodes("crash-1")["crash-1"]
+    assert not memory.record(stored)  # as stored
+    assert not memory.record(given, infer_category=False)
+    assert memory.record_many([given, _crash(episode_id="crash-2")]) == 1
+    assert len(memory) == 2
+
+
+def test_a_real_conflict_names_only_what_differs_not_the_unsaid_category() -> None:
+    memory = EpisodicMemory()
+    memory.record(_crash(episode_id="crash-1"))
+    later = episode_from_tests(
+        CRASH, "def login(): ...", 10, 10, episode_id="crash-1", timestamp=9.0
+    )
+    with pytest.raises(EpisodeConflictError) as caught:
+        memory.record(later)
+    assert "timestamp" in str(caught.value)
+    assert "task.category" not in str(caught.value)
+    assert len(memory) == 1
+
+
+def test_unknown_on_purpose_per_call_or_for_the_whole_memory() -> None:
+    memory = EpisodicMemory()
+    assert memory.record(_crash(episode_id="as-given"), infer_category=False)
+    assert memory.get_episodes("as-given")["as-given"].task.category is TaskCategory.UNKNOWN
+    plain = EpisodicMemory(infer_categories=False)
+    plain.record(_crash(episode_id="crash-1"))
+    assert plain.get_episodes("crash-1")["crash-1"].task.category is TaskCategory.UNKNOWN
+    assert plain.for_namespace("other").record(_crash(episode_id="crash-2"))
+    twin = plain.for_namespace("other").get_episodes("crash-2")["crash-2"]
+    assert twin.task.category is TaskCategory.UNKNOWN  # the twin keeps the setting
+    with pytest.raises(EpisodicValueError, match="infer_categories='no' is invalid"):
+        EpisodicMemory(infer_categories="no")  # type: ignore[arg-type]
+    with pytest.raises(EpisodicValueError, match="infer_category=1 is invalid"):
+        memory.record(_crash(episode_id="bad"), infer_category=1)  # type: ignore[arg-type]
+    assert "bad" not in memory.get_episodes("bad")  # refused before anything was written
+
+
+def test_a_migration_copies_categories_as_they_were_stored() -> None:
+    source = EpisodicMemory(infer_categories=False)
+    source.record(_crash(episode_id="crash-1"))
+    target = EpisodicMemory()
+    migrate_namespace(source, target)
+    assert target.get_episodes("crash-1")["crash-1"] == source.get_episodes("crash-1")["crash-1"]
