@@ -157,6 +157,12 @@ class EpisodicMemory:
             `skill_profiles` and per-category credit mean something for episodes
             recorded by hand. ``False``: stored as given. One call opts out with
             ``record(..., infer_category=False)`` (``unknown`` on purpose).
+        trace_content: Each recall, replay, credit and forget is a LangChain run under
+            the caller's (LangSmith, any callback handler) and, with an OpenTelemetry
+            SDK, a span (`langchain_episodic.service.tracing`): ids, scores, what was
+            shown and withheld and why. ``True`` lets them carry the text the memory
+            stores too (tasks, the replay prompt); traces leave the machine, so
+            ``False`` (default) keeps it out. An erasure's trace never names an id.
 
     The embedding model is part of the namespace: opening embeds one probe text and
     compares the model's fingerprint with the one recorded when the namespace was
@@ -205,6 +211,7 @@ class EpisodicMemory:
         retention: Retention | None = None,
         shared: bool = False,
         infer_categories: bool = True,
+        trace_content: bool = False,
     ) -> None:
         if retention is not None and not isinstance(retention, Retention):
             msg = f"retention={retention!r} is invalid: must be a Retention or None"
@@ -226,7 +233,13 @@ class EpisodicMemory:
         self._scoped: dict[str, EpisodicMemory] = {}  # for_namespace: one twin each
         self._scoped_lock = threading.Lock()
         self._s = open_services(
-            NamespaceContext(self.store, namespace, self.embeddings, clock),
+            NamespaceContext(
+                self.store,
+                namespace,
+                self.embeddings,
+                clock,
+                check_bool("trace_content", trace_content),
+            ),
             short_term_limit=short_term_limit,
             open_run_ttl=open_run_ttl,
             half_life=half_life,
@@ -560,6 +573,7 @@ class EpisodicMemory:
                     retention=self._s.eraser.retention,
                     shared=self._s.runs.shared,
                     infer_categories=self._s.writer.categorize is not None,
+                    trace_content=self._s.context.trace_content,
                 )
             return self._scoped[namespace]
 

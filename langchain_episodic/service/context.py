@@ -77,12 +77,15 @@ class NamespaceContext:
         turn: A condition on ``lock``: runs' outcomes are written without it and
             folded in in time order; what reads the journal waits on it for those in
             flight (`settle`).
+        trace_content: Traces (`langchain_episodic.service.tracing`) may carry the
+            text the memory stores, not only ids and scores.
     """
 
     store: EpisodeStore
     namespace: str
     embeddings: Embeddings
     clock: Callable[[], float]
+    trace_content: bool = False
     lock: threading.RLock = field(default_factory=threading.RLock)
     writes: WritesLock = field(default_factory=WritesLock)
     turn: threading.Condition = field(init=False, repr=False)

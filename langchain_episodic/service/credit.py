@@ -45,6 +45,7 @@ from langchain_episodic.scoring.presentation import (
 from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import describe_outcome
 from langchain_episodic.service.journal import Journal
+from langchain_episodic.service.tracing import traced
 from langchain_episodic.stores.base import require_stored
 
 __all__ = ["Runs"]
@@ -297,6 +298,16 @@ class Runs:
                 any memory or process). Nothing is written.
         """
         reward = check_credit(run_id, reward, by)
+        with traced(
+            "credit", self._context.namespace, {"run_id": run_id, "reward": reward}
+        ) as trace:
+            event = self._credit(run_id, reward, by)
+            if trace.active:
+                trace.done(*_credit_trace(event, "credited"))
+            return event
+
+    def _credit(self, run_id: str, reward: float, by: str | None) -> CreditEvent:
+        """`credit`, its arguments checked, untraced."""
         known = self._log.closed_here(run_id)
         if known is not None:  # closed by this memory lately: nothing to read
             raise CreditError(run_id, self._context.namespace, describe_outcome(known))
@@ -318,19 +329,30 @@ class Runs:
             EpisodicValueError: ``reward`` or ``by`` is invalid (a caller's bug).
         """
         reward = check_credit(run_id, reward, by)
+        with traced(
+            "credit", self._context.namespace, {"run_id": run_id, "reward": reward}
+        ) as trace:
+            event, what = self._close(run_id, reward, by)
+            if trace.active:
+                trace.done(*_credit_trace(event, what))
+            return event
+
+    def _close(self, run_id: str, reward: float, by: str | None) -> tuple[CreditEvent | None, str]:
+        """`close`, its arguments checked, untraced; and what happened, for the trace."""
         # A run this memory closed a moment ago (the middleware credits its run, then
         # records the episode naming it, which closes it again) keeps that outcome:
         # no read of the store, and no journal read-through for "another writer's".
         known = self._log.closed_here(run_id)
         if known is not None:
-            return known
+            return known, "already closed"
         try:
-            return self.credit(run_id, reward, by=by)
+            return self._credit(run_id, reward, by), "credited"
         except CreditError:
-            return self._log.outcome(run_id)
+            found = self._log.outcome(run_id)
+            return found, "already closed" if found is not None else "shown nothing"
         except Exception:  # credit must never break the run it observes
             _log.warning("could not credit run_id=%r", run_id, exc_info=True)
-            return None
+            return None, "journal failed (logged)"
 
     def expire(self, older_than: float | None = None) -> int:
         """Close without credit every run open longer than ``older_than`` (``open_run_ttl``).
@@ -467,3 +489,27 @@ class Runs:
             self.log(), min_holdout=min_holdout, success_at=success_at, periods=periods, top=top
         )
         return dataclasses.replace(report, presentation=self.presentation())
+
+
+def _credit_trace(
+    event: CreditEvent | None, what: str
+) -> tuple[dict[str, object], dict[str, object]]:
+    """A credit's trace outputs and span attributes: the outcome and what it moved."""
+    if event is None:
+        return {"outcome": what, "credited": []}, {}
+    outputs: dict[str, object] = {
+        "outcome": what,
+        "run_id": event.run_id,
+        "reward": event.reward,
+        "credited": list(event.episode_ids),
+        "holdout": event.holdout,
+        "policy": event.policy,
+        "category": event.category,
+    }
+    attributes: dict[str, object] = {
+        "episodic.run_id": event.run_id,
+        "episodic.reward": event.reward,
+        "episodic.credited.ids": list(event.episode_ids),
+        "episodic.holdout": event.holdout,
+    }
+    return outputs, attributes

@@ -79,6 +79,7 @@ from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.journal import Journal
 from langchain_episodic.service.quarantine import Quarantine
 from langchain_episodic.service.summary import Summary
+from langchain_episodic.service.tracing import id_digest, traced
 from langchain_episodic.service.window import ShortTermWindow
 from langchain_episodic.stores.base import (
     BatchesPurge,
@@ -256,6 +257,17 @@ class Eraser:
         check_reason(reason)
         _check_by(by)
         ids = _checked_ids(episode_ids)
+        inputs = {"count": len(ids), "dry_run": dry_run}
+        with traced("forget", self._context.namespace, inputs) as trace:
+            receipt = self._forget(ids, reason, by, dry_run=dry_run)
+            if trace.active:
+                trace.done(*_forget_trace(receipt))
+            return receipt
+
+    def _forget(
+        self, ids: list[str], reason: str, by: str | None, *, dry_run: bool
+    ) -> ForgetReceipt:
+        """`forget`, its arguments checked, untraced."""
         store = self._deleting_store()
         context = self._context
         with context.writes, context.lock:
@@ -303,6 +315,15 @@ class Eraser:
         """
         check_reason(reason)
         _check_by(by)
+        inputs = {"all": True, "dry_run": dry_run}
+        with traced("forget", self._context.namespace, inputs) as trace:
+            receipt = self._forget_all(reason, by, dry_run=dry_run)
+            if trace.active:
+                trace.done(*_forget_trace(receipt))
+            return receipt
+
+    def _forget_all(self, reason: str, by: str | None, *, dry_run: bool) -> ForgetReceipt:
+        """`forget_all`, its arguments checked, untraced."""
         store = self._deleting_store()
         context = self._context
         with context.writes, context.lock:
@@ -839,3 +860,25 @@ def erased_but_stored(store: EpisodeStore, namespace: str, page_size: int = 1000
     if page:
         check()
     return found
+
+
+def _forget_trace(receipt: ForgetReceipt) -> tuple[dict[str, object], dict[str, object]]:
+    """An erasure's trace outputs and span attributes: counts and digests, never an id."""
+    erased = sorted(id_digest(i) for i in (*receipt.episode_ids, *receipt.lessons_removed))
+    outputs: dict[str, object] = {
+        "erasure_id": receipt.erasure_id,
+        "dry_run": receipt.dry_run,
+        "episodes": receipt.episodes,
+        "already_forgotten": receipt.already_forgotten,
+        "lessons_removed": len(receipt.lessons_removed),
+        "journal_entries_removed": receipt.journal_entries_removed,
+        "injections_redacted": receipt.injections_redacted,
+        "outcomes_redacted": receipt.outcomes_redacted,
+        "scrub_pending": receipt.scrub_pending,
+        "erased_digests": erased,
+    }
+    attributes: dict[str, object] = {
+        "episodic.erased.count": receipt.episodes,
+        "episodic.erased.digests": erased,
+    }
+    return outputs, attributes

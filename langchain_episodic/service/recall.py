@@ -37,15 +37,52 @@ from langchain_episodic.service.context import NamespaceContext
 from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.lessons import Lessons
 from langchain_episodic.service.relevance import RelevanceTest
+from langchain_episodic.service.tracing import traced
 from langchain_episodic.stores.base import StoredHit
 
-__all__ = ["Recall", "hit_fields"]
+__all__ = ["Recall", "hit_fields", "recall_trace"]
 
 # More candidates than any store holds; vector databases refuse counts past 32 bits.
 _MAX_CANDIDATES = 2**31 - 1
 
 # Function names read as words, embedded once each (a few words; names recur).
 _NAME_CACHE = 4096
+
+
+def recall_trace(
+    report: RecallReport, *, content: bool
+) -> tuple[dict[str, object], dict[str, object]]:
+    """A recall's trace outputs and span attributes: what it kept and turned away, scored."""
+    kept = [
+        {
+            "episode_id": r.episode.episode_id,
+            "similarity": round(r.similarity, 4),
+            "priority": round(r.priority, 4),
+            "relevant": r.relevant,
+            **({"task": r.episode.task.description} if content else {}),
+        }
+        for r in report.results
+    ]
+    rejected = [
+        {"episode_id": r.episode_id, "similarity": round(r.similarity, 4), "reason": r.reason}
+        for r in report.rejected
+    ]
+    outputs: dict[str, object] = {
+        "results": kept,
+        "rejected": rejected,
+        "threshold": report.threshold,
+        "ranking": report.ranking,
+        "candidates": report.candidates,
+        "backed_off": report.backed_off,
+        "lessons": [lesson.lesson_id for lesson in report.lessons],
+    }
+    attributes: dict[str, object] = {
+        "episodic.shown.ids": [r["episode_id"] for r in kept],
+        "episodic.shown.count": len(kept),
+        "episodic.rejected.count": len(rejected),
+        "episodic.lessons.ids": outputs["lessons"],
+    }
+    return outputs, attributes
 
 
 def hit_fields(hit: StoredHit) -> dict[str, object]:
@@ -175,6 +212,16 @@ class Recall:
         return verdict
 
     @property
+    def namespace(self) -> str:
+        """The namespace recalled from."""
+        return self._context.namespace
+
+    @property
+    def trace_content(self) -> bool:
+        """Whether traces may carry the text the memory stores (``trace_content``)."""
+        return self._context.trace_content
+
+    @property
     def calibration(self) -> Calibration:
         """How the relevance test reads this embedder's similarities (floor and offset)."""
         return self.relevance.calibration
@@ -284,12 +331,35 @@ class Recall:
         """The results for ``task``, what was turned away and why, neighbours and lessons.
 
         ``keep``: how many ranked results to return (``options.top_k`` when ``None``).
+        Traced as an ``episodic_recall`` run (`langchain_episodic.service.tracing`).
 
         Raises:
             TypeError: ``options`` is not a `RecallOptions`.
             EpisodicValueError: ``evidence_k`` or ``lesson_k`` is negative, or the
                 embedding is unusable.
         """
+        inputs: dict[str, object] = {
+            "category": task.category.value,
+            "top_k": getattr(options, "top_k", None),
+            "ranking": getattr(options, "ranking", None),
+        }
+        if self._context.trace_content:
+            inputs["task"] = task.description
+        with traced("recall", self._context.namespace, inputs) as trace:
+            report = self._report(task, options, evidence_k, lesson_k, keep)
+            if trace.active:
+                trace.done(*recall_trace(report, content=self._context.trace_content))
+            return report
+
+    def _report(
+        self,
+        task: TaskDescription,
+        options: RecallOptions,
+        evidence_k: int = 0,
+        lesson_k: int = 0,
+        keep: int | None = None,
+    ) -> RecallReport:
+        """`report`, untraced."""
         if not isinstance(options, RecallOptions):
             msg = f"options={options!r} is invalid: must be a RecallOptions"
             raise TypeError(msg)

@@ -50,6 +50,7 @@ from langchain_episodic.scoring.strategy import (
 from langchain_episodic.service.credit import Runs
 from langchain_episodic.service.recall import Recall
 from langchain_episodic.service.summary import Summary
+from langchain_episodic.service.tracing import Trace, traced
 
 _log = logging.getLogger(__name__)
 
@@ -209,9 +210,47 @@ class Replays:
     ) -> Replay:
         """Recall once for ``task`` and build the replay prompt (and strategy) from it.
 
-        What `build_replay` does (its arguments, less the memory, are these).
+        What `build_replay` does (its arguments, less the memory, are these). Traced as
+        an ``episodic_replay`` run around its ``episodic_recall``
+        (`langchain_episodic.service.tracing`): what was shown, what was withheld and
+        why, the holdout flag, the presentation policy, the lessons.
         """
         task = as_task(task)
+        inputs: dict[str, object] = {"category": task.category.value, "run_id": run_id}
+        if self._recall.trace_content:
+            inputs["task"] = task.description
+        with traced("replay", self._recall.namespace, inputs) as trace:
+            return self._build(
+                task,
+                options,
+                trace,
+                max_tokens=max_tokens,
+                token_counter=token_counter,
+                include_strategy=include_strategy,
+                run_id=run_id,
+                thread_id=thread_id,
+                lesson_k=lesson_k,
+                renderer=renderer,
+                near_misses=near_misses,
+                option_fields=option_fields,
+            )
+
+    def _build(
+        self,
+        task: TaskDescription,
+        options: RecallOptions | None,
+        trace: Trace,
+        *,
+        max_tokens: int | None,
+        token_counter: Callable[[str], int],
+        include_strategy: bool,
+        run_id: str | None,
+        thread_id: str | None,
+        lesson_k: int,
+        renderer: RendererArg,
+        near_misses: float | None,
+        option_fields: dict[str, Any],
+    ) -> Replay:
         options = RecallOptions.from_mapping(options, option_fields)
         check_int("lesson_k", lesson_k, 0)
         chosen = replay_renderer(renderer, options)
@@ -221,7 +260,13 @@ class Replays:
             )
             raise EpisodicValueError(msg)
         if run_id is not None and self._runs.is_holdout(run_id):
-            return self._holdout(task, run_id, thread_id, include_strategy)
+            replay = self._holdout(task, run_id, thread_id, include_strategy)
+            if trace.active:
+                trace.done(
+                    {"run_id": run_id, "holdout": True, "shown": [], "withheld": []},
+                    {"episodic.run_id": run_id, "episodic.holdout": True},
+                )
+            return replay
         choice = self._presentation(task, renderer, chosen, run_id)
         if choice is not None and choice.reason != "pinned":
             chosen = presentation_renderer(choice.policy)
@@ -274,7 +319,7 @@ class Replays:
             except Exception:  # credit must never break the run it observes
                 _log.warning("could not note the injection of run_id=%r", run_id, exc_info=True)
         shown_set = set(rendered.shown)
-        return Replay(
+        replay = Replay(
             task=task,
             results=results,
             prompt=prompt,
@@ -288,6 +333,15 @@ class Replays:
             report=report,
             presentation=choice,
         )
+        if trace.active:
+            # Withheld by the budget: what the same renderer shows with no budget.
+            unbudgeted = set(
+                render(chosen, results, task, max_tokens=None, token_counter=token_counter).shown
+                if replay.withheld and budget is not None
+                else rendered.shown
+            )
+            trace.done(*_replay_trace(replay, unbudgeted, content=self._recall.trace_content))
+        return replay
 
     abuild = async_twin(build)
 
@@ -339,3 +393,40 @@ class ReplaySource(Protocol):
     def replay(self) -> Replays:
         """The memory's replays."""
         ...
+
+
+def _replay_trace(
+    replay: Replay, unbudgeted: set[str], *, content: bool
+) -> tuple[dict[str, object], dict[str, object]]:
+    """A replay's trace outputs and span attributes: shown, withheld and why, lessons."""
+    withheld = [
+        {
+            "episode_id": r.episode.episode_id,
+            "similarity": round(r.similarity, 4),
+            "reason": "budget" if r.episode.episode_id in unbudgeted else "policy",
+        }
+        for r in replay.withheld
+    ]
+    choice = replay.presentation
+    outputs: dict[str, object] = {
+        "run_id": replay.run_id,
+        "holdout": replay.holdout,
+        "presentation": None if choice is None else choice.policy,
+        "presentation_reason": None if choice is None else choice.reason,
+        "shown": list(replay.shown),
+        "withheld": withheld,
+        "lessons": [lesson.lesson_id for lesson in replay.lessons],
+        "strategy": None if replay.strategy is None else replay.strategy.strategy,
+    }
+    if content:
+        outputs["text"] = replay.text
+    attributes: dict[str, object] = {
+        "episodic.run_id": replay.run_id,
+        "episodic.holdout": replay.holdout,
+        "episodic.presentation": outputs["presentation"],
+        "episodic.shown.ids": list(replay.shown),
+        "episodic.shown.count": len(replay.shown),
+        "episodic.withheld.count": len(withheld),
+        "episodic.lessons.ids": outputs["lessons"],
+    }
+    return outputs, attributes
