@@ -38,7 +38,7 @@ from langchain_episodic.service.credit_log import CreditLog
 from langchain_episodic.service.lessons import Lessons
 from langchain_episodic.service.relevance import RelevanceTest
 from langchain_episodic.service.tracing import traced
-from langchain_episodic.stores.base import StoredHit
+from langchain_episodic.stores.base import FiltersEveryField, StoredHit
 
 __all__ = ["Recall", "hit_fields", "recall_trace"]
 
@@ -535,6 +535,13 @@ class Recall:
         context = self._context
         native = None if filters is None else filters.pushdown()
         rest = None if filters is None or filters.where is None else filters
+        store = context.store
+        if (
+            rest is not None
+            and isinstance(store, FiltersEveryField)
+            and store.filters_every_field(context.namespace)
+        ):
+            native, rest = filters, None  # the store applies it all
         while True:
             found = context.store.search_hits(
                 context.namespace, vector, wanted, native, query_text=query_text

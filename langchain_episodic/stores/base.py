@@ -493,3 +493,19 @@ class ListsCollections(Protocol):
     def collection_names(self) -> dict[str, tuple[str, ...]]:
         """Every collection name in the place that holds namespaces, with them, sorted."""
         ...
+
+
+@runtime_checkable
+class FiltersEveryField(Protocol):
+    """An optional capability: a store that filters by every field a filter may name.
+
+    Every store filters by category, outcome and strategy (`EpisodeFilter.pushdown`);
+    the memory applies the rest of a filter (`EpisodeFilter.where`: reward, pass rate,
+    timestamp, ``$or``, ...) to the candidates a store returns. A store that says
+    ``filters_every_field(namespace)`` is given the whole filter for that namespace
+    instead. `ChromaEpisodeStore` implements it.
+    """
+
+    def filters_every_field(self, namespace: str) -> bool:
+        """Whether ``search_hits`` in ``namespace`` applies a whole `EpisodeFilter`."""
+        ...

@@ -80,6 +80,7 @@ from langchain_episodic.stores.chroma.records import (
     EPISODE_KEY,
     episode_metadata,
     episode_rows,
+    filter_keys,
     journal_entries,
     metadata_by_id,
     seq_rows,
@@ -116,6 +117,7 @@ _STATE_PREFIX = "langchain_episodic:"
 _JOURNAL_OF_KEY = "langchain_episodic:journal_of"
 _JOURNAL_SUFFIX = "-journal"
 _CHECKPOINT_KEY = "langchain_episodic:checkpoint"
+_FILTER_KEYS_STATE, _FILTER_KEYS_DONE = "filter_keys", "1"
 _READ_WHOLE_BELOW = 1_000  # records: below, the short-term window reads the collection whole
 SCRUB_AFTER = 1_000
 """Records deleted from a folder since its last scrub that make an erasure scrub at once.
@@ -322,6 +324,7 @@ class ChromaEpisodeStore:
         self._batch_size = max_batch_size
         self._collections: dict[str, Collection] = {}
         self._journals: dict[str, Collection] = {}
+        self._every_field: set[str] = set()  # namespaces whose records carry every key
         # The journals' heads (embedded folders only): see chroma_journal_head.
         self._heads = JournalHeads(folder, writable=self._read_only is None)
         # Record numbering (and the lock around it) shared by every store on the folder
@@ -559,6 +562,48 @@ class ChromaEpisodeStore:
         # Ids and distances from Chroma, the rest from the records' cache: see chroma_hits.
         cache = hit_cache(self._share)
         return query_hits(self.collection(namespace), embedding, k, where_clause(filters), cache)
+
+    def filters_every_field(self, namespace: str) -> bool:
+        """Whether every record of ``namespace`` carries each field a filter may name.
+
+        Then `search_hits` applies a whole `EpisodeFilter` (reward, pass rate and
+        timestamp too) in Chroma's ``where``. Records written before 0.2 lack those
+        three keys: the first time a filter names one, each record is given them from
+        its JSON (once per namespace and folder; its state says so). A store opened
+        read-only cannot: ``False``, and the memory filters those parts itself.
+        """
+        if namespace in self._every_field:
+            return True
+        if self.read_state(namespace, _FILTER_KEYS_STATE) != _FILTER_KEYS_DONE:
+            if self._read_only is not None:
+                return False
+            self._give_filter_keys(namespace)
+            self.write_state(namespace, _FILTER_KEYS_STATE, _FILTER_KEYS_DONE)
+        self._every_field.add(namespace)
+        return True
+
+    @_operation
+    def _give_filter_keys(self, namespace: str) -> None:
+        """Give each record of ``namespace`` that lacks them the numeric filter keys."""
+        collection = self.collection(namespace)
+        missing: list[tuple[str, dict[str, float]]] = []
+        offset = 0
+        while True:  # read first, write after: an update must not move a page's offset
+            got = collection.get(limit=self.batch_size, offset=offset, include=["metadatas"])
+            for record_id, metadata in metadata_by_id(got).items():
+                keys = filter_keys(metadata)
+                if keys is not None:
+                    missing.append((record_id, keys))
+            offset += len(got["ids"])
+            if len(got["ids"]) < self.batch_size:
+                break
+        for part in _chunks(self.batch_size, len(missing)):
+            batch = missing[part]
+            # Chroma merges what an update gives into the record's metadata.
+            collection.update(
+                ids=[record_id for record_id, _ in batch],
+                metadatas=[keys for _, keys in batch],
+            )
 
     @_operation
     def _get_seq_range(self, namespace: str, start: int, stop: int) -> list[tuple[int, Episode]]:

@@ -8,8 +8,10 @@ import pytest
 from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores.chroma.records import (
     EPISODE_KEY,
+    NUMERIC_KEYS,
     episode_metadata,
     episode_rows,
+    filter_keys,
     metadata_by_id,
     seq_in,
     seq_rows,
@@ -22,7 +24,12 @@ from tests.unit_tests.factories import make_episode
 def test_the_metadata_holds_the_episode_and_only_the_keys_filters_use() -> None:
     episode = make_episode(episode_id="e1", outcome="failure", strategy="defensive")
     metadata = episode_metadata(episode, 7)
-    assert set(metadata) == {EPISODE_KEY, "seq", "category", "outcome", "strategy_used"}
+    assert set(metadata) == {
+        EPISODE_KEY, "seq", "category", "outcome", "strategy_used", *NUMERIC_KEYS,
+    }  # fmt: skip
+    assert (metadata["reward"], metadata["pass_rate"], metadata["timestamp"]) == (
+        episode.feedback.reward, 0.8, episode.timestamp,
+    )  # fmt: skip
     assert (metadata["seq"], metadata["outcome"], metadata["strategy_used"]) == (
         7,
         "failure",
@@ -65,3 +72,46 @@ def test_a_filter_becomes_the_where_chroma_applies() -> None:
 )
 def test_only_a_number_in_range_is_a_seq_in_range(seq: object, inside: bool) -> None:
     assert seq_in(seq, 1, 3) is inside
+
+
+def test_a_record_written_before_gets_its_numeric_keys_from_its_json() -> None:
+    episode = make_episode(episode_id="e1", reward=0.25, timestamp=42.0)
+    metadata = episode_metadata(episode, 0)
+    old = {key: value for key, value in metadata.items() if key not in NUMERIC_KEYS}
+    assert filter_keys(old) == {key: metadata[key] for key in NUMERIC_KEYS}
+    assert filter_keys(metadata) is None  # written today: nothing to give
+    assert filter_keys({EPISODE_KEY: "not json"}) is None  # readers skip it anyway
+
+
+def test_a_rich_filter_becomes_chromas_where_and_chroma_applies_it() -> None:
+    collection = chromadb.EphemeralClient().create_collection("records-rich-where")
+    episodes = [
+        make_episode(episode_id=f"e{i}", reward=i / 10, timestamp=float(i), strategy=s)
+        for i, s in enumerate(["iterative", "defensive"] * 5)
+    ]
+    collection.add(
+        ids=[e.episode_id for e in episodes],
+        embeddings=[[1.0, float(i)] for i in range(len(episodes))],
+        metadatas=[episode_metadata(e, i) for i, e in enumerate(episodes)],
+    )
+    rich = EpisodeFilter.from_where(
+        {
+            "$or": [
+                {"$and": [{"reward": {"$gte": 0.6}}, {"strategy_used": {"$ne": "iterative"}}]},
+                {"timestamp": {"$lt": 2.0}},
+            ]
+        }
+    )
+    got = collection.get(where=where_clause(rich))["ids"]
+    expected = [
+        e.episode_id
+        for e in episodes
+        if rich.admits(
+            {
+                "reward": e.feedback.reward,
+                "strategy_used": e.strategy_used,
+                "timestamp": e.timestamp,
+            }
+        )
+    ]
+    assert sorted(got) == sorted(expected) == ["e0", "e1", "e7", "e9"]

@@ -368,3 +368,29 @@ def test_numbers_a_failed_batch_leaves_under_a_written_one_go_to_the_next_record
     assert _seqs(store) == [0, 1, 2]  # "next" took the number "lost" gave back
     assert len(memory) == 3
     assert store.verify("default") == []
+
+
+def test_a_folder_written_before_filters_by_reward_without_dropping_a_record(
+    tmp_path: Path,
+) -> None:
+    episodes = corpus(24)
+    with ChromaEpisodeStore(path=tmp_path) as store:
+        EpisodicMemory(store=store).record_many(episodes)
+        # As 0.1 wrote them: no reward, pass rate nor timestamp among the flat keys.
+        store.collection("default").update(
+            ids=[e.episode_id for e in episodes],
+            metadatas=[{"reward": None, "pass_rate": None, "timestamp": None}] * len(episodes),
+        )
+        assert "reward" not in store.collection("default").get(limit=1)["metadatas"][0]
+    with ChromaEpisodeStore(path=tmp_path) as store:
+        memory = EpisodicMemory(store=store)
+        got = memory.recall(
+            "Fix the login bug", top_k=30, ranking="article", filters={"reward": {"$gte": 0.5}}
+        )
+        assert sorted(r.episode.episode_id for r in got) == sorted(
+            e.episode_id for e in episodes if e.feedback.reward >= 0.5
+        )
+        assert store.filters_every_field("default")
+        assert store.read_state("default", "filter_keys") == "1"
+        stored = store.collection("default").get(include=["metadatas"])["metadatas"]
+        assert all({"reward", "pass_rate", "timestamp"} <= set(m) for m in stored)
