@@ -109,10 +109,6 @@ def _task_text(hit: StoredHit) -> str:
     return description if isinstance(description, str) else ""
 
 
-def _length_factor(hit: StoredHit) -> float:
-    return length_factor(len(_task_text(hit)))
-
-
 def _principal_of(hit: StoredHit) -> str | None:
     source = hit.data.get("source")
     principal = source.get("principal") if isinstance(source, dict) else None
