@@ -6,7 +6,7 @@ before anything is written. A new episode whose ``source.run_id`` names a run cl
 that run with the episode's reward (`close`).
 
 A new episode whose task names no category (``unknown``) is stored with the category
-its text says (`Recall.with_category`, the rule the middleware reads tasks by), unless
+its text says (`Recall.with_categories`, the rule the middleware reads tasks by), unless
 the memory or the call turns that off. The same episode recorded again, without its
 category, is the one stored: a no-op, never a conflict.
 """
