@@ -6,6 +6,7 @@ import numpy as np
 
 from langchain_episodic import EpisodicMemory, TaskCategory, TaskDescription
 from langchain_episodic.service.recall import hit_fields
+from langchain_episodic.stores import InMemoryEpisodeStore
 from tests.helpers.services import services
 from tests.unit_tests.factories import make_episode
 
@@ -61,16 +62,20 @@ def test_with_categories_reads_a_batch_as_with_category_reads_each_task() -> Non
 
 
 def test_what_the_store_cannot_filter_is_filtered_before_candidates_are_chosen() -> None:
-    memory = EpisodicMemory(clock=lambda: 0.0)
+    memory = EpisodicMemory(store=InMemoryEpisodeStore(), clock=lambda: 0.0)
     near = [
         make_episode(episode_id=f"near-{i}", description="Fix the login form crash", reward=0.9)
         for i in range(40)
     ]
-    far = [
-        make_episode(
-            episode_id=f"far-{i}", description="Fix the crash in the login handler", reward=0.1
+    far = [  # distinct texts: an index may miss one of several identical vectors
+        make_episode(episode_id=f"far-{i}", description=text, reward=0.1)
+        for i, text in enumerate(
+            [
+                "Fix the crash in the login handler",
+                "Repair the login handler that crashes on empty input",
+                "The sign-in page crashes when the password is blank",
+            ]
         )
-        for i in range(3)
     ]
     memory.record_many(near + far)
     where = {"reward": {"$lt": 0.5}}

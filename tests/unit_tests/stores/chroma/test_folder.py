@@ -308,7 +308,7 @@ cap = int(sys.argv[2]) if len(sys.argv) > 2 else None
 store = ChromaEpisodeStore(path=sys.argv[1], max_open_namespaces=cap)
 memory = EpisodicMemory(store=store, embeddings=HashingEmbeddings())
 try:
-    for i in range(400):
+    for i in range(250):
         memory.for_namespace(f"user-{i}").record(
             episode_from_tests(f"task {i}", "x", 1, 1, episode_id=f"e{i}")
         )
@@ -363,7 +363,7 @@ def test_at_the_same_limit_the_default_cap_records_every_namespace(tmp_path: Pat
     )
     assert done.returncode == 0, done.stderr[-2000:]
     word, recorded, reopens = done.stdout.split()
-    assert (word, recorded) == ("recorded", "400")
+    assert (word, recorded) == ("recorded", "250")
     assert int(reopens) >= 100
 
 
