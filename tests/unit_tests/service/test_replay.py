@@ -88,8 +88,8 @@ def test_bad_arguments_are_refused_by_name(memory: EpisodicMemory) -> None:
 
 
 def test_no_module_outside_the_facade_touches_a_private_of_it() -> None:
-    # memory._s, memory._report, ...: a module reaches a service through the façade's
-    # public sub-objects, never its privates.
+    # An underscore name of the façade's, read elsewhere: a module reaches a service
+    # through the façade's public sub-objects, never its privates.
     package = Path(__file__).resolve().parents[3] / "langchain_episodic"
     offences = []
     for path in package.rglob("*.py"):
