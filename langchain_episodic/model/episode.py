@@ -63,6 +63,7 @@ __all__ = [
     "TaskDescription",
     "as_task",
     "episode_from_stored",
+    "pass_rate_of",
 ]
 
 
@@ -261,6 +262,16 @@ def as_task(task: TaskDescription | str, name: str = "task") -> TaskDescription:
     raise EpisodicValueError(msg)
 
 
+def pass_rate_of(tests_passed: int, tests_total: int) -> float:
+    """The share of ``tests_total`` tests that passed; 0.0 when no test ran.
+
+    Examples:
+        >>> pass_rate_of(9, 10), pass_rate_of(0, 0)
+        (0.9, 0.0)
+    """
+    return tests_passed / tests_total if tests_total > 0 else 0.0
+
+
 @dataclass(frozen=True)
 class Feedback:
     """What the tests said about a solution.
@@ -294,7 +305,7 @@ class Feedback:
     @property
     def pass_rate(self) -> float:
         """Share of tests that passed, or 0.0 when no test ran."""
-        return self.tests_passed / self.tests_total if self.tests_total > 0 else 0.0
+        return pass_rate_of(self.tests_passed, self.tests_total)
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dict that `from_dict` turns back into equal feedback."""

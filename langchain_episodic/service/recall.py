@@ -20,7 +20,12 @@ from numpy.typing import NDArray
 from langchain_episodic._validation import check_int
 from langchain_episodic.embeddings.categories import default_category_examples
 from langchain_episodic.errors import EpisodeValidationError, MalformedRecordWarning
-from langchain_episodic.model.episode import OutcomeStatus, TaskCategory, TaskDescription
+from langchain_episodic.model.episode import (
+    OutcomeStatus,
+    TaskCategory,
+    TaskDescription,
+    pass_rate_of,
+)
 from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.scoring.categories import CategoryProbe, features, head
 from langchain_episodic.scoring.credit import ALL_CATEGORIES
@@ -92,13 +97,13 @@ def hit_fields(hit: StoredHit) -> dict[str, object]:
     feedback = data.get("feedback")
     passed = feedback.get("tests_passed") if isinstance(feedback, dict) else None
     total = feedback.get("tests_total") if isinstance(feedback, dict) else None
-    counted = isinstance(passed, int) and isinstance(total, int) and total > 0
+    counted = isinstance(passed, int) and isinstance(total, int)
     return {
         "category": task.get("category") if isinstance(task, dict) else None,
         "outcome": hit.outcome.value,
         "strategy_used": data.get("strategy_used"),
         "reward": hit.reward,
-        "pass_rate": passed / total if counted else 0.0,  # type: ignore[operator]
+        "pass_rate": pass_rate_of(passed, total) if counted else 0.0,  # type: ignore[arg-type]
         "timestamp": hit.timestamp,
     }
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from chromadb.api.types import GetResult
 
-from langchain_episodic.model.episode import Episode
+from langchain_episodic.model.episode import Episode, pass_rate_of
 from langchain_episodic.model.filters import AllOf, AnyOf, Condition, EpisodeFilter
 from langchain_episodic.stores.base import JournalEntry
 from langchain_episodic.stores.codec import decode_episodes, encode_episode
@@ -78,7 +78,7 @@ def filter_keys(metadata: Mapping[str, Any]) -> dict[str, float] | None:
         passed, total = int(feedback["tests_passed"]), int(feedback["tests_total"])
         return {
             "reward": float(feedback["reward"]),
-            "pass_rate": passed / total if total > 0 else 0.0,
+            "pass_rate": pass_rate_of(passed, total),
             "timestamp": float(data["timestamp"]),
         }
     except (ValueError, TypeError, KeyError):
