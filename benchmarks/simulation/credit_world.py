@@ -441,6 +441,13 @@ class CreditWorldEnvironment:
 
 # -------------------------------------------------------------------------- variants
 
+NOISELESS_VARIANT = "learned_noiseless"
+"""A diagnostic variant, not an agent: ``learned``, but each run is credited the success
+probability its attempt had instead of its reward, as if every run could be repeated
+until its outcome were certain. It bounds what credit can learn from outcomes: the gap
+between it and ``learned`` is the outcomes' noise, the gap above it what credit cannot
+see even without noise."""
+
 CREDIT_VARIANTS: tuple[str, ...] = ("no_memory", "article", "relevance", "relevance_utility")
 """The agents compared, in report order; ``"relevance_utility"`` is the default recall."""
 
@@ -479,6 +486,10 @@ CREDIT_VARIANT_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
         ),
         "learned": (
             'credit on, renderer="auto": the memory chooses the policy from its credited runs'
+        ),
+        NOISELESS_VARIANT: (
+            "diagnostic, not an agent: learned, each run credited its attempt's success "
+            "probability instead of its reward (outcomes without luck)"
         ),
     }
 )
@@ -594,6 +605,7 @@ def _options(
         *PRESENTATION_VARIANTS,
         ORACLE_VARIANT,
         KIND_ORACLE_VARIANT,
+        NOISELESS_VARIANT,
     ):
         return RecallOptions(
             top_k=top_k,
@@ -773,7 +785,9 @@ def run_credit_variant(
             )
         )
         hidden[episode_id] = env.hidden_episode(episode_id, task, attempt.outcome)
-        memory.runs.credit(run_id, attempt.feedback.reward)
+        # The noiseless diagnostic credits what the attempt's chance was, not its luck.
+        noiseless = variant == NOISELESS_VARIANT
+        memory.runs.credit(run_id, attempt.probability if noiseless else attempt.feedback.reward)
     return CreditRun(
         variant=variant,
         world=env.world.name,

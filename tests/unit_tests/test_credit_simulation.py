@@ -244,3 +244,16 @@ def test_the_learning_memory_starts_compact_and_leaves_it_where_failures_help() 
     assert sum(p == "compact" for p in copier) > 0.8 * len(copier)
     pinned = run_credit_variant("policy_feedback", READER_WORLD, 20, 0)
     assert set(pinned.policies) == {"feedback"}
+
+
+def test_the_noiseless_diagnostic_differs_from_learned_only_in_what_it_credits() -> None:
+    from simulation.credit_world import NOISELESS_VARIANT, READER_WORLD  # noqa: PLC0415
+
+    learned = run_credit_variant("learned", READER_WORLD, 60, 1)
+    noiseless = run_credit_variant(NOISELESS_VARIANT, READER_WORLD, 60, 1)
+    # The same tasks and luck, and the same first prompt (nothing credited yet) ...
+    assert noiseless.probabilities[:2] == learned.probabilities[:2]
+    # ... but credit reads the attempts' chances, not their rewards, so choices part.
+    assert noiseless.probabilities != learned.probabilities
+    again = run_credit_variant(NOISELESS_VARIANT, READER_WORLD, 60, 1)
+    assert (again.probabilities, again.policies) == (noiseless.probabilities, noiseless.policies)
