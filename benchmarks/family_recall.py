@@ -38,7 +38,7 @@ import platform
 import random
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,7 +57,7 @@ TOP_K = 3
 MAX_TOKENS = 600
 DEFAULT_OUT = Path(__file__).parent / "results" / "family_recall.md"
 
-__all__ = ["Share", "one_each", "stream"]
+__all__ = ["Share", "in_words", "one_each", "stream"]
 
 
 @dataclass(frozen=True)
@@ -86,17 +86,35 @@ def _solution(task: Task) -> str:
     return task.prompt + task.reference + "\n"
 
 
-def _first(memory: EpisodicMemory, task: Task, families: dict[str, str]) -> tuple[bool, bool, bool]:
+def in_words(task: Task) -> str:
+    """The request in words only: no function name, no signature (as most agents' tasks)."""
+    return task.doc[:1].upper() + task.doc[1:]
+
+
+def _first(
+    memory: EpisodicMemory,
+    task: Task,
+    families: dict[str, str],
+    describe: Callable[[Task], str] | None = None,
+) -> tuple[bool, bool, bool]:
     """(own family first, own family anywhere, nothing shown) for ``task``'s replay."""
-    shown = build_replay(memory, task.description, top_k=TOP_K, max_tokens=MAX_TOKENS).shown
+    text = task.description if describe is None else describe(task)
+    shown = build_replay(memory, text, top_k=TOP_K, max_tokens=MAX_TOKENS).shown
     own = [families.get(episode_id) == task.family for episode_id in shown]
     return bool(own and own[0]), any(own), not shown
 
 
 def one_each(
-    families: Sequence[Family], embeddings: Embeddings | None, seeds: Sequence[int]
+    families: Sequence[Family],
+    embeddings: Embeddings | None,
+    seeds: Sequence[int],
+    describe: Callable[[Task], str] | None = None,
 ) -> tuple[Share, Share, Share]:
-    """One passing episode per family in memory; the other variants asked."""
+    """One passing episode per family in memory; the other variants asked.
+
+    ``describe`` gives a task's text, stored and asked (``None``: its description, with
+    the signature).
+    """
     first = anywhere = nothing = total = 0
     for seed in seeds:
         rng = random.Random(seed)
@@ -112,7 +130,7 @@ def one_each(
             episode_id = f"{seed}-{index}"
             memory.record(
                 episode_from_tests(
-                    kept.description,
+                    kept.description if describe is None else describe(kept),
                     _solution(kept),
                     4,
                     4,
@@ -125,7 +143,7 @@ def one_each(
             asked += [task for task in variants if task is not kept]
         clock["now"] = START + STEP * (len(by_family) + 1)
         for task in asked:
-            is_first, is_any, is_none = _first(memory, task, stored)
+            is_first, is_any, is_none = _first(memory, task, stored, describe)
             first, anywhere, nothing = first + is_first, anywhere + is_any, nothing + is_none
             total += 1
     return Share(first, total), Share(anywhere, total), Share(nothing, total)
@@ -225,6 +243,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             lines.append(
                 f"| {name} ({len(sets[name])}) | {label} | {first} | {anywhere} | {nothing} | "
                 f"{available} | {shown_first} |"
+            )
+            print(lines[-1], file=sys.stderr, flush=True)
+    lines += [
+        "",
+        "The same one-each check with each task in words only (`in_words`: no function name,"
+        " no signature, as most agents' tasks are): the kind similarity has nothing to read,"
+        " and the embedder alone decides.",
+        "",
+        "| families | embedder | own first | own shown | nothing shown |",
+        "|---|---|---|---|---|",
+    ]
+    for name in chosen:
+        for label, embeddings in embedders:
+            first, anywhere, nothing = one_each(sets[name], embeddings, seeds, in_words)
+            lines.append(
+                f"| {name} ({len(sets[name])}) | {label} | {first} | {anywhere} | {nothing} |"
             )
             print(lines[-1], file=sys.stderr, flush=True)
     lines += ["", f"Wall-clock: {time.perf_counter() - started:.0f} s.", ""]

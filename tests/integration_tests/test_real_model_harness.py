@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
-from family_recall import one_each, stream  # noqa: E402
+from family_recall import in_words, one_each, stream  # noqa: E402
 from judge import run_tests  # noqa: E402
 from real_model import Attempt, family_first, mcnemar_exact, shown_blocks  # noqa: E402
 from real_tasks import FAMILIES, HELD_OUT_FAMILIES, Family, family_tasks  # noqa: E402
@@ -202,3 +202,13 @@ def test_family_recall_counts_own_family_first_on_a_few_families() -> None:
     # variant's has a passing episode in memory.
     assert shown_first.total == available.hits > 0
     assert available.total == 16 - 16 // 3
+
+
+def test_family_recall_in_words_stores_and_asks_the_request_without_its_signature() -> None:
+    task = family_tasks(FAMILIES[:1])[0]
+    assert in_words(task)[0].isupper()
+    assert task.name not in in_words(task)
+    assert in_words(task).lower() == task.doc.lower()
+    first, anywhere, _ = one_each(FAMILIES[:4], None, [0], in_words)
+    assert first.total == 4 * 3
+    assert first.hits <= anywhere.hits
