@@ -308,7 +308,7 @@ cap = int(sys.argv[2]) if len(sys.argv) > 2 else None
 store = ChromaEpisodeStore(path=sys.argv[1], max_open_namespaces=cap)
 memory = EpisodicMemory(store=store, embeddings=HashingEmbeddings())
 try:
-    for i in range(250):
+    for i in range(100):
         memory.for_namespace(f"user-{i}").record(
             episode_from_tests(f"task {i}", "x", 1, 1, episode_id=f"e{i}")
         )
@@ -363,8 +363,9 @@ def test_at_the_same_limit_the_default_cap_records_every_namespace(tmp_path: Pat
     )
     assert done.returncode == 0, done.stderr[-2000:]
     word, recorded, reopens = done.stdout.split()
-    assert (word, recorded) == ("recorded", "250")
-    assert int(reopens) >= 100
+    # The same store without the cap runs out at about 40 namespaces (the test above).
+    assert (word, recorded) == ("recorded", "100")
+    assert int(reopens) >= 50
 
 
 def test_running_out_of_memory_is_a_resource_error_not_damage(
