@@ -93,6 +93,7 @@ __all__ = [
     "HOLDOUT",
     "KIND_ORACLE_VARIANT",
     "LEARNING_VARIANTS",
+    "NOISELESS_VARIANT",
     "ORACLE_VARIANT",
     "PRESENTATION_VARIANTS",
     "PRESENTATION_WORLDS",
@@ -444,9 +445,8 @@ class CreditWorldEnvironment:
 NOISELESS_VARIANT = "learned_noiseless"
 """A diagnostic variant, not an agent: ``learned``, but each run is credited the success
 probability its attempt had instead of its reward, as if every run could be repeated
-until its outcome were certain. It bounds what credit can learn from outcomes: the gap
-between it and ``learned`` is the outcomes' noise, the gap above it what credit cannot
-see even without noise."""
+until its outcome were certain. What it gains over ``learned`` is what the outcomes'
+luck costs credit; what it still misses, credit misses even without luck."""
 
 CREDIT_VARIANTS: tuple[str, ...] = ("no_memory", "article", "relevance", "relevance_utility")
 """The agents compared, in report order; ``"relevance_utility"`` is the default recall."""
@@ -616,7 +616,14 @@ def _options(
         )
     allowed = ", ".join(
         repr(name)
-        for name in (*CREDIT_VARIANTS, *LEARNING_VARIANTS, *PRESENTATION_VARIANTS, ORACLE_VARIANT)
+        for name in (
+            *CREDIT_VARIANTS,
+            *LEARNING_VARIANTS,
+            *PRESENTATION_VARIANTS,
+            ORACLE_VARIANT,
+            KIND_ORACLE_VARIANT,
+            NOISELESS_VARIANT,
+        )
     )
     msg = f"variant={variant!r} is invalid: must be one of {allowed}"
     raise EpisodicValueError(msg)
@@ -680,8 +687,9 @@ def run_credit_variant(
     ``start_time + i * task_interval`` (the memory's clock).
 
     Args:
-        variant: One of :data:`CREDIT_VARIANTS` or :data:`LEARNING_VARIANTS`, or the
-            diagnostic oracle (:data:`ORACLE_VARIANT`).
+        variant: One of :data:`CREDIT_VARIANTS`, :data:`LEARNING_VARIANTS` or
+            :data:`PRESENTATION_VARIANTS`, or a diagnostic (:data:`ORACLE_VARIANT`,
+            :data:`KIND_ORACLE_VARIANT`, :data:`NOISELESS_VARIANT`).
         world: :data:`DIFFERENTIATED_WORLD` when ``None``.
         n_tasks: Tasks to run.
         seed: The world's seed.
