@@ -45,7 +45,7 @@ import math
 import numbers
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass
 from enum import Enum
 from typing import Any, TypeVar
 
@@ -190,16 +190,33 @@ def _set(instance: object, field: str, value: object) -> None:
     object.__setattr__(instance, field, value)
 
 
-def _fields_of(owner: str, data: object, required: set[str], optional: set[str]) -> dict[str, Any]:
+def _fields_of(cls: type[Any], data: object) -> dict[str, Any]:
+    """``data`` as ``cls``'s keyword arguments: a mapping of its fields, the required ones given."""
+    owner, fields = cls.__name__, dataclasses.fields(cls)
     if not isinstance(data, Mapping):
         raise EpisodeValidationError(f"{owner} data={data!r} is invalid: must be a mapping")
+    required = {f.name for f in fields if f.default is MISSING and f.default_factory is MISSING}
     missing = sorted(required - data.keys())
     if missing:
         raise EpisodeValidationError(f"{owner} data is missing field(s) {missing}")
-    unknown = sorted(str(key) for key in data.keys() - required - optional)
+    unknown = sorted(str(key) for key in data.keys() - {f.name for f in fields})
     if unknown:
         raise EpisodeValidationError(f"{owner} data has unknown field(s) {unknown}")
     return dict(data)
+
+
+def _plain(instance: Any) -> dict[str, Any]:
+    """The ``to_dict`` of them all: set fields in order, enums by value, parts as dicts."""
+    data = {}
+    for field in dataclasses.fields(instance):
+        value = getattr(instance, field.name)
+        if isinstance(value, Enum):
+            value = value.value
+        elif dataclasses.is_dataclass(value):
+            value = _plain(value)
+        if value is not None:
+            data[field.name] = value
+    return data
 
 
 @dataclass(frozen=True)
@@ -224,17 +241,12 @@ class TaskDescription:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dict that `from_dict` turns back into an equal task."""
-        return {
-            "description": self.description,
-            "category": self.category.value,
-            "complexity": self.complexity,
-        }
+        return _plain(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TaskDescription:
         """Build a task from `to_dict` output, validating every field."""
-        fields = _fields_of("TaskDescription", data, {"description"}, {"category", "complexity"})
-        return cls(**fields)
+        return cls(**_fields_of(cls, data))
 
 
 def as_task(task: TaskDescription | str, name: str = "task") -> TaskDescription:
@@ -295,12 +307,8 @@ class Feedback:
         _set(self, "tests_passed", _as_int(owner, "tests_passed", self.tests_passed, 0))
         _set(self, "tests_total", _as_int(owner, "tests_total", self.tests_total, 0))
         if self.tests_passed > self.tests_total:
-            raise _fail(
-                owner,
-                "tests_passed",
-                self.tests_passed,
-                f"must not exceed tests_total={self.tests_total!r}",
-            )
+            rule = f"must not exceed tests_total={self.tests_total!r}"
+            raise _fail(owner, "tests_passed", self.tests_passed, rule)
 
     @property
     def pass_rate(self) -> float:
@@ -309,24 +317,12 @@ class Feedback:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dict that `from_dict` turns back into equal feedback."""
-        return {
-            "reward": self.reward,
-            "message": self.message,
-            "tests_passed": self.tests_passed,
-            "tests_total": self.tests_total,
-        }
+        return _plain(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Feedback:
         """Build feedback from `to_dict` output, validating every field."""
-        fields = _fields_of(
-            "Feedback", data, {"reward"}, {"message", "tests_passed", "tests_total"}
-        )
-        return cls(**fields)
-
-
-def _as_optional_text(owner: str, field: str, value: object) -> str | None:
-    return None if value is None else _as_text(owner, field, value, allow_empty=False)
+        return cls(**_fields_of(cls, data))
 
 
 @dataclass(frozen=True)
@@ -369,22 +365,21 @@ class EpisodeSource:
     def __post_init__(self) -> None:
         owner = "EpisodeSource"
         for name in ("agent", "run_id", "thread_id", "namespace", "principal"):
-            _as_optional_text(owner, name, getattr(self, name))
+            if getattr(self, name) is not None:
+                _as_text(owner, name, getattr(self, name), allow_empty=False)
         if self.turn is not None:
             _set(self, "turn", _as_int(owner, "turn", self.turn, 1))
-        if all(getattr(self, name) is None for name in _SOURCE_FIELDS):
+        if not self.to_dict():
             raise _fail(owner, "agent", None, "give agent, run_id or another field")
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dict of the fields that are set."""
-        return {
-            name: getattr(self, name) for name in _SOURCE_FIELDS if getattr(self, name) is not None
-        }
+        return _plain(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EpisodeSource:
         """Build a source from `to_dict` output, validating every field."""
-        return cls(**_fields_of("EpisodeSource", data, set(), set(_SOURCE_FIELDS)))
+        return cls(**_fields_of(cls, data))
 
     def merged_over(self, other: EpisodeSource | None) -> EpisodeSource:
         """This source, with the fields it leaves unset taken from ``other``.
@@ -394,34 +389,20 @@ class EpisodeSource:
             >>> mine.merged_over(EpisodeSource("coder", "run-7", thread_id="t1")).to_dict()
             {'agent': 'nightly-ci', 'run_id': 'run-7', 'thread_id': 't1'}
         """
-        if other is None:
-            return self
-        return EpisodeSource(
-            **{
-                name: getattr(other, name) if getattr(self, name) is None else getattr(self, name)
-                for name in _SOURCE_FIELDS
-            }
-        )
+        return self if other is None else EpisodeSource(**{**other.to_dict(), **self.to_dict()})
 
     def describe(self) -> str:
         """One line for people: ``agent coder, run r-1, thread t1 turn 2, namespace alice``."""
-        parts = []
-        if self.agent is not None:
-            parts.append(f"agent {self.agent}")
-        if self.run_id is not None:
-            parts.append(f"run {self.run_id}")
-        if self.thread_id is not None or self.turn is not None:
-            thread = "" if self.thread_id is None else f" {self.thread_id}"
-            turn = "" if self.turn is None else f" turn {self.turn}"
-            parts.append(f"thread{thread}{turn}")
-        if self.namespace is not None:
-            parts.append(f"namespace {self.namespace}")
-        if self.principal is not None:
-            parts.append(f"principal {self.principal}")
-        return ", ".join(parts)
-
-
-_SOURCE_FIELDS = ("agent", "run_id", "thread_id", "turn", "namespace", "principal")
+        turn = None if self.turn is None else f"turn {self.turn}"
+        thread = " ".join(part for part in (self.thread_id, turn) if part is not None) or None
+        parts = (
+            ("agent", self.agent),
+            ("run", self.run_id),
+            ("thread", thread),
+            ("namespace", self.namespace),
+            ("principal", self.principal),
+        )
+        return ", ".join(f"{label} {value}" for label, value in parts if value is not None)
 
 
 def _is_text(value: object, *, allow_empty: bool = False) -> bool:
@@ -512,19 +493,7 @@ class Episode:
         ``source`` appears only when set, so episodes without provenance keep the
         form they were stored in before provenance existed.
         """
-        data = {
-            "episode_id": self.episode_id,
-            "task": self.task.to_dict(),
-            "solution": self.solution,
-            "feedback": self.feedback.to_dict(),
-            "outcome": self.outcome.value,
-            "timestamp": self.timestamp,
-            "iterations": self.iterations,
-            "strategy_used": self.strategy_used,
-        }
-        if self.source is not None:
-            data["source"] = self.source.to_dict()
-        return data
+        return _plain(self)
 
     def differences(self, other: Episode) -> list[tuple[str, str, str]]:
         """Where ``other`` differs from this episode: ``(field, this value, other value)``.
@@ -550,12 +519,7 @@ class Episode:
         Raises:
             EpisodeValidationError: A field is missing, unknown or out of range.
         """
-        fields = _fields_of(
-            "Episode",
-            data,
-            {"episode_id", "task", "solution", "feedback", "outcome"},
-            {"timestamp", "iterations", "strategy_used", "source"},
-        )
+        fields = _fields_of(cls, data)
         fields["task"] = TaskDescription.from_dict(fields["task"])
         fields["feedback"] = Feedback.from_dict(fields["feedback"])
         if fields.get("source") is not None:
