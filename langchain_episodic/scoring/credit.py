@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict, deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from langchain_episodic.model.credit import CreditEvent, Injection
@@ -265,6 +265,9 @@ def utility_factor(estimate: float, power: float = UTILITY_POWER) -> float:
     return float((2.0 * min(1.0, max(0.0, estimate))) ** power)
 
 
+# What the book's state keeps of a row, in order (the half-life is the book's own).
+_ROW_STATE = [column.name for column in fields(EpisodeUtility) if column.name != "half_life"]
+
 PRINCIPAL_POLICY_RUNS = 20
 """In a shared memory, one principal's runs that count as evidence for a presentation
 policy at most (per category): a tenth of the chooser's window."""
@@ -312,10 +315,14 @@ class UtilityBook:
         self._forgotten_before = 0  # a book restored from a state knows no change before it
         # The latest rewards with memory and without (holdout), per category and for all
         # (ALL_CATEGORIES): what the lift guard reads, bounded whatever the history.
-        self._lift: dict[str, tuple[deque[float], deque[float]]] = {}
+        self._lift: defaultdict[str, tuple[deque[float], deque[float]]] = defaultdict(
+            lambda: (deque(maxlen=LIFT_WINDOW_WITH_MEMORY), deque(maxlen=LIFT_WINDOW_HOLDOUT))
+        )
         # The latest rewards of runs shown with each presentation policy, per category
         # and for all: what the presentation chooser reads, bounded the same way.
-        self._presented: dict[tuple[str, str], deque[float]] = {}
+        self._presented: defaultdict[tuple[str, str], deque[float]] = defaultdict(
+            lambda: deque(maxlen=PRESENTATION_WINDOW)
+        )
 
     def row(self, episode_id: str) -> EpisodeUtility:
         """The episode's row, created empty (the prior) when it has none yet."""
@@ -344,9 +351,9 @@ class UtilityBook:
         self.version += 1
         reward, category = event.reward, event.category
         for key in (category, ALL_CATEGORIES):
-            self._lift_window(key)[1 if event.holdout else 0].append(reward)
+            self._lift[key][1 if event.holdout else 0].append(reward)
             if event.policy is not None and not event.holdout and self._presents(key, event):
-                self._presented_window(key, event.policy).append(reward)
+                self._presented[key, event.policy].append(reward)
         total = self._category[category]
         held = self._holdout[category]
         if event.holdout:
@@ -413,15 +420,6 @@ class UtilityBook:
             self.version += 1
             self._recent.extend((self.version, subject) for subject in sorted(dropped))
 
-    def _lift_window(self, key: str) -> tuple[deque[float], deque[float]]:
-        found = self._lift.get(key)
-        if found is None:
-            found = self._lift[key] = (
-                deque(maxlen=LIFT_WINDOW_WITH_MEMORY),
-                deque(maxlen=LIFT_WINDOW_HOLDOUT),
-            )
-        return found
-
     def lift_window(self, category: str = ALL_CATEGORIES) -> tuple[list[float], list[float]]:
         """The latest rewards of runs with memory and of holdout runs in ``category``.
 
@@ -437,12 +435,6 @@ class UtilityBook:
         """
         found = self._lift.get(category)
         return ([], []) if found is None else (list(found[0]), list(found[1]))
-
-    def _presented_window(self, key: str, policy: str) -> deque[float]:
-        found = self._presented.get((key, policy))
-        if found is None:
-            found = self._presented[key, policy] = deque(maxlen=PRESENTATION_WINDOW)
-        return found
 
     def presented(self, category: str = ALL_CATEGORIES) -> dict[str, list[float]]:
         """The latest rewards of runs in ``category`` shown with each presentation policy.
@@ -497,20 +489,7 @@ class UtilityBook:
         state: dict[str, Any] = {
             "half_life": self.half_life,
             "version": self.version,
-            "rows": [
-                [
-                    row.episode_id,
-                    row.helped,
-                    row.hurt,
-                    row.injections,
-                    row.credited_runs,
-                    row.reward_sum,
-                    row.advantage_sum,
-                    row.updated_at,
-                    row.failing_streak,
-                ]
-                for row in self.rows.values()
-            ],
+            "rows": [[getattr(row, name) for name in _ROW_STATE] for row in self.rows.values()],
             "category": sorted([key, *total] for key, total in self._category.items()),
             "holdout": sorted([key, *total] for key, total in self._holdout.items()),
             "shown": sorted([*key, *total] for key, total in self._shown.items()),
@@ -558,11 +537,11 @@ class UtilityBook:
         for episode_id, category, total, count in state["shown"]:
             book._shown[(str(episode_id), str(category))] = [float(total), float(count)]
         for key, shown, held in state.get("lift", ()):  # absent from states written before it
-            window = book._lift_window(str(key))
+            window = book._lift[str(key)]
             window[0].extend(float(r) for r in shown)
             window[1].extend(float(r) for r in held)
         for key, policy, rewards in state.get("presented", ()):  # absent before policies
-            book._presented_window(str(key), str(policy)).extend(float(r) for r in rewards)
+            book._presented[str(key), str(policy)].extend(float(r) for r in rewards)
         return book
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Literal, Protocol, TypeVar
 
 import numpy as np
@@ -165,15 +165,13 @@ class ReplayWeights:
     outcome_bonus: float = 0.1
 
     def __post_init__(self) -> None:
-        for name in ("similarity", "recency", "reward", "outcome_bonus"):
-            value = getattr(self, name)
+        values = {field.name: getattr(self, field.name) for field in fields(self)}
+        for name, value in values.items():
             number = finite_float(value)
             if number is None or number < 0:
                 msg = f"ReplayWeights.{name}={value!r} is invalid: must be finite and >= 0"
                 raise EpisodicValueError(msg)
-        if not any(
-            getattr(self, name) for name in ("similarity", "recency", "reward", "outcome_bonus")
-        ):
+        if not any(values.values()):
             msg = (
                 "ReplayWeights(0, 0, 0, 0) is invalid: at least one weight must be positive "
                 "(with none, every episode's priority is 0 and the order means nothing)"
@@ -343,17 +341,10 @@ def compute_priority(
         >>> round(compute_priority(SearchResult(ep, 1.0), current_time=0.0).priority, 6)
         1.0
     """
-    episode = result.episode
-    priority = priority_score(
-        result.similarity,
-        episode.timestamp,
-        episode.feedback.reward,
-        episode.outcome,
-        current_time,
-        weights,
-        half_life,
+    priority, _ = rank_by_priority([result], current_time, weights, half_life)[0]
+    return PrioritizedResult(
+        episode=result.episode, similarity=result.similarity, priority=priority
     )
-    return PrioritizedResult(episode=episode, similarity=result.similarity, priority=priority)
 
 
 def priority_score(
@@ -369,32 +360,28 @@ def priority_score(
 
     Lets a caller rank candidates before building their episodes.
     """
-    w = weights or DEFAULT_WEIGHTS
-    sim, recency, reward, outcome_value = _signals(
-        similarity, timestamp, reward, outcome, current_time, half_life
-    )
-    return (
-        w.similarity * sim
-        + w.recency * recency
-        + w.reward * reward
-        + w.outcome_bonus * outcome_value
-    )
+    _, parts = _weighted(similarity, timestamp, reward, outcome, current_time, weights, half_life)
+    return parts[0] + parts[1] + parts[2] + parts[3]
 
 
-def _signals(
+def _weighted(
     similarity: float,
     timestamp: float,
     reward: float,
     outcome: OutcomeStatus,
     current_time: float,
+    weights: ReplayWeights | None,
     half_life: float,
-) -> tuple[float, float, float, float]:
-    """The four unweighted signals of the priority, each in [0, 1]."""
-    return (
-        max(0.0, similarity),
-        temporal_decay(1.0, timestamp, current_time, half_life),
-        reward,
-        outcome_score(outcome),
+) -> tuple[tuple[float, float, float], tuple[float, float, float, float]]:
+    """The unweighted recency, reward and outcome signals, and the four weighted parts."""
+    w = weights or DEFAULT_WEIGHTS
+    recency = temporal_decay(1.0, timestamp, current_time, half_life)
+    value = outcome_score(outcome)
+    return (recency, reward, value), (
+        w.similarity * max(0.0, similarity),
+        w.recency * recency,
+        w.reward * reward,
+        w.outcome_bonus * value,
     )
 
 
@@ -441,33 +428,18 @@ def explain_priority(
         >>> round(parts.recency, 2), round(parts.similarity_part, 2), round(parts.priority, 2)
         (0.5, 0.32, 0.62)
     """
-    w = weights or DEFAULT_WEIGHTS
     episode = result.episode
-    sim, recency, reward, outcome_value = _signals(
+    signals, parts = _weighted(
         result.similarity,
         episode.timestamp,
         episode.feedback.reward,
         episode.outcome,
         current_time,
+        weights,
         half_life,
     )
-    parts = (
-        w.similarity * sim,
-        w.recency * recency,
-        w.reward * reward,
-        w.outcome_bonus * outcome_value,
-    )
-    return PriorityBreakdown(
-        similarity=result.similarity,
-        recency=recency,
-        reward=reward,
-        outcome=outcome_value,
-        similarity_part=parts[0],
-        recency_part=parts[1],
-        reward_part=parts[2],
-        outcome_part=parts[3],
-        priority=parts[0] + parts[1] + parts[2] + parts[3],
-    )
+    priority = parts[0] + parts[1] + parts[2] + parts[3]
+    return PriorityBreakdown(result.similarity, *signals, *parts, priority)
 
 
 class Rankable(Protocol):
