@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_episodic._validation import finite_float
@@ -51,28 +51,6 @@ def _text(owner: str, name: str, value: object, *, optional: bool = False) -> No
         raise EpisodicValueError(msg)
 
 
-def _ids(owner: str, value: object) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, (tuple, list)):
-        msg = f"{owner}.episode_ids={value!r} is invalid: must be a sequence of episode ids"
-        raise EpisodicValueError(msg)
-    for index, episode_id in enumerate(value):
-        if not isinstance(episode_id, str) or not episode_id:
-            msg = (
-                f"{owner}.episode_ids[{index}]={episode_id!r} is invalid: "
-                "must be a non-empty string"
-            )
-            raise EpisodicValueError(msg)
-    return tuple(dict.fromkeys(value))
-
-
-def _time(owner: str, value: object) -> float:
-    number = finite_float(value)
-    if number is None:
-        msg = f"{owner}.at={value!r} is invalid: must be a finite number"
-        raise EpisodicValueError(msg)
-    return number
-
-
 def check_reward(reward: object) -> float:
     """A run's reward as a float in [0, 1]: the one check every credit goes through.
 
@@ -100,13 +78,33 @@ def check_credit(run_id: object, reward: object, by: object) -> float:
     return check_reward(reward)
 
 
-def _holdout(owner: str, value: object, episode_ids: tuple[str, ...]) -> None:
-    if not isinstance(value, bool):
-        msg = f"{owner}.holdout={value!r} is invalid: must be True or False"
+def _check(
+    item: Injection | CreditEvent, texts: tuple[str, ...], optional: tuple[str, ...]
+) -> None:
+    """The checks an injection and a credit event share, in order; ids deduplicated."""
+    owner = type(item).__name__
+    for name in texts + optional:
+        _text(owner, name, getattr(item, name), optional=name in optional)
+    ids = item.episode_ids
+    if isinstance(ids, str) or not isinstance(ids, (tuple, list)):
+        msg = f"{owner}.episode_ids={ids!r} is invalid: must be a sequence of episode ids"
         raise EpisodicValueError(msg)
-    if value and episode_ids:
+    for index, episode_id in enumerate(ids):
+        if not isinstance(episode_id, str) or not episode_id:
+            msg = f"{owner}.episode_ids[{index}]={episode_id!r} is invalid: "
+            raise EpisodicValueError(msg + "must be a non-empty string")
+    object.__setattr__(item, "episode_ids", tuple(dict.fromkeys(ids)))
+    at = finite_float(item.at)
+    if at is None:
+        msg = f"{owner}.at={item.at!r} is invalid: must be a finite number"
+        raise EpisodicValueError(msg)
+    object.__setattr__(item, "at", at)
+    if not isinstance(item.holdout, bool):
+        msg = f"{owner}.holdout={item.holdout!r} is invalid: must be True or False"
+        raise EpisodicValueError(msg)
+    if item.holdout and item.episode_ids:
         msg = (
-            f"{owner}.episode_ids={list(episode_ids)!r} is invalid for a holdout run: "
+            f"{owner}.episode_ids={list(item.episode_ids)!r} is invalid for a holdout run: "
             "a holdout run is shown no memory"
         )
         raise EpisodicValueError(msg)
@@ -143,13 +141,7 @@ class Injection:
     policy: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("run_id", "task", "category"):
-            _text("Injection", name, getattr(self, name))
-        _text("Injection", "thread_id", self.thread_id, optional=True)
-        _text("Injection", "policy", self.policy, optional=True)
-        object.__setattr__(self, "episode_ids", _ids("Injection", self.episode_ids))
-        object.__setattr__(self, "at", _time("Injection", self.at))
-        _holdout("Injection", self.holdout, self.episode_ids)
+        _check(self, ("run_id", "task", "category"), ("thread_id", "policy"))
 
 
 @dataclass(frozen=True)
@@ -180,13 +172,7 @@ class CreditEvent:
     policy: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("run_id", "category"):
-            _text("CreditEvent", name, getattr(self, name))
-        _text("CreditEvent", "by", self.by, optional=True)
-        _text("CreditEvent", "policy", self.policy, optional=True)
-        object.__setattr__(self, "episode_ids", _ids("CreditEvent", self.episode_ids))
-        object.__setattr__(self, "at", _time("CreditEvent", self.at))
-        _holdout("CreditEvent", self.holdout, self.episode_ids)
+        _check(self, ("run_id", "category"), ("by", "policy"))
         if self.reward is not None:
             object.__setattr__(self, "reward", check_reward(self.reward))
 
@@ -206,51 +192,30 @@ def outcome_entry_id(run_id: str) -> str:
 
 def redact_injection(injection: Injection, erased: frozenset[str]) -> Injection:
     """``injection`` as an erasure rewrites it: the erased ids out, the task text gone."""
-    return Injection(
-        injection.run_id,
-        redact_ids(injection.episode_ids, erased),
-        ERASED_TASK,
-        injection.category,
-        injection.at,
-        injection.thread_id,
-        injection.holdout,
-        injection.policy,
+    return replace(
+        injection, episode_ids=redact_ids(injection.episode_ids, erased), task=ERASED_TASK
     )
 
 
 def redact_credit(event: CreditEvent, erased: frozenset[str]) -> CreditEvent:
     """``event`` as an erasure rewrites it: the erased ids out."""
-    return CreditEvent(
-        event.run_id,
-        event.reward,
-        redact_ids(event.episode_ids, erased),
-        event.category,
-        event.at,
-        event.by,
-        event.holdout,
-        event.policy,
-    )
+    return replace(event, episode_ids=redact_ids(event.episode_ids, erased))
 
 
 def encode_injection(injection: Injection) -> tuple[str, str, str]:
     """``(entry_id, run_id, payload)``: the journal entry of ``injection``."""
-    payload = json.dumps(
-        {"kind": "injection", **_asdict(injection)}, ensure_ascii=False, separators=(",", ":")
-    )
+    payload = _payload("injection", injection)
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
     return f"{_INJECTION_PREFIX}{injection.run_id}:{digest}", injection.run_id, payload
 
 
 def encode_credit(event: CreditEvent) -> tuple[str, str, str]:
     """``(entry_id, run_id, payload)``: the journal entry of ``event``."""
-    payload = json.dumps(
-        {"kind": "credit", **_asdict(event)}, ensure_ascii=False, separators=(",", ":")
-    )
-    return outcome_entry_id(event.run_id), event.run_id, payload
+    return outcome_entry_id(event.run_id), event.run_id, _payload("credit", event)
 
 
-def _asdict(item: Injection | CreditEvent) -> dict[str, Any]:
-    data = {name: getattr(item, name) for name in item.__dataclass_fields__}
+def _payload(kind: str, item: Injection | CreditEvent) -> str:
+    data = {"kind": kind, **{name: getattr(item, name) for name in item.__dataclass_fields__}}
     data["episode_ids"] = list(item.episode_ids)
     # Written only when set: entries keep the bytes (and so the ids) of the journal
     # before holdout runs and presentation policies existed.
@@ -258,7 +223,10 @@ def _asdict(item: Injection | CreditEvent) -> dict[str, Any]:
         del data["holdout"]
     if item.policy is None:
         del data["policy"]
-    return data
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+_KINDS: dict[str, type[Injection | CreditEvent]] = {"injection": Injection, "credit": CreditEvent}
 
 
 def decode_entry(entry_id: str, run_id: str, payload: str) -> Injection | CreditEvent:
@@ -272,13 +240,9 @@ def decode_entry(entry_id: str, run_id: str, payload: str) -> Injection | Credit
         if not isinstance(data, dict):
             raise TypeError("not an object")
         kind = data.pop("kind", None)
-        item: Injection | CreditEvent
-        if kind == "injection":
-            item = Injection(**data)
-        elif kind == "credit":
-            item = CreditEvent(**data)
-        else:
+        if not isinstance(kind, str) or kind not in _KINDS:
             raise TypeError(f"unknown kind {kind!r}")
+        item = _KINDS[kind](**data)
         if item.run_id != run_id:
             raise TypeError(f"run_id {item.run_id!r} is not the entry's {run_id!r}")
     except (TypeError, ValueError) as error:
