@@ -69,9 +69,7 @@ def episode_age(now: float, timestamp: float) -> float:
     is the distance ahead: a date that no skew explains earns no freshness.
     """
     ahead = timestamp - now
-    if ahead > FUTURE_SKEW:
-        return ahead
-    return max(0.0, -ahead)
+    return ahead if ahead > FUTURE_SKEW else max(0.0, -ahead)
 
 
 def half_life_decay(age: float, half_life: float) -> float:

@@ -137,29 +137,24 @@ class Lift:
 
 def _lift(label: str, shown: Sequence[float], held: Sequence[float], success_at: float) -> Lift:
     with_memory, holdout = _arm(shown, success_at), _arm(held, success_at)
-    reward = welch_interval(shown, held)
-    success = welch_interval(
-        [float(r >= success_at) for r in shown], [float(r >= success_at) for r in held]
-    )
-    lift = (
-        None
-        if with_memory.mean_reward is None or holdout.mean_reward is None
-        else with_memory.mean_reward - holdout.mean_reward
-    )
-    rate = (
-        None
-        if with_memory.success_rate is None or holdout.success_rate is None
-        else with_memory.success_rate - holdout.success_rate
-    )
+    won, held_won = ([float(r >= success_at) for r in rewards] for rewards in (shown, held))
     return Lift(
         label,
         with_memory,
         holdout,
-        lift,
-        None if reward is None else (reward[0], reward[2]),
-        rate,
-        None if success is None else (success[0], success[2]),
+        _minus(with_memory.mean_reward, holdout.mean_reward),
+        _ends(welch_interval(shown, held)),
+        _minus(with_memory.success_rate, holdout.success_rate),
+        _ends(welch_interval(won, held_won)),
     )
+
+
+def _minus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b
+
+
+def _ends(interval: tuple[float, float, float] | None) -> tuple[float, float] | None:
+    return None if interval is None else (interval[0], interval[2])
 
 
 @dataclass(frozen=True)

@@ -145,15 +145,23 @@ class RecallOptions:
                 msg = f"{flag}={getattr(self, flag)!r} is invalid: must be True or False"
                 raise TypeError(msg)
         if self.relevance_margin is not None:
-            object.__setattr__(
-                self, "relevance_margin", _checked_margin(self.relevance_margin, self.ranking)
-            )
+            margin = check_number("relevance_margin", self.relevance_margin, 0.0, 2.0)
+            if self.ranking == "article":
+                msg = (
+                    f"relevance_margin={margin!r} is invalid with ranking='article': the margin "
+                    "belongs to the relevance ranking (drop it, or use ranking='relevance')"
+                )
+                raise EpisodicValueError(msg)
+            object.__setattr__(self, "relevance_margin", margin)
         if self.min_similarity is not None:
             floor = check_number("min_similarity", self.min_similarity, -1.0, 1.0)
             object.__setattr__(self, "min_similarity", floor)
         if self.current_time is not None:
             object.__setattr__(self, "current_time", check_time("current_time", self.current_time))
-        _check_principal(self.principal)
+        principal = self.principal
+        if principal is not None and (not isinstance(principal, str) or not principal.strip()):
+            msg = f"principal={principal!r} is invalid: must be a non-empty string or None"
+            raise EpisodicValueError(msg)
         object.__setattr__(self, "filters", _checked_filters(self.filters, category, outcome))
 
     @property
@@ -244,24 +252,6 @@ class RecallOptions:
         return options.replace(**changes) if changes else options
 
 
-def _check_principal(principal: object) -> None:
-    if principal is not None and (not isinstance(principal, str) or not principal.strip()):
-        msg = f"principal={principal!r} is invalid: must be a non-empty string or None"
-        raise EpisodicValueError(msg)
-
-
-def _checked_margin(margin: object, ranking: str) -> float:
-    """``relevance_margin``, checked: in [0, 2], and only with the relevance ranking."""
-    checked = check_number("relevance_margin", margin, 0.0, 2.0)
-    if ranking == "article":
-        msg = (
-            f"relevance_margin={checked!r} is invalid with ranking='article': the margin "
-            "belongs to the relevance ranking (drop it, or use ranking='relevance')"
-        )
-        raise EpisodicValueError(msg)
-    return checked
-
-
 RECALL_OPTION_NAMES = frozenset(
     [field.name for field in dataclasses.fields(RecallOptions)] + ["category", "outcome"]
 )
@@ -288,11 +278,7 @@ class RecallKeywords(TypedDict, total=False):
 def _checked_filters(
     filters: object, category: CategoryArg, outcome: OutcomeArg
 ) -> EpisodeFilter | None:
-    """``filters`` as an `EpisodeFilter` (a dict read as Chroma's where), or the shorthands'.
-
-    Raises:
-        TypeError: ``filters`` is of another type, or given with a shorthand.
-    """
+    """``filters`` as an `EpisodeFilter` (a dict read as Chroma's where), or the shorthands'."""
     if isinstance(filters, Mapping):
         filters = EpisodeFilter.from_where(filters)
     if filters is not None and not isinstance(filters, EpisodeFilter):

@@ -163,10 +163,6 @@ class PresentationChoice:
     estimates: tuple[PresentationEstimate, ...] = ()
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
 def _variance(values: Sequence[float]) -> float:
     if len(values) < 2:
         return _FALLBACK_VARIANCE
@@ -245,7 +241,7 @@ def choose_presentation(
             PresentationEstimate(
                 policy,
                 len(read),
-                _mean(read),
+                sum(read) / len(read) if read else None,
                 estimate,
                 math.sqrt(variance / weight),
                 bool(read) and memory_hurts(read, holdout),

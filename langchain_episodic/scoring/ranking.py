@@ -179,35 +179,19 @@ def rank_candidates(
     `kind`); the article's ranking ignores it.
     """
     floor, margin = options.relevance_floor(default_floor), options.margin
+    weights, half_life = options.weights, options.recency_half_life
     best = max((c.similarity for c in candidates), default=None)
     threshold = None if best is None else relevance_threshold(floor, best, margin, background)
     if options.ranking == "relevance":
-        factor = None
-        if options.use_utility and utility is not None:
-            estimate = utility
-
-            def factor(c: _C) -> float:
-                return utility_factor(estimate(c))
-
+        estimate = utility if options.use_utility else None
+        factor = None if estimate is None else lambda c: utility_factor(estimate(c))
         ranking = rank_by_relevance(
-            candidates,
-            now,
-            options.weights,
-            options.recency_half_life,
-            floor,
-            margin,
-            factor,
-            background,
-            matched,
+            candidates, now, weights, half_life, floor, margin, factor, background, matched
         )
         ordered = [(priority, c, True) for priority, c in ranking.ranked]
         return Ranked(ordered, ranking.rejected, threshold)
-    kept = [
-        c
-        for c in candidates
-        if options.min_similarity is None or c.similarity >= options.min_similarity
-    ]
-    scored = rank_by_priority(kept, now, options.weights, options.recency_half_life)
+    bar = options.min_similarity
+    kept = [c for c in candidates if bar is None or c.similarity >= bar]
     article = [
         (
             priority,
@@ -215,7 +199,7 @@ def rank_candidates(
             best is not None
             and rejection_reason(c.similarity, best, floor, margin, background) is None,
         )
-        for priority, c in scored
+        for priority, c in rank_by_priority(kept, now, weights, half_life)
     ]
     return Ranked(article, [], threshold)
 

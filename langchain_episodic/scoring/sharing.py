@@ -41,6 +41,7 @@ Examples:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -75,9 +76,7 @@ def length_factor(chars: int) -> float:
     1 up to `NORMAL_TASK_CHARS`; beyond, ``sqrt(NORMAL_TASK_CHARS / chars)``: a
     12,000-character text keeps 0.2 of its similarity.
     """
-    if chars <= NORMAL_TASK_CHARS:
-        return 1.0
-    return math.sqrt(NORMAL_TASK_CHARS / chars)
+    return 1.0 if chars <= NORMAL_TASK_CHARS else math.sqrt(NORMAL_TASK_CHARS / chars)
 
 
 def principal_slots(top_k: int) -> int:
@@ -113,18 +112,14 @@ def shared_order(
         if group not in first or recorded_at(row) < recorded_at(first[group]):
             first[group] = row
     slots = principal_slots(top_k)
-    seen_groups: set[int] = set()
-    filled: dict[str, int] = {}
+    filled: Counter[str] = Counter()
     kept = []
-    for group in groups:
-        if group in seen_groups:
-            continue
-        seen_groups.add(group)
+    for group in dict.fromkeys(groups):  # each group once, at its best rank
         row = first[group]
         who = principal(row)
         if who is not None and who != requester:
-            if filled.get(who, 0) >= slots:
+            if filled[who] >= slots:
                 continue
-            filled[who] = filled.get(who, 0) + 1
+            filled[who] += 1
         kept.append(row)
     return kept
