@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, TypeVar
+from typing import Any
 
 from langchain_episodic._validation import describe
 from langchain_episodic.errors import EpisodicValueError
@@ -38,7 +38,11 @@ WHERE_OPERATORS = ("$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte")
 
 _ORDERING = frozenset({"$gt", "$gte", "$lt", "$lte"})
 _LOGICAL = ("$and", "$or")
-_NATIVE = frozenset({"category", "outcome", "strategy_used"})
+_NATIVE: dict[str, type[Enum] | None] = {
+    "category": TaskCategory,
+    "outcome": OutcomeStatus,
+    "strategy_used": None,
+}
 _MAX_DEPTH = 32
 
 
@@ -184,61 +188,32 @@ def _conjuncts(where: Where) -> list[Where]:
     return [where]
 
 
-def _native(clause: Where) -> bool:
-    return (
-        isinstance(clause, Condition)
-        and clause.field in _NATIVE
-        and clause.operator in ("$eq", "$in")
-    )
-
-
-_E = TypeVar("_E", bound=Enum)
-
-
-def _members(field: str, value: object, enum_type: type[_E]) -> tuple[_E, ...] | None:
+def _native_values(field: str, value: object) -> tuple[Any, ...] | None:
+    """A keyword's values, checked: members of the field's enum, or strings; ``None``: any."""
     if value is None:
         return None
-    items = [value] if isinstance(value, (str, Enum)) or not isinstance(value, Iterable) else value
-    members: list[_E] = []
-    allowed = ", ".join(repr(m.value) for m in enum_type)
-    for item in items:
-        if isinstance(item, enum_type):
-            members.append(item)
-            continue
-        try:
-            # Only a string can name a member: anything else (a nested list, say) is
-            # refused here, before the enum's own error message would have to print it.
-            if not isinstance(item, str):
-                raise ValueError
-            members.append(enum_type(item))
-        except ValueError:
-            msg = (
-                f"EpisodeFilter.{field}={describe(value)} is invalid: values must be among "
-                f"{allowed}"
-            )
-            raise EpisodicValueError(msg) from None
+    enum_type = _NATIVE[field]
+    items: list[object] = [value]
+    if isinstance(value, Iterable) and not isinstance(value, (str, Enum)):
+        items = list(value)
+    if enum_type is None:
+        strings = [item for item in items if isinstance(item, str) and item]
+        if not items or len(strings) != len(items):
+            msg = f"EpisodeFilter.{field}={describe(value)} is invalid: must be non-empty strings"
+            raise EpisodicValueError(msg)
+        return tuple(dict.fromkeys(strings))
+    by_value = {member.value: member for member in enum_type}
+    # Only a string names a member (a member is one too): anything else (a nested
+    # list, say) is refused here, unhashable or not.
+    members = [by_value.get(item) if isinstance(item, str) else None for item in items]
+    if None in members:
+        allowed = ", ".join(map(repr, by_value))
+        msg = f"EpisodeFilter.{field}={describe(value)} is invalid: values must be among {allowed}"
+        raise EpisodicValueError(msg)
     if not members:
         msg = f"EpisodeFilter.{field}={describe(value)} is invalid: must not be empty"
         raise EpisodicValueError(msg)
     return tuple(dict.fromkeys(members))
-
-
-def _strings(field: str, value: object) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    items = [value] if isinstance(value, str) or not isinstance(value, Iterable) else list(value)
-    strings = [item for item in items if isinstance(item, str) and item]
-    if not items or len(strings) != len(items):
-        msg = f"EpisodeFilter.{field}={describe(value)} is invalid: must be non-empty strings"
-        raise EpisodicValueError(msg)
-    return tuple(dict.fromkeys(strings))
-
-
-_NATIVE_PARSERS: dict[str, Any] = {
-    "category": lambda field, values: _members(field, values, TaskCategory),
-    "outcome": lambda field, values: _members(field, values, OutcomeStatus),
-    "strategy_used": _strings,
-}
 
 
 @dataclass(frozen=True, init=False)
@@ -282,16 +257,18 @@ outcomes=(<OutcomeStatus.SUCCESS: 'success'>,), strategies=None, where=None)
         strategy_used: str | Iterable[str] | None = None,
         where: Mapping[str, Any] | None = None,
     ) -> None:
-        native: dict[str, Any] = {
-            "category": _members("category", category, TaskCategory),
-            "outcome": _members("outcome", outcome, OutcomeStatus),
-            "strategy_used": _strings("strategy_used", strategy_used),
-        }
+        given = {"category": category, "outcome": outcome, "strategy_used": strategy_used}
+        native = {field: _native_values(field, value) for field, value in given.items()}
         rest: list[Where] = []
         for clause in [] if where is None else _conjuncts(parse_where(where)):
-            if isinstance(clause, Condition) and _native(clause) and native[clause.field] is None:
+            if (
+                isinstance(clause, Condition)
+                and clause.field in _NATIVE
+                and clause.operator in ("$eq", "$in")
+                and native[clause.field] is None
+            ):
                 values = clause.value if isinstance(clause.value, tuple) else (clause.value,)
-                native[clause.field] = _NATIVE_PARSERS[clause.field](clause.field, values)
+                native[clause.field] = _native_values(clause.field, values)
             else:
                 rest.append(clause)
         object.__setattr__(self, "categories", native["category"])
@@ -318,12 +295,8 @@ outcomes=(<OutcomeStatus.SUCCESS: 'success'>,), strategies=None, where=None)
     @property
     def is_empty(self) -> bool:
         """True when the filter keeps every episode."""
-        return (
-            self.categories is None
-            and self.outcomes is None
-            and self.strategies is None
-            and self.where is None
-        )
+        parts = (self.categories, self.outcomes, self.strategies, self.where)
+        return all(part is None for part in parts)
 
     def pushdown(self) -> EpisodeFilter | None:
         """The part every store filters natively (category, outcome, strategy); ``None``: none."""
