@@ -36,8 +36,7 @@ import contextlib
 import json
 import uuid
 import warnings
-from collections.abc import Collection, Iterable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from langchain_episodic._async import async_twin
@@ -88,6 +87,7 @@ from langchain_episodic.stores.base import (
     JournalEntry,
     JournalHead,
     OrderedJournal,
+    read_journal_entries,
 )
 
 __all__ = ["Eraser", "erased_but_stored", "pending_scrub", "unfinished_erasures"]
@@ -153,7 +153,8 @@ class Eraser:
         wanted = {tombstone_entry_id(i): i for i in dict.fromkeys(as_ids(episode_ids))}
         if not wanted:
             return {}
-        found = _entries(self._context.store, self._context.namespace, wanted, TOMBSTONE_RUN)
+        context = self._context
+        found = read_journal_entries(context.store, context.namespace, list(wanted), TOMBSTONE_RUN)
         stones: dict[str, tuple[str, float]] = {}
         for entry in found:
             told = tombstone_erasure(entry.payload)
@@ -181,20 +182,14 @@ class Eraser:
         named: set[str] = set()
         lessons: dict[str, Lesson] = {}
         for entry in entries:
-            if is_lesson_entry(entry.entry_id):
-                try:
+            with contextlib.suppress(EpisodicValueError):  # not the package's: nothing named
+                if is_lesson_entry(entry.entry_id):
                     lesson, _ = decode_lesson(entry.entry_id, entry.run_id, entry.payload)
-                except EpisodicValueError:
-                    continue
-                lessons[lesson.lesson_id] = lesson
-                named.update(source.episode_id for source in lesson.sources)
-            elif not is_erasure_entry(entry.entry_id):
-                try:
-                    named.update(
-                        decode_entry(entry.entry_id, entry.run_id, entry.payload).episode_ids
-                    )
-                except EpisodicValueError:
-                    continue
+                    lessons[lesson.lesson_id] = lesson
+                    named.update(source.episode_id for source in lesson.sources)
+                elif not is_erasure_entry(entry.entry_id):
+                    item = decode_entry(entry.entry_id, entry.run_id, entry.payload)
+                    named.update(item.episode_ids)
         erased = list(self.forgotten(named))
         if not erased:
             return list(entries)
@@ -258,47 +253,31 @@ class Eraser:
         _check_by(by)
         ids = _checked_ids(episode_ids)
         inputs = {"count": len(ids), "dry_run": dry_run}
-        with traced("forget", self._context.namespace, inputs) as trace:
-            receipt = self._forget(ids, reason, by, dry_run=dry_run)
-            if trace.active:
-                trace.done(*_forget_trace(receipt))
-            return receipt
+        return self._erasing(inputs, lambda store: self._forget(store, ids, reason, by, dry_run))
 
     def _forget(
-        self, ids: list[str], reason: str, by: str | None, *, dry_run: bool
+        self, store: ForgetsRecords, ids: list[str], reason: str, by: str | None, dry_run: bool
     ) -> ForgetReceipt:
-        """`forget`, its arguments checked, untraced."""
-        store = self._deleting_store()
+        """`forget`, its arguments checked, untraced, under the lock."""
         context = self._context
-        with context.writes, context.lock:
-            self._journal.sync()  # lessons and runs other writers added since
-            self._finish_pending()
-            lessons = self._journal.lessons.book.lessons
-            asked_lessons = [i for i in ids if i in lessons]
-            asked_episodes = [i for i in ids if i not in lessons]
-            stored = context.store.get(context.namespace, asked_episodes)
-            stoned = self.forgotten(asked_episodes)  # an erasure cut short: stored too
-            stones = {i: stone for i, stone in stoned.items() if i not in stored}
-            unknown = [i for i in asked_episodes if i not in stored and i not in stones]
-            if unknown:
-                msg = (
-                    f"episode_ids={unknown!r} were never stored in namespace="
-                    f"{context.namespace!r} (nor forgotten: no tombstone names them); "
-                    "nothing was removed"
-                )
-                raise EpisodicValueError(msg)
-            return self._erase(
-                store,
-                stored,
-                erased_ids=[*stored, *stones],
-                asked_lessons=asked_lessons,
-                already=len(stones),
-                reason=reason,
-                by=by,
-                everything=False,
-                dry_run=dry_run,
-                stoned=stoned,
+        lessons = self._journal.lessons.book.lessons
+        asked_lessons = [i for i in ids if i in lessons]
+        asked_episodes = [i for i in ids if i not in lessons]
+        stored = context.store.get(context.namespace, asked_episodes)
+        stoned = self.forgotten(asked_episodes)  # an erasure cut short: stored too
+        stones = {i: stone for i, stone in stoned.items() if i not in stored}
+        unknown = [i for i in asked_episodes if i not in stored and i not in stones]
+        if unknown:
+            msg = (
+                f"episode_ids={unknown!r} were never stored in namespace="
+                f"{context.namespace!r} (nor forgotten: no tombstone names them); "
+                "nothing was removed"
             )
+            raise EpisodicValueError(msg)
+        erased = [*stored, *stones]
+        return self._erase(
+            store, stored, erased, asked_lessons, reason, by, dry_run=dry_run, stoned=stoned
+        )
 
     def forget_all(
         self, *, reason: str, by: str | None = None, dry_run: bool = False
@@ -316,37 +295,38 @@ class Eraser:
         check_reason(reason)
         _check_by(by)
         inputs = {"all": True, "dry_run": dry_run}
+        return self._erasing(inputs, lambda store: self._forget_all(store, reason, by, dry_run))
+
+    def _forget_all(
+        self, store: ForgetsRecords, reason: str, by: str | None, dry_run: bool
+    ) -> ForgetReceipt:
+        """`forget_all`, its arguments checked, untraced, under the lock."""
+        context = self._context
+        stored = {e.episode_id: e for e in context.store.iter_episodes(context.namespace)}
+        if not stored and not self._journal.entries() and not self._quarantine.events:
+            msg = (
+                f"namespace={context.namespace!r} holds nothing to erase: no episode, "
+                "lesson, journal entry or log event (a mistyped namespace?)"
+            )
+            raise EpisodicValueError(msg)
+        lessons = list(self._journal.lessons.book.lessons)
+        return self._erase(
+            store, stored, list(stored), lessons, reason, by, everything=True, dry_run=dry_run
+        )
+
+    def _erasing(
+        self, inputs: Mapping[str, object], erase: Callable[[ForgetsRecords], ForgetReceipt]
+    ) -> ForgetReceipt:
+        """Run ``erase`` traced, under the writes lock, once other writers' work is in."""
         with traced("forget", self._context.namespace, inputs) as trace:
-            receipt = self._forget_all(reason, by, dry_run=dry_run)
+            store = self._deleting_store()
+            with self._context.writes, self._context.lock:
+                self._journal.sync()  # lessons and runs other writers added since
+                self._finish_pending()
+                receipt = erase(store)
             if trace.active:
                 trace.done(*_forget_trace(receipt))
             return receipt
-
-    def _forget_all(self, reason: str, by: str | None, *, dry_run: bool) -> ForgetReceipt:
-        """`forget_all`, its arguments checked, untraced."""
-        store = self._deleting_store()
-        context = self._context
-        with context.writes, context.lock:
-            self._journal.sync()
-            self._finish_pending()
-            stored = {e.episode_id: e for e in context.store.iter_episodes(context.namespace)}
-            if not stored and not self._journal.entries() and not self._quarantine.events:
-                msg = (
-                    f"namespace={context.namespace!r} holds nothing to erase: no episode, "
-                    "lesson, journal entry or log event (a mistyped namespace?)"
-                )
-                raise EpisodicValueError(msg)
-            return self._erase(
-                store,
-                stored,
-                erased_ids=list(stored),
-                asked_lessons=list(self._journal.lessons.book.lessons),
-                already=0,
-                reason=reason,
-                by=by,
-                everything=True,
-                dry_run=dry_run,
-            )
 
     def plan_prune(self, retention: Retention | None = None, now: float | None = None) -> PrunePlan:
         """What ``retention`` (the memory's policy when ``None``) removes now."""
@@ -449,7 +429,7 @@ class Eraser:
 
     def unfinished(self) -> list[str]:
         """Erasures begun and never finished (a killed process): run ``forget`` again."""
-        return [plan.erasure_id for plan in self._pending()]
+        return unfinished_erasures(self._context.store, self._context.namespace)
 
     aforget, aforget_all = async_twin(forget), async_twin(forget_all)
     aprune, areceipts, acompact = async_twin(prune), async_twin(receipts), async_twin(compact)
@@ -466,9 +446,6 @@ class Eraser:
             raise StoreConfigurationError(msg)
         return store
 
-    def _pending(self) -> list[ErasurePlan]:
-        return _pending(self._context.store, self._context.namespace)
-
     def _finish_pending(self) -> None:
         """Finish the journal part of erasures a killed process left half done.
 
@@ -480,23 +457,15 @@ class Eraser:
             return
         store = self._deleting_store()
         namespace = self._context.namespace
-        for plan in self._pending():
-            self._apply(store, plan)
+        for plan in _pending(self._context.store, namespace):
+            # Idempotent: an entry already rewritten (its stored payload is the redacted
+            # one) is left alone, and the store keeps the first entry under an id.
+            self._remove_stale(store, plan)
             stub = ForgetReceipt(plan.erasure_id, namespace, "finished after an interruption", 0.0)
-            self._context.store.append_journal(namespace, [JournalEntry(*encode_receipt(stub))])
+            closing = [JournalEntry(*e) for e in (*plan.rewrite, encode_receipt(stub))]
+            self._context.store.append_journal(namespace, closing)
             self._journal.reload()
         self._journal.erasures_unchecked = False
-
-    def _apply(self, store: ForgetsRecords, plan: ErasurePlan) -> None:
-        """Remove the plan's entries and write its redacted ones.
-
-        Idempotent: an entry already rewritten (its stored payload is the redacted one)
-        is left alone, and the store keeps the first entry under an id.
-        """
-        self._remove_stale(store, plan)
-        self._context.store.append_journal(
-            self._context.namespace, [JournalEntry(*e) for e in plan.rewrite]
-        )
 
     def _remove_stale(
         self,
@@ -509,46 +478,34 @@ class Eraser:
         ``entries``: the journal as the caller read it under the lock, its checkpoint
         already dropped (else the checkpoint is dropped and the entries read by id).
         """
-        if entries is not None:
-            wanted = set(plan.remove)
-            return self._remove_stale_of(store, plan, [e for e in entries if e.entry_id in wanted])
-        self._drop_checkpoint()
         context = self._context
-        if plan.everything:  # the record lists no ids: every entry but the erasures' goes
-            current_all = self._journal.entries()
-            plan = replace(
-                plan,
-                remove=tuple(e.entry_id for e in current_all if not is_erasure_entry(e.entry_id)),
-            )
-        return self._remove_stale_of(
-            store, plan, _entries(context.store, context.namespace, plan.remove)
-        )
-
-    def _remove_stale_of(
-        self, store: ForgetsRecords, plan: ErasurePlan, found: Iterable[JournalEntry]
-    ) -> list[str]:
-        rewrite = {entry[0]: entry for entry in plan.rewrite}
-        current = {entry.entry_id: entry for entry in found}
+        wanted = set(plan.remove)
+        if entries is None:
+            self._drop_checkpoint()
+            if plan.everything:  # the record lists no ids: every entry but the erasures' goes
+                entries = self._journal.entries()
+                wanted = {e.entry_id for e in entries if not is_erasure_entry(e.entry_id)}
+            else:
+                entries = read_journal_entries(context.store, context.namespace, plan.remove)
+        rewrite = {entry_id: payload for entry_id, _, payload in plan.rewrite}
         stale = [
-            entry_id
-            for entry_id in plan.remove
-            if entry_id in current
-            and (entry_id not in rewrite or current[entry_id].payload != rewrite[entry_id][2])
+            entry.entry_id
+            for entry in entries
+            if entry.entry_id in wanted and rewrite.get(entry.entry_id) != entry.payload
         ]
-        store.delete_journal(self._context.namespace, stale)
+        store.delete_journal(context.namespace, stale)
         return stale
 
     def _erase(
         self,
         store: ForgetsRecords,
         stored: dict[str, Episode],
-        *,
         erased_ids: Sequence[str],
         asked_lessons: Sequence[str],
-        already: int,
         reason: str,
         by: str | None,
-        everything: bool,
+        *,
+        everything: bool = False,
         dry_run: bool,
         stoned: Collection[str] | None = None,
     ) -> ForgetReceipt:
@@ -561,7 +518,8 @@ class Eraser:
         # it, and each of those gave it a row in the utility book: without a row, a
         # removed lesson or an erasure of everything, no entry names a subject and the
         # journal is not read (the erasure grows with what it erases, not the journal).
-        named = everything or bool(removed_lessons) or self._named(subjects)
+        rows = self._journal.credit.book.rows
+        named = everything or bool(removed_lessons) or any(i in rows for i in subjects)
         entries = self._journal.entries() if named else []
         plan, injections, outcomes = _plan(
             erasure_id, entries, subjects, removed_lessons, everything
@@ -575,7 +533,7 @@ class Eraser:
             at,
             by,
             episodes=len(stored),
-            already_forgotten=already,
+            already_forgotten=len(erased_ids) - len(stored),  # tombstoned before
             injections_redacted=injections,
             outcomes_redacted=outcomes,
             journal_entries_removed=len(set(plan.remove) - _ids(plan.rewrite)),
@@ -603,7 +561,8 @@ class Eraser:
         # The journal's head (where the store keeps one) says "writing" from the
         # record to the receipt: renewed once, not after each of the three writes.
         self._journal.erasures_unchecked = True  # until its receipt is written
-        with self._journal_writes():
+        head = context.store if isinstance(context.store, JournalHead) else None
+        with head.journal_writes(namespace) if head else contextlib.nullcontext():
             context.store.append_journal(namespace, opening)
             # A checkpoint that sums up an entry to be removed goes first; one that stops
             # before them all (the usual case: an episode shown lately) stays valid.
@@ -648,25 +607,10 @@ class Eraser:
         # after any write of this memory's own.
         return receipt
 
-    def _journal_writes(self) -> AbstractContextManager[None]:
-        store = self._context.store
-        if isinstance(store, JournalHead):
-            return store.journal_writes(self._context.namespace)
-        return contextlib.nullcontext()
-
     def _forget_times(self, erased: Iterable[str], *, everything: bool) -> None:
-        if self._times is None:
-            return
-        if everything:
-            self._times.clear()
-            return
-        for episode_id in erased:
-            self._times.pop(episode_id, None)
-
-    def _named(self, subjects: Collection[str]) -> bool:
-        """Whether a journal entry may name one of ``subjects`` (a row in the book)."""
-        rows = self._journal.credit.book.rows
-        return any(subject in rows for subject in subjects)
+        if self._times is not None:
+            for episode_id in list(self._times) if everything else erased:
+                self._times.pop(episode_id, None)
 
     def _drop_checkpoint(self) -> None:
         # Positions count stored entries: once one is removed, a checkpoint's position
@@ -681,21 +625,6 @@ class Eraser:
             return
         context = self._context
         self._window.drop(erased, context.store, context.namespace, max(self._summary.next_seq, 1))
-
-
-def _entries(
-    store: EpisodeStore, namespace: str, entry_ids: Iterable[str], run_id: str | None = None
-) -> list[JournalEntry]:
-    """The stored journal entries among ``entry_ids``.
-
-    Read by id where the store can; else from a read of the journal (of ``run_id``'s
-    entries only, when every wanted entry is that run's).
-    """
-    wanted = list(entry_ids)
-    if isinstance(store, OrderedJournal):
-        return store.read_journal_ids(namespace, wanted)
-    keep = set(wanted)
-    return [entry for entry in store.read_journal(namespace, run_id) if entry.entry_id in keep]
 
 
 def _ids(entries: Iterable[tuple[str, str, str]]) -> set[str]:
@@ -728,15 +657,13 @@ def _lineage(lessons: dict[str, Lesson], erased: Sequence[str], asked: Sequence[
         for lesson_id, lesson in lessons.items()
         if any(source.episode_id in erased_set for source in lesson.sources)
     }
-    grew = True
-    while grew:  # a revision or merge of a removed lesson may repeat its text
-        heirs = {
-            lesson_id
-            for lesson_id, lesson in lessons.items()
-            if lesson_id not in removed and removed.intersection(lesson.supersedes)
-        }
+    # A revision or merge of a removed lesson may repeat its text.
+    while heirs := {
+        lesson_id
+        for lesson_id, lesson in lessons.items()
+        if lesson_id not in removed and removed.intersection(lesson.supersedes)
+    }:
         removed |= heirs
-        grew = bool(heirs)
     return removed
 
 
@@ -820,15 +747,9 @@ def _purge(store: ForgetsRecords) -> tuple[bool, str]:
     return False, store.purge_deleted()
 
 
-def _purge_status(store: EpisodeStore) -> tuple[bool, str]:
-    if isinstance(store, BatchesPurge):
-        return store.purge_status()
-    return False, ""
-
-
 def pending_scrub(store: EpisodeStore) -> str | None:
     """What a pending scrub of the store's files says (for ``verify``); ``None``: none."""
-    pending, sentence = _purge_status(store)
+    pending, sentence = store.purge_status() if isinstance(store, BatchesPurge) else (False, "")
     return sentence if pending else None
 
 
@@ -847,7 +768,7 @@ def erased_but_stored(store: EpisodeStore, namespace: str, page_size: int = 1000
 
     def check() -> None:
         wanted = {tombstone_entry_id(i): i for i in page}
-        stones = _entries(store, namespace, wanted, TOMBSTONE_RUN)
+        stones = read_journal_entries(store, namespace, list(wanted), TOMBSTONE_RUN)
         found.extend(sorted(wanted[entry.entry_id] for entry in stones))
         page.clear()
 
