@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Coroutine
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 __all__ = ["async_twin", "in_executor"]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
-_S = TypeVar("_S")
 
 
-def async_twin(
-    method: Callable[Concatenate[_S, _P], _R],
-) -> Callable[Concatenate[_S, _P], Coroutine[Any, Any, _R]]:
+def async_twin(method: Callable[_P, _R]) -> Callable[_P, Coroutine[Any, Any, _R]]:
     """The ``a``-prefixed twin of ``method``: the same call, in LangChain's executor.
 
     The arguments are bound on the caller's side (so a generator passed in is read in
@@ -33,8 +30,8 @@ def async_twin(
     """
 
     @functools.wraps(method)
-    async def twin(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        return await in_executor(method, self, *args, **kwargs)
+    async def twin(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return await in_executor(method, *args, **kwargs)
 
     owner, _, name = method.__qualname__.rpartition(".")
     twin.__name__ = f"a{name}"

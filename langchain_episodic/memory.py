@@ -468,14 +468,13 @@ class EpisodicMemory:
             EpisodicValueError: An argument is out of range; the message names it.
             TypeError: An unknown option, or ``weights`` / ``filters`` of another type.
         """
-        given = {
-            name: value
-            for name, value in (
-                ("top_k", top_k), ("current_time", current_time), ("weights", weights),
-                ("half_life", half_life), ("fetch_k", fetch_k),
-            )
-            if value is not None
-        }  # fmt: skip
+        given = _given(
+            top_k=top_k,
+            current_time=current_time,
+            weights=weights,
+            half_life=half_life,
+            fetch_k=fetch_k,
+        )
         chosen = RecallOptions.from_mapping(options, {**given, **fields})
         report = self._s.recall.report(as_task(query, "query"), chosen)
         return report if explain else report.results
@@ -495,9 +494,7 @@ class EpisodicMemory:
         """
         return self._s.recall.with_category(as_task(task, "task"))
 
-    arecall = async_twin(recall)
-
-    atask = async_twin(task)
+    arecall, atask = async_twin(recall), async_twin(task)
 
     # ------------------------------------------------------------------ forgetting
 
@@ -607,18 +604,14 @@ class EpisodicMemory:
             >>> memory.as_retriever(search_kwargs={"k": 2, "filter": {"outcome": "success"}}).k
             2
         """
-        given: dict[str, Any] = {
-            name: value
-            for name, value in (
-                ("k", k),
-                ("options", options),
-                ("fetch_k", fetch_k),
-                ("weights", weights),
-                ("half_life", half_life),
-                ("current_time", current_time),
-            )
-            if value is not None
-        }
+        given = _given(
+            k=k,
+            options=options,
+            fetch_k=fetch_k,
+            weights=weights,
+            half_life=half_life,
+            current_time=current_time,
+        )
         if search_type != "similarity" or search_kwargs is not None:
             given.update(search_type=search_type, search_kwargs=search_kwargs)
         # Loaded on first use: a memory that is never a retriever never imports LangChain's.
@@ -649,17 +642,13 @@ class EpisodicMemory:
             >>> EpisodicMemory().as_runnable(top_k=2).invoke("Add a signup form")
             ''
         """
-        flat = {
-            name: value
-            for name, value in (
-                ("top_k", top_k),
-                ("fetch_k", fetch_k),
-                ("weights", weights),
-                ("half_life", half_life),
-                ("current_time", current_time),
-            )
-            if value is not None
-        }
+        flat = _given(
+            top_k=top_k,
+            fetch_k=fetch_k,
+            weights=weights,
+            half_life=half_life,
+            current_time=current_time,
+        )
         from langchain_episodic.runnable import create_replay_runnable  # noqa: PLC0415
 
         return create_replay_runnable(
@@ -673,3 +662,8 @@ class EpisodicMemory:
             **flat,
             **recall_options,
         )
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    """The arguments given, in order: those that are not ``None``."""
+    return {name: value for name, value in values.items() if value is not None}

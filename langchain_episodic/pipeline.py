@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from langchain_episodic._async import async_twin
 from langchain_episodic._validation import check_int
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import TaskDescription, as_task
@@ -142,66 +143,11 @@ def build_replay(
     )
 
 
-async def abuild_replay(
-    memory: EpisodicMemory,
-    task: TaskDescription | str,
-    options: RecallOptions | None = None,
-    *,
-    max_tokens: int | None = DEFAULT_MAX_TOKENS,
-    token_counter: Callable[[str], int] = approximate_token_count,
-    include_strategy: bool = False,
-    run_id: str | None = None,
-    thread_id: str | None = None,
-    lesson_k: int = DEFAULT_LESSON_K,
-    renderer: RendererArg = "auto",
-    near_misses: float | None = None,
-    **option_fields: Any,
-) -> Replay:
-    """Async twin of `build_replay`: the whole pipeline in one executor hop."""
-    return await memory.replay.abuild(
-        task,
-        options,
-        max_tokens=max_tokens,
-        token_counter=token_counter,
-        include_strategy=include_strategy,
-        run_id=run_id,
-        thread_id=thread_id,
-        lesson_k=lesson_k,
-        renderer=renderer,
-        near_misses=near_misses,
-        **option_fields,
-    )
+abuild_replay = async_twin(build_replay)
+abuild_replay.__doc__ = "Async twin of `build_replay`: the whole pipeline in one executor hop."
 
 
 # ------------------------------------------------------------------ strategy choices
-
-
-def _thompson_choice(
-    task: TaskDescription,
-    memory: EpisodicMemory,
-    current_time: float | None,
-    weights: ReplayWeights | None,
-    rng: np.random.Generator | None,
-    evidence_k: int,
-) -> StrategyChoice:
-    check_int("evidence_k", evidence_k, 1)
-    # fetch_k = top_k: the evidence is the evidence_k most similar episodes. Re-ranking a
-    # wider pool by priority would drop failures first (reward and outcome raise the
-    # priority) and inflate every success count.
-    results = memory.recall(
-        task.description,
-        top_k=evidence_k,
-        current_time=current_time,
-        weights=weights,
-        fetch_k=evidence_k,
-        # The evidence is the evidence_k most similar episodes, as documented: the
-        # article's ranking with fetch_k == top_k only reorders them, the relevance
-        # test would thin the evidence (measured: +22.3 -> +10.1 in the simulation).
-        ranking="article",
-    )
-    evidence = strategy_evidence(result.episode for result in results)
-    generator = rng if rng is not None else np.random.default_rng()
-    return StrategyChoice(thompson_sample(evidence, generator), "thompson")
 
 
 def choose_strategy(
@@ -253,12 +199,28 @@ def choose_strategy(
     """
     if isinstance(task, str):
         task = TaskDescription(task)
-    if exploration is not None:
-        if exploration != "thompson":
-            msg = f"exploration={exploration!r} is invalid: must be None or 'thompson'"
-            raise EpisodicValueError(msg)
-        return _thompson_choice(task, memory, current_time, weights, rng, evidence_k)
+    if exploration not in (None, "thompson"):
+        msg = f"exploration={exploration!r} is invalid: must be None or 'thompson'"
+        raise EpisodicValueError(msg)
     check_int("evidence_k", evidence_k, 1)
+    if exploration == "thompson":
+        # fetch_k = top_k: the evidence is the evidence_k most similar episodes. Re-ranking
+        # a wider pool by priority would drop failures first (reward and outcome raise the
+        # priority) and inflate every success count.
+        results = memory.recall(
+            task.description,
+            top_k=evidence_k,
+            current_time=current_time,
+            weights=weights,
+            fetch_k=evidence_k,
+            # The evidence is the evidence_k most similar episodes, as documented: the
+            # article's ranking with fetch_k == top_k only reorders them, the relevance
+            # test would thin the evidence (measured: +22.3 -> +10.1 in the simulation).
+            ranking="article",
+        )
+        evidence = strategy_evidence(result.episode for result in results)
+        generator = rng if rng is not None else np.random.default_rng()
+        return StrategyChoice(thompson_sample(evidence, generator), "thompson")
     options = RecallOptions(
         top_k=HIERARCHY_EVIDENCE_K, current_time=current_time, weights=weights, ranking=ranking
     )

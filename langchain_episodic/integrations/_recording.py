@@ -8,14 +8,14 @@ provenance, closes the run's credit, is recorded, and is reflected on.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, Literal
 
-from langchain_core.runnables.config import run_in_executor
-
+from langchain_episodic._async import in_executor
 from langchain_episodic._validation import check_int
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._background import BackgroundWorker
@@ -98,8 +98,36 @@ class RunRecorder:
         """
         if self.record_episode is None:
             return
+        with self._handling_errors():
+            result = self.record_episode(state, runtime)
+            if inspect.isawaitable(result):
+                if inspect.iscoroutine(result):
+                    result.close()
+                msg = (
+                    "record_episode is async: run the agent with ainvoke/astream, "
+                    "or pass a synchronous record_episode"
+                )
+                raise TypeError(msg)
+            self._store(state, runtime, result)
+
+    async def arecord(self, state: Mapping[str, Any], runtime: object) -> None:
+        """Async twin of `record`; a sync ``record_episode`` runs in a thread."""
+        if self.record_episode is None:
+            return
+        with self._handling_errors():
+            result: object
+            if inspect.iscoroutinefunction(self.record_episode):
+                result = self.record_episode(state, runtime)
+            else:
+                result = await in_executor(self.record_episode, state, runtime)
+            if inspect.isawaitable(result):
+                result = await result
+            await in_executor(self._store, state, runtime, result)
+
+    @contextlib.contextmanager
+    def _handling_errors(self) -> Iterator[None]:
         try:
-            self._record(state, runtime)
+            yield
         except TypeError:
             raise  # a misconfigured record_episode, not a run's data
         except Exception:
@@ -107,62 +135,19 @@ class RunRecorder:
                 raise
             _log.exception("could not record the finished run (the answer is kept)")
 
-    async def arecord(self, state: Mapping[str, Any], runtime: object) -> None:
-        """Async twin of `record`; a sync ``record_episode`` runs in a thread."""
-        if self.record_episode is None:
+    def _store(self, state: Mapping[str, Any], runtime: object, result: object) -> None:
+        """Record what ``record_episode`` returned, credit the run, reflect on it."""
+        episode = _check_episode(result)
+        if episode is None:
             return
-        try:
-            await self._arecord(state, runtime)
-        except TypeError:
-            raise
-        except Exception:
-            if self.on_record_error == "raise":
-                raise
-            _log.exception("could not record the finished run (the answer is kept)")
-
-    def _record(self, state: Mapping[str, Any], runtime: object) -> None:
-        assert self.record_episode is not None
-        result = self.record_episode(state, runtime)
-        if inspect.isawaitable(result):
-            if inspect.iscoroutine(result):
-                result.close()
-            msg = (
-                "record_episode is async: run the agent with ainvoke/astream, "
-                "or pass a synchronous record_episode"
-            )
-            raise TypeError(msg)
-        episode = _check_episode(result)
-        if episode is not None:
-            memory = self.memories.for_recording(state, runtime)
-            episode = _with_source(state, episode)
-            _credit(state, episode, memory)
-            memory.record(episode, infer_category=self.infer_category)
-            if self.reflect_with is not None:
-                if self.reflect_in_background:
-                    self._queue_reflection(memory, episode)
-                else:
-                    self._reflect(memory, episode)
-
-    async def _arecord(self, state: Mapping[str, Any], runtime: object) -> None:
-        assert self.record_episode is not None
-        result: object
-        if inspect.iscoroutinefunction(self.record_episode):
-            result = self.record_episode(state, runtime)
-        else:
-            result = await run_in_executor(None, self.record_episode, state, runtime)
-        if inspect.isawaitable(result):
-            result = await result
-        episode = _check_episode(result)
-        if episode is not None:
-            memory = await run_in_executor(None, self.memories.for_recording, state, runtime)
-            episode = _with_source(state, episode)
-            await run_in_executor(None, _credit, state, episode, memory)
-            await memory.arecord(episode, infer_category=self.infer_category)
-            if self.reflect_with is not None:
-                if self.reflect_in_background:
-                    self._queue_reflection(memory, episode)
-                else:
-                    await run_in_executor(None, self._reflect, memory, episode)
+        memory = self.memories.for_recording(state, runtime)
+        episode = _with_source(state, episode)
+        _credit(state, episode, memory)
+        memory.record(episode, infer_category=self.infer_category)
+        if self.reflect_with is not None and self.reflect_in_background:
+            self._queue_reflection(memory, episode)
+        elif self.reflect_with is not None:
+            self._reflect(memory, episode)
 
     def _reflect(self, memory: EpisodicMemory, episode: Episode) -> None:
         """Reflect on a recorded episode and store its lessons; never raises."""
@@ -214,12 +199,11 @@ def _credit(state: Mapping[str, Any], episode: Episode, memory: EpisodicMemory) 
     run would close it too, without saying who closed it.
     """
     replay = replay_of(state)
-    run_id = None if replay is None else replay.get("run_id")
-    if run_id is not None:
+    if replay is not None and (run_id := replay.get("run_id")) is not None:
         # A run acting for a principal is credited by it (a shared memory then gives
         # its reward no say over that principal's own episodes).
-        by = replay.get("principal") if replay is not None else None
-        memory.runs.close(run_id, episode.feedback.reward, by=by or _CREDITED_BY)
+        by = replay.get("principal") or _CREDITED_BY
+        memory.runs.close(run_id, episode.feedback.reward, by=by)
 
 
 def _check_episode(value: object) -> Episode | None:

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from langchain_core.runnables.config import run_in_executor
-
 from langchain_episodic._validation import check_int
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._messages import follow_up, latest_human_text
@@ -23,7 +21,7 @@ from langchain_episodic.integrations._run_state import (
 )
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import TaskDescription, as_task
-from langchain_episodic.pipeline import abuild_replay, build_replay
+from langchain_episodic.pipeline import build_replay
 from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
 from langchain_episodic.scoring.options import RecallOptions
 
@@ -106,18 +104,6 @@ class RunReplayer:
         msg = f"task_extractor returned {task!r}: expected a str, a TaskDescription or None"
         raise TypeError(msg)
 
-    def _options_for(self, principal: str | None) -> RecallOptions:
-        return self.options if principal is None else self.options.replace(principal=principal)
-
-    def _prompt_settings(self) -> dict[str, Any]:
-        """How `build_replay` should format the prompt."""
-        return {
-            "max_tokens": self.max_tokens,
-            "token_counter": self.token_counter,
-            "include_strategy": self.include_strategy,
-            "renderer": self.renderer,
-        }
-
     def build(
         self,
         memory: EpisodicMemory,
@@ -136,32 +122,12 @@ class RunReplayer:
         replay = build_replay(
             memory,
             task,
-            self._options_for(principal),
+            self.options if principal is None else self.options.replace(principal=principal),
             run_id=run_id,
             thread_id=None if run_id is None else thread_id(),
-            **self._prompt_settings(),
-        )
-        return run_state(replay, memory, thread_task, turn)
-
-    async def abuild(
-        self,
-        memory: EpisodicMemory,
-        found: tuple[TaskDescription, TaskDescription, int],
-        run_id: str | None,
-        principal: str | None = None,
-    ) -> EpisodicReplay:
-        """Async twin of `build`."""
-        task, thread_task, turn = found
-        if self.infer_category:
-            task, thread_task = await run_in_executor(
-                None, lambda: (memory.task(task), memory.task(thread_task))
-            )
-        replay = await abuild_replay(
-            memory,
-            task,
-            self._options_for(principal),
-            run_id=run_id,
-            thread_id=None if run_id is None else thread_id(),
-            **self._prompt_settings(),
+            max_tokens=self.max_tokens,
+            token_counter=self.token_counter,
+            include_strategy=self.include_strategy,
+            renderer=self.renderer,
         )
         return run_state(replay, memory, thread_task, turn)

@@ -13,15 +13,14 @@ Needs the ``classic`` extra: ``pip install "langchain-episodic[classic]"``.
 
 from __future__ import annotations
 
-import functools
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from langchain_core.runnables.config import run_in_executor
 from pydantic import Field, PrivateAttr
 from typing_extensions import Unpack  # typing has it from 3.11 only
 
+from langchain_episodic._async import async_twin, in_executor
 from langchain_episodic._extras import missing_extra
 
 try:
@@ -35,7 +34,7 @@ from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import Episode, EpisodeSource, TaskDescription
 from langchain_episodic.model.feedback import EpisodeOptions, episode_from_tests
-from langchain_episodic.pipeline import abuild_replay, build_replay
+from langchain_episodic.pipeline import build_replay
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS, approximate_token_count
 from langchain_episodic.runnable import task_from_input
 
@@ -191,15 +190,6 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
             )
         raise EpisodicValueError(msg)
 
-    def _prompt_settings(self) -> dict[str, Any]:
-        """How `build_replay` should format the prompt."""
-        return {
-            "max_tokens": self.max_tokens,
-            "token_counter": self.token_counter,
-            "include_strategy": self.include_strategy,
-            "renderer": self.renderer,
-        }
-
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, str]:
         """The replay prompt for the chain's task, under `memory_key`.
 
@@ -219,21 +209,16 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
             task,
             self.options,
             run_id=self._open_run(inputs, task),
-            **self._prompt_settings(),
+            max_tokens=self.max_tokens,
+            token_counter=self.token_counter,
+            include_strategy=self.include_strategy,
+            renderer=self.renderer,
         )
         return {self.memory_key: replay.text}
 
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, str]:
         """Async twin of `load_memory_variables`."""
-        task = self._task(inputs)
-        replay = await abuild_replay(
-            self.memory,
-            task,
-            self.options,
-            run_id=self._open_run(inputs, task),
-            **self._prompt_settings(),
-        )
-        return {self.memory_key: replay.text}
+        return await in_executor(self.load_memory_variables, inputs)
 
     def _open_run(self, inputs: Mapping[str, Any], task: TaskDescription) -> str:
         """The run a loaded prompt is for: the ``run_id`` input, else a new one per task."""
@@ -380,20 +365,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         # As stored: with the category the memory inferred for a task that named none.
         return self.memory.get_episodes(episode.episode_id).get(episode.episode_id, episode)
 
-    async def arecord_outcome(
-        self,
-        inputs: Mapping[str, Any],
-        outputs: Mapping[str, Any] | str,
-        tests_passed: int,
-        tests_total: int,
-        message: str = "",
-        **options: Unpack[EpisodeOptions],
-    ) -> Episode:
-        """Async twin of `record_outcome`, with the same arguments."""
-        record = functools.partial(
-            self.record_outcome, inputs, outputs, tests_passed, tests_total, message, **options
-        )
-        return await run_in_executor(None, record)
+    arecord_outcome = async_twin(record_outcome)
 
 
 def _given_run(inputs: Mapping[str, Any]) -> str | None:

@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from langchain_core.embeddings import Embeddings
-from langchain_core.runnables.config import run_in_executor
 from typing_extensions import NotRequired  # typing has it from 3.11 only
 
+from langchain_episodic._async import async_twin
 from langchain_episodic._extras import missing_extra
 from langchain_episodic._run import STATE_KEY
 from langchain_episodic.errors import EpisodicValueError
@@ -441,34 +441,15 @@ class EpisodicMemoryMiddleware(
         found = self._replayer.task(state)
         if found is None:
             return None
-        principal = self._principal_of(runtime)
-        return self._with_principal(
-            self._replayer.build(self.memory_for(runtime), found, run_id, principal), principal
-        )
-
-    async def abuild_replay(
-        self, state: Mapping[str, Any], *, run_id: str | None = None, runtime: object = None
-    ) -> EpisodicReplay | None:
-        """Async twin of `build_replay`."""
-        found = self._replayer.task(state)
-        if found is None:
-            return None
-        principal = self._principal_of(runtime)
-        memory = await run_in_executor(None, self.memory_for, runtime)
-        replay = await self._replayer.abuild(memory, found, run_id, principal)
-        return self._with_principal(replay, principal)
-
-    def _principal_of(self, runtime: object) -> str | None:
-        # Resolved before anything opens: a run without its context field fails first.
-        if self._principal is None:
-            return None
-        return resolve_namespace(self._principal, runtime, "principal")
-
-    @staticmethod
-    def _with_principal(replay: EpisodicReplay, principal: str | None) -> EpisodicReplay:
+        principal = None
+        if self._principal is not None:  # before anything opens: a run without it fails first
+            principal = resolve_namespace(self._principal, runtime, "principal")
+        replay = self._replayer.build(self.memory_for(runtime), found, run_id, principal)
         if principal is not None:
             replay["principal"] = principal
         return replay
+
+    abuild_replay = async_twin(build_replay)
 
     def before_agent(
         self, state: EpisodicMemoryState[ResponseT], runtime: Runtime[ContextT]

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
+from langchain_episodic._async import in_executor
 from langchain_episodic._run import agent_run, run_from_config
 from langchain_episodic.integrations._scope import (
     NamespaceScope,
@@ -18,7 +18,7 @@ from langchain_episodic.integrations._scope import (
     resolve_namespace,
 )
 from langchain_episodic.model.episode import OutcomeStatus, TaskCategory
-from langchain_episodic.pipeline import Replay, abuild_replay, build_replay, replay_renderer
+from langchain_episodic.pipeline import build_replay, replay_renderer
 from langchain_episodic.prompting.compact import CompactRenderer
 from langchain_episodic.prompting.episodes import DEFAULT_MAX_TOKENS
 from langchain_episodic.prompting.renderers import RendererArg, resolve_renderer
@@ -159,36 +159,6 @@ def create_recall_tool(
         )
         raise ImportError(msg)
 
-    def _options(
-        category: TaskCategory | None, outcome: OutcomeStatus | None, k: int, runtime: object
-    ) -> RecallOptions:
-        changes: dict[str, Any] = {"top_k": k}
-        if category is not None or outcome is not None:
-            changes.update(category=category, outcome=outcome)
-        if on_behalf is not None:
-            changes["principal"] = resolve_namespace(on_behalf, runtime, "principal")
-        return base.replace(**changes)
-
-    def _answer(replay: Replay) -> str:
-        if replay.text.strip():
-            return replay.text
-        return withheld_line(replay.withheld) if replay.withheld else NO_MATCH
-
-    def _near_misses(options: RecallOptions) -> float | None:
-        """The call's near-miss rule: the tool's, when the replay's renderer is compact."""
-        chosen = replay_renderer(renderer, options)
-        named = isinstance(renderer, str)  # a renderer of your own is shown as it is
-        return NEAR_MISS_SHARE if named and isinstance(chosen, CompactRenderer) else None
-
-    def _memory(runtime: object) -> EpisodicMemory:
-        return memory if scope is None else memory.for_namespace(resolve_namespace(scope, runtime))
-
-    def _run(config: RunnableConfig, runtime: object) -> tuple[str | None, str | None]:
-        """``(run_id, thread_id)`` to note under: the agent run's, else the call's."""
-        run_id, thread_id = run_from_config(config)
-        noted = agent_run(runtime)
-        return (run_id if noted is None else noted[0]), thread_id
-
     def recall(
         query: str,
         config: RunnableConfig,
@@ -197,20 +167,34 @@ def create_recall_tool(
         k: int = 3,
         runtime: Any = None,
     ) -> str:
-        options = _options(category, outcome, k, runtime)
-        run_id, thread_id = _run(config, runtime)
-        return _answer(
-            build_replay(
-                _memory(runtime),
-                query,
-                options,
-                max_tokens=max_tokens,
-                run_id=run_id,
-                thread_id=thread_id,
-                renderer=renderer,
-                near_misses=_near_misses(options),
-            )
+        changes: dict[str, Any] = {"top_k": k}
+        if category is not None or outcome is not None:
+            changes.update(category=category, outcome=outcome)
+        if on_behalf is not None:
+            changes["principal"] = resolve_namespace(on_behalf, runtime, "principal")
+        options = base.replace(**changes)
+        # Noted under the agent run's id, else the call's.
+        run_id, thread_id = run_from_config(config)
+        noted = agent_run(runtime)
+        scoped = (
+            memory if scope is None else memory.for_namespace(resolve_namespace(scope, runtime))
         )
+        # The tool's near misses, when the replay's renderer is compact; a renderer of
+        # your own is shown as it is.
+        compact = isinstance(replay_renderer(renderer, options), CompactRenderer)
+        replay = build_replay(
+            scoped,
+            query,
+            options,
+            max_tokens=max_tokens,
+            run_id=run_id if noted is None else noted[0],
+            thread_id=thread_id,
+            renderer=renderer,
+            near_misses=NEAR_MISS_SHARE if isinstance(renderer, str) and compact else None,
+        )
+        if replay.text.strip():
+            return replay.text
+        return withheld_line(replay.withheld) if replay.withheld else NO_MATCH
 
     async def arecall(
         query: str,
@@ -220,20 +204,7 @@ def create_recall_tool(
         k: int = 3,
         runtime: Any = None,
     ) -> str:
-        options = _options(category, outcome, k, runtime)
-        run_id, thread_id = _run(config, runtime)
-        scoped = await run_in_executor(None, _memory, runtime)
-        replay = await abuild_replay(
-            scoped,
-            query,
-            options,
-            max_tokens=max_tokens,
-            run_id=run_id,
-            thread_id=thread_id,
-            renderer=renderer,
-            near_misses=_near_misses(options),
-        )
-        return _answer(replay)
+        return await in_executor(recall, query, config, category, outcome, k, runtime)
 
     if ToolRuntime is not None:
         # LangChain injects the agent run's ToolRuntime into a parameter annotated so.
