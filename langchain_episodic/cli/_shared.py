@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
@@ -45,6 +45,7 @@ _CHROMA_DB_FILE = "chroma.sqlite3"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _WHITESPACE = re.compile(r"\s+")
 _DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86_400.0, "w": 604_800.0}
+_T = TypeVar("_T")
 
 
 class CliError(Exception):
@@ -108,18 +109,27 @@ def parse_time(text: str) -> float:
     return seconds
 
 
-def _int_at_least(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
+def _checked(
+    convert: Callable[[str], _T], ok: Callable[[_T], bool], must: str
+) -> Callable[[str], _T]:
+    """An argparse type: ``convert`` the text, refused unless ``ok``, saying what it ``must`` be."""
+
+    def parse(text: str) -> _T:
         try:
-            value = int(text)
+            value = convert(text)
+            valid = ok(value)
         except ValueError:
-            value = minimum - 1
-        if value < minimum:
-            msg = f"{text!r} is invalid: must be an integer >= {minimum}"
+            valid = False
+        if not valid:
+            msg = f"{text!r} is invalid: must be {must}"
             raise argparse.ArgumentTypeError(msg)
         return value
 
     return parse
+
+
+def _int_at_least(minimum: int) -> Callable[[str], int]:
+    return _checked(int, lambda value: value >= minimum, f"an integer >= {minimum}")
 
 
 def _port(text: str) -> int:
@@ -130,64 +140,40 @@ def _port(text: str) -> int:
     return port
 
 
-def _seconds(text: str) -> float:
-    """A non-negative, finite number of seconds (``--lock-timeout``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        msg = f"{text!r} is invalid: must be a number of seconds >= 0"
-        raise argparse.ArgumentTypeError(msg)
-    return value
+# --lock-timeout
+_seconds = _checked(
+    float, lambda value: math.isfinite(value) and value >= 0, "a number of seconds >= 0"
+)
+_finite_float = _checked(float, math.isfinite, "a finite number")
 
 
-def _finite_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
-        msg = f"{text!r} is invalid: must be a finite number"
-        raise argparse.ArgumentTypeError(msg)
-    return value
+_STORE_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    (
+        "--path",
+        {"help": f"embedded on-disk Chroma folder (default: ${PATH_ENV}, else {DEFAULT_PATH})"},
+    ),
+    ("--host", {"help": "Chroma server host (instead of --path)"}),
+    ("--port", {"type": _port, "help": f"Chroma server port (default: {DEFAULT_PORT})"}),
+    ("--collection", {"help": f"collection name (default: {DEFAULT_COLLECTION})"}),
+    ("--namespace", {"help": f"namespace within the collection (default: {DEFAULT_NAMESPACE})"}),
+    (
+        "--lock-timeout",
+        {
+            "type": _seconds,
+            "metavar": "SECONDS",
+            "help": "wait up to SECONDS while another process holds --path "
+            "(default: 0, fail at once)",
+        },
+    ),
+)
 
 
 def _add_store_options(parser: argparse.ArgumentParser) -> None:
     # SUPPRESS: an option given before the command is not reset by the command's parser;
     # defaults are resolved in _target().
     group = parser.add_argument_group("store options")
-    group.add_argument(
-        "--path",
-        default=argparse.SUPPRESS,
-        help=f"embedded on-disk Chroma folder (default: ${PATH_ENV}, else {DEFAULT_PATH})",
-    )
-    group.add_argument(
-        "--host", default=argparse.SUPPRESS, help="Chroma server host (instead of --path)"
-    )
-    group.add_argument(
-        "--port",
-        type=_port,
-        default=argparse.SUPPRESS,
-        help=f"Chroma server port (default: {DEFAULT_PORT})",
-    )
-    group.add_argument(
-        "--collection",
-        default=argparse.SUPPRESS,
-        help=f"collection name (default: {DEFAULT_COLLECTION})",
-    )
-    group.add_argument(
-        "--namespace",
-        default=argparse.SUPPRESS,
-        help=f"namespace within the collection (default: {DEFAULT_NAMESPACE})",
-    )
-    group.add_argument(
-        "--lock-timeout",
-        type=_seconds,
-        default=argparse.SUPPRESS,
-        metavar="SECONDS",
-        help="wait up to SECONDS while another process holds --path (default: 0, fail at once)",
-    )
+    for flag, options in _STORE_OPTIONS:
+        group.add_argument(flag, default=argparse.SUPPRESS, **options)
 
 
 # --------------------------------------------------------------------------- formatting
@@ -344,19 +330,11 @@ def _open_store(target: _Target, *, create: bool) -> ChromaEpisodeStore:
 
 
 def _open_memory(args: argparse.Namespace, *, create: bool) -> EpisodicMemory:
-    """The memory the global options name.
+    """The memory the store options name; ``create=False``: a missing one is an error.
 
-    Args:
-        args: Parsed arguments carrying the store options.
-        create: Whether the memory and namespace may be created. Read-only commands
-            pass ``False`` and get a clear error for a missing memory or namespace
-            (never a new, empty one).
-
-    The memory embeds with the model that built the namespace when it is one of the
-    package's own (the default model, or `HashingEmbeddings` with its
-    parameters), else with the default. One built with any other model opens for
-    reading; recalling or recording in it raises
-    `EmbeddingMismatchError`.
+    It embeds with the model that built the namespace when it is one of the package's
+    own (the default, or `HashingEmbeddings` with its parameters), else with the
+    default; one built with another model opens read-only.
     """
     from langchain_episodic.embeddings.builtin import builtin_embeddings_for  # noqa: PLC0415
     from langchain_episodic.embeddings.fingerprint import EmbedderFingerprint  # noqa: PLC0415
@@ -404,6 +382,16 @@ def _require_namespace(store: ChromaEpisodeStore, target: _Target) -> None:
             + (f"; other collections there: {others}" if others else "")
         )
         raise CliError(msg)
+
+
+def _add_now(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--now",
+        type=parse_time,
+        default=None,
+        metavar="TS",
+        help=f"{what}: Unix seconds or ISO 8601 (default: the current time)",
+    )
 
 
 def _require_matplotlib() -> None:

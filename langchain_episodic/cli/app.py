@@ -193,47 +193,34 @@ def _error(message: object) -> None:
     print(f"error: {terminal_safe(_one_line(str(message), 10_000))}", file=sys.stderr)
 
 
-def _mismatch_message(exc: EmbeddingMismatchError) -> str:
-    if not isinstance(exc, ReadOnlyMemoryError):  # a memory opened to write (migrate's target)
+def _message(exc: Exception, args: argparse.Namespace) -> str | None:
+    """The one line an error is reported as (exit 2), ``None`` for an unexpected one."""
+    if isinstance(exc, ReadOnlyMemoryError):
+        return (
+            f"cannot {exc.operation}: namespace {exc.namespace!r} is open read-only because it "
+            f"was embedded with {exc.stored}, not with the {exc.given} the command line embeds "
+            f"with ({exc.reason}). To {exc.operation}, use Python with the stored model, or "
+            "copy it into a new memory the command line can write ('migrate --to-path NEW' "
+            "re-embeds it), or use another --collection or --namespace"
+        )
+    if isinstance(exc, EmbeddingMismatchError):  # a memory opened to write (migrate's target)
         return (
             f"namespace {exc.namespace!r} was embedded with {exc.stored}, not with the "
             f"{exc.given} the command line embeds with ({exc.reason}): write to another "
             "namespace or collection (--to-namespace, --to-collection), or use Python with "
             "the stored model"
         )
-    return (
-        f"cannot {exc.operation}: namespace {exc.namespace!r} is open read-only because it "
-        f"was embedded with {exc.stored}, not with the {exc.given} the command line embeds "
-        f"with ({exc.reason}). To {exc.operation}, use Python with the stored model, or "
-        "copy it into a new memory the command line can write ('migrate --to-path NEW' "
-        "re-embeds it), or use another --collection or --namespace"
-    )
-
-
-def _locked_message(exc: StoreLockedError) -> str:
-    waited = f" after waiting {exc.timeout:g} s" if exc.timeout > 0 else ""
-    return (
-        f"path={exc.path!r} is locked by another process ({exc.holder}){waited}: an "
-        "embedded Chroma store takes one process at a time, even to read. Wait for it "
-        "with --lock-timeout SECONDS, stop the other process, or share the memory "
-        "through a Chroma server (--host/--port)"
-    )
-
-
-def _chroma_failure(exc: Exception, path: object) -> str:
-    """Chroma's own failures (a damaged database or index, a full disk), in one line."""
-    from langchain_episodic.stores.chroma.health import LOW_SPACE, free_bytes  # noqa: PLC0415
-
-    if isinstance(path, str) and os.path.isdir(path) and free_bytes(path) < LOW_SPACE:
+    if isinstance(exc, StoreLockedError):
+        waited = f" after waiting {exc.timeout:g} s" if exc.timeout > 0 else ""
         return (
-            f"no space left on device at {path!r} ({free_bytes(path)} bytes free): Chroma "
-            f"cannot apply its log ({exc}); nothing acknowledged was lost. Free space, "
-            "then retry"
+            f"path={exc.path!r} is locked by another process ({exc.holder}){waited}: an "
+            "embedded Chroma store takes one process at a time, even to read. Wait for it "
+            "with --lock-timeout SECONDS, stop the other process, or share the memory "
+            "through a Chroma server (--host/--port)"
         )
-    return (
-        f"Chroma failed: {type(exc).__name__}: {exc} (run 'langchain-episodic verify' to "
-        "diagnose the folder)"
-    )
+    if isinstance(exc, (CliError, EpisodicValueError, StoreConfigurationError, MigrationError)):
+        return str(exc)
+    return _chroma_message(exc, args)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,20 +246,6 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout = SafeStream(stdout)
     try:
         return run(args)
-    except EmbeddingMismatchError as exc:
-        _error(_mismatch_message(exc))
-        return 2
-    except StoreLockedError as exc:
-        _error(_locked_message(exc))
-        return 2
-    except (
-        CliError,
-        EpisodicValueError,
-        StoreConfigurationError,
-        MigrationError,
-    ) as exc:
-        _error(exc)
-        return 2
     except BrokenPipeError:
         # The reader went away (``export - | head``): stop quietly, as Python advises.
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -282,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         _error("interrupted")
         return 130
     except Exception as exc:
-        message = _chroma_message(exc, args)
+        message = _message(exc, args)
         if message is None:
             raise
         _error(message)
@@ -305,6 +278,19 @@ def _chroma_message(exc: Exception, args: argparse.Namespace) -> str | None:
             else ""
         )
         return f"Chroma refused the request: {exc}{hint}"
-    if isinstance(exc, chromadb.errors.ChromaError):
-        return _chroma_failure(exc, getattr(args, "path", None))
-    return None
+    if not isinstance(exc, chromadb.errors.ChromaError):
+        return None
+    # Chroma's own failures (a damaged database or index, a full disk), in one line.
+    from langchain_episodic.stores.chroma.health import LOW_SPACE, free_bytes  # noqa: PLC0415
+
+    path = getattr(args, "path", None)
+    if isinstance(path, str) and os.path.isdir(path) and free_bytes(path) < LOW_SPACE:
+        return (
+            f"no space left on device at {path!r} ({free_bytes(path)} bytes free): Chroma "
+            f"cannot apply its log ({exc}); nothing acknowledged was lost. Free space, "
+            "then retry"
+        )
+    return (
+        f"Chroma failed: {type(exc).__name__}: {exc} (run 'langchain-episodic verify' to "
+        "diagnose the folder)"
+    )

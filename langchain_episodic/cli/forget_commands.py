@@ -13,10 +13,10 @@ import sys
 
 from langchain_episodic.cli._shared import (
     CliError,
+    _add_now,
     _int_at_least,
     _open_memory,
     parse_duration,
-    parse_time,
 )
 from langchain_episodic.model.erasure import ForgetReceipt
 from langchain_episodic.scoring.retention import PrunePlan, Retention
@@ -64,13 +64,7 @@ def _configure_prune(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="keep at most N episodes, the least valuable going first",
     )
-    parser.add_argument(
-        "--now",
-        type=parse_time,
-        default=None,
-        metavar="TS",
-        help="'now' for --max-age: Unix seconds or ISO 8601 (default: the current time)",
-    )
+    _add_now(parser, "'now' for --max-age")
     _common(parser)
 
 

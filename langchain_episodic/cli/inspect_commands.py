@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from langchain_episodic.cli._shared import (
     PLOT_HINT,
     CliError,
+    _add_now,
     _finite_float,
     _format_time,
     _int_at_least,
@@ -25,7 +26,6 @@ from langchain_episodic.cli._shared import (
     _utility_json,
     format_duration,
     format_table,
-    parse_time,
 )
 from langchain_episodic.model.episode import OutcomeStatus
 from langchain_episodic.scoring.skills import (
@@ -124,13 +124,7 @@ def _configure_harmful(parser: argparse.ArgumentParser) -> None:
         default=0.4,
         help="utility at or below which an episode is listed, in [0, 1] (default: 0.4)",
     )
-    parser.add_argument(
-        "--now",
-        type=parse_time,
-        default=None,
-        metavar="TS",
-        help="the time utility is read at: Unix seconds or ISO 8601 (default: the current time)",
-    )
+    _add_now(parser, "the time utility is read at")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_episodic.cli._shared import (
     CliError,
+    _add_now,
     _add_store_options,
     _format_time,
     _int_at_least,
@@ -25,7 +26,6 @@ from langchain_episodic.cli._shared import (
     _open_memory,
     _progress,
     format_table,
-    parse_time,
 )
 from langchain_episodic.errors import EpisodicValueError
 
@@ -63,14 +63,7 @@ def _configure_lessons(parser: argparse.ArgumentParser) -> None:
     show.add_argument("lesson_id", metavar="LESSON_ID")
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
     for sub in (listing, show):
-        sub.add_argument(
-            "--now",
-            type=parse_time,
-            default=None,
-            metavar="TS",
-            help="the time utility is read at (evidence fades with age): Unix seconds or "
-            "ISO 8601 (default: the current time)",
-        )
+        _add_now(sub, "the time utility is read at (evidence fades with age)")
 
     reflection = action(
         "reflect",

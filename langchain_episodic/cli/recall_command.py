@@ -6,13 +6,14 @@ import argparse
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from langchain_episodic.cli._shared import (
     DEFAULT_HALF_LIFE,
     DEFAULT_RANKING,
     RELEVANCE_HALF_LIFE,
+    _add_now,
     _finite_float,
     _format_time,
     _int_at_least,
@@ -22,7 +23,6 @@ from langchain_episodic.cli._shared import (
     format_duration,
     format_table,
     parse_duration,
-    parse_time,
 )
 from langchain_episodic.model.episode import OutcomeStatus, TaskCategory
 from langchain_episodic.scoring.credit import UTILITY_POWER
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
     from langchain_episodic.scoring.options import RecallOptions
     from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
-    from langchain_episodic.scoring.ranking import RecallReport, Rejected
+    from langchain_episodic.scoring.ranking import RecallReport
 
 # --------------------------------------------------------------------------- recall
 
@@ -70,13 +70,7 @@ def _configure_recall(parser: argparse.ArgumentParser) -> None:
         default="normal",
         help="priority weights preset (default: normal)",
     )
-    parser.add_argument(
-        "--now",
-        type=parse_time,
-        default=None,
-        metavar="TS",
-        help="'now' for recency: Unix seconds or ISO 8601 (default: the current time)",
-    )
+    _add_now(parser, "'now' for recency")
     parser.add_argument(
         "--category",
         action="append",
@@ -137,18 +131,19 @@ class _Recall:
 
     def relevance_cells(self, result: PrioritizedResult) -> tuple[float, ...]:
         """Similarity, recency, reward, outcome, value, utility and priority of a result."""
-        from langchain_episodic.scoring.priority import outcome_score  # noqa: PLC0415
+        from langchain_episodic.scoring.priority import outcome_score, temporal_decay  # noqa: PLC0415
+        from langchain_episodic.scoring.relevance import RECENCY_FLOOR, episode_value  # noqa: PLC0415
 
         episode = result.episode
-        recency, value = self.value_signals(result)
+        reward = episode.feedback.reward
+        decay = temporal_decay(1.0, episode.timestamp, self.now, self.half_life)
+        value = episode_value(
+            episode.timestamp, reward, episode.outcome, self.now, self.weights, self.half_life
+        )
         return (
-            *(result.similarity, recency, episode.feedback.reward),
-            *(
-                outcome_score(episode.outcome),
-                value,
-                self.utility_estimate(result),
-                result.priority,
-            ),
+            *(result.similarity, RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * decay, reward),
+            *(outcome_score(episode.outcome), value, self.utility_estimate(result)),
+            result.priority,
         )
 
     def utility_estimate(self, result: PrioritizedResult) -> float:
@@ -159,23 +154,6 @@ class _Recall:
         episode_id = result.episode.episode_id
         ranked = self.report.estimates.get(episode_id)
         return self.memory.runs.utility(episode_id).estimate(self.now) if ranked is None else ranked
-
-    def value_signals(self, result: PrioritizedResult) -> tuple[float, float]:
-        """The relevance ranking's recency signal and value of a result."""
-        from langchain_episodic.scoring.priority import temporal_decay  # noqa: PLC0415
-        from langchain_episodic.scoring.relevance import RECENCY_FLOOR, episode_value  # noqa: PLC0415
-
-        episode = result.episode
-        decay = temporal_decay(1.0, episode.timestamp, self.now, self.half_life)
-        value = episode_value(
-            episode.timestamp,
-            episode.feedback.reward,
-            episode.outcome,
-            self.now,
-            self.weights,
-            self.half_life,
-        )
-        return RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * decay, value
 
 
 def _run_recall(args: argparse.Namespace) -> int:
@@ -365,59 +343,31 @@ def _print_relevance_recall(recall: _Recall) -> None:
     print(f"  {nearest.episode_id}: {nearest.reason}  ({_one_line(nearest.task, 60)})")
 
 
-def _rejected_json(rejected: Rejected) -> dict[str, object]:
-    return {
-        "episode_id": rejected.episode_id,
-        "task": rejected.task,
-        "similarity": rejected.similarity,
-        "reason": rejected.reason,
-    }
-
-
 def _result_json(recall: _Recall, rank: int, result: PrioritizedResult) -> dict[str, object]:
     """One result's facts; the signals and weighted parts of the ranking that ordered it."""
-    from langchain_episodic.scoring.priority import explain_priority, outcome_score  # noqa: PLC0415
     from langchain_episodic.scoring.ranking import why_recalled  # noqa: PLC0415
 
-    row: dict[str, object] = {"rank": rank, "episode_id": result.episode.episode_id}
-    if recall.options.ranking == "article":
-        why = explain_priority(result, recall.now, recall.weights, recall.half_life)
-        row |= {
-            "similarity": why.similarity,
-            "recency": why.recency,
-            "reward": why.reward,
-            "outcome_score": why.outcome,
-            "contributions": {
-                "similarity": why.similarity_part,
-                "recency": why.recency_part,
-                "reward": why.reward_part,
-                "outcome": why.outcome_part,
-            },
-            "priority": why.priority,
-        }
+    episode_id = result.episode.episode_id
+    article = recall.options.ranking == "article"
+    cells = recall.article_cells(result) if article else recall.relevance_cells(result)
+    row: dict[str, object] = {"rank": rank, "episode_id": episode_id}
+    row |= dict(zip(("similarity", "recency", "reward", "outcome_score"), cells[:4], strict=True))
+    if article:
+        parts = ("similarity", "recency", "reward", "outcome")
+        row["contributions"] = dict(zip(parts, cells[4:8], strict=True))
     else:
-        recency, value = recall.value_signals(result)
-        row |= {
-            "similarity": result.similarity,
-            "recency": recency,
-            "reward": result.episode.feedback.reward,
-            "outcome_score": outcome_score(result.episode.outcome),
-            "value": value,
-            "utility": _utility_json(
-                recall.memory.runs.utility(result.episode.episode_id), recall.now
-            ),
-            "priority": result.priority,
-        }
-    row |= {
+        row["value"] = cells[4]
+        row["utility"] = _utility_json(recall.memory.runs.utility(episode_id), recall.now)
+    return row | {
+        "priority": cells[-1],
         "relevant": result.relevant,
         "why": why_recalled(result, recall.report),
         "episode": result.episode.to_dict(),
     }
-    return row
 
 
 def _print_recall_json(recall: _Recall) -> None:
-    weights, report = recall.weights, recall.report
+    report = recall.report
     nearest = report.nearest_rejected
     payload = {
         "query": recall.args.query,
@@ -426,12 +376,7 @@ def _print_recall_json(recall: _Recall) -> None:
         "current_time": recall.now,
         "half_life": recall.half_life,
         "phase": recall.args.phase,
-        "weights": {
-            "similarity": weights.similarity,
-            "recency": weights.recency,
-            "reward": weights.reward,
-            "outcome_bonus": weights.outcome_bonus,
-        },
+        "weights": asdict(recall.weights),
         "top_k": recall.options.top_k,
         "fetch_k": recall.report.candidates,
         "floor": recall.floor,
@@ -442,7 +387,7 @@ def _print_recall_json(recall: _Recall) -> None:
         "results": [
             _result_json(recall, rank, result) for rank, result in enumerate(report.results, 1)
         ],
-        "nearest_rejected": None if nearest is None else _rejected_json(nearest),
-        "rejected": [_rejected_json(rejected) for rejected in report.rejected],
+        "nearest_rejected": None if nearest is None else asdict(nearest),
+        "rejected": [asdict(rejected) for rejected in report.rejected],
     }
     print(json.dumps(payload, ensure_ascii=False, indent=2))
