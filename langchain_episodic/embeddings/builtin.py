@@ -42,21 +42,6 @@ def default_embeddings() -> Embeddings:
     return StaticEmbeddings()
 
 
-def _hashing_for(fingerprint: EmbedderFingerprint) -> HashingEmbeddings | None:
-    match = _HASHING_MODEL.fullmatch(fingerprint.model or "")
-    if match is None:
-        return None
-    fields = match.groupdict()
-    return HashingEmbeddings(
-        dimensions=int(fields["dimensions"]),
-        char_ngram_min=int(fields["char_ngram_min"]),
-        char_ngram_max=int(fields["char_ngram_max"]),
-        word_weight=float(fields["word_weight"]),
-        bigram_weight=float(fields["bigram_weight"]),
-        char_weight=float(fields["char_weight"]),
-    )
-
-
 def builtin_embeddings_for(fingerprint: EmbedderFingerprint) -> Embeddings | None:
     """The package embedder that ``fingerprint`` names, or ``None`` for any other model.
 
@@ -64,7 +49,13 @@ def builtin_embeddings_for(fingerprint: EmbedderFingerprint) -> Embeddings | Non
     a fingerprint; a memory opened with the result still checks that it matches.
     """
     if fingerprint.embedder == _HASHING:
-        return _hashing_for(fingerprint)
+        match = _HASHING_MODEL.fullmatch(fingerprint.model or "")
+        if match is None:
+            return None
+        fields = match.groupdict()
+        return HashingEmbeddings.model_validate(
+            {k: (float if k.endswith("weight") else int)(v) for k, v in fields.items()}
+        )
     if fingerprint.embedder == _STATIC:
         default = StaticEmbeddings()
         return default if fingerprint.model == default.model_name else None

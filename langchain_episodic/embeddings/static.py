@@ -62,7 +62,6 @@ class _Model:
     vectors: NDArray[np.float16]
     tokenizer: Tokenizer
     unk_id: int | None
-    max_length: int | None
     max_chars: int | None
     normalize: bool
     fallback: NDArray[np.float16]
@@ -71,11 +70,6 @@ class _Model:
 
 _CACHE: dict[str, _Model] = {}
 _LOCK = threading.Lock()
-
-
-def _packaged_dir() -> Path:
-    root = resources.files("langchain_episodic.embeddings")
-    return Path(str(root)) / PACKAGED_MODEL_DIR
 
 
 def _unk_id(tokenizer: Tokenizer) -> int | None:
@@ -141,8 +135,7 @@ def _load(folder: Path, explicit: bool) -> _Model:
     max_length = config.get("max_length", _DEFAULT_MAX_LENGTH)
     # model2vec cuts each text to max_length times the median token length (in
     # characters) before tokenising, then the tokenizer truncates to max_length tokens.
-    tokens = sorted(vocabulary, key=vocabulary.__getitem__)
-    median = int(np.median([len(token) for token in tokens]))
+    median = int(np.median([len(token) for token in vocabulary]))
     tokenizer.no_padding()
     if max_length is None:
         tokenizer.no_truncation()
@@ -155,7 +148,6 @@ def _load(folder: Path, explicit: bool) -> _Model:
         vectors=vectors,
         tokenizer=tokenizer,
         unk_id=unk_id,
-        max_length=None if max_length is None else int(max_length),
         max_chars=None if max_length is None else int(max_length) * median,
         normalize=bool(config.get("normalize", True)),
         fallback=_fallback(vectors, unk_id),
@@ -165,7 +157,8 @@ def _load(folder: Path, explicit: bool) -> _Model:
 
 def _model(path: str | os.PathLike[str] | None) -> _Model:
     explicit = path is not None
-    folder = Path(path).expanduser() if path is not None else _packaged_dir()
+    packaged = Path(str(resources.files("langchain_episodic.embeddings"))) / PACKAGED_MODEL_DIR
+    folder = Path(path).expanduser() if path is not None else packaged
     key = str(folder.resolve())
     with _LOCK:
         model = _CACHE.get(key)

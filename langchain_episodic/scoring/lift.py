@@ -297,11 +297,10 @@ def lift_report(
         label = f"{_when(chunk[0].at)} .. {_when(chunk[-1].at)}"
         over_time.append(_lift(label, *split(chunk), success_at))
     held_by_category: dict[str, list[float]] = defaultdict(list)
+    shown_in: dict[str, list[CreditEvent]] = defaultdict(list)
     for event in credited:
         if event.holdout:
             held_by_category[event.category].append(float(event.reward or 0.0))
-    shown_in: dict[str, list[CreditEvent]] = defaultdict(list)
-    for event in credited:
         for item in event.episode_ids:
             shown_in[item].append(event)
     ranked = sorted(shown_in, key=lambda item: (-len(shown_in[item]), item))
