@@ -21,11 +21,12 @@ from typing import Any
 from langchain_episodic._validation import check_int
 from langchain_episodic.errors import MalformedRecordWarning
 from langchain_episodic.model.episode import Episode
+from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores.base import JournalEntry
 from langchain_episodic.stores.codec import decode_episodes
 from langchain_episodic.stores.ledger import Ledger
 
-__all__ = ["RECORD_ID_NAMESPACE", "LedgeredStore", "record_id"]
+__all__ = ["RECORD_ID_NAMESPACE", "LedgeredStore", "passes", "record_id"]
 
 RECORD_ID_NAMESPACE = uuid.UUID("6f1d3c52-8a4e-5b7f-9c2d-1e0a4b6c8d9e")
 """The UUID namespace of `record_id` (fixed forever: ids depend on it)."""
@@ -34,6 +35,14 @@ RECORD_ID_NAMESPACE = uuid.UUID("6f1d3c52-8a4e-5b7f-9c2d-1e0a4b6c8d9e")
 def record_id(namespace: str, episode_id: str) -> str:
     """The backend id of an episode: a UUID5 of the namespace and the ``episode_id``."""
     return str(uuid.uuid5(RECORD_ID_NAMESPACE, f"{namespace}\x00{episode_id}"))
+
+
+def passes(fields: Mapping[str, Any], filters: EpisodeFilter | None) -> bool:
+    """Whether a record's flat fields (category, outcome, strategy) pass ``filters``."""
+    if filters is None or filters.is_empty:
+        return True
+    category, outcome = str(fields.get("category")), str(fields.get("outcome"))
+    return filters.matches(category, outcome, str(fields.get("strategy_used")))
 
 
 class LedgeredStore:

@@ -119,7 +119,7 @@ from langchain_episodic.errors import (
 )
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.filters import EpisodeFilter
-from langchain_episodic.stores._ledgered import LedgeredStore, record_id
+from langchain_episodic.stores._ledgered import LedgeredStore, passes, record_id
 from langchain_episodic.stores.backends import embeds_like
 from langchain_episodic.stores.base import StoredHit, unit_rows
 from langchain_episodic.stores.codec import decode_hits, encode_episode
@@ -644,7 +644,7 @@ class LangGraphEpisodeStore(LedgeredStore):
                 items = _search(
                     self._store, SearchOp(self._space(namespace), native, wanted, 0, query_text)
                 )
-            kept = [item for item in items if _passes(item.value, filters)]
+            kept = [item for item in items if passes(item.value, filters)]
             if len(kept) >= k or len(items) < wanted:
                 break
             wanted *= 2
@@ -707,7 +707,7 @@ class LangGraphEpisodeStore(LedgeredStore):
                 items = _search(
                     self._store, SearchOp(self._space(namespace), native, _PAGE, offset)
                 )
-            passing = [item for item in items if _passes(item.value, filters)]
+            passing = [item for item in items if passes(item.value, filters)]
             seqs = {item.key: item.value.get("seq") for item in passing}  # keys are unique
             for hit in decode_hits(self._scored(passing, query, check=False)):
                 seq = seqs[hit.record_id]
@@ -733,11 +733,3 @@ def _native_filter(filters: EpisodeFilter | None) -> dict[str, Any] | None:
             [value] = values
             native[field] = getattr(value, "value", value)
     return native or None
-
-
-def _passes(value: Mapping[str, Any], filters: EpisodeFilter | None) -> bool:
-    if filters is None or filters.is_empty:
-        return True
-    return filters.matches(
-        str(value.get("category")), str(value.get("outcome")), str(value.get("strategy_used"))
-    )

@@ -46,8 +46,7 @@ class Ledger:
 
     @staticmethod
     def _prefix(namespace: str) -> str:
-        digest = hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:32]
-        return f"{_LEDGER_ROOT}/ns/{digest}"
+        return f"{_LEDGER_ROOT}/ns/{_digest(namespace)}"
 
     def _get(self, key: str) -> bytes | None:
         return self.store.mget([key])[0]
@@ -88,20 +87,14 @@ class Ledger:
 
     def deleted(self, namespace: str) -> int:
         """How many of the record numbers given in ``namespace`` were deleted since."""
-        raw = self._get(f"{self._prefix(namespace)}/deleted")
-        return int(raw) if raw else 0
+        return self.parse_count(self._get(f"{self._prefix(namespace)}/deleted"))
 
     def blank(self, namespace: str, seqs: Sequence[int]) -> int:
         """Mark the records numbered ``seqs`` deleted (their ids become ``""``); how many.
 
         The blocks and the deleted count are written in one ``mset``.
         """
-        blocks = sorted({seq // LEDGER_BLOCK for seq in seqs if seq >= 0})
-        raw = self.store.mget([self._block_key(namespace, block) for block in blocks])
-        listed = {
-            block: json.loads(value) if value else []
-            for block, value in zip(blocks, raw, strict=True)
-        }
+        listed = self._blocks(namespace, seqs)
         blanked = 0
         for seq in seqs:
             ids = listed.get(seq // LEDGER_BLOCK, [])
@@ -125,6 +118,12 @@ class Ledger:
     def _block_key(self, namespace: str, block: int) -> str:
         return f"{self._prefix(namespace)}/seq/{block}"
 
+    def _blocks(self, namespace: str, seqs: Sequence[int]) -> dict[int, list[str]]:
+        """The blocks holding ``seqs`` (one ``mget``), by block number."""
+        blocks = sorted({seq // LEDGER_BLOCK for seq in seqs if seq >= 0})
+        raw = self.store.mget([self._block_key(namespace, block) for block in blocks])
+        return {block: json.loads(v) if v else [] for block, v in zip(blocks, raw, strict=True)}
+
     def ids(self, namespace: str, start: int, stop: int) -> list[str]:
         """Record ids numbered ``start`` to ``stop - 1``."""
         if stop <= start:
@@ -139,18 +138,12 @@ class Ledger:
 
     def ids_at(self, namespace: str, seqs: Sequence[int]) -> dict[int, str]:
         """The record id the ledger holds at each of ``seqs`` (those it holds), one read."""
-        blocks = sorted({seq // LEDGER_BLOCK for seq in seqs if seq >= 0})
-        raw = self.store.mget([self._block_key(namespace, block) for block in blocks])
-        listed = {
-            block: json.loads(value) if value else []
-            for block, value in zip(blocks, raw, strict=True)
-        }
+        listed = self._blocks(namespace, seqs)
         found: dict[int, str] = {}
         for seq in seqs:
             ids = listed.get(seq // LEDGER_BLOCK, [])
-            offset = seq % LEDGER_BLOCK
-            if seq >= 0 and offset < len(ids):
-                found[seq] = ids[offset]
+            if seq >= 0 and seq % LEDGER_BLOCK < len(ids):
+                found[seq] = ids[seq % LEDGER_BLOCK]
         return found
 
     def append(self, namespace: str, start: int, ids: Sequence[str]) -> None:
@@ -203,26 +196,18 @@ class Ledger:
     def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
         """The journal entries of ``namespace`` (of one run when ``run_id`` is given)."""
         keys = list(self.store.yield_keys(prefix=self._journal_prefix(namespace, run_id)))
-        entries = []
-        for raw in self.store.mget(keys):
-            if raw is not None:
-                entry_id, entry_run, payload = json.loads(raw)
-                entries.append(JournalEntry(entry_id, entry_run, payload))
-        return entries
+        return [JournalEntry(*json.loads(raw)) for raw in self.store.mget(keys) if raw is not None]
 
     def read_journal_keys(
         self, namespace: str, run_id: str, entry_ids: Sequence[str]
     ) -> list[JournalEntry]:
         """The entries of run ``run_id`` under ``entry_ids`` that are stored: one ``mget``."""
         prefix = self._journal_prefix(namespace, run_id)
+        stored = self.store.mget([prefix + _digest(entry_id) for entry_id in entry_ids])
+        entries = [JournalEntry(*json.loads(raw)) for raw in stored if raw is not None]
         wanted = set(entry_ids)
-        entries = []
-        for raw in self.store.mget([prefix + _digest(entry_id) for entry_id in entry_ids]):
-            if raw is not None:
-                entry_id, entry_run, payload = json.loads(raw)
-                if entry_id in wanted:  # a digest's prefix is no proof of the id
-                    entries.append(JournalEntry(entry_id, entry_run, payload))
-        return entries
+        # A digest's prefix is no proof of the id.
+        return [entry for entry in entries if entry.entry_id in wanted]
 
     def delete_journal(self, namespace: str, entry_ids: Sequence[str]) -> int:
         """Remove the journal entries under ``entry_ids``; how many were there."""

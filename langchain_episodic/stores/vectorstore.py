@@ -114,7 +114,12 @@ from langchain_episodic._validation import check_int
 from langchain_episodic.errors import StoreConfigurationError
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.filters import EpisodeFilter
-from langchain_episodic.stores._ledgered import RECORD_ID_NAMESPACE, LedgeredStore, record_id
+from langchain_episodic.stores._ledgered import (
+    RECORD_ID_NAMESPACE,
+    LedgeredStore,
+    passes,
+    record_id,
+)
 from langchain_episodic.stores.backends import (
     ScoreKind,
     check_backend_embeddings,
@@ -451,7 +456,8 @@ class VectorStoreEpisodeStore(LedgeredStore):
         kept = [
             (document, score)
             for document, score in raw
-            if self._passes(document.metadata or {}, namespace, filters)
+            if (document.metadata or {}).get("namespace") == namespace
+            and passes(document.metadata, filters)
         ]
         return kept, exhausted
 
@@ -472,15 +478,3 @@ class VectorStoreEpisodeStore(LedgeredStore):
             self._search(query, k=n) if native is None else self._search(query, k=n, filter=native)
         )
         return found, len(found) < n
-
-    @staticmethod
-    def _passes(metadata: dict[str, Any], namespace: str, filters: EpisodeFilter | None) -> bool:
-        if metadata.get("namespace") != namespace:
-            return False
-        if filters is None or filters.is_empty:
-            return True
-        return filters.matches(
-            str(metadata.get("category")),
-            str(metadata.get("outcome")),
-            str(metadata.get("strategy_used")),
-        )
