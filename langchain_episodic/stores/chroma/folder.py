@@ -9,6 +9,7 @@ damage), said as the package's typed errors.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import logging
@@ -36,6 +37,7 @@ from langchain_episodic.stores.chroma.precheck import (
 )
 from langchain_episodic.stores.chroma.scrub import (
     SETTLING,
+    close_client,
     restore_thresholds,
     scrub_folder,
     scrub_hnsw,
@@ -227,20 +229,13 @@ def index_the_folder(folder: str) -> None:
     if not os.path.isfile(database):
         return
     try:
-        connection = sqlite3.connect(database, timeout=10.0)
-        try:
-            tables = {
-                name
-                for (name,) in connection.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table'"
-                )
-            }
+        with contextlib.closing(sqlite3.connect(database, timeout=10.0)) as connection:
+            listed = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            tables = {name for (name,) in listed}
             for index, (table, columns) in FOLDER_INDEXES.items():
                 if table in tables:
                     connection.execute(f"CREATE INDEX IF NOT EXISTS {index} ON {table} ({columns})")
             connection.commit()
-        finally:
-            connection.close()
     except sqlite3.Error:
         _log.warning("could not index %r (reads stay slower)", folder, exc_info=True)
 
@@ -273,9 +268,7 @@ def close_embedded(
     # so a store reopened here after another process wrote does not search a stale index.
     try:
         for client in clients:
-            close = getattr(client, "close", None)  # not declared by ClientAPI
-            if callable(close):
-                close()
+            close_client(client)
         for folder in erased_in:  # Chroma may have saved its index again: scrub it last
             try:
                 if scrub_pending(folder):

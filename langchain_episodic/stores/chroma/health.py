@@ -22,6 +22,7 @@ which every store runs before Chroma opens a folder
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pickletools
@@ -48,6 +49,7 @@ __all__ = [
     "free_bytes",
     "index_segments",
     "interrupted_write",
+    "open_read_only",
     "read_index_header",
     "saved_segments",
     "segment_problems",
@@ -106,16 +108,19 @@ def sqlite_header_problems(database: str) -> list[str]:
     return []
 
 
+def open_read_only(database: str, timeout: float = 5.0) -> contextlib.closing[sqlite3.Connection]:
+    """A read-only connection to ``database``, for a ``with`` block that closes it."""
+    uri = f"file:{database}?mode=ro"
+    return contextlib.closing(sqlite3.connect(uri, uri=True, timeout=timeout))
+
+
 def _sqlite_problems(database: str) -> list[str]:
     problems = sqlite_header_problems(database)
     if problems:
         return problems
     try:
-        connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
-        try:
+        with open_read_only(database) as connection:
             rows = connection.execute("PRAGMA integrity_check").fetchall()
-        finally:
-            connection.close()
     except sqlite3.DatabaseError as error:
         return [f"chroma.sqlite3 is damaged: {error}"]
     found = [str(row[0]) for row in rows if row and row[0] != "ok"]
@@ -203,20 +208,16 @@ def saved_segments(folder: str) -> list[str]:
         sqlite3.DatabaseError: The database is damaged ("malformed", "not a database").
     """
     try:
-        connection = sqlite3.connect(f"file:{folder}/chroma.sqlite3?mode=ro", uri=True)
-    except sqlite3.OperationalError:
-        return []
-    try:
-        rows = connection.execute(
-            "SELECT s.id FROM segments s JOIN max_seq_id m ON m.segment_id = s.id "
-            "WHERE s.scope = 'VECTOR' AND m.seq_id IS NOT NULL"
-        ).fetchall()
+        with open_read_only(f"{folder}/chroma.sqlite3") as connection:
+            rows = connection.execute(
+                "SELECT s.id FROM segments s JOIN max_seq_id m ON m.segment_id = s.id "
+                "WHERE s.scope = 'VECTOR' AND m.seq_id IS NOT NULL"
+            ).fetchall()
     except sqlite3.DatabaseError as error:
         if _means_damage(error):
             raise
-        return []  # another schema, or a journal to roll back that read-only cannot
-    finally:
-        connection.close()
+        # Cannot be opened, another schema, or a journal to roll back that read-only cannot.
+        return []
     return [os.path.join(folder, str(row[0])) for row in rows]
 
 
@@ -474,13 +475,13 @@ def interrupted_write(folder: str) -> bool:
 
 def _roll_back(folder: str) -> None:
     """Let SQLite roll back the rollback journal of ``folder``'s database (a copy's)."""
-    connection = sqlite3.connect(os.path.join(folder, "chroma.sqlite3"))
-    try:
+    database = os.path.join(folder, "chroma.sqlite3")
+    # Damage is left to the checks that follow, which name it.
+    with (
+        contextlib.closing(sqlite3.connect(database)) as connection,
+        contextlib.suppress(sqlite3.DatabaseError),
+    ):
         connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError:
-        pass  # damage: the checks that follow name it
-    finally:
-        connection.close()
 
 
 def diagnose_folder(

@@ -38,7 +38,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 
-from langchain_episodic.stores.chroma.scrub import sync_folder
+from langchain_episodic.stores.chroma.scrub import write_synced
 
 __all__ = ["HEAD_PREFIX", "JournalHeads"]
 
@@ -120,13 +120,4 @@ class JournalHeads:
 
 
 def _write_synced(path: str, text: str) -> None:
-    """Write ``text`` over ``path`` in place and sync it (its folder entry when new)."""
-    new = not os.path.exists(path)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(descriptor, f"{text}\n".encode("ascii"))
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-    if new:
-        sync_folder(os.path.dirname(path))
+    write_synced(path, f"{text}\n")

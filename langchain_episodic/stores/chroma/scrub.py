@@ -30,12 +30,17 @@ from collections.abc import Iterator
 import chromadb
 from chromadb.api import ClientAPI
 
-from langchain_episodic.stores.chroma.health import index_segments, read_index_header
+from langchain_episodic.stores.chroma.health import (
+    index_segments,
+    open_read_only,
+    read_index_header,
+)
 
 __all__ = [
     "DELETE_OPERATION",
     "SCRUB_PENDING",
     "SETTLING",
+    "close_client",
     "deleted_since_scrub",
     "note_deleting",
     "pending_status",
@@ -50,6 +55,7 @@ __all__ = [
     "sync_folder",
     "unreachable_files",
     "unsettled_collections",
+    "write_synced",
     "zero_from",
 ]
 
@@ -92,14 +98,7 @@ def note_deleting(folder: str, count: int) -> None:
     decides when a batch is worth a scrub.
     """
     before = deleted_since_scrub(folder)
-    marker = os.path.join(folder, SCRUB_PENDING)
-    with open(marker, "w", encoding="ascii") as handle:
-        handle.write(f"{(before or 0) + count}\n")
-        if before is None:
-            handle.flush()
-            os.fsync(handle.fileno())
-    if before is None:
-        sync_folder(folder)
+    write_synced(os.path.join(folder, SCRUB_PENDING), f"{(before or 0) + count}\n", before is None)
 
 
 def sqlite_folder(path: str | None, client: ClientAPI) -> str | None:
@@ -223,8 +222,9 @@ def scrub_sqlite(database: str) -> int:
     Returns:
         How many delete rows stay because an index saved before them holds their record.
     """
-    connection = sqlite3.connect(database, timeout=60.0, isolation_level=None)
-    try:
+    with contextlib.closing(
+        sqlite3.connect(database, timeout=60.0, isolation_level=None)
+    ) as connection:
         connection.execute("PRAGMA secure_delete = ON")
         deletes = connection.execute(
             "SELECT topic, id, MAX(seq_id) FROM embeddings_queue WHERE operation = ? "
@@ -257,8 +257,6 @@ def scrub_sqlite(database: str) -> int:
         connection.execute("COMMIT")
         connection.execute("VACUUM")
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        connection.close()
     return len(deletes) - len(settled)
 
 
@@ -294,21 +292,16 @@ def unsettled_collections(database: str) -> list[tuple[str, str]]:
     saved again: `settle_indexes`. Empty when the database cannot say.
     """
     try:
-        connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=60.0)
+        with open_read_only(database, timeout=60.0) as connection:
+            saved = _saved_through(connection)
+            topics = connection.execute(
+                "SELECT topic, MAX(seq_id) FROM embeddings_queue WHERE operation = ? AND id != ? "
+                "GROUP BY topic",
+                (DELETE_OPERATION, ERASED_ID),
+            ).fetchall()
+            names = dict(connection.execute("SELECT id, name FROM collections").fetchall())
     except sqlite3.Error:
         return []
-    try:
-        saved = _saved_through(connection)
-        topics = connection.execute(
-            "SELECT topic, MAX(seq_id) FROM embeddings_queue WHERE operation = ? AND id != ? "
-            "GROUP BY topic",
-            (DELETE_OPERATION, ERASED_ID),
-        ).fetchall()
-        names = dict(connection.execute("SELECT id, name FROM collections").fetchall())
-    except sqlite3.Error:
-        return []
-    finally:
-        connection.close()
     found = []
     for topic, seq in topics:
         collection = _collection_of(topic)
@@ -346,7 +339,7 @@ def settle_indexes(folder: str, chroma_path: str | None = None) -> int:
             thresholds[name] = int(hnsw.get("sync_threshold") or 1000)
         # Written (synced) before any change: a process killed below leaves it, and the
         # next settle gives each collection its threshold back.
-        _write_synced(os.path.join(folder, SETTLING), json.dumps(thresholds))
+        write_synced(os.path.join(folder, SETTLING), json.dumps(thresholds))
         for _, name in pending:
             client.get_collection(name, embedding_function=None).modify(
                 configuration={"hnsw": {"sync_threshold": 1}}
@@ -391,12 +384,23 @@ def restore_thresholds(folder: str, chroma_path: str | None = None) -> int:
     return restored
 
 
-def _write_synced(path: str, text: str) -> None:
+def write_synced(path: str, text: str, sync: bool = True) -> None:
+    """Write ``text`` over ``path``; with ``sync``, sync it (and its folder entry when new)."""
+    new = not os.path.exists(path)
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    sync_folder(os.path.dirname(path))
+        if sync:
+            handle.flush()
+            os.fsync(handle.fileno())
+    if sync and new:
+        sync_folder(os.path.dirname(path))
+
+
+def close_client(client: object) -> None:
+    """Close a Chroma client (``close`` is not declared by ``ClientAPI``)."""
+    close = getattr(client, "close", None)
+    if callable(close):
+        close()
 
 
 @contextlib.contextmanager
@@ -406,22 +410,14 @@ def _client(path: str) -> Iterator[ClientAPI]:
     try:
         yield client
     finally:
-        close = getattr(client, "close", None)  # not declared by ClientAPI
-        if callable(close):
-            close()
+        close_client(client)
 
 
 def _dimension(folder: str, name: str) -> int | None:
     """The dimension of collection ``name`` as ``chroma.sqlite3`` records it."""
-    connection = sqlite3.connect(
-        f"file:{os.path.join(folder, 'chroma.sqlite3')}?mode=ro", uri=True, timeout=60.0
-    )
-    try:
-        row = connection.execute(
-            "SELECT dimension FROM collections WHERE name = ?", (name,)
-        ).fetchone()
-    finally:
-        connection.close()
+    with open_read_only(os.path.join(folder, "chroma.sqlite3"), timeout=60.0) as connection:
+        sql = "SELECT dimension FROM collections WHERE name = ?"
+        row = connection.execute(sql, (name,)).fetchone()
     return int(row[0]) if row and isinstance(row[0], int) and row[0] > 0 else None
 
 
@@ -469,26 +465,21 @@ def _unnormalized_segments(folder: str) -> set[str]:
     if not os.path.isfile(database):
         return set()
     try:
-        connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=60.0)
+        with open_read_only(database, timeout=60.0) as connection:
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(collections)")}
+            texts = [name for name in ("schema_str", "config_json_str") if name in columns]
+            picked = "".join(f", c.{name}" for name in texts)
+            rows = connection.execute(
+                f"SELECT s.id, c.id{picked} FROM segments s JOIN collections c "
+                "ON s.collection = c.id WHERE s.scope = 'VECTOR'"
+            ).fetchall()
+            stated: dict[str, set[str]] = {}
+            for collection, space in connection.execute(
+                "SELECT collection_id, str_value FROM collection_metadata WHERE key = 'hnsw:space'"
+            ):
+                stated.setdefault(str(collection), set()).add(str(space))
     except sqlite3.Error:
         return set()
-    try:
-        columns = {row[1] for row in connection.execute("PRAGMA table_info(collections)")}
-        texts = [name for name in ("schema_str", "config_json_str") if name in columns]
-        picked = "".join(f", c.{name}" for name in texts)
-        rows = connection.execute(
-            f"SELECT s.id, c.id{picked} FROM segments s JOIN collections c "
-            "ON s.collection = c.id WHERE s.scope = 'VECTOR'"
-        ).fetchall()
-        stated: dict[str, set[str]] = {}
-        for collection, space in connection.execute(
-            "SELECT collection_id, str_value FROM collection_metadata WHERE key = 'hnsw:space'"
-        ):
-            stated.setdefault(str(collection), set()).add(str(space))
-    except sqlite3.Error:
-        return set()
-    finally:
-        connection.close()
     found = set()
     for segment, collection, *documents in rows:
         spaces = set(stated.get(str(collection), set()))

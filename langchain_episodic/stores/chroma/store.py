@@ -87,6 +87,7 @@ from langchain_episodic.stores.chroma.records import (
     where_clause,
 )
 from langchain_episodic.stores.chroma.scrub import (
+    close_client,
     deleted_since_scrub,
     note_deleting,
     pending_status,
@@ -101,6 +102,7 @@ from langchain_episodic.stores.codec import decode_episodes
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
+    from chromadb.api.types import GetResult
 
     from langchain_episodic.stores.chroma._path_lock import PathLock
 
@@ -147,6 +149,16 @@ def _operation(method: _Method) -> _Method:
 def _chunks(size: int, total: int) -> Iterator[slice]:
     for start in range(0, total, size):
         yield slice(start, min(start + size, total))
+
+
+def _pages(collection: Collection, size: int, offset: int = 0, **query: Any) -> Iterator[GetResult]:
+    """A Chroma ``get`` of records' metadata, one page of ``size`` at a time, to the end."""
+    while True:
+        got = collection.get(limit=size, offset=offset, include=["metadatas"], **query)
+        yield got
+        offset += len(got["ids"])
+        if len(got["ids"]) < size:
+            return
 
 
 def _namespace_suffix(namespace: str) -> str:
@@ -377,9 +389,7 @@ class ChromaEpisodeStore:
         assert self._lock is not None
         self._collections.clear()
         self._journals.clear()
-        close = getattr(self._client, "close", None)  # not declared by ClientAPI
-        if callable(close):
-            close()
+        close_client(self._client)
         give_memory_back()
         self._client = chromadb.PersistentClient(path=self._lock.share.chroma_path)
         self._clients[0] = self._client
@@ -586,17 +596,13 @@ class ChromaEpisodeStore:
     def _give_filter_keys(self, namespace: str) -> None:
         """Give each record of ``namespace`` that lacks them the numeric filter keys."""
         collection = self.collection(namespace)
-        missing: list[tuple[str, dict[str, float]]] = []
-        offset = 0
-        while True:  # read first, write after: an update must not move a page's offset
-            got = collection.get(limit=self.batch_size, offset=offset, include=["metadatas"])
-            for record_id, metadata in metadata_by_id(got).items():
-                keys = filter_keys(metadata)
-                if keys is not None:
-                    missing.append((record_id, keys))
-            offset += len(got["ids"])
-            if len(got["ids"]) < self.batch_size:
-                break
+        # Read first, write after: an update must not move a page's offset.
+        missing = [
+            (record_id, keys)
+            for got in _pages(collection, self.batch_size)
+            for record_id, metadata in metadata_by_id(got).items()
+            if (keys := filter_keys(metadata)) is not None
+        ]
         for part in _chunks(self.batch_size, len(missing)):
             batch = missing[part]
             # Chroma merges what an update gives into the record's metadata.
@@ -730,17 +736,7 @@ class ChromaEpisodeStore:
     @_operation
     def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
         """The namespace's journal entries, of one run when ``run_id`` is given."""
-        journal = self._journal(namespace, create=False)
-        if journal is None:
-            return []
-        entries: list[JournalEntry] = []
-        where = None if run_id is None else {"run": run_id}
-        page = self.batch_size
-        while True:
-            got = journal.get(where=where, limit=page, offset=len(entries), include=["metadatas"])
-            entries.extend(journal_entries(got))
-            if len(got["ids"]) < page:
-                return entries
+        return self._read_journal(namespace, 0, None if run_id is None else {"run": run_id})
 
     @_operation
     def read_journal_from(self, namespace: str, start: int) -> list[JournalEntry]:
@@ -749,16 +745,16 @@ class ChromaEpisodeStore:
         Chroma pages an unfiltered ``get`` in insertion order, and keeps an id's first
         record where it was: positions never move.
         """
+        return self._read_journal(namespace, max(start, 0), None)
+
+    def _read_journal(
+        self, namespace: str, start: int, where: dict[str, str] | None
+    ) -> list[JournalEntry]:
         journal = self._journal(namespace, create=False)
         if journal is None:
             return []
-        entries: list[JournalEntry] = []
-        page, start = self.batch_size, max(start, 0)
-        while True:
-            got = journal.get(limit=page, offset=start + len(entries), include=["metadatas"])
-            entries.extend(journal_entries(got))
-            if len(got["ids"]) < page:
-                return entries
+        pages = _pages(journal, self.batch_size, start, where=where)
+        return [entry for got in pages for entry in journal_entries(got)]
 
     @_operation
     def read_journal_ids(self, namespace: str, entry_ids: Sequence[str]) -> list[JournalEntry]:
@@ -767,11 +763,11 @@ class ChromaEpisodeStore:
         wanted = list(dict.fromkeys(entry_ids))
         if journal is None or not wanted:
             return []
-        entries: list[JournalEntry] = []
-        for begin in range(0, len(wanted), self.batch_size):
-            got = journal.get(ids=wanted[begin : begin + self.batch_size], include=["metadatas"])
-            entries.extend(journal_entries(got))
-        return entries
+        return [
+            entry
+            for part in _chunks(self.batch_size, len(wanted))
+            for entry in journal_entries(journal.get(ids=wanted[part], include=["metadatas"]))
+        ]
 
     @_operation
     def journal_size(self, namespace: str) -> int:
@@ -926,14 +922,10 @@ class ChromaEpisodeStore:
         collection = self.collection(namespace)
         # Erased records leave their numbers given: each left a tombstone.
         audit = RecordAudit(deleted=len(self.read_journal(namespace, TOMBSTONE_RUN)))
-        while True:
-            got = collection.get(limit=page_size, offset=audit.checked, include=["metadatas"])
-            ids = got["ids"]
-            if not ids:
-                return audit.finish()
-            metadatas = got["metadatas"] or [None] * len(ids)
-            for record_id, metadata in zip(ids, metadatas, strict=True):
+        for got in _pages(collection, page_size):
+            for record_id, metadata in metadata_by_id(got).items():
                 audit.feed(record_id, metadata, EPISODE_KEY)
+        return audit.finish()
 
 
 def _own_client(folder: str | None, lock: PathLock | None) -> ClientAPI:
