@@ -59,9 +59,8 @@ class _Namespace:
     """One namespace's records, in recording order."""
 
     vectors: NDArray[np.float32] = field(default_factory=lambda: np.empty((0, 0), dtype=np.float32))
-    categories: NDArray[np.int16] = field(default_factory=lambda: np.empty(0, dtype=np.int16))
-    outcomes: NDArray[np.int16] = field(default_factory=lambda: np.empty(0, dtype=np.int16))
-    strategies: NDArray[np.int32] = field(default_factory=lambda: np.empty(0, dtype=np.int32))
+    # Per row, the codes of the fields filters use: category, outcome, strategy.
+    codes: NDArray[np.int32] = field(default_factory=lambda: np.empty((0, 3), dtype=np.int32))
     strategy_codes: dict[str, int] = field(default_factory=dict)
     ids: list[str] = field(default_factory=list)
     records: list[str] = field(default_factory=list)
@@ -93,15 +92,13 @@ class _Namespace:
         # A new array, never a resize in place: searches may hold views of the old one.
         vectors = np.empty((grown, dimensions), dtype=np.float32)
         vectors[: self.size] = self.vectors[: self.size]
-        self.vectors = vectors
-        for name in ("categories", "outcomes", "strategies"):
-            old = getattr(self, name)
-            new = np.empty(grown, dtype=old.dtype)
-            new[: self.size] = old[: self.size]
-            setattr(self, name, new)
+        codes = np.empty((grown, 3), dtype=np.int32)
+        codes[: self.size] = self.codes[: self.size]
+        self.vectors, self.codes = vectors, codes
 
-    def strategy_code(self, strategy: str) -> int:
-        return self.strategy_codes.setdefault(strategy, len(self.strategy_codes))
+    def codes_of(self, episode: Episode) -> tuple[int, int, int]:
+        strategy = self.strategy_codes.setdefault(episode.strategy_used, len(self.strategy_codes))
+        return _CATEGORY_CODES[episode.task.category], _OUTCOME_CODES[episode.outcome], strategy
 
     def mask(self, filters: EpisodeFilter, size: int) -> NDArray[np.bool_] | None:
         """Rows (of the first ``size``) that pass ``filters``; ``None`` when all do.
@@ -112,16 +109,14 @@ class _Namespace:
             return None
         keep = np.ones(size, dtype=np.bool_)
         if filters.categories is not None:
-            wanted = [_CATEGORY_CODES[c] for c in filters.categories]
-            keep &= np.isin(self.categories[:size], wanted)
+            keep &= np.isin(self.codes[:size, 0], [_CATEGORY_CODES[c] for c in filters.categories])
         if filters.outcomes is not None:
-            wanted = [_OUTCOME_CODES[o] for o in filters.outcomes]
-            keep &= np.isin(self.outcomes[:size], wanted)
+            keep &= np.isin(self.codes[:size, 1], [_OUTCOME_CODES[o] for o in filters.outcomes])
         if filters.strategies is not None:
             wanted = [
                 self.strategy_codes[s] for s in filters.strategies if s in self.strategy_codes
             ]
-            keep &= np.isin(self.strategies[:size], wanted)
+            keep &= np.isin(self.codes[:size, 2], wanted)
         return keep
 
 
@@ -242,10 +237,7 @@ class InMemoryEpisodeStore:
             space.reserve(start + len(keep), vectors.shape[1])
             stop = start + len(keep)
             space.vectors[start:stop] = vectors[keep]
-            kept = [episodes[index] for index in keep]
-            space.categories[start:stop] = [_CATEGORY_CODES[e.task.category] for e in kept]
-            space.outcomes[start:stop] = [_OUTCOME_CODES[e.outcome] for e in kept]
-            space.strategies[start:stop] = [space.strategy_code(e.strategy_used) for e in kept]
+            space.codes[start:stop] = [space.codes_of(episodes[index]) for index in keep]
             for row, index in enumerate(keep, start):
                 space.rows[episodes[index].episode_id] = row
                 space.ids.append(episodes[index].episode_id)
@@ -398,10 +390,7 @@ class InMemoryEpisodeStore:
             if not gone:
                 return 0
             keep = np.asarray([row for row in range(space.size) if row not in gone], np.intp)
-            space.vectors = space.vectors[keep].copy()
-            space.categories = space.categories[keep].copy()
-            space.outcomes = space.outcomes[keep].copy()
-            space.strategies = space.strategies[keep].copy()
+            space.vectors, space.codes = space.vectors[keep].copy(), space.codes[keep].copy()
             space.ids = [space.ids[row] for row in keep]
             space.records = [space.records[row] for row in keep]
             space.rows = {episode_id: row for row, episode_id in enumerate(space.ids)}
