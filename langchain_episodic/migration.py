@@ -23,7 +23,7 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 
@@ -52,11 +52,6 @@ class MigrationReport:
     copied: int
     already_present: int
     target_count: int
-
-
-def _batches(episodes: Iterator[Episode], size: int) -> Iterator[list[Episode]]:
-    while batch := list(islice(episodes, size)):
-        yield batch
 
 
 def _verify(source: EpisodicMemory, target: EpisodicMemory, batch: Sequence[Episode]) -> None:
@@ -148,7 +143,8 @@ def migrate_namespace(
     copied = erased_in_target = 0
     with tqdm(total=total, desc="migrating", unit="ep", disable=not progress, leave=False) as bar:
         read = 0
-        for batch in _batches(source.episodes(page_size=batch_size), batch_size):
+        episodes = source.episodes(page_size=batch_size)
+        while batch := list(islice(episodes, batch_size)):
             # An episode the target erased stays erased: its tombstone there wins.
             gone = target.forgetting.forgotten([episode.episode_id for episode in batch])
             wanted = [episode for episode in batch if episode.episode_id not in gone]

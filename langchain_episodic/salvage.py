@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -120,20 +120,7 @@ class SalvageReport:
             "source": self.source,
             "target": self.target,
             "complete": self.complete,
-            "namespaces": [
-                {
-                    "namespace": n.namespace,
-                    "collection_name": n.collection_name,
-                    "episodes": n.episodes,
-                    "journal_entries": n.journal_entries,
-                    "lessons": n.lessons,
-                    "listed": n.listed,
-                    "last_count": n.last_count,
-                    "damaged": dict(n.damaged),
-                    "not_written": n.not_written,
-                }
-                for n in self.namespaces
-            ],
+            "namespaces": [{**asdict(n), "damaged": dict(n.damaged)} for n in self.namespaces],
             "unreadable": list(self.unreadable),
             "orphans": self.orphans,
             "repaired": list(self.repaired),
@@ -315,15 +302,14 @@ def salvage_folder(
                 model, refused = _embedder(namespace, embeddings)
                 if refused is None:
                     unreadable += _restore(store, namespace, model, batch_size)
+                journal = namespace.journal if refused is None else ()
                 results.append(
                     NamespaceSalvage(
                         namespace=namespace.namespace,
                         collection_name=collection_name,
                         episodes=0 if refused else store.count(namespace.namespace),
-                        journal_entries=0 if refused else len(namespace.journal),
-                        lessons=0
-                        if refused
-                        else sum(is_lesson_entry(e.entry_id) for e in namespace.journal),
+                        journal_entries=len(journal),
+                        lessons=sum(is_lesson_entry(e.entry_id) for e in journal),
                         listed=len(namespace.episodes) + len(namespace.damaged),
                         last_count=_last_count(namespace),
                         damaged=namespace.damaged,
