@@ -260,12 +260,8 @@ def relevance_threshold(
         >>> relevance_threshold(0.2, best=0.9, margin=0.15)
         0.75
     """
-    bars = [floor]
-    if background is not None:
-        bars.append(background)
-    if best is not None and margin is not None:
-        bars.append(best - margin)
-    return max(bars)
+    margin_bar = None if best is None or margin is None else best - margin
+    return max(bar for bar in (floor, background, margin_bar) if bar is not None)
 
 
 def rejection_reason(
