@@ -12,10 +12,7 @@
   which model built a namespace, recorded when it is created and checked on open.
 """
 
-from langchain_episodic.embeddings.fingerprint import (
-    EmbedderFingerprint,
-    fingerprint_embeddings,
-)
+from langchain_episodic.embeddings.fingerprint import EmbedderFingerprint, fingerprint_embeddings
 from langchain_episodic.embeddings.hashing import HashingEmbeddings
 from langchain_episodic.embeddings.static import StaticEmbeddings
 

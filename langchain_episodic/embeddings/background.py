@@ -63,9 +63,7 @@ def default_background_texts() -> tuple[str, ...]:
 
 
 def background_vectors(
-    embeddings: Embeddings,
-    texts: Sequence[str],
-    fingerprint: EmbedderFingerprint | None = None,
+    embeddings: Embeddings, texts: Sequence[str], fingerprint: EmbedderFingerprint | None = None
 ) -> NDArray[np.float32]:
     """``texts`` embedded by ``embeddings`` as unit rows, computed once per model and texts.
 

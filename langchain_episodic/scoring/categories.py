@@ -40,14 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = [
-    "HEAD_WORDS",
-    "OPENING_WEIGHT",
-    "PROBE_RIDGE",
-    "CategoryProbe",
-    "features",
-    "head",
-]
+__all__ = ["HEAD_WORDS", "OPENING_WEIGHT", "PROBE_RIDGE", "CategoryProbe", "features", "head"]
 
 HEAD_WORDS = 2
 """Words of a task's opening that are compared on their own (its verb phrase)."""

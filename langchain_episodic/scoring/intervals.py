@@ -68,9 +68,7 @@ def welch_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float
 
 
 def memory_hurts(
-    with_memory: Sequence[float],
-    holdout: Sequence[float],
-    min_holdout: int = BACK_OFF_MIN_HOLDOUT,
+    with_memory: Sequence[float], holdout: Sequence[float], min_holdout: int = BACK_OFF_MIN_HOLDOUT
 ) -> bool:
     """Whether recent runs shown memory did confidently worse than recent holdout runs.
 

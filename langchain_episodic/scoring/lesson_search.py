@@ -169,10 +169,7 @@ class _Directions:
 
     @classmethod
     def fitted(
-        cls,
-        rows: NDArray[np.float32],
-        scale: float = 1.0,
-        basis: NDArray[np.float64] | None = None,
+        cls, rows: NDArray[np.float32], scale: float = 1.0, basis: NDArray[np.float64] | None = None
     ) -> _Directions | None:
         """Directions for ``rows``: ``basis`` if it still captures enough, else fitted anew.
 

@@ -201,10 +201,7 @@ class ReplayWeights:
 
     @classmethod
     def for_experience(
-        cls,
-        n_episodes: int,
-        early_below: int = 20,
-        late_from: int = 200,
+        cls, n_episodes: int, early_below: int = 20, late_from: int = 200
     ) -> ReplayWeights:
         """Return the article's phase weights for a memory holding ``n_episodes``.
 

@@ -74,10 +74,7 @@ PARTIAL_GRADE = 0.5
 
 
 def success_grade(
-    outcome: OutcomeStatus,
-    reward: float | None = None,
-    tests_passed: int = 0,
-    tests_total: int = 0,
+    outcome: OutcomeStatus, reward: float | None = None, tests_passed: int = 0, tests_total: int = 0
 ) -> float:
     """How much of a success one episode was, in [0, 1]: the evidence it gives.
 
@@ -194,8 +191,7 @@ class SkillTally:
 
 
 def tally_episodes(
-    episodes: Iterable[Episode],
-    start: Mapping[TaskCategory, SkillTally] | None = None,
+    episodes: Iterable[Episode], start: Mapping[TaskCategory, SkillTally] | None = None
 ) -> dict[TaskCategory, SkillTally]:
     """Count ``episodes`` per category, on top of ``start`` when given."""
     tallies = dict(start or {})
@@ -224,9 +220,7 @@ def compute_skill_profiles(episodes: Iterable[Episode]) -> tuple[SkillProfile, .
 
 
 def is_weak(
-    profile: SkillProfile,
-    threshold: float = WEAK_THRESHOLD,
-    min_episodes: int = MIN_WEAK_EPISODES,
+    profile: SkillProfile, threshold: float = WEAK_THRESHOLD, min_episodes: int = MIN_WEAK_EPISODES
 ) -> bool:
     """Whether a category is weak: the one definition every part of the package uses.
 
@@ -309,8 +303,7 @@ class LearningSnapshot:
 
 
 def compute_learning_curve(
-    episodes: Iterable[Episode],
-    window: int = 5,
+    episodes: Iterable[Episode], window: int = 5
 ) -> tuple[LearningSnapshot, ...]:
     """One snapshot per episode, with rolling averages over ``window`` episodes.
 

@@ -257,10 +257,7 @@ def strategy_evidence(episodes: Iterable[StrategyOutcome]) -> dict[str, Strategy
     return {name: StrategyEvidence(s, f) for name, (s, f) in counts.items()}
 
 
-def thompson_sample(
-    evidence: Mapping[str, StrategyEvidence],
-    rng: np.random.Generator,
-) -> str:
+def thompson_sample(evidence: Mapping[str, StrategyEvidence], rng: np.random.Generator) -> str:
     """Pick the strategy with the highest draw from ``Beta(1 + successes, 1 + failures)``.
 
     Every strategy of `STRATEGY_POOL` is eligible; one missing from
