@@ -37,7 +37,7 @@ import base64
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 
 from langchain_episodic._validation import finite_float
 from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.model.credit import _text
 from langchain_episodic.model.episode import LESSON_ID_PREFIX
 
 __all__ = [
@@ -98,20 +99,14 @@ class LessonSource:
     run_id: str | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.episode_id, str) or not self.episode_id.strip():
-            msg = (
-                f"LessonSource.episode_id={self.episode_id!r} is invalid: "
-                "must be a non-empty string"
-            )
-            raise EpisodicValueError(msg)
+        _text("LessonSource", "episode_id", self.episode_id)
 
 
-def _text(name: str, value: object, *, optional: bool = False) -> str:
+def _field(name: str, value: object, *, optional: bool = False) -> str:
     if optional and isinstance(value, str) and not value.strip():
         return ""
-    if not isinstance(value, str) or not value.strip():
-        msg = f"Lesson.{name}={value!r} is invalid: must be a non-empty string"
-        raise EpisodicValueError(msg)
+    _text("Lesson", name, value)
+    assert isinstance(value, str)
     if len(value) > _MAX_FIELD:
         msg = f"Lesson.{name} is invalid: {len(value)} characters, at most {_MAX_FIELD}"
         raise EpisodicValueError(msg)
@@ -152,19 +147,16 @@ class Lesson:
 
     def __post_init__(self) -> None:
         if not isinstance(self.lesson_id, str) or not is_lesson_id(self.lesson_id):
-            msg = (
-                f"Lesson.lesson_id={self.lesson_id!r} is invalid: must start with {LESSON_PREFIX!r}"
-            )
-            raise EpisodicValueError(msg)
+            rule = f"must start with {LESSON_PREFIX!r}"
+            raise EpisodicValueError(f"Lesson.lesson_id={self.lesson_id!r} is invalid: {rule}")
         for name in ("title", "applies_when", "do"):
-            object.__setattr__(self, name, _text(name, getattr(self, name)))
-        object.__setattr__(self, "avoid", _text("avoid", self.avoid, optional=True))
+            object.__setattr__(self, name, _field(name, getattr(self, name)))
+        object.__setattr__(self, "avoid", _field("avoid", self.avoid, optional=True))
         sources = tuple(self.sources)
         if not sources or not all(isinstance(s, LessonSource) for s in sources):
             msg = "Lesson.sources is invalid: must name at least one source episode"
             raise EpisodicValueError(msg)
-        unique = {s.episode_id: s for s in sources}
-        object.__setattr__(self, "sources", tuple(unique.values()))
+        object.__setattr__(self, "sources", tuple({s.episode_id: s for s in sources}.values()))
         object.__setattr__(self, "supersedes", tuple(dict.fromkeys(self.supersedes)))
         for name in ("created_at", "helped", "hurt"):
             number = finite_float(getattr(self, name))
@@ -206,20 +198,10 @@ class Lesson:
             hurt,
             by,
         )
-        digest = hashlib.sha256(
-            json.dumps(
-                [
-                    lesson.title,
-                    lesson.applies_when,
-                    lesson.do,
-                    lesson.avoid,
-                    sorted(lesson.source_ids),
-                    sorted(lesson.supersedes),
-                ],
-                ensure_ascii=False,
-            ).encode("utf-8")
-        ).hexdigest()[:20]
-        object.__setattr__(lesson, "lesson_id", f"{LESSON_PREFIX}{digest}")
+        content = [lesson.title, lesson.applies_when, lesson.do, lesson.avoid]
+        key = [*content, sorted(lesson.source_ids), sorted(lesson.supersedes)]
+        digest = hashlib.sha256(json.dumps(key, ensure_ascii=False).encode("utf-8")).hexdigest()
+        object.__setattr__(lesson, "lesson_id", f"{LESSON_PREFIX}{digest[:20]}")
         return lesson
 
     @property
@@ -244,28 +226,13 @@ def encode_lesson(
     ``model`` names the embeddings model that made the vector (a digest of its
     fingerprint), so a namespace read with another model embeds the lesson again.
     """
-    data: dict[str, Any] = {
-        "kind": "lesson",
-        "lesson_id": lesson.lesson_id,
-        "title": lesson.title,
-        "applies_when": lesson.applies_when,
-        "do": lesson.do,
-        "avoid": lesson.avoid,
-        "sources": [
-            {
-                k: v
-                for k, v in (("episode_id", s.episode_id), ("agent", s.agent), ("run_id", s.run_id))
-                if v is not None
-            }
-            for s in lesson.sources
-        ],
-        "created_at": lesson.created_at,
-        "supersedes": list(lesson.supersedes),
-        "helped": lesson.helped,
-        "hurt": lesson.hurt,
-        "by": lesson.by,
-        "vector": base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii"),
-    }
+    data: dict[str, Any] = {"kind": "lesson"}
+    data.update((name, getattr(lesson, name)) for name in lesson.__dataclass_fields__)
+    data["sources"] = [
+        {k: v for k, v in asdict(s).items() if v is not None} for s in lesson.sources
+    ]
+    packed = np.asarray(vector, dtype=np.float32).tobytes()
+    data["vector"] = base64.b64encode(packed).decode("ascii")
     if model is not None:
         data["model"] = model
     entry = _ENTRY_PREFIX + lesson.lesson_id

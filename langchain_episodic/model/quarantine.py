@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from langchain_episodic._validation import finite_float
 from langchain_episodic.errors import EpisodicValueError
+from langchain_episodic.model.credit import _text
 
 __all__ = [
     "PIN_STATE_KEY",
@@ -69,19 +70,14 @@ class QuarantineEvent:
 
     def __post_init__(self) -> None:
         for name in ("episode_id", "reason"):
-            value = getattr(self, name)
-            if not isinstance(value, str) or not value.strip():
-                msg = f"QuarantineEvent.{name}={value!r} is invalid: must be a non-empty string"
-                raise EpisodicValueError(msg)
+            _text("QuarantineEvent", name, getattr(self, name))
         if self.action not in _ACTIONS:
             msg = f"QuarantineEvent.action={self.action!r} is invalid: must be one of {_ACTIONS}"
             raise EpisodicValueError(msg)
         if finite_float(self.at) is None:
             msg = f"QuarantineEvent.at={self.at!r} is invalid: must be a finite number"
             raise EpisodicValueError(msg)
-        if self.by is not None and (not isinstance(self.by, str) or not self.by.strip()):
-            msg = f"QuarantineEvent.by={self.by!r} is invalid: must be a non-empty string or None"
-            raise EpisodicValueError(msg)
+        _text("QuarantineEvent", "by", self.by, optional=True)
 
 
 def active_quarantine(
@@ -115,13 +111,12 @@ def decode_log(packed: str | None) -> tuple[QuarantineEvent, ...]:
         rows: Any = json.loads(packed)
         if not isinstance(rows, list):
             raise TypeError("not a list")
-        return tuple(QuarantineEvent(**_row(row)) for row in rows)
+        events = []
+        for row in rows:
+            if not isinstance(row, Mapping):
+                raise TypeError(f"log entry {row!r} is not an object")
+            events.append(QuarantineEvent(**row))
+        return tuple(events)
     except (TypeError, ValueError) as error:
         msg = f"the stored quarantine log is damaged ({error}); it was not written by this package"
         raise EpisodicValueError(msg) from None
-
-
-def _row(row: object) -> Mapping[str, Any]:
-    if not isinstance(row, Mapping):
-        raise TypeError(f"log entry {row!r} is not an object")
-    return row
