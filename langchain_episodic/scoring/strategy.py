@@ -274,13 +274,11 @@ def thompson_sample(evidence: Mapping[str, StrategyEvidence], rng: np.random.Gen
     if not isinstance(rng, np.random.Generator):
         msg = f"rng={rng!r} is invalid: must be a numpy.random.Generator"
         raise TypeError(msg)
-    best_name, best_draw = "", -1.0
+    draws = {}
     for name in STRATEGY_POOL:
         counts = evidence.get(name, StrategyEvidence())
-        draw = float(rng.beta(1.0 + counts.successes, 1.0 + counts.failures))
-        if draw > best_draw:
-            best_name, best_draw = name, draw
-    return best_name
+        draws[name] = float(rng.beta(1.0 + counts.successes, 1.0 + counts.failures))
+    return max(draws, key=draws.__getitem__)  # the first of equal draws
 
 
 def strategy_for_report(
@@ -367,11 +365,9 @@ def strategy_from_evidence(
     """
     fallback = _fallback(task, profiles, weak_threshold, min_category_episodes)
     counts = strategy_evidence(evidence)
-    best, best_estimate = fallback.strategy, counts[fallback.strategy].estimate
-    for name, tally in counts.items():
-        if tally.estimate > best_estimate:
-            best, best_estimate = name, tally.estimate
-    if best == fallback.strategy and best_estimate <= 0.5:
+    # The highest estimate; the fallback on a tie, else the first in pool order.
+    best = max(counts, key=lambda name: (counts[name].estimate, name == fallback.strategy))
+    if best == fallback.strategy and counts[best].estimate <= 0.5:
         return fallback  # no evidence for it, and none against it that another beats
     return StrategyChoice(best, "evidence")
 
