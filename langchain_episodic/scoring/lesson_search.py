@@ -286,24 +286,29 @@ class LessonMatrix:
             floor: The similarity a lesson must reach.
             k: How many rows at most.
         """
-        count = len(self.rows)
-        if k <= 0 or not count:
+        if k <= 0 or not len(self.rows):
             return []
         upper = self.upper_bounds(query)
         self._lift(upper, credit, floor)
         if len(excluded):
             upper[list(excluded)] = -np.inf
-        factor_at = credit.exact
+
+        def score(rows: NDArray[np.intp]) -> list[tuple[float, str, int]]:
+            """``rows`` that reach ``floor``, scored, best first, as sort keys."""
+            named = rows.tolist()
+            similar = similarities_of(self.rows[rows], query).tolist()
+            return scored_lessons(
+                similar, credit.exact(named), [ids[r] for r in named], floor, named
+            )
+
         # Score the rows of the highest bounds first. The k-th best of their scores is
         # a bar: a row whose bound is below it cannot be among the k best.
-        scored = self._scored(
-            _take_highest(upper, max(k, self._shortlist)), query, factor_at, ids, floor
-        )
+        scored = score(_take_highest(upper, max(k, self._shortlist)))
         bar = _bar([-key for key, _, _ in scored], k, floor)
         rest = np.flatnonzero(upper >= bar)  # the rows taken are at -inf now
         if len(rest) > _AT_ONCE:  # bounds loose next to the bar: raise it first
             top = rest[np.argpartition(upper[rest], len(rest) - _REFINE)[len(rest) - _REFINE :]]
-            scored = sorted(scored + self._scored(top, query, factor_at, ids, floor))
+            scored = sorted(scored + score(top))
             bar = _bar([-key for key, _, _ in scored], k, floor)
             upper[top] = -np.inf
             rest = rest[upper[rest] >= bar]
@@ -312,33 +317,15 @@ class LessonMatrix:
             named = rows.tolist()
             picked = top_scored(
                 similarities_of(self.rows[rows], query),
-                np.array(factor_at(named)),
+                np.array(credit.exact(named)),
                 [ids[row] for row in named],
                 floor,
                 k,
             )
             return [named[row] for row in picked]
         if len(rest):
-            scored = sorted(scored + self._scored(rest, query, factor_at, ids, floor))
+            scored = sorted(scored + score(rest))
         return [row for _, _, row in scored[:k]]
-
-    def _scored(
-        self,
-        rows: NDArray[np.intp],
-        query: NDArray[np.float32],
-        factor_at: Callable[[list[int]], list[float]],
-        ids: Sequence[str],
-        floor: float,
-    ) -> list[tuple[float, str, int]]:
-        """``rows`` that reach ``floor``, scored, best first, as sort keys."""
-        named = rows.tolist()
-        return scored_lessons(
-            similarities_of(self.rows[rows], query).tolist(),
-            factor_at(named),
-            [ids[row] for row in named],
-            floor,
-            named,
-        )
 
     @staticmethod
     def _lift(upper: NDArray[np.float32], credit: CreditFactors, floor: float) -> None:
@@ -370,10 +357,7 @@ class LessonMatrix:
 
 
 def _take_highest(upper: NDArray[np.float32], count: int) -> NDArray[np.intp]:
-    """The ``count`` rows of the highest finite bounds (fewer when fewer).
-
-    Their bounds are set to ``-inf``: what is taken is not taken again.
-    """
+    """The ``count`` rows of the highest finite bounds (or fewer), set to ``-inf`` once taken."""
     if count <= _ONE_BY_ONE_UP_TO:  # a few: one scan each costs less than a partition
         taken = []
         for _ in range(count):
@@ -391,9 +375,6 @@ def _take_highest(upper: NDArray[np.float32], count: int) -> NDArray[np.intp]:
 
 
 def _bar(scores: list[float], k: int, floor: float) -> float:
-    """The bound a row needs to be scored: the k-th best of ``scores`` (best first), or the floor.
-
-    Never ``-inf``: an excluded row, at ``-inf``, is never scored.
-    """
+    """The bound a row needs to be scored: the k-th best score, or the floor; never -inf."""
     bar = floor if len(scores) < k else max(floor, scores[k - 1])
     return max(bar, _LOWEST)
