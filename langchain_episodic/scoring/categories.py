@@ -142,9 +142,7 @@ class CategoryProbe:
                 msg = f"background rows of {extra.shape[1]} values, examples of {rows.shape[1]}"
                 raise ValueError(msg)
             rows = np.vstack([rows, extra])
-            none = np.zeros((len(extra), len(names) + 1))
-            none[:, -1] = 1.0
-            targets = np.vstack([targets, none])
+            targets = np.vstack([targets, np.eye(len(names) + 1)[[len(names)] * len(extra)]])
             weight = np.concatenate([weight, np.full(len(extra), len(labels) / len(extra))])
         else:
             targets = targets[:, :-1]

@@ -84,8 +84,7 @@ class Retention:
                 return True
             if self.max_age is None:
                 return False
-        step = max(1, int((self.max_episodes or 1000) * PRUNE_SLACK))
-        return written_since >= step
+        return written_since >= max(1, int((self.max_episodes or 1000) * PRUNE_SLACK))
 
 
 @dataclass(frozen=True)
@@ -147,13 +146,12 @@ def plan_prune(
     alive: list[tuple[str, float]] = []
     for episode_id, timestamp in episodes:
         too_old = retention.max_age is not None and episode_age(now, timestamp) > retention.max_age
-        if too_old and episode_id in protected:
-            shielded.append(episode_id)
-            alive.append((episode_id, timestamp))
-        elif too_old:
+        if too_old and episode_id not in protected:
             expired.append((timestamp, episode_id))
-        else:
-            alive.append((episode_id, timestamp))
+            continue
+        if too_old:
+            shielded.append(episode_id)
+        alive.append((episode_id, timestamp))
     over_cap: list[str] = []
     if retention.max_episodes is not None and len(alive) > retention.max_episodes:
         excess = len(alive) - retention.max_episodes
@@ -163,10 +161,9 @@ def plan_prune(
         over_cap = [key[3] for key in ranked[:excess]]
         if len(over_cap) < excess:  # only protected ones are left to remove
             shielded.extend(i for i, _ in alive if i in protected and i not in shielded)
-    removed = len(expired) + len(over_cap)
     return PrunePlan(
         expired=tuple(i for _, i in sorted(expired)),
         over_cap=tuple(over_cap),
         protected=tuple(shielded),
-        kept=len(episodes) - removed,
+        kept=len(episodes) - len(expired) - len(over_cap),
     )
