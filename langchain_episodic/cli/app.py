@@ -10,11 +10,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from langchain_episodic import __version__
-from langchain_episodic.cli._shared import (
-    CliError,
-    _add_store_options,
-    _one_line,
-)
+from langchain_episodic.cli._shared import CliError, _add_store_options, _one_line
 from langchain_episodic.cli._terminal import SafeStream, terminal_safe
 from langchain_episodic.cli.forget_commands import (
     _configure_forget,

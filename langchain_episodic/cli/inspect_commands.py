@@ -234,16 +234,8 @@ def _run_skills(args: argparse.Namespace) -> int:
         ]
         for profile in profiles
     ]
-    headers = [
-        "category",
-        "episodes",
-        "successes",
-        "success rate",
-        "avg reward",
-        "avg iter",
-        "flag",
-    ]
-    print(format_table(headers, rows, right=[1, 2, 3, 4, 5]))
+    headers = ["category", "episodes", "successes", "success rate", "avg reward", "avg iter"]
+    print(format_table([*headers, "flag"], rows, right=[1, 2, 3, 4, 5]))
     print()
     threshold = f"{100 * float(args.threshold):g}%"
     rule = f"success rate below {threshold} over at least {args.min_episodes} episode(s)"

@@ -210,26 +210,23 @@ def _why(memory: EpisodicMemory, lesson: Lesson) -> tuple[str, list[dict[str, An
     """The lesson's status and the reasons for it (quarantine events, superseders)."""
     status = memory.lessons.status(lesson.lesson_id)
     quarantined = memory.quarantine.list()
-    reasons: list[dict[str, Any]] = []
-    for identifier in (lesson.lesson_id, *lesson.source_ids):
-        event = quarantined.get(identifier)
-        if event is not None:
-            reasons.append(
-                {
-                    "quarantined": identifier,
-                    "as": "the lesson itself" if identifier == lesson.lesson_id else "a source",
-                    "reason": event.reason,
-                    "by": event.by,
-                    "at": event.at,
-                }
-            )
-    for later in _superseded_by(memory, lesson):
-        reasons.append({"superseded_by": later.lesson_id, "by": later.by, "at": later.created_at})
+    reasons: list[dict[str, Any]] = [
+        {
+            "quarantined": identifier,
+            "as": "the lesson itself" if identifier == lesson.lesson_id else "a source",
+            "reason": event.reason,
+            "by": event.by,
+            "at": event.at,
+        }
+        for identifier in (lesson.lesson_id, *lesson.source_ids)
+        if (event := quarantined.get(identifier)) is not None
+    ]
+    reasons += [
+        {"superseded_by": later.lesson_id, "by": later.by, "at": later.created_at}
+        for later in memory.lessons.list(None)
+        if lesson.lesson_id in later.supersedes
+    ]
     return status, reasons
-
-
-def _superseded_by(memory: EpisodicMemory, lesson: Lesson) -> list[Lesson]:
-    return [other for other in memory.lessons.list(None) if lesson.lesson_id in other.supersedes]
 
 
 def _run_show(args: argparse.Namespace) -> int:
@@ -239,32 +236,26 @@ def _run_show(args: argparse.Namespace) -> int:
     status, reasons = _why(memory, lesson)
     stored = memory.get_episodes(lesson.source_ids)
     quarantined = memory.quarantine.list()
-
-    def recorded(episode_id: str, field: str) -> Any:
-        """A field of the source episode's own provenance (``None`` when it has none)."""
-        found = stored.get(episode_id)
-        return None if found is None or found.source is None else getattr(found.source, field)
-
-    sources: list[dict[str, Any]] = [
-        {
-            "episode_id": source.episode_id,
-            # The lesson's record of its sources, completed by the episodes' provenance.
-            "agent": source.agent or recorded(source.episode_id, "agent"),
-            "run_id": source.run_id or recorded(source.episode_id, "run_id"),
-            "thread_id": recorded(source.episode_id, "thread_id"),
-            "turn": recorded(source.episode_id, "turn"),
-            "namespace": recorded(source.episode_id, "namespace"),
-            "task": None
-            if source.episode_id not in stored
-            else stored[source.episode_id].task.description,
-            "outcome": None
-            if source.episode_id not in stored
-            else stored[source.episode_id].outcome.value,
-            "quarantined": source.episode_id in quarantined,
-        }
-        for source in lesson.sources
-    ]
-    superseded_by = [later.lesson_id for later in _superseded_by(memory, lesson)]
+    sources: list[dict[str, Any]] = []
+    for source in lesson.sources:
+        episode = stored.get(source.episode_id)
+        # The lesson's record of its sources, completed by the episodes' provenance.
+        recorded = {} if episode is None or episode.source is None else episode.source.to_dict()
+        sources.append(
+            {
+                "episode_id": source.episode_id,
+                "agent": source.agent or recorded.get("agent"),
+                "run_id": source.run_id or recorded.get("run_id"),
+                "thread_id": recorded.get("thread_id"),
+                "turn": recorded.get("turn"),
+                "namespace": recorded.get("namespace"),
+                "task": None if episode is None else episode.task.description,
+                "outcome": None if episode is None else episode.outcome.value,
+                "quarantined": source.episode_id in quarantined,
+            }
+        )
+    superseded_by = [reason["superseded_by"] for reason in reasons if "superseded_by" in reason]
+    counters = _counters(memory, lesson, args.now)
     if args.json:
         payload = {
             "lesson_id": lesson.lesson_id,
@@ -281,11 +272,10 @@ def _run_show(args: argparse.Namespace) -> int:
             "superseded_by": superseded_by,
             "carried_helped": lesson.helped,
             "carried_hurt": lesson.hurt,
-            **_counters(memory, lesson, args.now),
+            **counters,
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
-    counters = _counters(memory, lesson, args.now)
     rows = [
         ("lesson", lesson.lesson_id),
         ("status", status),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterable
+from dataclasses import asdict
 from typing import Any
 
 from langchain_episodic.cli._shared import (
@@ -56,25 +58,25 @@ def _configure_lift(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
 
-def _interval(interval: tuple[float, float] | None) -> str:
-    return "-" if interval is None else f"[{interval[0]:+.3f}, {interval[1]:+.3f}]"
-
-
 def _number(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else f"{value:{spec}}"
 
 
-def _row(lift: Lift) -> list[str]:
-    return [
-        _one_line(lift.label, 32),
-        str(lift.with_memory.runs),
-        str(lift.holdout.runs),
-        _number(lift.with_memory.mean_reward),
-        _number(lift.holdout.mean_reward),
-        _number(lift.reward_lift, "+.3f"),
-        _interval(lift.reward_interval),
-        _number(lift.success_lift, "+.1%"),
+def _table(lifts: Iterable[Lift]) -> str:
+    rows = [
+        [
+            _one_line(lift.label, 32),
+            str(lift.with_memory.runs),
+            str(lift.holdout.runs),
+            _number(lift.with_memory.mean_reward),
+            _number(lift.holdout.mean_reward),
+            _number(lift.reward_lift, "+.3f"),
+            "-" if (span := lift.reward_interval) is None else f"[{span[0]:+.3f}, {span[1]:+.3f}]",
+            _number(lift.success_lift, "+.1%"),
+        ]
+        for lift in lifts
     ]
+    return format_table(_HEADERS, rows, right=range(1, len(_HEADERS)))
 
 
 _HEADERS = [
@@ -89,19 +91,8 @@ _HEADERS = [
 ]
 
 
-def _lift_json(lift: Lift) -> dict[str, Any]:
-    return {
-        "label": lift.label,
-        "with_memory": vars(lift.with_memory),
-        "holdout": vars(lift.holdout),
-        "reward_lift": lift.reward_lift,
-        "reward_interval": lift.reward_interval,
-        "success_lift": lift.success_lift,
-        "success_interval": lift.success_interval,
-    }
-
-
 def _report_json(report: LiftReport, namespace: str) -> dict[str, Any]:
+    choice = report.presentation
     return {
         "namespace": namespace,
         "enough": report.enough,
@@ -109,14 +100,21 @@ def _report_json(report: LiftReport, namespace: str) -> dict[str, Any]:
         "min_holdout": report.min_holdout,
         "success_at": report.success_at,
         "backing_off": list(report.backing_off),
-        "overall": _lift_json(report.overall),
-        "by_category": [_lift_json(lift) for lift in report.by_category],
-        "over_time": [_lift_json(lift) for lift in report.over_time],
+        "overall": asdict(report.overall),
+        "by_category": [asdict(lift) for lift in report.by_category],
+        "over_time": [asdict(lift) for lift in report.over_time],
         "items": [
-            {"id": item.item_id, "kind": item.kind, **_lift_json(item.lift)}
-            for item in report.items
+            {"id": item.item_id, "kind": item.kind, **asdict(item.lift)} for item in report.items
         ],
-        "presentation": _presentation_json(report),
+        "presentation": {
+            "policy": None if choice is None else choice.policy,
+            "reason": None if choice is None else choice.reason,
+            "estimates": [] if choice is None else [vars(e) for e in choice.estimates],
+            "policies": [
+                {"policy": item.policy, "versus_default": item.versus_default, **asdict(item.lift)}
+                for item in report.by_presentation
+            ],
+        },
     }
 
 
@@ -129,10 +127,7 @@ def _run_lift(args: argparse.Namespace) -> int:
         _require_matplotlib()
     memory = _open_memory(args, create=False)
     report = memory.runs.lift(
-        min_holdout=args.min_holdout,
-        success_at=args.success_at,
-        periods=args.periods,
-        top=args.top,
+        min_holdout=args.min_holdout, success_at=args.success_at, periods=args.periods, top=args.top
     )
     if args.json:
         print(json.dumps(_report_json(report, memory.namespace), indent=2))
@@ -151,7 +146,6 @@ def _run_lift(args: argparse.Namespace) -> int:
             f"memory hurts recent runs in: {', '.join(report.backing_off)}; recall there shows "
             "only what worked, one episode at most, until it stops hurting (use_lift=False: off)"
         )
-    right = list(range(1, len(_HEADERS)))
     for title, lifts in (
         ("overall", (overall,)),
         ("per category", report.by_category),
@@ -160,7 +154,7 @@ def _run_lift(args: argparse.Namespace) -> int:
     ):
         if lifts:
             print(f"\n{title}")
-            print(format_table(_HEADERS, [_row(lift) for lift in lifts], right=right))
+            print(_table(lifts))
     _print_presentation(report)
     if args.plot is not None and report.over_time:
         _plot(report, str(args.plot), memory.namespace)
@@ -179,28 +173,10 @@ def _print_presentation(report: LiftReport) -> None:
         print(f"\npresentation shown now: {choice.policy} ({why})")
     if report.by_presentation:
         print("per presentation policy (its runs against holdout runs; against compact below)")
-        rows = [_row(item.lift) for item in report.by_presentation]
-        print(format_table(_HEADERS, rows, right=list(range(1, len(_HEADERS)))))
+        print(_table(item.lift for item in report.by_presentation))
         for item in report.by_presentation:
             if item.versus_default is not None:
                 print(f"  {item.sentence}")
-
-
-def _presentation_json(report: LiftReport) -> dict[str, Any]:
-    choice = report.presentation
-    return {
-        "policy": None if choice is None else choice.policy,
-        "reason": None if choice is None else choice.reason,
-        "estimates": [] if choice is None else [vars(e) for e in choice.estimates],
-        "policies": [
-            {
-                "policy": item.policy,
-                "versus_default": item.versus_default,
-                **_lift_json(item.lift),
-            }
-            for item in report.by_presentation
-        ],
-    }
 
 
 def _plot(report: LiftReport, destination: str, namespace: str) -> None:

@@ -176,14 +176,8 @@ def _run_recall(args: argparse.Namespace) -> int:
         ranking=args.ranking,
         use_utility=args.use_utility,
     )
-    recall = _Recall(
-        args,
-        memory,
-        options,
-        memory.recall(args.query, options=options, explain=True),
-        now,
-        weights,
-    )
+    report = memory.recall(args.query, options=options, explain=True)
+    recall = _Recall(args, memory, options, report, now, weights)
     if args.json:
         _print_recall_json(recall)
     elif options.ranking == "article":

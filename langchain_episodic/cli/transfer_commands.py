@@ -6,10 +6,10 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TextIO
+from typing import IO, TYPE_CHECKING, TextIO
 
 from langchain_episodic.cli._shared import (
     _UTF8_BOM,
@@ -170,23 +170,21 @@ class _Importer:
             ids = list(dict.fromkeys(episode.episode_id for _, episode in batch))
             stored = self.memory.get_episodes(ids)
             fresh: dict[str, Episode] = {}
-            new: list[tuple[int, Episode]] = []
             for number, episode in batch:
                 episode_id = episode.episode_id
                 reference = fresh.get(episode_id) or stored.get(episode_id)
                 if reference is None:
                     fresh[episode_id] = episode
                     self.first_line[episode_id] = number
-                    new.append((number, episode))
                 elif reference == episode:
                     self.present += 1
                     self.first_line.setdefault(episode_id, number)
                 else:
                     self._reject(number, self._conflict(episode, reference))
-            self._record(new)
-        for number, message in sorted(self.errors):
-            from tqdm import tqdm  # noqa: PLC0415
+            self._record([(self.first_line[i], episode) for i, episode in fresh.items()])
+        from tqdm import tqdm  # noqa: PLC0415
 
+        for number, message in sorted(self.errors):
             # tqdm.write keeps a progress bar on the same terminal intact.
             tqdm.write(f"{self.label}:{number}: {message}", file=sys.stderr)
         self.errors.clear()
@@ -248,12 +246,6 @@ def _open_input(name: str) -> tuple[IO[bytes], int | None]:
     return stream, os.fstat(stream.fileno()).st_size
 
 
-def _lines(stream: IO[bytes], bar: Any) -> Iterator[tuple[int, bytes]]:
-    for number, raw in enumerate(stream, start=1):
-        bar.update(len(raw))
-        yield number, raw
-
-
 def _run_import(args: argparse.Namespace) -> int:
     """Import JSON lines; bad lines are reported and skipped, good ones all recorded."""
     stream, size = _open_input(str(args.file))
@@ -264,7 +256,8 @@ def _run_import(args: argparse.Namespace) -> int:
         importer = _Importer(memory=memory, label=label, batch_size=int(args.batch_size))
         options = {"unit": "B", "unit_scale": True, "unit_divisor": 1024}
         with _progress(size, "importing", quiet=quiet, **options) as bar:
-            for number, raw in _lines(stream, bar):
+            for number, raw in enumerate(stream, start=1):
+                bar.update(len(raw))
                 importer.feed(number, raw)
             importer.flush()
         memory.flush()  # save the skill summary now, not at interpreter exit

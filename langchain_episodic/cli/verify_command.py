@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import TYPE_CHECKING
 
 from langchain_episodic.cli._shared import (
     _int_at_least,
@@ -15,12 +14,6 @@ from langchain_episodic.cli._shared import (
     _Target,
     _target,
 )
-
-# numpy, Chroma and the memory load when a command runs, not for --help (see cli/app.py).
-if TYPE_CHECKING:
-    pass
-
-# --------------------------------------------------------------------------- verify
 
 
 def _configure_verify(parser: argparse.ArgumentParser) -> None:
@@ -83,9 +76,8 @@ def _run_verify(args: argparse.Namespace) -> int:
         return 1
     store = _open_store(target, create=False)
     _require_namespace(store, target)
-    findings = store.verify(target.namespace, page_size=int(args.page_size))
     reasons: dict[str, list[str]] = {}
-    for finding in findings:
+    for finding in store.verify(target.namespace, page_size=args.page_size):
         reasons.setdefault(finding.record_id, []).append(finding.reason)
     total = store.count(target.namespace)
     problems = replayed_checkpoint(store, target.namespace)
@@ -99,21 +91,16 @@ def _run_verify(args: argparse.Namespace) -> int:
         and bool(store.read_checkpoint(target.namespace))
     )
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "namespace": target.namespace,
-                    "records": total,
-                    "malformed": reasons,
-                    "checkpoint_problems": problems,
-                    "unfinished_erasures": unfinished,
-                    "erased_but_stored": still_stored,
-                    "scrub_pending": scrub,
-                },
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
+        payload = {
+            "namespace": target.namespace,
+            "records": total,
+            "malformed": reasons,
+            "checkpoint_problems": problems,
+            "unfinished_erasures": unfinished,
+            "erased_but_stored": still_stored,
+            "scrub_pending": scrub,
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
         print(
             f"verified {total} records of namespace {target.namespace!r} at "
