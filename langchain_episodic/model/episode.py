@@ -208,14 +208,14 @@ def _fields_of(cls: type[Any], data: object) -> dict[str, Any]:
 def _plain(instance: Any) -> dict[str, Any]:
     """The ``to_dict`` of them all: set fields in order, enums by value, parts as dicts."""
     data = {}
-    for field in dataclasses.fields(instance):
-        value = getattr(instance, field.name)
+    for name in instance.__dataclass_fields__:
+        value = getattr(instance, name)
         if isinstance(value, Enum):
-            value = value.value
-        elif dataclasses.is_dataclass(value):
-            value = _plain(value)
-        if value is not None:
-            data[field.name] = value
+            data[name] = value.value
+        elif hasattr(value, "__dataclass_fields__"):
+            data[name] = _plain(value)
+        elif value is not None:
+            data[name] = value
     return data
 
 
@@ -369,7 +369,7 @@ class EpisodeSource:
                 _as_text(owner, name, getattr(self, name), allow_empty=False)
         if self.turn is not None:
             _set(self, "turn", _as_int(owner, "turn", self.turn, 1))
-        if not self.to_dict():
+        if all(getattr(self, name) is None for name in self.__dataclass_fields__):
             raise _fail(owner, "agent", None, "give agent, run_id or another field")
 
     def to_dict(self) -> dict[str, Any]:
@@ -405,33 +405,20 @@ class EpisodeSource:
         return ", ".join(f"{label} {value}" for label, value in parts if value is not None)
 
 
-def _is_text(value: object, *, allow_empty: bool = False) -> bool:
-    return type(value) is str and (allow_empty or bool(value.strip())) and encodes(value)
-
-
-def _is_unit(value: object) -> bool:
-    return type(value) is float and 0.0 <= value <= 1.0
-
-
-def _is_count(value: object, minimum: int) -> bool:
-    return type(value) is int and minimum <= value <= MAX_INT
-
-
 def _looks_stored(episode: Episode, task: TaskDescription, feedback: Feedback) -> bool:
     """Whether an episode built without checks has what validation would have given it."""
+    texts = (episode.episode_id, episode.strategy_used, task.description)
+    free_texts = (episode.solution, feedback.message)
+    units = (task.complexity, feedback.reward)
+    passed = feedback.tests_passed
+    counts = ((episode.iterations, 1), (passed, 0), (feedback.tests_total, passed))
     return (
-        _is_text(episode.episode_id)
-        and _is_text(episode.solution, allow_empty=True)
-        and _is_text(episode.strategy_used)
+        all(type(text) is str and text.strip() and encodes(text) for text in texts)
+        and all(type(text) is str and encodes(text) for text in free_texts)
+        and all(type(unit) is float and 0.0 <= unit <= 1.0 for unit in units)
+        and all(type(count) is int and low <= count <= MAX_INT for count, low in counts)
         and type(episode.timestamp) is float
         and math.isfinite(episode.timestamp)
-        and _is_count(episode.iterations, 1)
-        and _is_text(task.description)
-        and _is_unit(task.complexity)
-        and _is_unit(feedback.reward)
-        and _is_text(feedback.message, allow_empty=True)
-        and _is_count(feedback.tests_passed, 0)
-        and _is_count(feedback.tests_total, feedback.tests_passed)
     )
 
 
