@@ -207,36 +207,27 @@ def choose_presentation(
         ('compact', [False, True, False])
     """
     own = {p: list(namespace.get(p, ())) for p in PRESENTATIONS}
-    pooled = (
-        [reward for rewards in own.values() for reward in rewards]
-        if recent is None
-        else list(recent)
-    )
+    pooled = list(recent) if recent is not None else [r for rs in own.values() for r in rs]
     if len(pooled) < MIN_CREDITED_RUNS:
         return PresentationChoice(DEFAULT_PRESENTATION, "prior")
-    local = {p: list((category or {}).get(p, ())) for p in PRESENTATIONS}
     base = sum(pooled) / len(pooled)
     pooled_variance = _variance(pooled)
     estimates = []
     for policy in PRESENTATIONS:
         # What is unknown of a policy few runs used is its mean, not the spread of other
         # policies' rewards (which may agree exactly): at least _UNTRIED_VARIANCE.
-        variance = (
-            _variance(own[policy])
-            if len(own[policy]) >= 2
-            else max(pooled_variance, _UNTRIED_VARIANCE)
-        )
-        prior = base if policy == DEFAULT_PRESENTATION else base - HEAD_START
-        estimate = _shrunk(prior, PRIOR_RUNS, own[policy])
-        weight = PRIOR_RUNS + len(own[policy])
         read = own[policy]
+        variance = _variance(read) if len(read) >= 2 else max(pooled_variance, _UNTRIED_VARIANCE)
+        prior = base if policy == DEFAULT_PRESENTATION else base - HEAD_START
+        estimate = _shrunk(prior, PRIOR_RUNS, read)
+        weight = PRIOR_RUNS + len(read)
         if category is not None:
             # The namespace's estimate is the category's prior, worth no more runs than
             # the namespace has: a category is never surer than the evidence behind it.
             prior_weight = min(CATEGORY_PRIOR_RUNS, weight)
-            estimate = _shrunk(estimate, prior_weight, local[policy])
-            weight = prior_weight + len(local[policy])
-            read = local[policy]
+            read = list(category.get(policy, ()))
+            estimate = _shrunk(estimate, prior_weight, read)
+            weight = prior_weight + len(read)
         estimates.append(
             PresentationEstimate(
                 policy,

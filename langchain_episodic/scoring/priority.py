@@ -102,13 +102,11 @@ def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
         >>> cosine_similarity([0.0, 0.0], [1.0, 1.0])
         0.0
     """
-    va = np.asarray(a, dtype=np.float64)
-    vb = np.asarray(b, dtype=np.float64)
+    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if va.shape != vb.shape:
         msg = f"vectors differ in shape: len(a)={va.size}, len(b)={vb.size}"
         raise EpisodicValueError(msg)
-    mag_a = float(np.linalg.norm(va))
-    mag_b = float(np.linalg.norm(vb))
+    mag_a, mag_b = float(np.linalg.norm(va)), float(np.linalg.norm(vb))
     if mag_a == 0.0 or mag_b == 0.0:
         return 0.0
     return float(np.dot(va, vb) / (mag_a * mag_b))
