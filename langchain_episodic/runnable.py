@@ -7,6 +7,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
+from langchain_episodic._async import in_executor
 from langchain_episodic._run import run_from_config
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.episode import TaskDescription, as_task
@@ -100,25 +101,21 @@ def create_replay_runnable(
     """
     options = RecallOptions.from_mapping(options, option_fields)
     resolve_renderer(renderer, options.ranking)  # refuse a bad renderer now, not per call
-    settings: dict[str, Any] = {
-        "max_tokens": max_tokens,
-        "token_counter": token_counter,
-        "include_strategy": include_strategy,
-        "renderer": renderer,
-    }
 
     def _invoke(value: Any, config: RunnableConfig) -> str:
-        task = task_from_input(value, input_key)
         run_id, thread_id = run_from_config(config)
-        replay = memory.replay.build(task, options, run_id=run_id, thread_id=thread_id, **settings)
-        return replay.text
+        return memory.replay.build(
+            task_from_input(value, input_key),
+            options,
+            run_id=run_id,
+            thread_id=thread_id,
+            max_tokens=max_tokens,
+            token_counter=token_counter,
+            include_strategy=include_strategy,
+            renderer=renderer,
+        ).text
 
     async def _ainvoke(value: Any, config: RunnableConfig) -> str:
-        task = task_from_input(value, input_key)
-        run_id, thread_id = run_from_config(config)
-        replay = await memory.replay.abuild(
-            task, options, run_id=run_id, thread_id=thread_id, **settings
-        )
-        return replay.text
+        return await in_executor(_invoke, value, config)
 
     return RunnableLambda(_invoke, afunc=_ainvoke, name="episodic_replay")

@@ -12,7 +12,7 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from langchain_episodic._async import in_executor
@@ -42,6 +42,7 @@ pass ``timestamp=memory.now()`` to date it on the memory's own (injectable) cloc
 """
 
 
+@dataclass(eq=False, kw_only=True)
 class RunRecorder:
     """The recording settings of a middleware, and the recording of a finished run.
 
@@ -49,44 +50,36 @@ class RunRecorder:
     of the same names.
     """
 
-    def __init__(
-        self,
-        memories: RunMemories,
-        *,
-        record_episode: RecordEpisode | None,
-        on_record_error: Literal["log", "raise"],
-        reflect_with: LessonWriter | None,
-        reflect_in_background: bool,
-        reflection_queue: int,
-        infer_category: bool = True,
-    ) -> None:
-        if on_record_error not in ("log", "raise"):
-            msg = f"on_record_error={on_record_error!r} is invalid: must be 'log' or 'raise'"
+    memories: RunMemories
+    record_episode: RecordEpisode | None
+    on_record_error: Literal["log", "raise"]
+    reflect_with: LessonWriter | None
+    reflect_in_background: bool
+    reflection_queue: int
+    infer_category: bool = True
+    reflections: BackgroundWorker = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.on_record_error not in ("log", "raise"):
+            msg = f"on_record_error={self.on_record_error!r} is invalid: must be 'log' or 'raise'"
             raise EpisodicValueError(msg)
-        if record_episode is not None and not callable(record_episode):
-            msg = f"record_episode={record_episode!r} is invalid: must be callable"
+        if self.record_episode is not None and not callable(self.record_episode):
+            msg = f"record_episode={self.record_episode!r} is invalid: must be callable"
             raise TypeError(msg)
-        if reflect_with is not None and not isinstance(reflect_with, LessonWriter):
+        if self.reflect_with is not None and not isinstance(self.reflect_with, LessonWriter):
             msg = (
-                f"reflect_with={reflect_with!r} is invalid: must be a "
+                f"reflect_with={self.reflect_with!r} is invalid: must be a "
                 "langchain_episodic.reflection.LessonWriter or None"
             )
             raise TypeError(msg)
-        if not isinstance(reflect_in_background, bool):
-            msg = f"reflect_in_background={reflect_in_background!r} is invalid: must be a bool"
+        if not isinstance(self.reflect_in_background, bool):
+            msg = f"reflect_in_background={self.reflect_in_background!r} is invalid: must be a bool"
             raise TypeError(msg)
-        check_int("reflection_queue", reflection_queue, 1)
-        self.memories = memories
-        self.record_episode = record_episode
-        self.on_record_error = on_record_error
-        self.reflect_with = reflect_with
-        self.reflect_in_background = reflect_in_background
-        self.reflection_queue = reflection_queue
-        self.infer_category = infer_category
+        check_int("reflection_queue", self.reflection_queue, 1)
         # The reflection thread is a daemon: at exit it gets EXIT_FLUSH_TIMEOUT seconds
         # to finish (and store) what it is doing, then what is pending is abandoned.
         self.reflections = BackgroundWorker(
-            reflection_queue, name="episodic-reflection", jobs="reflections", logger=_log
+            self.reflection_queue, name="episodic-reflection", jobs="reflections", logger=_log
         )
 
     def record(self, state: Mapping[str, Any], runtime: object) -> None:

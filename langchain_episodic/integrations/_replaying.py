@@ -8,6 +8,7 @@ renderer, strategy line, how a task is read) and turns an agent state into the
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_episodic._validation import check_int
@@ -38,6 +39,7 @@ any custom keys). ``None`` or a blank string means "no task": nothing is injecte
 """
 
 
+@dataclass(frozen=True, kw_only=True)
 class RunReplayer:
     """The replay settings of a middleware, and the replay they build for a run.
 
@@ -45,39 +47,30 @@ class RunReplayer:
     of the same names; every one is checked here, once, when the middleware is built.
     """
 
-    def __init__(
-        self,
-        *,
-        options: RecallOptions,
-        max_tokens: int | None,
-        token_counter: Callable[[str], int],
-        include_strategy: bool,
-        renderer: RendererArg,
-        task_extractor: TaskExtractor | None,
-        infer_category: bool,
-        follow_ups: FollowUps,
-    ) -> None:
-        if follow_ups not in ("thread", "alone"):
-            msg = f"follow_ups={follow_ups!r} is invalid: must be 'thread' or 'alone'"
+    options: RecallOptions
+    max_tokens: int | None
+    token_counter: Callable[[str], int]
+    include_strategy: bool
+    renderer: RendererArg
+    task_extractor: TaskExtractor | None
+    infer_category: bool
+    follow_ups: FollowUps
+
+    def __post_init__(self) -> None:
+        if self.follow_ups not in ("thread", "alone"):
+            msg = f"follow_ups={self.follow_ups!r} is invalid: must be 'thread' or 'alone'"
             raise EpisodicValueError(msg)
-        if max_tokens is not None:
-            check_int("max_tokens", max_tokens, 1)
-        for name, value in (("token_counter", token_counter), ("task_extractor", task_extractor)):
+        if self.max_tokens is not None:
+            check_int("max_tokens", self.max_tokens, 1)
+        for name in ("token_counter", "task_extractor"):
+            value = getattr(self, name)
             if value is not None and not callable(value):
                 msg = f"{name}={value!r} is invalid: must be callable"
                 raise TypeError(msg)
-        if not isinstance(infer_category, bool):
-            msg = f"infer_category={infer_category!r} is invalid: must be a bool"
+        if not isinstance(self.infer_category, bool):
+            msg = f"infer_category={self.infer_category!r} is invalid: must be a bool"
             raise TypeError(msg)
-        resolve_renderer(renderer, options.ranking)  # refuse a bad renderer now, not per run
-        self.options = options
-        self.max_tokens = max_tokens
-        self.token_counter = token_counter
-        self.include_strategy = include_strategy
-        self.renderer = renderer
-        self.task_extractor = task_extractor
-        self.infer_category = infer_category
-        self.follow_ups = follow_ups
+        resolve_renderer(self.renderer, self.options.ranking)  # refuse a bad one now, not per run
 
     def task(self, state: Mapping[str, Any]) -> tuple[TaskDescription, TaskDescription, int] | None:
         """``(task, thread_task, turn)`` of the run, or ``None`` when it has no task."""

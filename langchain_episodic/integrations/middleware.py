@@ -327,7 +327,7 @@ class EpisodicMemoryMiddleware(
             follow_ups=follow_ups,
         )
         self._recorder = RunRecorder(
-            self._memories,
+            memories=self._memories,
             record_episode=record_episode,
             on_record_error=on_record_error,
             reflect_with=reflect_with,

@@ -204,10 +204,6 @@ class CompactRenderer:
             and feedback.pass_rate >= self.near_misses
         )
 
-    def _with_code(self, result: PrioritizedResult) -> bool:
-        """A failed or partial attempt shown with its code (``"code"``, or a near miss)."""
-        return self.raw_attempts or self.near_miss(result)
-
     def select(
         self, results: Sequence[PrioritizedResult], top_k: int
     ) -> tuple[PrioritizedResult, ...]:
@@ -241,16 +237,9 @@ class CompactRenderer:
             return tuple(relevant[:top_k])
         chosen = [r for r in relevant if _worked(r)][:top_k]
         failed = [r for r in relevant if not _worked(r)]
-        if self.failures == "fixed" and chosen and failed:
-            groups = near_duplicate_groups([r.episode.task.description for r in chosen + failed])
-            fixers = set(groups[: len(chosen)])
-            failed = [
-                r
-                for i, r in enumerate(failed)
-                if groups[len(chosen) + i] in fixers or self.near_miss(r)
-            ]
-        elif self.failures == "fixed":
-            failed = [r for r in failed if self.near_miss(r)]
+        if self.failures == "fixed":
+            fixed_by = _fixed_by(chosen, failed)
+            failed = [r for r, by in zip(failed, fixed_by, strict=True) if by or self.near_miss(r)]
         return (*chosen, *failed[: max(0, top_k - len(chosen))])
 
     @property
@@ -280,46 +269,34 @@ class CompactRenderer:
             return RenderedReplay("", ())
         worked = [r for r in relevant if _worked(r)]
         others = [r for r in relevant if not _worked(r)]
-        groups = near_duplicate_groups([r.episode.task.description for r in worked + others])
-        fixed_by = {
-            index: next(
-                (i + 1 for i in range(len(worked)) if groups[i] == groups[len(worked) + index]),
-                None,
-            )
-            for index in range(len(others))
-        }
+        fixed_by = _fixed_by(worked, others)
         if self.failures == "fixed":
-            kept_others = [
-                index
-                for index, r in enumerate(others)
-                if fixed_by[index] is not None or self.near_miss(r)
-            ]
-            others = [others[index] for index in kept_others]
-            fixed_by = {new: fixed_by[old] for new, old in enumerate(kept_others)}
+            keep = [i for i, r in enumerate(others) if fixed_by[i] or self.near_miss(r)]
+            others, fixed_by = [others[i] for i in keep], [fixed_by[i] for i in keep]
         if not worked and not others:
             return RenderedReplay("", ())
         # Failed attempts shown with their code follow the solutions that passed; the
         # others become notes after every block with code.
-        coded = [j for j, r in enumerate(others) if self._with_code(r)]
-        noted = [j for j, r in enumerate(others) if not self._with_code(r)]
-        with_code = [self._block(r.episode, i) for i, r in enumerate(worked, start=1)]
-        start = len(worked) + 1
-        with_code += [
-            self._block(others[j].episode, i, self.near_miss(others[j]))
-            for i, j in enumerate(coded, start=start)
+        coded = [r for r in others if self.raw_attempts or self.near_miss(r)]
+        noted = [
+            (r, by)
+            for r, by in zip(others, fixed_by, strict=True)
+            if not (self.raw_attempts or self.near_miss(r))
+        ]
+        order = [r.episode.episode_id for r in (*worked, *coded)]
+        with_code = [
+            self._block(r.episode, i, self.near_miss(r))
+            for i, r in enumerate((*worked, *coded), start=1)
         ]
 
         def notes(shown_code: int) -> list[str]:
             """The failure notes, numbered after the ``shown_code`` blocks with code."""
             return [
-                _note(others[j].episode, shown_code + n + 1, _fixer(fixed_by[j], shown_code))
-                for n, j in enumerate(noted)
+                _note(r.episode, shown_code + n, by if by and by <= shown_code else None)
+                for n, (r, by) in enumerate(noted, start=1)
             ]
 
-        order = [r.episode.episode_id for r in worked] + [
-            others[j].episode.episode_id for j in coded
-        ]
-        noted_ids = [others[j].episode.episode_id for j in noted]
+        noted_ids = [r.episode.episode_id for r, _ in noted]
         if max_tokens is None:
             text = COMPACT_NOTICE + "".join(b.full for b in with_code) + "".join(notes(len(order)))
             return RenderedReplay(text, (*order, *noted_ids))
@@ -352,9 +329,13 @@ class CompactRenderer:
         return Shown("\n".join(lines), SafeText.of(multi_line(episode.solution)))
 
 
-def _fixer(index: int | None, shown: int) -> int | None:
-    """The fixing solution's block number, if that block is shown."""
-    return index if index is not None and index <= shown else None
+def _fixed_by(
+    worked: Sequence[PrioritizedResult], failed: Sequence[PrioritizedResult]
+) -> list[int | None]:
+    """Per failed attempt, the number (from 1) of the first success of a near-duplicate task."""
+    groups = near_duplicate_groups([r.episode.task.description for r in (*worked, *failed)])
+    # A group is named by its first member: a success, when it holds one.
+    return [group + 1 if group < len(worked) else None for group in groups[len(worked) :]]
 
 
 def _note(episode: Episode, index: int, fixed_by: int | None) -> str:

@@ -35,6 +35,7 @@ Examples:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -152,13 +153,8 @@ def build_replay_context(results: Iterable[PrioritizedResult]) -> ReplayContext:
         (relevant if getattr(result, "relevant", True) else others).append(result.episode)
     if not relevant:
         return ReplayContext((), (), 0.0, 0.0, not_relevant=tuple(others))
-    uses: dict[str, int] = {}
-    successes: dict[str, int] = {}
-    for episode in relevant:
-        strategy = episode.strategy_used
-        uses[strategy] = uses.get(strategy, 0) + 1
-        won = episode.outcome is OutcomeStatus.SUCCESS
-        successes[strategy] = successes.get(strategy, 0) + won
+    uses = Counter(episode.strategy_used for episode in relevant)  # in order of appearance
+    successes = Counter(e.strategy_used for e in relevant if e.outcome is OutcomeStatus.SUCCESS)
     return ReplayContext(
         episodes=tuple(relevant),
         strategies_used=tuple(uses),
@@ -497,29 +493,25 @@ def format_replay_prompt(
         tail.append(NOT_RELEVANT_NOTE.format(count=len(context.not_relevant)))
     if context.episodes or context.not_relevant:
         tail += ["", DATA_NOTICE]
-    if not context.episodes:
+    strategies = SafeText.of(_proven_line(context.proven_strategies))
 
-        def render(length: int) -> str:
+    def render(length: int) -> str:
+        if not context.episodes:
             return "\n".join([f"Task: {task_text.cut(length)}", NO_EXPERIENCE, *tail])
+        lines = [
+            f"Task: {task_text.cut(length)}",
+            f"Category: {task.category.value}",
+            "",
+            f"Relevant experiences ({len(context.episodes)}):",
+            f"  Average reward: {context.avg_reward:.2f}",
+            f"  Success rate: {context.success_rate:.0%}",
+            f"  Proven strategies: {strategies.cut(length)}",
+            *tail,
+        ]
+        return "\n".join(lines)
 
-        longest = len(task_text.text)
-    else:
-        strategies = SafeText.of(_proven_line(context.proven_strategies))
-
-        def render(length: int) -> str:
-            lines = [
-                f"Task: {task_text.cut(length)}",
-                f"Category: {task.category.value}",
-                "",
-                f"Relevant experiences ({len(context.episodes)}):",
-                f"  Average reward: {context.avg_reward:.2f}",
-                f"  Success rate: {context.success_rate:.0%}",
-                f"  Proven strategies: {strategies.cut(length)}",
-                *tail,
-            ]
-            return "\n".join(lines)
-
-        longest = max(len(task_text.text), len(strategies.text))
+    # A cut at or past a text's length shows it whole, so one longest serves both shapes.
+    longest = max(len(task_text.text), len(strategies.text))
     shown = [
         Shown.of(episode, index, relevant=index <= len(context.episodes))
         for index, episode in enumerate((*context.episodes, *context.not_relevant), start=1)

@@ -76,7 +76,7 @@ import functools
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -133,6 +133,10 @@ _MARKUP_SHAPES = (
 )
 _MARKS = frozenset({"Mn", "Me"})  # combining marks: a reader sees the letter under them
 _CODE_POINTS = 0x110000
+# Planes 0 and 1 hold every character that folds to ASCII and every Cc and Cf character
+# (Unicode 15); the tags block and the variation selectors supplement (plane 14) hold the
+# rest of the invisible ones and combining marks.
+_BEYOND_ASCII = (*range(0x80, 0xD800), *range(0xE000, 0x20000), *range(0xE0000, 0xE1000))
 
 
 def _printable_ascii(text: str) -> bool:
@@ -145,6 +149,14 @@ def _without_marks(text: str) -> str:
         for char in unicodedata.normalize("NFKD", text)
         if unicodedata.category(char) not in _MARKS
     )
+
+
+def _unmarked_forms(text: str) -> Iterator[str]:
+    """``text`` without its marks, case-folded, or both; each also through the confusables."""
+    folded = text.casefold()
+    for candidate in (_without_marks(text), folded, _without_marks(folded)):
+        if candidate != text:
+            yield from (candidate, normalize_confusables(candidate))
 
 
 @functools.cache
@@ -161,12 +173,9 @@ def _fold_table() -> dict[int, str]:
     ASCII (a fifth of a second, once per process).
     """
     table: dict[int, str] = {}
-    # Planes 0 and 1 hold every character that folds to ASCII; the variation selectors
-    # supplement (plane 14) holds combining marks.
-    codes = (*range(0x80, 0xD800), *range(0xE000, 0x20000), *range(0xE0000, 0xE1000))
     # Unassigned to this Python's Unicode database is no reason to skip a character: the
     # confusables table may be newer (U+A7DA, Unicode 16, reads as "A").
-    chars = [chr(code) for code in codes if unicodedata.category(chr(code)) != "Co"]
+    chars = [chr(code) for code in _BEYOND_ASCII if unicodedata.category(chr(code)) != "Co"]
     compatible = [unicodedata.normalize("NFKC", char) for char in chars]
     # One call over every character (a line each) instead of one call per character.
     confusable = normalize_confusables("\n".join(chars)).split("\n")
@@ -179,17 +188,8 @@ def _fold_table() -> dict[int, str]:
             table[code] = nfkc
         elif prototype := next(filter(_printable_ascii, prototypes), None):
             table[code] = prototype
-        else:
-            bare, folded = _without_marks(nfkc), nfkc.casefold()
-            for candidate in (bare, folded, _without_marks(folded)):
-                if candidate == nfkc:
-                    continue
-                for form in (candidate, normalize_confusables(candidate)):
-                    if _printable_ascii(form):
-                        table[code] = form
-                        break
-                if code in table:
-                    break
+        elif form := next(filter(_printable_ascii, _unmarked_forms(nfkc)), None):
+            table[code] = form
     for characters, imitated in _MARKUP_SHAPES:
         table.update(dict.fromkeys(map(ord, characters), imitated))
     return table
@@ -342,28 +342,16 @@ def _invisible() -> re.Pattern[str]:
     ranges of consecutive code points (``re`` tests a class of single characters one
     by one: ten times slower).
     """
-    # Planes 0 and 1 and the tags block hold every Cc and Cf character (Unicode 15).
-    codes = (*range(0x80, 0xD800), *range(0xE000, 0x20000), *range(0xE0000, 0xE1000))
-    found = [code for code in codes if unicodedata.category(chr(code)) in _INVISIBLE]
-    return re.compile(_character_class(found))
-
-
-def _character_class(codes: Iterable[int]) -> str:
-    """A ``re`` class of ``codes``, consecutive ones as ranges."""
-    runs: list[list[int]] = []
-    for code in sorted(set(codes)):
+    runs: list[list[int]] = []  # [low, high] of each run of consecutive code points
+    for code in _BEYOND_ASCII:
+        if unicodedata.category(chr(code)) not in _INVISIBLE:
+            continue
         if runs and code == runs[-1][1] + 1:
             runs[-1][1] = code
         else:
             runs.append([code, code])
-    return (
-        "["
-        + "".join(
-            re.escape(chr(low)) if low == high else f"{re.escape(chr(low))}-{re.escape(chr(high))}"
-            for low, high in runs
-        )
-        + "]"
-    )
+    ranges = (f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high in runs)
+    return re.compile(f"[{''.join(ranges)}]")
 
 
 def _neutralise(text: str, *, starts_line: bool) -> str:
