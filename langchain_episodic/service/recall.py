@@ -108,21 +108,16 @@ def hit_fields(hit: StoredHit) -> dict[str, object]:
     }
 
 
+def _text_at(hit: StoredHit, *path: str) -> str | None:
+    """The string at ``path`` in the hit's stored data (``None``: no string there)."""
+    value: object = hit.data
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, str) else None
+
+
 def _task_text(hit: StoredHit) -> str:
-    task = hit.data.get("task")
-    description = task.get("description") if isinstance(task, dict) else None
-    return description if isinstance(description, str) else ""
-
-
-def _principal_of(hit: StoredHit) -> str | None:
-    source = hit.data.get("source")
-    principal = source.get("principal") if isinstance(source, dict) else None
-    return principal if isinstance(principal, str) else None
-
-
-def _strategy_of(hit: StoredHit) -> str:
-    strategy = hit.data.get("strategy_used")
-    return strategy if isinstance(strategy, str) else ""
+    return _text_at(hit, "task", "description") or ""
 
 
 _PROBES: dict[tuple[str, tuple[str, ...]], CategoryProbe] = {}  # (model, background) -> probe
@@ -305,21 +300,14 @@ class Recall:
         return self._probe
 
     def _fit_probe(self) -> CategoryProbe:
-        examples = default_category_examples()
-        texts = [text for _, text in examples]
-        rows = features(
-            self._example_vectors(texts), self._example_vectors([head(t) or t for t in texts])
-        )
-        background = None
-        if self.background_texts:
-            background = features(
-                self._example_vectors(self.background_texts),
-                self._example_vectors([head(t) or t for t in self.background_texts]),
-            )
-        return CategoryProbe.fit(rows, [category for category, _ in examples], background)
+        def rows(texts: Sequence[str]) -> NDArray[np.float64]:
+            vectors = self.relevance.vectors
+            return features(vectors(texts), vectors([head(t) or t for t in texts]))
 
-    def _example_vectors(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        return self.relevance.vectors(texts)
+        examples = default_category_examples()
+        labelled = rows([text for _, text in examples])
+        background = rows(self.background_texts) if self.background_texts else None
+        return CategoryProbe.fit(labelled, [category for category, _ in examples], background)
 
     def report(
         self,
@@ -390,7 +378,11 @@ class Recall:
             bar = relevance_threshold(floor, background=background)
         neighbours = tuple(
             Neighbour(
-                hit.episode_id, hit.similarity, _strategy_of(hit), hit.outcome, _grade_of(hit)
+                hit.episode_id,
+                hit.similarity,
+                _text_at(hit, "strategy_used") or "",
+                hit.outcome,
+                _grade_of(hit),
             )
             for hit in hits[:evidence_k]
             if hit.similarity >= bar
@@ -428,16 +420,9 @@ class Recall:
             Rejected(hit.episode_id, _task_text(hit), hit.similarity, reason)
             for hit, reason in ranked.rejected
         )
-        utility = {
-            r.episode.episode_id: book.rows[r.episode.episode_id]
-            for r in results
-            if estimates and r.episode.episode_id in book.rows
-        }
-        shown_estimates = {
-            r.episode.episode_id: estimates[r.episode.episode_id]
-            for r in results
-            if r.episode.episode_id in estimates
-        }
+        shown = [r.episode.episode_id for r in results]
+        utility = {i: book.rows[i] for i in shown if estimates and i in book.rows}
+        shown_estimates = {i: estimates[i] for i in shown if i in estimates}
         return RecallReport(
             tuple(results),
             rejected,
@@ -509,7 +494,7 @@ class Recall:
             ordered = shared_order(
                 ordered,
                 lambda row: _task_text(row[1]),
-                lambda row: _principal_of(row[1]),
+                lambda row: _text_at(row[1], "source", "principal"),
                 options.top_k,
                 lambda row: row[1].timestamp,
                 options.principal,
@@ -552,9 +537,8 @@ class Recall:
                 hits = [hit for hit in hits if rest.admits(hit_fields(hit))]
             # What the store cannot filter is filtered here, before candidates are
             # chosen: asked for more until fetch_k pass or the store has no more.
-            if rest is None or len(hits) >= fetch_k or len(found) < wanted:
-                break
-            if wanted >= _MAX_CANDIDATES:
+            done = rest is None or len(hits) >= fetch_k or len(found) < wanted
+            if done or wanted >= _MAX_CANDIDATES:
                 break
             wanted = min(wanted * 4, _MAX_CANDIDATES)
         if self.shared:  # a text that says everything is no evidence about one task
