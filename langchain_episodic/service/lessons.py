@@ -18,6 +18,7 @@ and scores exactly only the lessons that could be among the best.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import functools
 import hashlib
 import math
@@ -134,21 +135,14 @@ class _ActiveIndex:
         return exact
 
     def _factors_of(self, rows: list[int], now: float, half_life: float) -> Any:
-        """The factors of credited ``rows`` at ``now``: what recall ranks by.
-
-        A list, or an array when many lessons have evidence.
-        """
+        """The factors of credited ``rows`` at ``now`` (recall ranks by them): list or array."""
         utilities = self._utilities_at(rows, now, half_life)
         if isinstance(utilities, list):
             return [utility_factor(utility) for utility in utilities]
         return utility_factors(utilities)
 
     def _utilities_at(self, rows: list[int], now: float, half_life: float) -> Any:
-        """The utilities of credited ``rows`` at ``now``.
-
-        In plain floats when few lessons have evidence (a list), vectorised when many
-        (an array).
-        """
+        """The utilities of credited ``rows`` at ``now``: a list when few, an array when many."""
         if len(self.with_evidence) > PLAIN_FLOATS_UP_TO:
             return self._utilities_of(self.evidence[rows], now, half_life)
         evidence = self.credited_evidence
@@ -451,17 +445,14 @@ class Lessons:
         version = credit.version
         with self._index_lock:
             index = self._index
-            fresh = (
-                index is not None
-                and index.book is book
-                and index.quarantined is hidden
-                and index.dimension == dimension
-            )
-            if not fresh:
-                index = self._build_index(book, hidden, dimension, index)
-            elif index is not None and (
-                index.credit is not credit or index.credit_version != version
+            if (
+                index is None
+                or index.book is not book
+                or index.quarantined is not hidden
+                or index.dimension != dimension
             ):
+                index = self._build_index(book, hidden, dimension, index)
+            elif index.credit is not credit or index.credit_version != version:
                 changed: Collection[str] | None = (
                     credit.changed_since(index.credit_version) if index.credit is credit else None
                 )
@@ -477,19 +468,10 @@ class Lessons:
                     evidence[touched] = self._evidence_rows(
                         tuple(index.lessons[row] for row in touched)
                     )
-                index = _ActiveIndex(
-                    book,
-                    hidden,
-                    credit,
-                    version,
-                    dimension,
-                    index.lessons,
-                    index.ids,
-                    index.rows,
-                    index.matrix,
-                    evidence,
+                # The same lessons, book, quarantine and dimension: a fresh bounds cache.
+                index = dataclasses.replace(
+                    index, credit=credit, credit_version=version, evidence=evidence, _bounds=[]
                 )
-            assert index is not None
             self._index = index
             return index
 
