@@ -9,6 +9,7 @@ The statistic is `langchain_episodic.scoring.credit`; the stored journal is
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import zlib
@@ -51,7 +52,6 @@ from langchain_episodic.stores.base import require_stored
 __all__ = ["Runs"]
 
 _log = logging.getLogger(__name__)
-_KINDS = ("episode", "lesson")
 
 
 def _spawned(rng: np.random.Generator) -> np.random.Generator:
@@ -60,12 +60,6 @@ def _spawned(rng: np.random.Generator) -> np.random.Generator:
         return rng.spawn(1)[0]
     except (AttributeError, TypeError, ValueError):  # a generator with no seed sequence
         return np.random.default_rng()
-
-
-def _check_kind(kind: object) -> None:
-    if kind is not None and kind not in _KINDS:
-        msg = f"kind={kind!r} is invalid: must be 'episode', 'lesson' or None"
-        raise EpisodicValueError(msg)
 
 
 class Runs:
@@ -194,17 +188,16 @@ class Runs:
                 single string (a sequence of ids is expected), an id is not stored,
                 or a holdout run is noted with ids.
         """
-        shown_ids = episode_ids
         task = as_task(task)
-        if isinstance(shown_ids, str):
+        if isinstance(episode_ids, str):
             msg = (
-                f"episode_ids={shown_ids!r} is invalid: must be a sequence of ids, "
-                f"not one string (write [{shown_ids!r}])"
+                f"episode_ids={episode_ids!r} is invalid: must be a sequence of ids, "
+                f"not one string (write [{episode_ids!r}])"
             )
             raise EpisodicValueError(msg)
         injection = Injection(
             run_id,
-            tuple(shown_ids),
+            tuple(episode_ids),
             task.description,
             task.category.value,
             self._context.now(),
@@ -212,7 +205,13 @@ class Runs:
             holdout,
             policy,
         )
-        self._require_stored(tuple(i for i in injection.episode_ids if i not in known_stored))
+        unread = [i for i in injection.episode_ids if i not in known_stored]
+        require_stored(
+            self._context.store,
+            self._context.namespace,
+            [i for i in unread if not i.startswith(LESSON_ID_PREFIX)],  # lessons: the lessons'
+            "a run can only be shown stored episodes; nothing was noted",
+        )
         # The journal write needs no lock (its entry id is the injection's own); the
         # lock guards only the counting, so concurrent runs do not wait on each
         # other's round trips.
@@ -274,16 +273,6 @@ class Runs:
                 run = zlib.crc32(run_id.encode("utf-8", "surrogatepass"))
                 draws = np.random.default_rng([self._presentation_seed, run])
             return choose_presentation(namespace, local, held, draws, recent=recent)
-
-    def _require_stored(self, shown_ids: tuple[str, ...]) -> None:
-        """Refuse episode ids the namespace does not hold (lesson ids are the lessons')."""
-        context = self._context
-        require_stored(
-            context.store,
-            context.namespace,
-            [i for i in shown_ids if not i.startswith(LESSON_ID_PREFIX)],
-            "a run can only be shown stored episodes; nothing was noted",
-        )
 
     def credit(self, run_id: str, reward: float, *, by: str | None = None) -> CreditEvent:
         """Credit run ``run_id``'s reward, once, to every episode and lesson it was shown.
@@ -367,13 +356,10 @@ class Runs:
         closed = 0
         with self._context.lock:
             for run_id, shown in self._log.open_runs():
-                if now - max(i.at for i in shown) <= ttl:
-                    continue
-                try:
-                    self._log.close(run_id, None, now, "open_run_ttl")
-                    closed += 1
-                except CreditError:
-                    continue  # another writer closed it meanwhile
+                if now - max(i.at for i in shown) > ttl:
+                    with contextlib.suppress(CreditError):  # another writer closed it meanwhile
+                        self._log.close(run_id, None, now, "open_run_ttl")
+                        closed += 1
         return closed
 
     def reload(self) -> None:
@@ -443,7 +429,9 @@ class Runs:
 
     def utilities(self, kind: SubjectKind | None = None) -> dict[str, EpisodeUtility]:
         """Every episode and lesson shown in a run (``kind="episode"``: episodes only)."""
-        _check_kind(kind)
+        if kind not in (None, "episode", "lesson"):
+            msg = f"kind={kind!r} is invalid: must be 'episode', 'lesson' or None"
+            raise EpisodicValueError(msg)
         rows = self._log.book.rows
         return {i: row for i, row in rows.items() if kind is None or row.kind == kind}
 
