@@ -33,32 +33,14 @@ SUMMARY_INTERVAL_SECONDS = 5.0
 _TALLY_FIELDS = ("total", "successes", "reward_sum", "iterations_sum")
 
 
-def _summary_from_tallies(
-    count: int, tallies: Mapping[TaskCategory, SkillTally], next_seq: int
-) -> dict[str, Any]:
-    # Records that are not readable episodes count but are not tallied; saying how many
-    # keeps the summary consistent, so the next open does not recount.
-    skipped = count - sum(tally.total for tally in tallies.values())
-    summary: dict[str, Any] = {_COUNT_KEY: count, _SKIPPED_KEY: skipped}
-    if next_seq != count:  # written only once deletion left gaps in the numbers
-        summary[_NEXT_KEY] = next_seq
-    for category, tally in tallies.items():
-        for field in _TALLY_FIELDS:
-            summary[f"{category.value}.{field}"] = getattr(tally, field)
-    return summary
-
-
 def _tallies_from_summary(summary: Mapping[str, int | float]) -> dict[TaskCategory, SkillTally]:
     tallies: dict[TaskCategory, SkillTally] = {}
     for category in TaskCategory:
         values = [summary.get(f"{category.value}.{field}") for field in _TALLY_FIELDS]
         if all(value is not None for value in values):
-            total, successes, reward_sum, iterations_sum = values
+            total, successes, reward_sum, iterations = (value or 0 for value in values)
             tallies[category] = SkillTally(
-                int(total or 0),
-                int(successes or 0),
-                float(reward_sum or 0),
-                int(iterations_sum or 0),
+                int(total), int(successes), float(reward_sum), int(iterations)
             )
     return tallies
 
@@ -82,18 +64,21 @@ def _write_summary(
     store: EpisodeStore,
     namespace: str,
     count: int,
-    tallies: Mapping[TaskCategory, SkillTally],
+    tallies: Mapping[TaskCategory, SkillTally] | None,
     next_seq: int,
 ) -> None:
-    packed = json.dumps(_summary_from_tallies(count, tallies, next_seq), separators=(",", ":"))
-    store.write_state(namespace, _SUMMARY_STATE, packed)
-
-
-def _write_stale(store: EpisodeStore, namespace: str, count: int, next_seq: int) -> None:
-    stale: dict[str, int] = {_COUNT_KEY: count, _SKIPPED_KEY: -1}
-    if next_seq != count:
-        stale[_NEXT_KEY] = next_seq
-    store.write_state(namespace, _SUMMARY_STATE, json.dumps(stale, separators=(",", ":")))
+    """Save the summary; ``tallies=None``: one that does not add up (the next open recounts)."""
+    # Records that are not readable episodes count but are not tallied; saying how many
+    # keeps the summary consistent, so the next open does not recount.
+    tallied = {} if tallies is None else tallies
+    skipped = -1 if tallies is None else count - sum(tally.total for tally in tallied.values())
+    summary: dict[str, Any] = {_COUNT_KEY: count, _SKIPPED_KEY: skipped}
+    if next_seq != count:  # written only once deletion left gaps in the numbers
+        summary[_NEXT_KEY] = next_seq
+    for category, tally in tallied.items():
+        for field in _TALLY_FIELDS:
+            summary[f"{category.value}.{field}"] = getattr(tally, field)
+    store.write_state(namespace, _SUMMARY_STATE, json.dumps(summary, separators=(",", ":")))
 
 
 def _load(store: EpisodeStore, namespace: str) -> tuple[int, dict[TaskCategory, SkillTally], int]:
@@ -220,7 +205,7 @@ class Summary:
                 # Another writer (a second memory on this namespace) recorded too: these
                 # tallies miss its episodes. Leave a summary that does not add up, so the
                 # next open recounts instead of trusting either writer's tallies.
-                _write_stale(self.store, self.namespace, actual, max(self.next_seq, actual))
+                _write_summary(self.store, self.namespace, actual, None, max(self.next_seq, actual))
             self._saved_count = self.count
             self._saved_at = time.monotonic()
 
