@@ -217,13 +217,6 @@ def _legacy_mismatch(
     return None
 
 
-def _old_default(store: EpisodeStore, namespace: str, total: int) -> str | None:
-    """``"HashingEmbeddings()"`` when the default before 0.2 built this legacy namespace."""
-    if _legacy_mismatch(store, namespace, HashingEmbeddings(), total) is None:
-        return "HashingEmbeddings()"
-    return None
-
-
 def checked_embeddings(
     store: EpisodeStore,
     namespace: str,
@@ -272,12 +265,14 @@ def checked_embeddings(
             with contextlib.suppress(StoreReadOnlyError):
                 store.write_state(namespace, EMBEDDER_STATE_KEY, given.to_json())
             return embeddings, given
+        # The default before 0.2 (HashingEmbeddings) may have built this legacy namespace.
+        old = _legacy_mismatch(store, namespace, HashingEmbeddings(), total) is None
         error = EmbeddingMismatchError(
             namespace,
             _UNKNOWN_MODEL,
             given.describe(),
             reason,
-            _old_default(store, namespace, total),
+            "HashingEmbeddings()" if old else None,
             location=repr(store),
         )
     if on_mismatch == "read-only":
