@@ -250,8 +250,7 @@ class CreditLog:
         # read the run's entries (a filtered read, only for runs unknown here).
         injections, _ = _decoded(self._store.read_journal(self._namespace, run_id))
         for injection in injections:
-            self._add_injection(injection)
-            self._position.wrote([encode_injection(injection)[0]])
+            self.count_injection(injection)
         return self.injections.get(run_id) or []
 
     def settle(self) -> None:
@@ -344,11 +343,7 @@ class CreditLog:
         return event
 
     def _write_and_end(self, event: CreditEvent) -> CreditEvent:
-        """Store ``event`` and read the run's outcome back (no lock needed), then end it.
-
-        Raises:
-            CreditError: Another writer's outcome reached the store first.
-        """
+        """Store ``event`` and read the run's outcome back (no lock needed), then `_end` it."""
         try:
             self._store.append_journal(self._namespace, [JournalEntry(*encode_credit(event))])
             stored = self.outcome(event.run_id)
@@ -363,10 +358,8 @@ class CreditLog:
     def _end(self, event: CreditEvent, stored: CreditEvent | None, *, written: bool = True) -> None:
         """Under the lock: ``event``'s write is over, the store holding ``stored``.
 
-        Folds in the outcomes whose turn it is (this one, once the earlier ones are).
-
-        Raises:
-            CreditError: Another writer's outcome reached the store first.
+        Folds in the outcomes whose turn it is (this one, once the earlier ones are);
+        raises `CreditError` when another writer's outcome reached the store first.
         """
         key = (event.at, event.run_id)
         try:
