@@ -114,7 +114,11 @@ class EpisodeWriter:
                 [f"episode_id={e.episode_id!r}" for e in new],
             )
             if infer_category and self.categorize is not None:
-                new = self._categorized(new, vectors)
+                tasks = self.categorize([episode.task for episode in new], vectors)
+                new = [
+                    episode if task is episode.task else dataclasses.replace(episode, task=task)
+                    for episode, task in zip(new, tasks, strict=True)
+                ]
             # Records share the writes lock (an erasure of this memory's holds it alone);
             # the memory's lock, which runs' counting and credit take too, is held only
             # to count what was written, not across the store's round trip.
@@ -158,14 +162,6 @@ class EpisodeWriter:
             with self._claims_changed:
                 self._claims -= wanted
                 self._claims_changed.notify_all()
-
-    def _categorized(self, episodes: list[Episode], vectors: NDArray[np.float32]) -> list[Episode]:
-        assert self.categorize is not None
-        tasks = self.categorize([episode.task for episode in episodes], vectors)
-        return [
-            episode if task is episode.task else dataclasses.replace(episode, task=task)
-            for episode, task in zip(episodes, tasks, strict=True)
-        ]
 
     def _new(self, batch: Sequence[Episode], *, in_time_order: bool) -> list[Episode]:
         """The episodes of ``batch`` the store does not hold yet, checked."""
