@@ -155,12 +155,11 @@ class Eraser:
             return {}
         context = self._context
         found = read_journal_entries(context.store, context.namespace, list(wanted), TOMBSTONE_RUN)
-        stones: dict[str, tuple[str, float]] = {}
-        for entry in found:
-            told = tombstone_erasure(entry.payload)
-            if entry.entry_id in wanted and told is not None:
-                stones[wanted[entry.entry_id]] = told
-        return stones
+        return {
+            wanted[entry.entry_id]: told
+            for entry in found
+            if entry.entry_id in wanted and (told := tombstone_erasure(entry.payload)) is not None
+        }
 
     def refuse_forgotten(self, episode_ids: Sequence[str]) -> None:
         """Raise if an erasure removed any of ``episode_ids`` (the writer's guard).
