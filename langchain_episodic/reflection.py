@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -166,10 +166,8 @@ class LessonWriter:
         result.model_calls = 1
         try:
             structured = self.model.with_structured_output(LessonDrafts)
-            answer: Any = structured.invoke(self.prompt(batch))
-            drafts = (
-                answer if isinstance(answer, LessonDrafts) else LessonDrafts.model_validate(answer)
-            )
+            # An answer that is a LessonDrafts already is returned as it is.
+            drafts = LessonDrafts.model_validate(structured.invoke(self.prompt(batch)))
         except (ValidationError, TypeError, ValueError) as error:
             _reject(result, f"the model's answer is not LessonDrafts: {_first_line(error)}")
             return result
@@ -216,23 +214,21 @@ def _lesson_from(
 ) -> Lesson | None:
     cited = list(dict.fromkeys(draft.source_episode_ids))
     unknown = [i for i in cited if i not in batch]
+    lesson = f"lesson {index} ({draft.title[:60]!r})"
     if not cited or unknown:
         why = "cites no episode" if not cited else f"cites episodes not reflected on: {unknown}"
-        _reject(result, f"lesson {index} ({draft.title[:60]!r}) {why}")
+        _reject(result, f"{lesson} {why}")
         return None
     for name in ("title", "applies_when", "do", "avoid"):
         found = injection_attempt(getattr(draft, name))
         if found is not None:
-            _reject(result, f"lesson {index} ({draft.title[:60]!r}): its {name} holds {found}")
+            _reject(result, f"{lesson}: its {name} holds {found}")
             return None
-    sources = [
-        LessonSource(
-            i,
-            None if batch[i].source is None else batch[i].source.agent,  # type: ignore[union-attr]
-            None if batch[i].source is None else batch[i].source.run_id,  # type: ignore[union-attr]
-        )
-        for i in cited
-    ]
+    sources = []
+    for i in cited:
+        source = batch[i].source
+        agent, run_id = (None, None) if source is None else (source.agent, source.run_id)
+        sources.append(LessonSource(i, agent, run_id))
     try:
         return Lesson.create(
             title=draft.title,
@@ -244,7 +240,7 @@ def _lesson_from(
             by=by,
         )
     except EpisodicValueError as error:
-        _reject(result, f"lesson {index} ({draft.title[:60]!r}) is invalid: {error}")
+        _reject(result, f"{lesson} is invalid: {error}")
         return None
 
 

@@ -334,11 +334,6 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         """How many documents to return (``options.top_k``)."""
         return self.options.top_k
 
-    def _options(self, k: int | None, overrides: dict[str, Any]) -> RecallOptions:
-        if k is not None:
-            overrides = {**overrides, "top_k": k}
-        return self.options.replace(**overrides) if overrides else self.options
-
     def invoke(
         self, input: str, config: RunnableConfig | None = None, **kwargs: Any
     ) -> list[Document]:
@@ -351,14 +346,18 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         """Async twin of `invoke`."""
         return await super().ainvoke(input, config, **{**kwargs, **_named_run(config)})
 
-    def _replay_settings(self, options: RecallOptions, k_given: bool) -> dict[str, Any]:
-        """``build_replay``'s settings for a call: no budget, no lessons, the renderer."""
+    def _replay_call(self, k: int | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """``build_replay``'s options and settings for a call: no budget, no lessons."""
+        run = _run_of(kwargs)  # taken out first: the rest of kwargs are recall options
+        if k is not None:
+            kwargs = {**kwargs, "top_k": k}
+        options = self.options.replace(**kwargs) if kwargs else self.options
         renderer: RendererArg = self.renderer
-        if k_given:
+        if self._k_given or k is not None:
             chosen = replay_renderer(renderer, options)
             if isinstance(chosen, CompactRenderer):  # asked for k: what worked, then the rest
                 renderer = dataclasses.replace(chosen, failures="code")
-        return {"max_tokens": None, "lesson_k": 0, "renderer": renderer}
+        return {"options": options, "max_tokens": None, "lesson_k": 0, "renderer": renderer, **run}
 
     def _get_relevant_documents(
         self,
@@ -368,10 +367,7 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         k: int | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        run = _run_of(kwargs)
-        options = self._options(k, kwargs)
-        settings = self._replay_settings(options, self._k_given or k is not None)
-        return replay_to_documents(self.memory.replay.build(query, options, **run, **settings))
+        return replay_to_documents(self.memory.replay.build(query, **self._replay_call(k, kwargs)))
 
     async def _aget_relevant_documents(
         self,
@@ -381,10 +377,7 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         k: int | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        run = _run_of(kwargs)
-        options = self._options(k, kwargs)
-        settings = self._replay_settings(options, self._k_given or k is not None)
-        replay = await self.memory.replay.abuild(query, options, **run, **settings)
+        replay = await self.memory.replay.abuild(query, **self._replay_call(k, kwargs))
         return replay_to_documents(replay)
 
 
