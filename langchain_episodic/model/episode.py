@@ -149,14 +149,6 @@ def _timestamp_rule_broken(seconds: float) -> str | None:
     )
 
 
-def _as_timestamp(owner: str, field: str, value: object) -> float:
-    number = _as_finite_float(owner, field, value)
-    broken = _timestamp_rule_broken(number)
-    if broken is not None:
-        raise _fail(owner, field, value, broken)
-    return number
-
-
 def _as_unit_float(owner: str, field: str, value: object) -> float:
     number = _as_finite_float(owner, field, value)
     if not 0.0 <= number <= 1.0:
@@ -468,7 +460,10 @@ class Episode:
         if not isinstance(self.feedback, Feedback):
             raise _fail(owner, "feedback", self.feedback, "must be a Feedback")
         _set(self, "outcome", _as_enum(owner, "outcome", self.outcome, OutcomeStatus))
-        _set(self, "timestamp", _as_timestamp(owner, "timestamp", self.timestamp))
+        timestamp = _as_finite_float(owner, "timestamp", self.timestamp)
+        if (broken := _timestamp_rule_broken(timestamp)) is not None:
+            raise _fail(owner, "timestamp", self.timestamp, broken)
+        _set(self, "timestamp", timestamp)
         _set(self, "iterations", _as_int(owner, "iterations", self.iterations, 1))
         _as_text(owner, "strategy_used", self.strategy_used, allow_empty=False)
         if self.source is not None and not isinstance(self.source, EpisodeSource):

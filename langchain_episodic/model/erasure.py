@@ -165,12 +165,9 @@ def leaves_an_erasure_unfinished(entry_ids: Iterable[str]) -> bool:
         >>> leaves_an_erasure_unfinished(["erasure:a", "forgotten:x"])
         True
     """
-    records: set[str] = set()
-    receipts: set[str] = set()
-    for entry_id in entry_ids:
-        if entry_id.startswith(_ERASURE_PREFIX):
-            (receipts if entry_id.endswith(_DONE_SUFFIX) else records).add(entry_id)
-    return any(record + _DONE_SUFFIX not in receipts for record in records)
+    erasures = {entry_id for entry_id in entry_ids if entry_id.startswith(_ERASURE_PREFIX)}
+    records = (entry_id for entry_id in erasures if not entry_id.endswith(_DONE_SUFFIX))
+    return any(record + _DONE_SUFFIX not in erasures for record in records)
 
 
 @dataclass(frozen=True)
@@ -239,10 +236,9 @@ class ForgetReceipt:
 
     def summary(self) -> str:
         """One line per kind, for a person."""
-        when = _utc(self.at)
         lines = [
             f"erasure {self.erasure_id} in namespace={self.namespace!r} at {self.at:.0f} "
-            f"({when}){f' by {self.by}' if self.by else ''}: {self.reason}",
+            f"({_utc(self.at)}){f' by {self.by}' if self.by else ''}: {self.reason}",
             f"  episodes {'to remove (dry run)' if self.dry_run else 'removed'}: "
             f"{self.episodes} (and their vectors)",
         ]

@@ -77,9 +77,7 @@ def feedback_from_tests(
     outcome = outcome_for_pass_rate(
         feedback.pass_rate, success_at=success_at, partial_at=partial_at
     )
-    if tests_total == 0:
-        return feedback, OutcomeStatus.FAILURE
-    return feedback, outcome
+    return feedback, OutcomeStatus.FAILURE if tests_total == 0 else outcome
 
 
 class EpisodeOptions(TypedDict, total=False):

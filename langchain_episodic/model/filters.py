@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from operator import ge, gt, le, lt
 from typing import Any
 
 from langchain_episodic._validation import describe
@@ -36,7 +37,7 @@ WHERE_FIELDS: dict[str, str] = {
 WHERE_OPERATORS = ("$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte")
 """Chroma's comparison operators; ``$gt`` and the like compare numbers only."""
 
-_ORDERING = frozenset({"$gt", "$gte", "$lt", "$lte"})
+_ORDERING = {"$gt": gt, "$gte": ge, "$lt": lt, "$lte": le}
 _LOGICAL = ("$and", "$or")
 _NATIVE: dict[str, type[Enum] | None] = {
     "category": TaskCategory,
@@ -75,9 +76,7 @@ class Condition:
             return found not in value  # type: ignore[operator]
         if not isinstance(found, (int, float)) or not isinstance(value, (int, float)):
             return False
-        return {"$gt": found > value, "$gte": found >= value, "$lt": found < value}.get(
-            op, found <= value
-        )
+        return bool(_ORDERING.get(op, le)(found, value))
 
 
 @dataclass(frozen=True)

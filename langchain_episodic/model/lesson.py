@@ -37,7 +37,7 @@ import base64
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -46,7 +46,7 @@ from numpy.typing import NDArray
 from langchain_episodic._validation import finite_float
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.model.credit import _text
-from langchain_episodic.model.episode import LESSON_ID_PREFIX
+from langchain_episodic.model.episode import LESSON_ID_PREFIX, _plain
 
 __all__ = [
     "LESSON_PREFIX",
@@ -228,9 +228,7 @@ def encode_lesson(
     """
     data: dict[str, Any] = {"kind": "lesson"}
     data.update((name, getattr(lesson, name)) for name in lesson.__dataclass_fields__)
-    data["sources"] = [
-        {k: v for k, v in asdict(s).items() if v is not None} for s in lesson.sources
-    ]
+    data["sources"] = [_plain(source) for source in lesson.sources]  # None left out
     packed = np.asarray(vector, dtype=np.float32).tobytes()
     data["vector"] = base64.b64encode(packed).decode("ascii")
     if model is not None:
