@@ -592,16 +592,16 @@ class Eraser:
         self._journal.erasures_unchecked = False
         self._summary.remove(list(stored.values()))
         self._refill_window(set(erased_ids), everything=everything)
+        appended = [entry.entry_id for entry in [*opening, *closing]]
         if everything or removed_lessons:  # the lesson log too: fold the journal afresh
             self._journal.reload()
             self._journal.checkpoint()
         elif named:  # entries were removed (positions moved): what the logs counted goes
-            appended = [entry.entry_id for entry in [*opening, *closing]]
             self._journal.fold_erasure(entries, deleted, appended, subjects)
             if not kept_checkpoint:
                 self._journal.checkpoint()
         else:  # only appended: the erasure's own entries, which no log counts
-            self._journal.position.wrote(entry.entry_id for entry in [*opening, *closing])
+            self._journal.position.wrote(appended)
         # Other writers' entries written meanwhile are folded in by the next sync, as
         # after any write of this memory's own.
         return receipt
@@ -695,12 +695,10 @@ def _plan(
     for entry in entries:
         if is_erasure_entry(entry.entry_id):
             continue
-        if is_lesson_entry(entry.entry_id):
-            if everything or entry.entry_id in lesson_entries:
-                remove.append(entry.entry_id)
-            continue
-        if everything:
+        if everything or entry.entry_id in lesson_entries:
             remove.append(entry.entry_id)
+            continue
+        if is_lesson_entry(entry.entry_id):
             continue
         if few and not any(spelling in entry.payload for spelling in spellings):
             continue

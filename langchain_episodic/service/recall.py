@@ -331,9 +331,8 @@ class Recall:
             "category": task.category.value,
             "top_k": getattr(options, "top_k", None),
             "ranking": getattr(options, "ranking", None),
+            **({"task": task.description} if self._context.trace_content else {}),
         }
-        if self._context.trace_content:
-            inputs["task"] = task.description
         with traced("recall", self._context.namespace, inputs) as trace:
             report = self._report(task, options, evidence_k, lesson_k, keep)
             if trace.active:
@@ -358,12 +357,11 @@ class Recall:
         now = self._context.now() if options.current_time is None else options.current_time
         vector = self._context.embed_query(text)
         book = self._credit.book
-        uses_credit = options.learns
-        exploring = uses_credit and options.explore and self._rng is not None
-        learning = exploring or (uses_credit and bool(book.rows))
-        fetch_k = options.candidate_count(learning)
+        exploring = options.learns and options.explore and self._rng is not None
+        learning = exploring or (options.learns and bool(book.rows))
+        fetch_k = max(options.candidate_count(learning), SHARED_CANDIDATES if self.shared else 0)
         hidden: Collection[str] = self._quarantined()
-        if uses_credit and (on_probation := self._demoted()):
+        if options.learns and (on_probation := self._demoted()):
             hidden = {*hidden, *on_probation}
         default_floor = self.calibration.floor
         floor = options.relevance_floor(default_floor)
@@ -371,7 +369,6 @@ class Recall:
         bar = relevance_threshold(floor, background=background)
         # Before the store's query, where the background bar measured faster (57 µs, 94 after).
         lessons = self._lessons.near(vector, lesson_k, bar) if lesson_k else ()
-        fetch_k = max(fetch_k, SHARED_CANDIDATES if self.shared else 0)
         hits = self.search(vector, max(fetch_k, evidence_k), options.filters, text, hidden)
         if hits and not lesson_k:
             background = self.relevance.background_bar(vector)
