@@ -39,7 +39,7 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -147,13 +147,7 @@ class EmbedderFingerprint:
 
     def to_json(self) -> str:
         """Compact, deterministic JSON (sorted keys): what a store keeps."""
-        data = {
-            "version": FINGERPRINT_VERSION,
-            "embedder": self.embedder,
-            "model": self.model,
-            "dimension": self.dimension,
-            "sketch": list(self.sketch),
-        }
+        data = {"version": FINGERPRINT_VERSION, **asdict(self)}
         return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
     @classmethod

@@ -306,10 +306,9 @@ class StaticEmbeddings(Embeddings):
         Returns:
             An array of shape ``(len(texts), dimension)``.
         """
-        model = self._model
         out = np.empty((len(texts), self.dimension), dtype=np.float16)
         for start in range(0, len(texts), _CHUNK):
-            out[start : start + _CHUNK] = _encode_chunk(model, texts[start : start + _CHUNK])
+            out[start : start + _CHUNK] = _encode_chunk(self._model, texts[start : start + _CHUNK])
         return out
 
 
