@@ -121,17 +121,10 @@ class ErasurePlan:
 
 def encode_erasure(plan: ErasurePlan, at: float) -> tuple[str, str, str]:
     """``(entry_id, run_id, payload)``: the erasure record of ``plan``."""
-    payload = json.dumps(
-        {
-            "kind": "erasure",
-            "at": at,
-            "everything": plan.everything,
-            "remove": [] if plan.everything else list(plan.remove),
-            "rewrite": [list(entry) for entry in plan.rewrite],
-        },
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    remove = [] if plan.everything else list(plan.remove)
+    record = {"kind": "erasure", "at": at, "everything": plan.everything, "remove": remove}
+    record["rewrite"] = [list(entry) for entry in plan.rewrite]
+    payload = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
     return _ERASURE_PREFIX + plan.erasure_id, ERASURE_RUN, payload
 
 

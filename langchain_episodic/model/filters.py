@@ -39,7 +39,7 @@ WHERE_OPERATORS = ("$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte")
 
 _ORDERING = {"$gt": gt, "$gte": ge, "$lt": lt, "$lte": le}
 _LOGICAL = ("$and", "$or")
-_NATIVE: dict[str, type[Enum] | None] = {
+_NATIVE: dict[str, type[Enum] | None] = {  # in the order EpisodeFilter.matches takes them
     "category": TaskCategory,
     "outcome": OutcomeStatus,
     "strategy_used": None,
@@ -330,9 +330,5 @@ outcomes=(<OutcomeStatus.SUCCESS: 'success'>,), strategies=None, where=None)
 
         Categories and outcomes by their string values.
         """
-        native = self.matches(
-            str(fields.get("category", "")),
-            str(fields.get("outcome", "")),
-            str(fields.get("strategy_used", "")),
-        )
+        native = self.matches(*(str(fields.get(name, "")) for name in _NATIVE))
         return native and (self.where is None or self.where.holds(fields))
