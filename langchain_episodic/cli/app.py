@@ -53,9 +53,6 @@ from langchain_episodic.errors import (
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]
 
 
-# --------------------------------------------------------------------------- the parser
-
-
 @dataclass(frozen=True)
 class Command:
     """One subcommand.

@@ -40,8 +40,6 @@ from langchain_episodic.scoring.skills import (
 if TYPE_CHECKING:
     from langchain_episodic.memory import EpisodicMemory
 
-# --------------------------------------------------------------------------- stats
-
 
 def _configure_stats(parser: argparse.ArgumentParser) -> None:
     del parser  # no options of its own
@@ -106,9 +104,6 @@ def _runs_line(memory: EpisodicMemory) -> str:
         f"{len(memory.runs.pending())} open; {len(memory.runs.demoted())} on probation, "
         f"{len(memory.quarantine.pinned())} pinned"
     )
-
-
-# --------------------------------------------------------------------------- harmful
 
 
 def _configure_harmful(parser: argparse.ArgumentParser) -> None:
@@ -195,9 +190,6 @@ def _run_harmful(args: argparse.Namespace) -> int:
     return 0
 
 
-# --------------------------------------------------------------------------- skills
-
-
 def _configure_skills(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threshold",
@@ -245,9 +237,6 @@ def _run_skills(args: argparse.Namespace) -> int:
     else:
         print(f"no weak skills ({rule}: none)")
     return 0
-
-
-# --------------------------------------------------------------------------- curve
 
 
 def _configure_curve(parser: argparse.ArgumentParser) -> None:

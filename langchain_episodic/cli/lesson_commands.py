@@ -123,9 +123,6 @@ def _run_lessons(args: argparse.Namespace) -> int:
     return run(args)
 
 
-# --------------------------------------------------------------------------- list
-
-
 def _counters(memory: EpisodicMemory, lesson: Lesson, now: float | None) -> dict[str, Any]:
     row = memory.runs.utility(lesson.lesson_id)
     return {
@@ -139,18 +136,17 @@ def _run_list(args: argparse.Namespace) -> int:
     """Every lesson of one status (or all), oldest first."""
     memory = _open_memory(args, create=False)
     lessons = memory.lessons.list(None if args.status == "all" else args.status)
-    statuses = {lesson.lesson_id: memory.lessons.status(lesson.lesson_id) for lesson in lessons}
+    listed = [
+        {
+            "lesson_id": lesson.lesson_id,
+            "status": memory.lessons.status(lesson.lesson_id),
+            "title": lesson.title,
+            "sources": list(lesson.source_ids),
+            **_counters(memory, lesson, args.now),
+        }
+        for lesson in lessons
+    ]
     if args.json:
-        listed = [
-            {
-                "lesson_id": lesson.lesson_id,
-                "status": statuses[lesson.lesson_id],
-                "title": lesson.title,
-                "sources": list(lesson.source_ids),
-                **_counters(memory, lesson, args.now),
-            }
-            for lesson in lessons
-        ]
         payload = {"namespace": memory.namespace, "status": args.status, "lessons": listed}
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
@@ -163,20 +159,18 @@ def _run_list(args: argparse.Namespace) -> int:
         else:
             print("(none yet: 'lessons reflect --model MODULE:ATTR' distils some)")
         return 0
-    rows = []
-    for lesson in lessons:
-        counters = _counters(memory, lesson, args.now)
-        rows.append(
-            [
-                lesson.lesson_id,
-                statuses[lesson.lesson_id],
-                f"{counters['utility']:.3f}",
-                str(counters["shown"]),
-                str(counters["credited"]),
-                _one_line(", ".join(lesson.source_ids), 40),
-                _one_line(lesson.title, 60),
-            ]
-        )
+    rows = [
+        [
+            row["lesson_id"],
+            row["status"],
+            f"{row['utility']:.3f}",
+            str(row["shown"]),
+            str(row["credited"]),
+            _one_line(", ".join(row["sources"]), 40),
+            _one_line(row["title"], 60),
+        ]
+        for row in listed
+    ]
     headers = ["lesson", "status", "utility", "shown", "credited", "sources", "title"]
     print(format_table(headers, rows, right=[2, 3, 4]))
     print()
@@ -185,9 +179,6 @@ def _run_list(args: argparse.Namespace) -> int:
         "credited); shown: runs it was injected into; credited: those that got a reward"
     )
     return 0
-
-
-# --------------------------------------------------------------------------- show
 
 
 def _lesson(memory: EpisodicMemory, lesson_id: str) -> Lesson:
@@ -332,9 +323,6 @@ def _thread_text(thread_id: str | None, turn: int | None) -> str:
     return " ".join(parts) or "-"
 
 
-# --------------------------------------------------------------------------- reflect
-
-
 def _load_model(spec: str) -> BaseChatModel:
     """The chat model ``MODULE:ATTR`` names (called first when it is not a model)."""
     from langchain_core.language_models import BaseChatModel  # noqa: PLC0415
@@ -420,9 +408,6 @@ def _run_reflect(args: argparse.Namespace) -> int:
         for reason in rejected:
             print(f"  {_one_line(reason, 300)}")
     return 0
-
-
-# --------------------------------------------------------------------------- quarantine
 
 
 def _run_quarantine(args: argparse.Namespace) -> int:

@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from langchain_episodic.scoring.priority import PrioritizedResult, ReplayWeights
     from langchain_episodic.scoring.ranking import RecallReport
 
-# --------------------------------------------------------------------------- recall
-
 
 def _configure_recall(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("query", help="the new task, in words")

@@ -29,8 +29,6 @@ from langchain_episodic.model.episode import Episode
 if TYPE_CHECKING:  # the memory (numpy, Chroma) loads when a command runs, not for --help
     from langchain_episodic.memory import EpisodicMemory
 
-# --------------------------------------------------------------------------- export
-
 
 def _configure_export(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE.jsonl", help="output file, or '-' for stdout")
@@ -78,9 +76,6 @@ def _run_export(args: argparse.Namespace) -> int:
             file=report,
         )
     return 0
-
-
-# --------------------------------------------------------------------------- import
 
 
 def _configure_import(parser: argparse.ArgumentParser) -> None:
@@ -271,9 +266,6 @@ def _run_import(args: argparse.Namespace) -> int:
             f"namespace {memory.namespace!r})"
         )
     return 1 if importer.rejected else 0
-
-
-# --------------------------------------------------------------------------- migrate
 
 
 def _configure_migrate(parser: argparse.ArgumentParser) -> None:
