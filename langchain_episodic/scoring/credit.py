@@ -529,10 +529,9 @@ class UtilityBook:
                 book.half_life,
                 int(streak),
             )
-        for category, total, count in state["category"]:
-            book._category[str(category)] = [float(total), float(count)]
-        for category, total, count in state["holdout"]:
-            book._holdout[str(category)] = [float(total), float(count)]
+        for name, sums in (("category", book._category), ("holdout", book._holdout)):
+            for category, total, count in state[name]:
+                sums[str(category)] = [float(total), float(count)]
         for episode_id, category, total, count in state["shown"]:
             book._shown[(str(episode_id), str(category))] = [float(total), float(count)]
         for key, *rewards in state.get("lift", ()):  # absent from states written before it

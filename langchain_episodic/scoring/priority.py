@@ -337,9 +337,7 @@ def compute_priority(
         1.0
     """
     priority, _ = rank_by_priority([result], current_time, weights, half_life)[0]
-    return PrioritizedResult(
-        episode=result.episode, similarity=result.similarity, priority=priority
-    )
+    return PrioritizedResult(result.episode, result.similarity, priority)
 
 
 def priority_score(
@@ -424,15 +422,8 @@ def explain_priority(
         (0.5, 0.32, 0.62)
     """
     episode = result.episode
-    signals, parts = _weighted(
-        result.similarity,
-        episode.timestamp,
-        episode.feedback.reward,
-        episode.outcome,
-        current_time,
-        weights,
-        half_life,
-    )
+    stored = (episode.timestamp, episode.feedback.reward, episode.outcome)
+    signals, parts = _weighted(result.similarity, *stored, current_time, weights, half_life)
     priority = parts[0] + parts[1] + parts[2] + parts[3]
     return PriorityBreakdown(result.similarity, *signals, *parts, priority)
 
