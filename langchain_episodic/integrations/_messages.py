@@ -24,13 +24,11 @@ def _message_text(message: HumanMessage) -> str:
     content = message.content
     if isinstance(content, str):
         return content.strip()
-    parts: list[str] = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif block.get("type") == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-    return "\n".join(part.strip() for part in parts if part.strip())
+    texts = (
+        b if isinstance(b, str) else b.get("text") if b.get("type") == "text" else None
+        for b in content
+    )
+    return "\n".join(text.strip() for text in texts if isinstance(text, str) and text.strip())
 
 
 def latest_human_text(messages: Sequence[AnyMessage]) -> str | None:
@@ -76,9 +74,9 @@ def human_texts(messages: Sequence[AnyMessage]) -> list[str]:
 
 def follow_up(thread_task: TaskDescription, request: TaskDescription) -> TaskDescription:
     """The task of a follow-up: its thread's task, then the request."""
-    if request.description == thread_task.description:  # the first request, asked again
-        return request if request.category is not TaskCategory.UNKNOWN else thread_task
     own = request.category is not TaskCategory.UNKNOWN
+    if request.description == thread_task.description:  # the first request, asked again
+        return request if own else thread_task
     return TaskDescription(
         f"{thread_task.description}{FOLLOW_UP}{request.description}",
         request.category if own else thread_task.category,

@@ -17,7 +17,6 @@ nor recorded in, a shared namespace instead.
 
 from __future__ import annotations
 
-import dataclasses
 import string
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -75,14 +74,6 @@ def _template_fields(template: str, name: str = "namespace") -> list[str]:
     return fields
 
 
-def _context_value(context: object, name: str) -> object:
-    if isinstance(context, Mapping):
-        return context.get(name, _MISSING)
-    if dataclasses.is_dataclass(context) or hasattr(context, name):
-        return getattr(context, name, _MISSING)
-    return _MISSING
-
-
 def resolve_namespace(scope: NamespaceScope, runtime: object, name: str = "namespace") -> str:
     """The namespace of the run whose LangGraph runtime is ``runtime``.
 
@@ -106,7 +97,10 @@ def resolve_namespace(scope: NamespaceScope, runtime: object, name: str = "names
         context = getattr(runtime, "context", None)
         values = {}
         for field in _template_fields(scope, name):
-            value = _MISSING if context is None else _context_value(context, field)
+            if isinstance(context, Mapping):
+                value = context.get(field, _MISSING)
+            else:  # a dataclass, a pydantic model, any object with the attribute
+                value = _MISSING if context is None else getattr(context, field, _MISSING)
             if value is _MISSING or value is None or not str(value).strip():
                 found = (
                     "this run has no context: invoke with context=..."

@@ -232,11 +232,6 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
             self._pending_runs.pop(next(iter(self._pending_runs)))
         return run_id
 
-    def _close_run(self, inputs: Mapping[str, Any], task: TaskDescription) -> str | None:
-        pending = self._pending_runs.pop(task.description, None)
-        given = _given_run(inputs)
-        return pending if given is None else given
-
     # ------------------------------------------------------------------ save
 
     def save_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
@@ -343,7 +338,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
             )
             raise TypeError(msg)
         task = self._task(inputs)
-        run_id = self._close_run(inputs, task)
+        pending = self._pending_runs.pop(task.description, None)
         given = _given_run(inputs)
         if options.get("timestamp") is None:
             # The memory's clock, so recency is measured on the same time line as recall.
@@ -360,8 +355,8 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
             source=EpisodeSource("EpisodicChainMemory", given, namespace=self.memory.namespace),
         )
         self.memory.record(episode)  # credits the run when the source names it
-        if run_id is not None and given is None:
-            self.memory.runs.close(run_id, episode.feedback.reward, by="EpisodicChainMemory")
+        if pending is not None and given is None:
+            self.memory.runs.close(pending, episode.feedback.reward, by="EpisodicChainMemory")
         # As stored: with the category the memory inferred for a task that named none.
         return self.memory.get_episodes(episode.episode_id).get(episode.episode_id, episode)
 

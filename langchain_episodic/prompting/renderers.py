@@ -105,11 +105,9 @@ def presentations_differ(
         chosen = _POLICY_RENDERERS[name].select(results, top_k)
         return frozenset(r.episode.episode_id for r in chosen)
 
-    mine = picked(policy)
     others = [name for name in _POLICY_RENDERERS if name != policy]
-    if policy != DEFAULT_PRESENTATION:
-        others = [DEFAULT_PRESENTATION]
-    return any(picked(name) != mine for name in others)
+    mine = picked(policy)
+    return any(picked(name) != mine for name in others if DEFAULT_PRESENTATION in (policy, name))
 
 
 def presentation_of(renderer: object) -> Presentation | None:

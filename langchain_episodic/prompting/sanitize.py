@@ -209,8 +209,8 @@ def _fold_lengths() -> np.ndarray:
     return lengths
 
 
-def _spelled(word: str) -> str:
-    """A pattern for ``word`` as a reader may take it, in any case (with ``re.I``).
+def _words(words: Iterable[str]) -> str:
+    """A pattern for any of ``words`` as a reader may take it, in any case (with ``re.I``).
 
     Each letter matches every printable ASCII character whose UTS #39 skeleton is the
     skeleton of that letter in either case: ``i`` also matches ``l``, ``1`` and ``|`` (a
@@ -218,7 +218,7 @@ def _spelled(word: str) -> str:
     text holds only these ASCII forms, so a Lisu ``I`` (whose prototype is ``l``) spells
     ``experience`` as well as a Latin one.
     """
-    return "".join(_letter_class(letter) for letter in word)
+    return "|".join("".join(map(_letter_class, word)) for word in words)
 
 
 @functools.cache
@@ -232,10 +232,6 @@ def _letter_class(letter: str) -> str:
         if skeleton_key(char, digit_policy="tr39") in skeletons
     ] or [letter]
     return re.escape(same[0]) if len(same) == 1 else "[" + "".join(map(re.escape, same)) + "]"
-
-
-def _words(words: Iterable[str]) -> str:
-    return "|".join(map(_spelled, words))
 
 
 _NAMES = _words(PROMPT_TAGS)
