@@ -74,9 +74,7 @@ def feedback_from_tests(
     counted = Feedback(0.0, message, tests_passed, tests_total)
     feedback = dataclasses.replace(counted, reward=counted.pass_rate)
     # Thresholds are checked even when no test ran: bad arguments never pass silently.
-    outcome = outcome_for_pass_rate(
-        feedback.pass_rate, success_at=success_at, partial_at=partial_at
-    )
+    outcome = outcome_for_pass_rate(feedback.reward, success_at=success_at, partial_at=partial_at)
     return feedback, OutcomeStatus.FAILURE if tests_total == 0 else outcome
 
 

@@ -295,9 +295,7 @@ def lesson_status(
     if lesson.lesson_id in hidden or any(s in hidden for s in lesson.source_ids):
         return "quarantined"
     archived = superseded if isinstance(superseded, (set, frozenset)) else set(superseded)
-    if lesson.lesson_id in archived:
-        return "archived"
-    return "active"
+    return "archived" if lesson.lesson_id in archived else "active"
 
 
 # ---------------------------------------------------------------- consolidation
