@@ -249,14 +249,7 @@ def checked_embeddings(
         reason = stored.mismatch(given)
         if reason is None:
             return embeddings, given
-        error = EmbeddingMismatchError(
-            namespace,
-            stored.describe(),
-            given.describe(),
-            reason,
-            builtin_expression(stored),
-            location=repr(store),
-        )
+        recorded, builtin = stored.describe(), builtin_expression(stored)
     else:
         total = store.count(namespace)
         reason = _legacy_mismatch(store, namespace, embeddings, total) if total else None
@@ -267,14 +260,10 @@ def checked_embeddings(
             return embeddings, given
         # The default before 0.2 (HashingEmbeddings) may have built this legacy namespace.
         old = _legacy_mismatch(store, namespace, HashingEmbeddings(), total) is None
-        error = EmbeddingMismatchError(
-            namespace,
-            _UNKNOWN_MODEL,
-            given.describe(),
-            reason,
-            "HashingEmbeddings()" if old else None,
-            location=repr(store),
-        )
+        recorded, builtin = _UNKNOWN_MODEL, "HashingEmbeddings()" if old else None
+    error = EmbeddingMismatchError(
+        namespace, recorded, given.describe(), reason, builtin, location=repr(store)
+    )
     if on_mismatch == "read-only":
         return _ReadOnlyEmbeddings(error), None
     raise error
