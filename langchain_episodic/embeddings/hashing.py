@@ -102,10 +102,7 @@ class HashingEmbeddings(BaseModel, Embeddings):
             # own: a zero vector has no direction and cannot be searched by cosine.
             words = _TOKEN.findall(text.lower()) or text.split()
         features: list[tuple[str, float]] = [("w:" + w, self.word_weight) for w in words]
-        features += [
-            (f"b:{first} {second}", self.bigram_weight)
-            for first, second in itertools.pairwise(words)
-        ]
+        features += [(f"b:{a} {b}", self.bigram_weight) for a, b in itertools.pairwise(words)]
         for word in words:
             padded = f"<{word}>"
             for n in range(self.char_ngram_min, self.char_ngram_max + 1):

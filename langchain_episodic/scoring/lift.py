@@ -278,11 +278,10 @@ def lift_report(
     credited = sorted((e for e in outcomes if e.reward is not None), key=lambda e: (e.at, e.run_id))
 
     def split(events: Iterable[CreditEvent]) -> tuple[list[float], list[float]]:
-        shown: list[float] = []
-        held: list[float] = []
+        sides: tuple[list[float], list[float]] = ([], [])  # with memory, holdout
         for event in events:
-            (held if event.holdout else shown).append(float(event.reward or 0.0))
-        return shown, held
+            sides[1 if event.holdout else 0].append(float(event.reward or 0.0))
+        return sides
 
     overall = _lift("all", *split(credited), success_at)
     categories = Counter(e.category for e in credited)
