@@ -18,16 +18,6 @@ from langchain_episodic.stores.codec import read_record
 __all__ = ["RecordAudit"]
 
 
-def _problem(record_id: str, raw: object) -> str | None:
-    """Why the readers would skip this record, or why it does not belong; ``None`` if fine."""
-    episode, reason = read_record(record_id, raw)
-    if episode is None:
-        return reason
-    if episode.episode_id != record_id:
-        return f"holds episode_id={episode.episode_id!r}, not its record id"
-    return None
-
-
 @dataclass
 class RecordAudit:
     """Findings over the records of one namespace, fed page by page.
@@ -49,9 +39,11 @@ class RecordAudit:
         """Check one record: its episode JSON under ``episode_key``, and its ``seq``."""
         self.checked += 1
         metadata = metadata or {}
-        raw = metadata.get(episode_key)
-        reason = _problem(record_id, raw)
-        if reason is not None:
+        # Why the readers would skip this record, or why it does not belong.
+        episode, reason = read_record(record_id, metadata.get(episode_key))
+        if episode is not None and episode.episode_id != record_id:
+            reason = f"holds episode_id={episode.episode_id!r}, not its record id"
+        if episode is None or episode.episode_id != record_id:
             self.findings.append(MalformedRecordWarning(record_id, reason))
         seq = metadata.get("seq")
         if isinstance(seq, bool) or not isinstance(seq, int):

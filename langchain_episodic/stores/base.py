@@ -218,15 +218,12 @@ class EpisodeStore(Protocol):
 
     def namespaces(self) -> tuple[str, ...]:
         """Every namespace that holds at least one record, or was opened, sorted."""
-        ...
 
     def count(self, namespace: str) -> int:
         """Number of records in ``namespace``."""
-        ...
 
     def get(self, namespace: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
         """The stored episodes among ``episode_ids``, by id; missing ids are left out."""
-        ...
 
     def add(
         self,
@@ -243,7 +240,6 @@ class EpisodeStore(Protocol):
         record and is not written again. When this returns, the records must be
         durable as far as the backend allows.
         """
-        ...
 
     def search_hits(
         self,
@@ -264,25 +260,20 @@ class EpisodeStore(Protocol):
             query_text: The text whose ``embed_query`` the vector is, or ``None``;
                 stores that search by vector ignore it (see the class docstring).
         """
-        ...
 
     def latest(self, namespace: str, n: int, total: int) -> list[Episode]:
         """The last ``n`` of the ``total`` records in recording order, oldest first."""
-        ...
 
     def iter_episodes(
         self, namespace: str, page_size: int = 1000, start: int = 0
     ) -> Iterator[Episode]:
         """Episodes in recording order from the ``start``-th on, read in pages."""
-        ...
 
     def read_state(self, namespace: str, key: str) -> str | None:
         """A small string the memory saved for ``namespace`` under ``key``, or ``None``."""
-        ...
 
     def write_state(self, namespace: str, key: str, value: str) -> None:
         """Save a small string for ``namespace`` under ``key``, replacing the old one."""
-        ...
 
     def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
         """Add entries to the namespace's journal, durably, before returning.
@@ -291,11 +282,9 @@ class EpisodeStore(Protocol):
         one is kept, also when several writers (processes on one Chroma server) add
         the same id at once. Entries never slow `search_hits`.
         """
-        ...
 
     def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
         """The namespace's journal entries (of one run when ``run_id`` is given), any order."""
-        ...
 
 
 @runtime_checkable
@@ -317,23 +306,18 @@ class OrderedJournal(Protocol):
         Positions count every entry ever stored in the namespace's journal, from 0;
         an id written again does not move (the first entry is kept).
         """
-        ...
 
     def read_journal_ids(self, namespace: str, entry_ids: Sequence[str]) -> list[JournalEntry]:
         """The stored entries under ``entry_ids`` (those that exist), any order."""
-        ...
 
     def journal_size(self, namespace: str) -> int:
         """How many entries the namespace's journal holds (the next entry's position)."""
-        ...
 
     def read_checkpoint(self, namespace: str) -> str | None:
         """The journal checkpoint last written with `write_checkpoint`, or ``None``."""
-        ...
 
     def write_checkpoint(self, namespace: str, value: str) -> None:
         """Replace the journal checkpoint, atomically (a reader sees the old or the new)."""
-        ...
 
 
 @runtime_checkable
@@ -354,7 +338,6 @@ class JournalHead(Protocol):
         ``None`` when a write is in flight, a crash interrupted one, or no head is kept:
         the memory then reads the journal as before.
         """
-        ...
 
     def journal_writes(self, namespace: str) -> AbstractContextManager[None]:
         """Several writes of the journal as one in flight: the head is renewed once, after.
@@ -363,7 +346,6 @@ class JournalHead(Protocol):
         journal may change throughout), at the cost of one pair of synced writes
         instead of one pair per write.
         """
-        ...
 
 
 @runtime_checkable
@@ -381,7 +363,6 @@ class KeyedJournal(Protocol):
         self, namespace: str, run_id: str, entry_ids: Sequence[str]
     ) -> list[JournalEntry]:
         """The stored entries of run ``run_id`` under ``entry_ids`` (those that exist)."""
-        ...
 
 
 def read_journal_entries(
@@ -431,11 +412,9 @@ class ForgetsRecords(Protocol):
 
         Ids not stored are skipped. Durable, as far as the backend allows, on return.
         """
-        ...
 
     def delete_journal(self, namespace: str, entry_ids: Sequence[str]) -> int:
         """Remove the journal entries under ``entry_ids``; how many were there."""
-        ...
 
     def purge_deleted(self) -> str:
         """Make what was deleted unrecoverable from the store's own files, as far as it can.
@@ -443,7 +422,6 @@ class ForgetsRecords(Protocol):
         Called once after an erasure. Returns one sentence for the erasure's receipt:
         what the backend guarantees and what it cannot (e.g. a server's own logs).
         """
-        ...
 
 
 @runtime_checkable
@@ -467,11 +445,9 @@ class BatchesPurge(Protocol):
             ``(pending, sentence)``: whether deleted bytes are still in the store's
             files, and what the store guarantees and when, for a receipt.
         """
-        ...
 
     def purge_status(self) -> tuple[bool, str]:
         """``(pending, sentence)`` now: whether a purge is pending, and what holds."""
-        ...
 
 
 @runtime_checkable
@@ -488,11 +464,9 @@ class ListsCollections(Protocol):
     @property
     def collection_name(self) -> str:
         """This store's own name in its place (left out of what is shown as elsewhere)."""
-        ...
 
     def collection_names(self) -> dict[str, tuple[str, ...]]:
         """Every collection name in the place that holds namespaces, with them, sorted."""
-        ...
 
 
 @runtime_checkable
@@ -508,4 +482,3 @@ class FiltersEveryField(Protocol):
 
     def filters_every_field(self, namespace: str) -> bool:
         """Whether ``search_hits`` in ``namespace`` applies a whole `EpisodeFilter`."""
-        ...

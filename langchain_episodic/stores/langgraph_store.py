@@ -186,10 +186,14 @@ def _detect_score(store: BaseStore) -> tuple[str | None, str]:
     if isinstance(store, InMemoryStore):
         return "cosine_similarity", ""
     if _from_module(store, "langgraph.store.postgres"):
-        kinds = {"cosine": "cosine_similarity", "l2": "negative_l2"}
-        kinds["inner_product"] = "inner_product"
-        kind = kinds.get(distance)
-        return kind, f"{name} with distance_type={distance!r}: use 'cosine', or pass score="
+        kinds = {
+            "cosine": "cosine_similarity",
+            "l2": "negative_l2",
+            "inner_product": "inner_product",
+        }
+        return kinds.get(
+            distance
+        ), f"{name} with distance_type={distance!r}: use 'cosine', or pass score="
     if _from_module(store, "langgraph.store.sqlite"):
         if distance == "cosine":
             return "cosine_similarity", ""
@@ -239,10 +243,6 @@ def _search(store: BaseStore, op: SearchOp) -> list[SearchItem]:
     """Run one search through ``batch`` (the ops of a search are plain tuples)."""
     [items] = store.batch([op])
     return cast("list[SearchItem]", items)
-
-
-def _encode_vector(vector: NDArray[np.float32]) -> str:
-    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
 
 
 def _decode_vector(raw: object) -> NDArray[np.float32] | None:
@@ -407,12 +407,9 @@ class LangGraphEpisodeStore(LedgeredStore):
 
     @contextmanager
     def _exclusive(self) -> Iterator[None]:
-        with self._lock:
-            if self._across_processes is None:
-                yield
-                return
-            with self._across_processes():
-                yield
+        across = self._across_processes
+        with self._lock, nullcontext() if across is None else across():
+            yield
 
     @staticmethod
     def _conversion(
@@ -452,23 +449,17 @@ class LangGraphEpisodeStore(LedgeredStore):
     def _space(self, namespace: str) -> tuple[str, ...]:
         return (*self._prefix, "episodes", _digest(namespace))
 
-    def _items(self, namespace: str, ids: Sequence[str]) -> dict[str, Item]:
-        """The namespace's items among record ``ids``, by id, read in batches."""
+    def _records(self, namespace: str, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
         space = self._space(namespace)
-        found: dict[str, Item] = {}
+        found: dict[str, Mapping[str, Any]] = {}
         for start in range(0, len(ids), self._batch_size):
             part = ids[start : start + self._batch_size]
             for rid, item in zip(
                 part, self._store.batch([GetOp(space, rid) for rid in part]), strict=True
             ):
                 if isinstance(item, Item):
-                    found[rid] = item
+                    found[rid] = item.value
         return found
-
-    # ---------------------------------------------------------------- protocol
-
-    def _records(self, namespace: str, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
-        return {rid: item.value for rid, item in self._items(namespace, ids).items()}
 
     def _records_and_count(
         self, namespace: str, ids: Sequence[str]
@@ -576,7 +567,7 @@ class LangGraphEpisodeStore(LedgeredStore):
         return {
             _TEXT_FIELD: episode.task.description,
             "episode": encode_episode(episode),
-            "vector": _encode_vector(vector),
+            "vector": base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii"),
             "namespace": namespace,
             "seq": seq,
             "category": episode.task.category.value,
@@ -639,11 +630,7 @@ class LangGraphEpisodeStore(LedgeredStore):
             return self._scan(namespace, query, k, native, filters)
         wanted = k
         while True:
-            with self._reading():
-                self._open(namespace)
-                items = _search(
-                    self._store, SearchOp(self._space(namespace), native, wanted, 0, query_text)
-                )
+            items = self._search_space(namespace, native, wanted, 0, query_text)
             kept = [item for item in items if passes(item.value, filters)]
             if len(kept) >= k or len(items) < wanted:
                 break
@@ -651,6 +638,19 @@ class LangGraphEpisodeStore(LedgeredStore):
         hits = list(decode_hits(self._scored(kept, query, check=True)))
         hits.sort(key=lambda hit: -hit.similarity)  # stable: the backend's order on ties
         return hits[:k]
+
+    def _search_space(
+        self,
+        namespace: str,
+        native: dict[str, Any] | None,
+        limit: int,
+        offset: int,
+        query: str | None = None,
+    ) -> list[SearchItem]:
+        op = SearchOp(self._space(namespace), native, limit, offset, query)
+        with self._reading():
+            self._open(namespace)
+            return _search(self._store, op)
 
     def _scored(
         self, items: Sequence[Item], query: NDArray[np.float32], *, check: bool
@@ -702,11 +702,7 @@ class LangGraphEpisodeStore(LedgeredStore):
         hits: list[tuple[int, StoredHit]] = []
         offset = 0
         while True:
-            with self._reading():
-                self._open(namespace)
-                items = _search(
-                    self._store, SearchOp(self._space(namespace), native, _PAGE, offset)
-                )
+            items = self._search_space(namespace, native, _PAGE, offset)
             passing = [item for item in items if passes(item.value, filters)]
             seqs = {item.key: item.value.get("seq") for item in passing}  # keys are unique
             for hit in decode_hits(self._scored(passing, query, check=False)):

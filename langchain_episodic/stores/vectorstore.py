@@ -259,27 +259,24 @@ class VectorStoreEpisodeStore(LedgeredStore):
         """The key-value store holding record order, counts and state."""
         return self._ledger.store
 
-    def _get_by_ids(self, ids: list[str]) -> list[Document]:
-        try:
-            return self._vectorstore.get_by_ids(ids)
-        except NotImplementedError as error:
-            msg = (
-                f"vectorstore={type(self._vectorstore).__name__} cannot get documents by "
-                "id, which immutability checks and ordered reads need"
-            )
-            raise StoreConfigurationError(msg) from error
-
     def _documents(self, namespace: str, ids: Sequence[str]) -> dict[str, Document]:
         """The namespace's documents among record ``ids``, by id, read in batches."""
         found: dict[str, Document] = {}
         for start in range(0, len(ids), self._batch_size):
-            for document in self._get_by_ids(list(ids[start : start + self._batch_size])):
+            part = list(ids[start : start + self._batch_size])
+            try:
+                documents = self._vectorstore.get_by_ids(part)
+            except NotImplementedError as error:
+                msg = (
+                    f"vectorstore={type(self._vectorstore).__name__} cannot get documents by "
+                    "id, which immutability checks and ordered reads need"
+                )
+                raise StoreConfigurationError(msg) from error
+            for document in documents:
                 metadata = document.metadata or {}
                 if document.id is not None and metadata.get("namespace") == namespace:
                     found[document.id] = document
         return found
-
-    # ---------------------------------------------------------------- protocol
 
     def _records(self, namespace: str, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
         return {rid: doc.metadata for rid, doc in self._documents(namespace, ids).items()}
@@ -452,7 +449,18 @@ class VectorStoreEpisodeStore(LedgeredStore):
         """
         with self._lock:
             self._open(namespace)
-            raw, exhausted = self._search_raw(query, n, backend_filter)
+            if is_faiss(self._vectorstore):
+                # FAISS filters *after* taking fetch_k neighbours of the whole index, so
+                # it has given all it has only once n covers the index.
+                # It also allocates k results up front: never ask for more than it holds.
+                total = int(self._vectorstore.index.ntotal)  # type: ignore[attr-defined]
+                n = min(n, total)
+                raw = self._search(query, k=n, filter=backend_filter, fetch_k=n) if n else []
+                exhausted = n >= total
+            else:
+                extra = {} if backend_filter is None else {"filter": backend_filter}
+                raw = self._search(query, k=n, **extra)
+                exhausted = len(raw) < n
         kept = [
             (document, score)
             for document, score in raw
@@ -460,21 +468,3 @@ class VectorStoreEpisodeStore(LedgeredStore):
             and passes(document.metadata, filters)
         ]
         return kept, exhausted
-
-    def _search_raw(
-        self, query: list[float], n: int, native: Any
-    ) -> tuple[list[tuple[Document, float]], bool]:
-        """Up to ``n`` scored documents, and whether the backend has no more to give."""
-        if is_faiss(self._vectorstore):
-            # FAISS filters *after* taking fetch_k neighbours of the whole index, so
-            # it has given all it has only once n covers the index.
-            # It also allocates k results up front: never ask for more than it holds.
-            total = int(self._vectorstore.index.ntotal)  # type: ignore[attr-defined]
-            if total == 0:
-                return [], True
-            n = min(n, total)
-            return self._search(query, k=n, filter=native, fetch_k=n), n >= total
-        found = (
-            self._search(query, k=n) if native is None else self._search(query, k=n, filter=native)
-        )
-        return found, len(found) < n

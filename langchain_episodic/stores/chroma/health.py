@@ -214,16 +214,11 @@ def saved_segments(folder: str) -> list[str]:
                 "WHERE s.scope = 'VECTOR' AND m.seq_id IS NOT NULL"
             ).fetchall()
     except sqlite3.DatabaseError as error:
-        if _means_damage(error):
+        if "malformed" in str(error).lower() or "not a database" in str(error).lower():
             raise
         # Cannot be opened, another schema, or a journal to roll back that read-only cannot.
         return []
     return [os.path.join(folder, str(row[0])) for row in rows]
-
-
-def _means_damage(error: sqlite3.DatabaseError) -> bool:
-    text = str(error).lower()
-    return "malformed" in text or "not a database" in text
 
 
 def read_index_header(segment: str) -> IndexHeader | None:

@@ -55,7 +55,6 @@ _NAMESPACE_KEY = _PREFIX + "namespace"
 _JOURNAL_OF_KEY = _PREFIX + "journal_of"
 _JOURNAL_SUFFIX = "-journal"
 _EPISODE_KEY = "episode"
-_DOCUMENT_KEY = "chroma:document"
 # Chroma's log operations (chromadb.db.mixins.embeddings_queue._operation_codes).
 _ADD, _UPDATE, _UPSERT, _DELETE = 0, 1, 2, 3
 _CHUNK = 512  # rowids per SQL read
@@ -107,9 +106,6 @@ class SalvagedFolder:
     unreadable: tuple[str, ...]
     orphans: int = 0
     repaired: tuple[str, ...] = ()
-
-
-# ------------------------------------------------------------------ reading tables
 
 
 @dataclass(frozen=True)
@@ -177,14 +173,7 @@ _RAW_COLUMNS: dict[str, Callable[[PageRow], tuple[Any, ...]]] = {
     "max_seq_id": lambda r: (r.rowid, *r.values[:2]),
     "embeddings": lambda r: (r.rowid, r.rowid, r.values[1], r.values[2]),
     "embedding_metadata": lambda r: (r.rowid, *r.values[:4]),
-    "embeddings_queue": lambda r: (
-        r.rowid,
-        r.rowid,
-        r.values[2],
-        r.values[3],
-        r.values[4],
-        r.values[7],
-    ),
+    "embeddings_queue": lambda r: (r.rowid, r.rowid, *r.values[2:5], r.values[7]),
 }
 
 
@@ -277,9 +266,6 @@ def _open_copy(
         problems.append(f"{DATABASE_FILE}: SQLite cannot read its schema ({error})")
         return None, data, repaired, problems
     return database, data, repaired, problems
-
-
-# ------------------------------------------------------------------ grouping records
 
 
 def _value(string: Any, integer: Any) -> Any:
@@ -389,9 +375,6 @@ def _apply(collection: _Collection, operation: int, record_id: str, metadata: st
         else:
             current[key] = value
     collection.lost.discard(record_id)
-
-
-# ------------------------------------------------------------------ namespaces
 
 
 def _namespace(collection: _Collection, journal: _Collection | None) -> SalvagedNamespace:

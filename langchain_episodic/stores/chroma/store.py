@@ -423,7 +423,9 @@ class ChromaEpisodeStore:
             return cached
         self._open.admit(namespace)
         name = self.collection_name_for(namespace)
-        if self._read_only is not None and name not in self._collection_names():
+        if self._read_only is not None and all(
+            name != listed.name for listed in self._client.list_collections()
+        ):
             operation = f"create namespace={namespace!r}"
             raise StoreReadOnlyError(str(self._path), operation, self._read_only)
         collection = self._client.get_or_create_collection(
@@ -435,9 +437,6 @@ class ChromaEpisodeStore:
         self._check_collection(collection, namespace)
         self._collections[namespace] = collection
         return collection
-
-    def _collection_names(self) -> set[str]:
-        return {collection.name for collection in self._client.list_collections()}
 
     @staticmethod
     def _check_collection(collection: Collection, namespace: str) -> None:
@@ -462,16 +461,7 @@ class ChromaEpisodeStore:
     @_operation
     def namespaces(self) -> tuple[str, ...]:
         """Namespaces that have a collection under this store's ``collection_name``."""
-        found = []
-        for collection in self._client.list_collections():
-            metadata = collection.metadata or {}
-            namespace = metadata.get(_NAMESPACE_KEY)
-            if (
-                isinstance(namespace, str)
-                and self.collection_name_for(namespace) == collection.name
-            ):
-                found.append(namespace)
-        return tuple(sorted(found))
+        return self.collection_names().get(self._collection_name, ())
 
     @_operation
     def collection_names(self) -> dict[str, tuple[str, ...]]:
@@ -624,20 +614,13 @@ class ChromaEpisodeStore:
         """The last ``n`` recorded episodes of ``total``, oldest first."""
         if n <= 0 or total <= 0:
             return []
-        fetch: Callable[[int, int], list[tuple[int, Episode]]]
+        fetch = functools.partial(self._get_seq_range, namespace)
         if total <= _READ_WHOLE_BELOW:
             # Chroma answers a filter on seq from the metadata of every collection in
             # the folder: with thousands of namespaces (one per user) that is most of
             # an open. A small collection is read whole once instead, and filtered here.
             records = metadata_by_id(self.collection(namespace).get(include=["metadatas"]))
-
-            def fetch(start: int, stop: int) -> list[tuple[int, Episode]]:
-                return seq_rows(records, start, stop)
-        else:
-
-            def fetch(start: int, stop: int) -> list[tuple[int, Episode]]:
-                return self._get_seq_range(namespace, start, stop)
-
+            fetch = functools.partial(seq_rows, records)
         # With one writer the last n seq values hold the last n records. Several writer
         # processes repeat seq values and leave the top ones empty: widen until found.
         window = n
