@@ -353,8 +353,7 @@ class UtilityBook:
             self._lift[key][1 if event.holdout else 0].append(reward)
             if event.policy is not None and not event.holdout and self._presents(key, event):
                 self._presented[key, event.policy].append(reward)
-        total = self._category[category]
-        held = self._holdout[category]
+        total, held = self._category[category], self._holdout[category]
         if event.holdout:
             held[0] += reward
             held[1] += 1.0

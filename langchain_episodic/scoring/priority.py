@@ -479,13 +479,9 @@ def rank_by_priority(
         >>> [(round(priority, 2), c.episode.episode_id) for priority, c in ranked]
         [(0.92, 'b'), (0.78, 'a')]
     """
+    setting = (current_time, weights, half_life)
     scored = [
-        (
-            priority_score(
-                c.similarity, c.timestamp, c.reward, c.outcome, current_time, weights, half_life
-            ),
-            c,
-        )
+        (priority_score(c.similarity, c.timestamp, c.reward, c.outcome, *setting), c)
         for c in candidates
     ]
     scored.sort(key=lambda pair: pair[0], reverse=True)
