@@ -283,9 +283,7 @@ class EmbeddingMismatchError(StoreConfigurationError):
         )
 
     def _stored_argument(self) -> str:
-        if self.stored_expression:
-            return f"embeddings={self.stored_expression}"
-        return "embeddings=<the model that built it>"
+        return f"embeddings={self.stored_expression or '<the model that built it>'}"
 
 
 class ReadOnlyMemoryError(EmbeddingMismatchError):

@@ -187,7 +187,7 @@ def _error(message: object) -> None:
 
 
 def _message(exc: Exception, args: argparse.Namespace) -> str | None:
-    """The one line an error is reported as (exit 2), ``None`` for an unexpected one."""
+    """The one line an error (Chroma's own too) is reported as; ``None``: an unexpected one."""
     if isinstance(exc, ReadOnlyMemoryError):
         return (
             f"cannot {exc.operation}: namespace {exc.namespace!r} is open read-only because it "
@@ -213,7 +213,34 @@ def _message(exc: Exception, args: argparse.Namespace) -> str | None:
         )
     if isinstance(exc, (CliError, EpisodicValueError, StoreConfigurationError, MigrationError)):
         return str(exc)
-    return _chroma_message(exc, args)
+    if "chromadb" not in sys.modules:  # the command never touched Chroma
+        return None
+    import chromadb.errors  # noqa: PLC0415
+
+    if isinstance(exc, chromadb.errors.InvalidArgumentError):
+        hint = (
+            " (the collection holds vectors of another embedding model; this command embeds "
+            "with the package's default model: use another --collection)"
+            if "dimension" in str(exc)
+            else ""
+        )
+        return f"Chroma refused the request: {exc}{hint}"
+    if not isinstance(exc, chromadb.errors.ChromaError):
+        return None
+    # Chroma's own failures (a damaged database or index, a full disk), in one line.
+    from langchain_episodic.stores.chroma.health import LOW_SPACE, free_bytes  # noqa: PLC0415
+
+    path = getattr(args, "path", None)
+    if isinstance(path, str) and os.path.isdir(path) and free_bytes(path) < LOW_SPACE:
+        return (
+            f"no space left on device at {path!r} ({free_bytes(path)} bytes free): Chroma "
+            f"cannot apply its log ({exc}); nothing acknowledged was lost. Free space, "
+            "then retry"
+        )
+    return (
+        f"Chroma failed: {type(exc).__name__}: {exc} (run 'langchain-episodic verify' to "
+        "diagnose the folder)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -255,35 +282,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         sys.stdout = stdout
-
-
-def _chroma_message(exc: Exception, args: argparse.Namespace) -> str | None:
-    """One line for an error of Chroma's own, ``None`` for any other exception."""
-    if "chromadb" not in sys.modules:  # the command never touched Chroma
-        return None
-    import chromadb.errors  # noqa: PLC0415
-
-    if isinstance(exc, chromadb.errors.InvalidArgumentError):
-        hint = (
-            " (the collection holds vectors of another embedding model; this command embeds "
-            "with the package's default model: use another --collection)"
-            if "dimension" in str(exc)
-            else ""
-        )
-        return f"Chroma refused the request: {exc}{hint}"
-    if not isinstance(exc, chromadb.errors.ChromaError):
-        return None
-    # Chroma's own failures (a damaged database or index, a full disk), in one line.
-    from langchain_episodic.stores.chroma.health import LOW_SPACE, free_bytes  # noqa: PLC0415
-
-    path = getattr(args, "path", None)
-    if isinstance(path, str) and os.path.isdir(path) and free_bytes(path) < LOW_SPACE:
-        return (
-            f"no space left on device at {path!r} ({free_bytes(path)} bytes free): Chroma "
-            f"cannot apply its log ({exc}); nothing acknowledged was lost. Free space, "
-            "then retry"
-        )
-    return (
-        f"Chroma failed: {type(exc).__name__}: {exc} (run 'langchain-episodic verify' to "
-        "diagnose the folder)"
-    )

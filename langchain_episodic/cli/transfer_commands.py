@@ -50,9 +50,8 @@ def _run_export(args: argparse.Namespace) -> int:
     """Stream every episode of the namespace as JSON lines to a file or stdout."""
     memory = _open_memory(args, create=False)
     total = len(memory)
-    quiet = bool(args.quiet)
     if args.file == "-":
-        written = _write_episodes(memory, sys.stdout, total, quiet=quiet)
+        written = _write_episodes(memory, sys.stdout, total, quiet=args.quiet)
         sys.stdout.flush()
         report = sys.stderr
     else:
@@ -61,7 +60,7 @@ def _run_export(args: argparse.Namespace) -> int:
         partial = destination.with_name(f".{destination.name}.{os.getpid()}.partial")
         try:
             with partial.open("w", encoding="utf-8", newline="\n") as out:
-                written = _write_episodes(memory, out, total, quiet=quiet)
+                written = _write_episodes(memory, out, total, quiet=args.quiet)
             partial.replace(destination)
         except OSError as exc:
             msg = f"cannot write {args.file!r}: {exc.strerror or exc}"
@@ -69,7 +68,7 @@ def _run_export(args: argparse.Namespace) -> int:
         finally:
             partial.unlink(missing_ok=True)
         report = sys.stdout
-    if not quiet:
+    if not args.quiet:
         print(
             f"exported {written} episodes from namespace {memory.namespace!r} to "
             f"{'stdout' if args.file == '-' else args.file}",
@@ -245,12 +244,11 @@ def _run_import(args: argparse.Namespace) -> int:
     """Import JSON lines; bad lines are reported and skipped, good ones all recorded."""
     stream, size = _open_input(str(args.file))
     label = "<stdin>" if args.file == "-" else str(args.file)
-    quiet = bool(args.quiet)
     try:
         memory = _open_memory(args, create=True)
         importer = _Importer(memory=memory, label=label, batch_size=int(args.batch_size))
         options = {"unit": "B", "unit_scale": True, "unit_divisor": 1024}
-        with _progress(size, "importing", quiet=quiet, **options) as bar:
+        with _progress(size, "importing", quiet=args.quiet, **options) as bar:
             for number, raw in enumerate(stream, start=1):
                 bar.update(len(raw))
                 importer.feed(number, raw)
@@ -259,7 +257,7 @@ def _run_import(args: argparse.Namespace) -> int:
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
-    if not quiet:
+    if not args.quiet:
         print(
             f"imported {importer.imported}, already present {importer.present}, "
             f"rejected {importer.rejected} (of {importer.lines} lines in {label}, "
