@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["RUN_ID_KEY", "STATE_KEY", "agent_name", "agent_run", "run_from_config"]
+__all__ = ["RUN_ID_KEY", "STATE_KEY", "agent_name", "agent_run", "given_text", "run_from_config"]
 
 RUN_ID_KEY = "run_id"
 """The ``configurable`` key that names the run a prompt is for."""
@@ -20,7 +20,8 @@ STATE_KEY = "episodic_replay"
 """Key of the agent state under which the middleware keeps a run's replay."""
 
 
-def _text(value: object) -> str | None:
+def given_text(value: object) -> str | None:
+    """``str(value)``, or ``None`` when ``value`` is ``None`` or blank."""
     if value is None:
         return None
     text = str(value)
@@ -39,11 +40,11 @@ def run_from_config(config: Mapping[str, Any] | None) -> tuple[str | None, str |
     if not config:
         return None, None
     configurable = config.get("configurable") or {}
-    thread_id = _text(configurable.get("thread_id"))
-    run_id = _text(configurable.get(RUN_ID_KEY))
+    thread_id = given_text(configurable.get("thread_id"))
+    run_id = given_text(configurable.get(RUN_ID_KEY))
     if run_id is None:
         callbacks = config.get("callbacks")
-        run_id = _text(getattr(callbacks, "parent_run_id", None))
+        run_id = given_text(getattr(callbacks, "parent_run_id", None))
     return run_id, thread_id
 
 
@@ -68,7 +69,7 @@ def agent_run(runtime: object) -> tuple[str, str | None] | None:
     replay = state.get(STATE_KEY) if isinstance(state, Mapping) else None
     if not isinstance(replay, Mapping):
         return None
-    run_id = _text(replay.get("run_id"))
+    run_id = given_text(replay.get("run_id"))
     if run_id is None:
         return None
     namespace = replay.get("namespace")
@@ -83,4 +84,4 @@ def agent_name(config: Mapping[str, Any] | None) -> str | None:
         'coder'
     """
     metadata = (config or {}).get("metadata") or {}
-    return _text(metadata.get("lc_agent_name"))
+    return given_text(metadata.get("lc_agent_name"))

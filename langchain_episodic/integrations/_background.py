@@ -157,11 +157,6 @@ class BackgroundWorker:
             thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
         return done
 
-    def _close_at_exit(self) -> None:  # pragma: no cover - runs at interpreter exit
-        # The module's value at exit, so that setting it before then takes effect.
-        if not self.close(EXIT_FLUSH_TIMEOUT):
-            self._log.warning("background %s still running at exit were abandoned", self._what)
-
 
 # Workers whose thread started, so that the exit hook can close them; weak, so that a
 # worker nobody holds any more is not kept alive for it.
@@ -171,4 +166,6 @@ _LIVE_WORKERS: weakref.WeakSet[BackgroundWorker] = weakref.WeakSet()
 @atexit.register
 def _close_live_workers() -> None:  # pragma: no cover - runs at interpreter exit
     for worker in list(_LIVE_WORKERS):
-        worker._close_at_exit()
+        # The module's value at exit, so that setting it before then takes effect.
+        if not worker.close(EXIT_FLUSH_TIMEOUT):
+            worker._log.warning("background %s still running at exit were abandoned", worker._what)

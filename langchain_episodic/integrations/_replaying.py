@@ -11,13 +11,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from langchain_episodic._run import run_from_config
 from langchain_episodic._validation import check_int
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.integrations._messages import follow_up, latest_human_text
 from langchain_episodic.integrations._run_state import (
     EpisodicReplay,
+    current_config,
     run_state,
-    thread_id,
     thread_of,
 )
 from langchain_episodic.memory import EpisodicMemory
@@ -117,7 +118,7 @@ class RunReplayer:
             task,
             self.options if principal is None else self.options.replace(principal=principal),
             run_id=run_id,
-            thread_id=None if run_id is None else thread_id(),
+            thread_id=None if run_id is None else run_from_config(current_config())[1],
             max_tokens=self.max_tokens,
             token_counter=self.token_counter,
             include_strategy=self.include_strategy,

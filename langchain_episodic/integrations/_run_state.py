@@ -19,6 +19,7 @@ from langchain_episodic._run import (
     RUN_ID_KEY,
     STATE_KEY,
     agent_name,
+    given_text,
     run_from_config,
 )
 from langchain_episodic.integrations._messages import human_texts
@@ -33,7 +34,6 @@ __all__ = [
     "replay_of",
     "run_state",
     "source_of",
-    "thread_id",
     "thread_of",
 ]
 
@@ -130,13 +130,7 @@ def thread_of(state: Mapping[str, Any]) -> tuple[TaskDescription | None, int]:
 def new_run_id() -> str:
     """The caller's run id (``configurable["run_id"]``), else a new one."""
     configurable = (current_config() or {}).get("configurable") or {}
-    given = configurable.get(RUN_ID_KEY)
-    return str(given) if given is not None and str(given).strip() else uuid.uuid4().hex
-
-
-def thread_id() -> str | None:
-    """LangGraph's ``thread_id`` of the current run, if any."""
-    return run_from_config(current_config())[1]
+    return given_text(configurable.get(RUN_ID_KEY)) or uuid.uuid4().hex
 
 
 def current_config() -> Mapping[str, Any] | None:

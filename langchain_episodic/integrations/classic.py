@@ -29,7 +29,7 @@ except ImportError as error:
     raise missing_extra("EpisodicChainMemory", "classic") from error
 
 from langchain_episodic._fields import RecallOptionsFields
-from langchain_episodic._run import RUN_ID_KEY
+from langchain_episodic._run import RUN_ID_KEY, given_text
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.memory import EpisodicMemory
 from langchain_episodic.model.episode import Episode, EpisodeSource, TaskDescription
@@ -222,7 +222,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
 
     def _open_run(self, inputs: Mapping[str, Any], task: TaskDescription) -> str:
         """The run a loaded prompt is for: the ``run_id`` input, else a new one per task."""
-        given = _given_run(inputs)
+        given = given_text(inputs.get(RUN_ID_KEY))
         if given is not None:
             return given
         run_id = uuid.uuid4().hex
@@ -339,7 +339,7 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
             raise TypeError(msg)
         task = self._task(inputs)
         pending = self._pending_runs.pop(task.description, None)
-        given = _given_run(inputs)
+        given = given_text(inputs.get(RUN_ID_KEY))
         if options.get("timestamp") is None:
             # The memory's clock, so recency is measured on the same time line as recall.
             options["timestamp"] = self.memory.now()
@@ -361,8 +361,3 @@ class EpisodicChainMemory(BaseMemory, RecallOptionsFields):
         return self.memory.get_episodes(episode.episode_id).get(episode.episode_id, episode)
 
     arecord_outcome = async_twin(record_outcome)
-
-
-def _given_run(inputs: Mapping[str, Any]) -> str | None:
-    given = inputs.get(RUN_ID_KEY)
-    return str(given) if given is not None and str(given).strip() else None

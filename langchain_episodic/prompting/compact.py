@@ -316,17 +316,22 @@ class CompactRenderer:
 
     @staticmethod
     def _block(episode: Episode, index: int, near_miss: bool = False) -> Shown:
-        attributes: dict[str, object] = {"index": index, "outcome": episode.outcome.value}
-        if near_miss:
-            attributes["near_miss"] = "true"
-        lines = [
-            open_tag(EXPERIENCE, **attributes),
-            f"Task: {bounded(episode.task.description, TASK_CHARS)}",
-        ]
-        if episode.outcome is not OutcomeStatus.SUCCESS:  # failures="code": say it failed
-            lines.append(f"What went wrong: {what_went_wrong(episode)}")
-        lines.append(open_tag(SOLUTION))
-        return Shown("\n".join(lines), SafeText.of(multi_line(episode.solution)))
+        head = "\n".join([*_opening(episode, index, near_miss), open_tag(SOLUTION)])
+        return Shown(head, SafeText.of(multi_line(episode.solution)))
+
+
+def _opening(episode: Episode, index: int, near_miss: bool = False) -> list[str]:
+    """A block's first lines: its tag, its task and, for a failed attempt, what went wrong."""
+    attributes: dict[str, object] = {"index": index, "outcome": episode.outcome.value}
+    if near_miss:
+        attributes["near_miss"] = "true"
+    lines = [
+        open_tag(EXPERIENCE, **attributes),
+        f"Task: {bounded(episode.task.description, TASK_CHARS)}",
+    ]
+    if episode.outcome is not OutcomeStatus.SUCCESS:
+        lines.append(f"What went wrong: {what_went_wrong(episode)}")
+    return lines
 
 
 def _fixed_by(
@@ -340,12 +345,7 @@ def _fixed_by(
 
 def _note(episode: Episode, index: int, fixed_by: int | None) -> str:
     """A failed or partial attempt's block: its task and what went wrong, no code."""
-    lines = [
-        "\n" + open_tag(EXPERIENCE, index=index, outcome=episode.outcome.value),
-        f"Task: {bounded(episode.task.description, TASK_CHARS)}",
-        f"What went wrong: {what_went_wrong(episode)}",
-    ]
+    lines = _opening(episode, index)
     if fixed_by is not None:
         lines.append(f"Fixed by: the solution of experience {fixed_by}")
-    lines.append(close_tag(EXPERIENCE))
-    return "\n".join(lines)
+    return "\n" + "\n".join([*lines, close_tag(EXPERIENCE)])

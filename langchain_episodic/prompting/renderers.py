@@ -139,14 +139,12 @@ def resolve_renderer(
         TypeError: ``renderer`` is neither a known name nor callable.
     """
     if isinstance(renderer, str):
-        if renderer == "auto":
-            if ranking == "article":
-                return DetailedRenderer()
+        if renderer == "auto" and ranking != "article":
             return CompactRenderer("feedback") if asks_for_failures else CompactRenderer()
+        if renderer in ("auto", "detailed"):
+            return DetailedRenderer()
         if renderer in _POLICY_RENDERERS:
             return presentation_renderer(renderer)
-        if renderer == "detailed":
-            return DetailedRenderer()
     elif callable(renderer):
         return renderer
     msg = (

@@ -351,12 +351,7 @@ def _invisible() -> re.Pattern[str]:
 
 
 def _neutralise(text: str, *, starts_line: bool) -> str:
-    """Escape every marker in ``text`` (see the module docstring).
-
-    Args:
-        text: Cleaned stored text.
-        starts_line: Whether the text's first character starts a line of the prompt.
-    """
+    """Escape every marker in cleaned ``text``; ``starts_line``: it starts a prompt line."""
     view = _view(text)
     pieces: list[str] = []
     done = 0
