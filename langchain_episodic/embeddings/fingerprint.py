@@ -82,14 +82,12 @@ _MODEL_ATTRIBUTES = ("model_name", "model", "model_id")
 @lru_cache(maxsize=8)
 def _projection(dimension: int) -> NDArray[np.float64]:
     """A fixed SKETCH_SIZE x dimension matrix of ±1/sqrt(SKETCH_SIZE), equal everywhere."""
-    rows = []
-    for row in range(SKETCH_SIZE):
-        digest = hashlib.shake_256(f"langchain-episodic sketch {row}".encode()).digest(
-            (dimension + 7) // 8
-        )
-        bits = np.unpackbits(np.frombuffer(digest, dtype=np.uint8))[:dimension]
-        rows.append(bits.astype(np.float64) * 2.0 - 1.0)
-    matrix: NDArray[np.float64] = np.stack(rows) / math.sqrt(SKETCH_SIZE)
+    size = (dimension + 7) // 8  # bytes a row's signs take
+    seeds = (f"langchain-episodic sketch {row}".encode() for row in range(SKETCH_SIZE))
+    raw = b"".join(hashlib.shake_256(seed).digest(size) for seed in seeds)
+    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8)).reshape(SKETCH_SIZE, -1)
+    signs = bits[:, :dimension].astype(np.float64) * 2.0 - 1.0
+    matrix: NDArray[np.float64] = signs / math.sqrt(SKETCH_SIZE)
     matrix.setflags(write=False)
     return matrix
 
