@@ -28,9 +28,6 @@ CATEGORY_FILE = "data/categories_en.txt"
 def default_category_examples() -> tuple[tuple[str, str], ...]:
     """The packaged ``(category, task)`` examples."""
     raw = resources.files("langchain_episodic.embeddings").joinpath(CATEGORY_FILE)
-    found = []
-    for line in raw.read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            category, text = line.split("\t", 1)
-            found.append((category.strip(), text.strip()))
-    return tuple(found)
+    lines = raw.read_text(encoding="utf-8").splitlines()
+    pairs = (line.split("\t", 1) for line in lines if line.strip() and not line.startswith("#"))
+    return tuple((category.strip(), text.strip()) for category, text in pairs)
