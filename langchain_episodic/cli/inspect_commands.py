@@ -60,32 +60,22 @@ def _run_stats(args: argparse.Namespace) -> int:
             first, last = min(first, episode.timestamp), max(last, episode.timestamp)
             scan.update(1)
     counted = sum(outcomes.values())
+    span = f"{_format_time(first)} .. {_format_time(last)} ({format_duration(last - first)})"
+    shares = ", ".join(
+        f"{status.value} {outcomes[status]} ({_percent(outcomes[status], counted)})"
+        for status in OutcomeStatus
+    )
     window = memory.short_term
+    recent = f"{', '.join(e.episode_id for e in window)} (last {len(window)}, oldest first)"
     rows = [
         ("store", target.describe()),
         ("namespace", memory.namespace),
         ("namespaces", ", ".join(memory.namespaces())),
         ("episodes", str(total)),
-        (
-            "time span",
-            f"{_format_time(first)} .. {_format_time(last)} ({format_duration(last - first)})"
-            if counted
-            else "-",
-        ),
-        (
-            "outcomes",
-            ", ".join(
-                f"{status.value} {outcomes[status]} ({_percent(outcomes[status], counted)})"
-                for status in OutcomeStatus
-            ),
-        ),
+        ("time span", span if counted else "-"),
+        ("outcomes", shares),
         ("avg reward", f"{reward_sum / counted:.3f}" if counted else "-"),
-        (
-            "short-term",
-            f"{', '.join(e.episode_id for e in window)} (last {len(window)}, oldest first)"
-            if window
-            else "-",
-        ),
+        ("short-term", recent if window else "-"),
         ("runs", _runs_line(memory)),
     ]
     width = max(len(key) for key, _ in rows)

@@ -368,9 +368,8 @@ def _run_reflect(args: argparse.Namespace) -> int:
     """
     from langchain_episodic.reflection import LessonWriter, reflect  # noqa: PLC0415
 
-    model = _load_model(args.model)
+    writer = LessonWriter(_load_model(args.model), max_lessons=args.max_lessons)
     memory = _open_memory(args, create=False)
-    writer = LessonWriter(model, max_lessons=args.max_lessons)
     newest_first = sorted(
         ((episode.timestamp, episode.episode_id) for episode in memory.episodes()), reverse=True
     )
