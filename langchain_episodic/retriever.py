@@ -347,7 +347,7 @@ class EpisodicRetriever(BaseRetriever, RecallOptionsFields):
         return await super().ainvoke(input, config, **{**kwargs, **_named_run(config)})
 
     def _replay_call(self, k: int | None, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """``build_replay``'s options and settings for a call: no budget, no lessons."""
+        """``build_replay``'s arguments: options, run, renderer; no budget, no lessons."""
         run = _run_of(kwargs)  # taken out first: the rest of kwargs are recall options
         if k is not None:
             kwargs = {**kwargs, "top_k": k}
