@@ -196,12 +196,8 @@ def fingerprint_from_vector(embeddings: Embeddings, vector: Sequence[float]) -> 
     """The fingerprint of ``embeddings`` from its (finite, non-zero) vector for the probe."""
     array = np.asarray(vector, dtype=np.float64)
     kind = type(embeddings)
-    return EmbedderFingerprint(
-        embedder=f"{kind.__module__}.{kind.__qualname__}",
-        model=model_name(embeddings),
-        dimension=len(array),
-        sketch=_sketch(array),
-    )
+    embedder = f"{kind.__module__}.{kind.__qualname__}"
+    return EmbedderFingerprint(embedder, model_name(embeddings), len(array), _sketch(array))
 
 
 def fingerprint_embeddings(embeddings: Embeddings) -> EmbedderFingerprint | None:

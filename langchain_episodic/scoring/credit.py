@@ -516,18 +516,10 @@ class UtilityBook:
         for episode_id, principal, count in state.get("by", ()):
             book._by[(str(episode_id), str(principal))] = int(count)
         for episode_id, helped, hurt, shown, runs, rewards, advantages, at, streak in state["rows"]:
-            book.rows[str(episode_id)] = EpisodeUtility(
-                str(episode_id),
-                float(helped),
-                float(hurt),
-                int(shown),
-                int(runs),
-                float(rewards),
-                float(advantages),
-                None if at is None else float(at),
-                book.half_life,
-                int(streak),
-            )
+            evidence = (float(helped), float(hurt), int(shown), int(runs))
+            totals = (float(rewards), float(advantages), None if at is None else float(at))
+            row = EpisodeUtility(str(episode_id), *evidence, *totals, book.half_life, int(streak))
+            book.rows[row.episode_id] = row
         for name, sums in (("category", book._category), ("holdout", book._holdout)):
             for category, total, count in state[name]:
                 sums[str(category)] = [float(total), float(count)]

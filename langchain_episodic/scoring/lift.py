@@ -98,11 +98,8 @@ class Arm:
 def _arm(rewards: Sequence[float], success_at: float) -> Arm:
     if not rewards:
         return Arm(0, None, None)
-    return Arm(
-        len(rewards),
-        sum(rewards) / len(rewards),
-        sum(1 for r in rewards if r >= success_at) / len(rewards),
-    )
+    succeeded = sum(1 for r in rewards if r >= success_at)
+    return Arm(len(rewards), sum(rewards) / len(rewards), succeeded / len(rewards))
 
 
 @dataclass(frozen=True)
@@ -138,15 +135,10 @@ class Lift:
 def _lift(label: str, shown: Sequence[float], held: Sequence[float], success_at: float) -> Lift:
     with_memory, holdout = _arm(shown, success_at), _arm(held, success_at)
     won, held_won = ([float(r >= success_at) for r in rewards] for rewards in (shown, held))
-    return Lift(
-        label,
-        with_memory,
-        holdout,
-        _minus(with_memory.mean_reward, holdout.mean_reward),
-        _ends(welch_interval(shown, held)),
-        _minus(with_memory.success_rate, holdout.success_rate),
-        _ends(welch_interval(won, held_won)),
-    )
+    reward_lift = _minus(with_memory.mean_reward, holdout.mean_reward)
+    success_lift = _minus(with_memory.success_rate, holdout.success_rate)
+    reward, success = _ends(welch_interval(shown, held)), _ends(welch_interval(won, held_won))
+    return Lift(label, with_memory, holdout, reward_lift, reward, success_lift, success)
 
 
 def _minus(a: float | None, b: float | None) -> float | None:

@@ -228,16 +228,9 @@ def choose_presentation(
             read = list(category.get(policy, ()))
             estimate = _shrunk(estimate, prior_weight, read)
             weight = prior_weight + len(read)
-        estimates.append(
-            PresentationEstimate(
-                policy,
-                len(read),
-                sum(read) / len(read) if read else None,
-                estimate,
-                math.sqrt(variance / weight),
-                bool(read) and memory_hurts(read, holdout),
-            )
-        )
+        mean = sum(read) / len(read) if read else None
+        spread, dropped = math.sqrt(variance / weight), bool(read) and memory_hurts(read, holdout)
+        estimates.append(PresentationEstimate(policy, len(read), mean, estimate, spread, dropped))
     kept = [e for e in estimates if not e.dropped] or [
         e for e in estimates if e.policy == DEFAULT_PRESENTATION
     ]

@@ -321,12 +321,8 @@ def compute_learning_curve(
         cumulative += episode.feedback.reward
         recent.append(episode)
         successes = sum(1 for e in recent if e.outcome is OutcomeStatus.SUCCESS)
+        rolling_reward = sum(e.feedback.reward for e in recent) / len(recent)
         snapshots.append(
-            LearningSnapshot(
-                episode_number=number,
-                cumulative_reward=cumulative,
-                rolling_success_rate=successes / len(recent),
-                rolling_avg_reward=sum(e.feedback.reward for e in recent) / len(recent),
-            )
+            LearningSnapshot(number, cumulative, successes / len(recent), rolling_reward)
         )
     return tuple(snapshots)
