@@ -335,8 +335,7 @@ class Lessons:
 
     def status(self, lesson_id: str) -> LessonStatus:
         """Whether ``lesson_id`` is active, archived or quarantined."""
-        lesson = self.get(lesson_id)
-        return lesson_status(lesson, self._log.book.superseded, self._quarantined())
+        return lesson_status(self.get(lesson_id), self._log.book.superseded, self._quarantined())
 
     def _evidence(self, lesson: Lesson, now: float) -> tuple[float, float]:
         row = self._credit.utility(lesson.lesson_id)
