@@ -142,17 +142,10 @@ def _load(folder: Path, explicit: bool) -> _Model:
     else:
         tokenizer.enable_truncation(int(max_length))
     unk_id = _unk_id(tokenizer)
-    dimension = vectors.shape[1]
-    return _Model(
-        name=str(config.get("model_name") or f"static-{folder.name}-{dimension}"),
-        vectors=vectors,
-        tokenizer=tokenizer,
-        unk_id=unk_id,
-        max_chars=None if max_length is None else int(max_length) * median,
-        normalize=bool(config.get("normalize", True)),
-        fallback=_fallback(vectors, unk_id),
-        config=config,
-    )
+    name = str(config.get("model_name") or f"static-{folder.name}-{vectors.shape[1]}")
+    max_chars = None if max_length is None else int(max_length) * median
+    normalize, fallback = bool(config.get("normalize", True)), _fallback(vectors, unk_id)
+    return _Model(name, vectors, tokenizer, unk_id, max_chars, normalize, fallback, config)
 
 
 def _model(path: str | os.PathLike[str] | None) -> _Model:

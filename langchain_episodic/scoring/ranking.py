@@ -192,15 +192,9 @@ def rank_candidates(
         return Ranked(ordered, ranking.rejected, threshold)
     bar = options.min_similarity
     kept = [c for c in candidates if bar is None or c.similarity >= bar]
-    article = [
-        (
-            priority,
-            c,
-            best is not None
-            and rejection_reason(c.similarity, best, floor, margin, background) is None,
-        )
-        for priority, c in rank_by_priority(kept, now, weights, half_life)
-    ]
+    scored = rank_by_priority(kept, now, weights, half_life)  # empty when best is None
+    reasons = [rejection_reason(c.similarity, best, floor, margin, background) for _, c in scored]
+    article = [(p, c, reason is None) for (p, c), reason in zip(scored, reasons, strict=True)]
     return Ranked(article, [], threshold)
 
 
