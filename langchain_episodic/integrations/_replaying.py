@@ -81,9 +81,8 @@ class RunReplayer:
         thread_task, turn = thread_of(state)
         if thread_task is None:
             return current, current, turn
-        if self.follow_ups == "alone":
-            return current, thread_task, turn
-        return follow_up(thread_task, current), thread_task, turn
+        alone = self.follow_ups == "alone"
+        return current if alone else follow_up(thread_task, current), thread_task, turn
 
     def _own_task(self, state: Mapping[str, Any]) -> TaskDescription | None:
         if self.task_extractor is None:

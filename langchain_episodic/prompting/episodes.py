@@ -392,14 +392,13 @@ def fit_blocks(shown: Sequence[Shown], budget: int, count: Callable[[str], int])
         # Not even one episode's details fit: the summary already counts them.
         note = "\n" + _omitted_note(total)
         return note if count(note) <= budget else ""
-    pieces = []
     shares = _fair_shares(least[:k], full[:k], room)
-    for block, size, share in zip(shown[:k], full[:k], shares, strict=True):
-        if share >= size:
-            pieces.append(block.full)
-        else:  # a share is never below the block's least, so something fits
-            pieces.append(_fit(block.cut, len(block.solution.text), share, count) or "")
-    return "".join(pieces) + note
+    # A share is never below the block's least, so something fits.
+    pieces = (
+        block.full if share >= size else _fit(block.cut, len(block.solution.text), share, count)
+        for block, size, share in zip(shown[:k], full[:k], shares, strict=True)
+    )
+    return "".join(piece or "" for piece in pieces) + note
 
 
 def _proven_line(proven: Sequence[ProvenStrategy]) -> str:
