@@ -284,7 +284,8 @@ class StaticEmbeddings(Embeddings):
         if not isinstance(text, str):
             msg = f"text must be a str, not {type(text).__name__}"
             raise TypeError(msg)
-        return self.embed_documents([text])[0]
+        result: list[float] = self.encode([text])[0].tolist()
+        return result
 
     def encode(self, texts: Sequence[str]) -> NDArray[np.float16]:
         """Embed ``texts`` into a float16 matrix, one unit-length row per text.

@@ -156,7 +156,7 @@ def plan_prune(
     if retention.max_episodes is not None and len(alive) > retention.max_episodes:
         excess = len(alive) - retention.max_episodes
         ranked = sorted(
-            (value_key(i, t, utilities.get(i), now) for i, t in alive if i not in protected)
+            value_key(i, t, utilities.get(i), now) for i, t in alive if i not in protected
         )
         over_cap = [key[3] for key in ranked[:excess]]
         if len(over_cap) < excess:  # only protected ones are left to remove
