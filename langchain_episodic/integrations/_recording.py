@@ -130,11 +130,18 @@ class RunRecorder:
 
     def _store(self, state: Mapping[str, Any], runtime: object, result: object) -> None:
         """Record what ``record_episode`` returned, credit the run, reflect on it."""
-        episode = _check_episode(result)
-        if episode is None:
+        if result is None:
             return
+        if not isinstance(result, Episode):
+            msg = f"record_episode returned {result!r}: expected an Episode or None"
+            raise TypeError(msg)
         memory = self.memories.for_recording(state, runtime)
-        episode = _with_source(state, episode)
+        episode = result
+        # The run's provenance fills what the episode's own source leaves unset.
+        if (run := source_of(state)) is not None:
+            source = run if episode.source is None else episode.source.merged_over(run)
+            if source != episode.source:
+                episode = replace(episode, source=source)
         _credit(state, episode, memory)
         memory.record(episode, infer_category=self.infer_category)
         if self.reflect_with is not None and self.reflect_in_background:
@@ -176,15 +183,6 @@ class RunRecorder:
             )
 
 
-def _with_source(state: Mapping[str, Any], episode: Episode) -> Episode:
-    """``episode`` with the run's provenance filling what its own source leaves unset."""
-    run = source_of(state)
-    if run is None:
-        return episode
-    source = run if episode.source is None else episode.source.merged_over(run)
-    return episode if source == episode.source else replace(episode, source=source)
-
-
 def _credit(state: Mapping[str, Any], episode: Episode, memory: EpisodicMemory) -> None:
     """Close the run with its reward (idempotent, never raises: ``memory.runs.close``).
 
@@ -197,10 +195,3 @@ def _credit(state: Mapping[str, Any], episode: Episode, memory: EpisodicMemory) 
         # its reward no say over that principal's own episodes).
         by = replay.get("principal") or _CREDITED_BY
         memory.runs.close(run_id, episode.feedback.reward, by=by)
-
-
-def _check_episode(value: object) -> Episode | None:
-    if value is None or isinstance(value, Episode):
-        return value
-    msg = f"record_episode returned {value!r}: expected an Episode or None"
-    raise TypeError(msg)
