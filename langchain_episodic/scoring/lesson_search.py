@@ -181,8 +181,7 @@ class _Directions:
             if kept.captured >= _CAPTURED:
                 return kept
         # float32 is precise enough to choose directions; eigh makes them orthonormal.
-        gram = (rows.T @ rows).astype(np.float64)
-        _, vectors = np.linalg.eigh(gram)  # ascending
+        _, vectors = np.linalg.eigh((rows.T @ rows).astype(np.float64))  # ascending
         count = max(1, int(rows.shape[1] * _DIRECTIONS_SHARE))
         fitted = cls(rows, np.ascontiguousarray(vectors[:, ::-1][:, :count].T), scale)
         return fitted if fitted.captured >= _CAPTURED else None
