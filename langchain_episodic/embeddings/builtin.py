@@ -73,6 +73,4 @@ def builtin_expression(fingerprint: EmbedderFingerprint) -> str | None:
             if getattr(embeddings, name) != getattr(defaults, name)
         ]
         return f"HashingEmbeddings({', '.join(changed)})"
-    if isinstance(embeddings, StaticEmbeddings):
-        return "StaticEmbeddings()"
-    return None
+    return "StaticEmbeddings()" if isinstance(embeddings, StaticEmbeddings) else None

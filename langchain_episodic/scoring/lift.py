@@ -234,9 +234,7 @@ class LiftReport:
                 f"not enough holdout runs yet: {self.overall.holdout.runs} of the "
                 f"{self.min_holdout} needed"
             )
-        if not self.overall.with_memory.runs:
-            return "no credited run was shown memory yet"
-        return ""
+        return "" if self.overall.with_memory.runs else "no credited run was shown memory yet"
 
 
 def lift_report(

@@ -107,9 +107,7 @@ def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
         msg = f"vectors differ in shape: len(a)={va.size}, len(b)={vb.size}"
         raise EpisodicValueError(msg)
     mag_a, mag_b = float(np.linalg.norm(va)), float(np.linalg.norm(vb))
-    if mag_a == 0.0 or mag_b == 0.0:
-        return 0.0
-    return float(np.dot(va, vb) / (mag_a * mag_b))
+    return 0.0 if mag_a == 0.0 or mag_b == 0.0 else float(np.dot(va, vb) / (mag_a * mag_b))
 
 
 def temporal_decay(
