@@ -195,15 +195,9 @@ class Runs:
                 f"not one string (write [{episode_ids!r}])"
             )
             raise EpisodicValueError(msg)
+        shown, now = tuple(episode_ids), self._context.now()
         injection = Injection(
-            run_id,
-            tuple(episode_ids),
-            task.description,
-            task.category.value,
-            self._context.now(),
-            thread_id,
-            holdout,
-            policy,
+            run_id, shown, task.description, task.category.value, now, thread_id, holdout, policy
         )
         unread = [i for i in injection.episode_ids if i not in known_stored]
         require_stored(

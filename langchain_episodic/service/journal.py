@@ -396,14 +396,8 @@ def replayed_checkpoint(store: EpisodeStore, namespace: str) -> list[str]:
         ]
     position = JournalPosition(ordered=False)
     cap = saved.book.get("principal_runs")  # the checkpointing memory's, shared or not
-    replayed = CreditLog(
-        store,
-        namespace,
-        float(saved.book["half_life"]),
-        position,
-        lambda: None,
-        principal_runs=None if cap is None else int(cap),
-    )
+    half_life, runs = float(saved.book["half_life"]), None if cap is None else int(cap)
+    replayed = CreditLog(store, namespace, half_life, position, lambda: None, principal_runs=runs)
     replayed.reload(entries)
     lessons = LessonLog(store, namespace, position)
     lessons.reload(entries)

@@ -482,31 +482,21 @@ class Lessons:
         previous: _ActiveIndex | None = None,
     ) -> _ActiveIndex:
         superseded = book.superseded
-        lessons = tuple(
-            lesson
-            for lesson in sorted(
-                book.lessons.values(), key=lambda one: (one.created_at, one.lesson_id)
-            )
-            if lesson_status(lesson, superseded, hidden) == "active"
-        )
+        by_age = sorted(book.lessons.values(), key=lambda one: (one.created_at, one.lesson_id))
+        lessons = tuple(one for one in by_age if lesson_status(one, superseded, hidden) == "active")
         # A lesson stored with another model's vectors (another dimension) is
         # embedded again with this memory's model, once, so migrated lessons recall.
         matrix = self._log.vectors_for(lessons, dimension, self._embed, self._embedder_tag)
         ids = tuple(lesson.lesson_id for lesson in lessons)
-        return _ActiveIndex(
-            book,
-            hidden,
-            self._credit.book,
-            self._credit.book.version,
-            dimension,
-            lessons,
-            ids,
-            {lesson_id: row for row, lesson_id in enumerate(ids)},
+        rows = {lesson_id: row for row, lesson_id in enumerate(ids)}
+        if previous is not None and previous.dimension == dimension:
             # After a reload the same lessons come back: the same matrix, searched as before.
-            LessonMatrix(matrix)
-            if previous is None or previous.dimension != dimension
-            else previous.matrix.renewed(matrix),
-            self._evidence_rows(lessons),
+            search = previous.matrix.renewed(matrix)
+        else:
+            search = LessonMatrix(matrix)
+        credit, evidence = self._credit.book, self._evidence_rows(lessons)
+        return _ActiveIndex(
+            book, hidden, credit, credit.version, dimension, lessons, ids, rows, search, evidence
         )
 
     def _evidence_rows(self, lessons: tuple[Lesson, ...]) -> NDArray[np.float64]:

@@ -125,13 +125,16 @@ _PROBES_LIMIT = 16
 _PROBES_LOCK = threading.Lock()
 
 
-def _grade_of(hit: StoredHit) -> float:
+def _neighbour(hit: StoredHit) -> Neighbour:
+    """The hit as a strategy's evidence: its strategy, outcome and success grade."""
     feedback = hit.data.get("feedback")
     counts = feedback if isinstance(feedback, dict) else {}
     passed, total = counts.get("tests_passed", 0), counts.get("tests_total", 0)
     if not (isinstance(passed, int) and isinstance(total, int) and 0 <= passed <= total):
         passed = total = 0  # not written by this package: grade by the reward
-    return success_grade(hit.outcome, hit.reward, passed, total)
+    strategy = _text_at(hit, "strategy_used") or ""
+    grade = success_grade(hit.outcome, hit.reward, passed, total)
+    return Neighbour(hit.episode_id, hit.similarity, strategy, hit.outcome, grade)
 
 
 def _winners(
@@ -373,17 +376,7 @@ class Recall:
         if hits and not lesson_k:
             background = self.relevance.background_bar(vector)
             bar = relevance_threshold(floor, background=background)
-        neighbours = tuple(
-            Neighbour(
-                hit.episode_id,
-                hit.similarity,
-                _text_at(hit, "strategy_used") or "",
-                hit.outcome,
-                _grade_of(hit),
-            )
-            for hit in hits[:evidence_k]
-            if hit.similarity >= bar
-        )
+        neighbours = tuple(_neighbour(hit) for hit in hits[:evidence_k] if hit.similarity >= bar)
         candidates = hits[:fetch_k]
         estimates: dict[str, float] = {}
         if learning:
