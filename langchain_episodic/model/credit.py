@@ -86,13 +86,14 @@ def _check(
     for name in texts + optional:
         _text(owner, name, getattr(item, name), optional=name in optional)
     ids = item.episode_ids
-    if isinstance(ids, str) or not isinstance(ids, (tuple, list)):
+    if not isinstance(ids, (tuple, list)):
         msg = f"{owner}.episode_ids={ids!r} is invalid: must be a sequence of episode ids"
         raise EpisodicValueError(msg)
     for index, episode_id in enumerate(ids):
         if not isinstance(episode_id, str) or not episode_id:
-            msg = f"{owner}.episode_ids[{index}]={episode_id!r} is invalid: "
-            raise EpisodicValueError(msg + "must be a non-empty string")
+            where = f"{owner}.episode_ids[{index}]"
+            msg = f"{where}={episode_id!r} is invalid: must be a non-empty string"
+            raise EpisodicValueError(msg)
     object.__setattr__(item, "episode_ids", tuple(dict.fromkeys(ids)))
     at = finite_float(item.at)
     if at is None:
@@ -192,9 +193,8 @@ def outcome_entry_id(run_id: str) -> str:
 
 def redact_injection(injection: Injection, erased: frozenset[str]) -> Injection:
     """``injection`` as an erasure rewrites it: the erased ids out, the task text gone."""
-    return replace(
-        injection, episode_ids=redact_ids(injection.episode_ids, erased), task=ERASED_TASK
-    )
+    kept = redact_ids(injection.episode_ids, erased)
+    return replace(injection, episode_ids=kept, task=ERASED_TASK)
 
 
 def redact_credit(event: CreditEvent, erased: frozenset[str]) -> CreditEvent:

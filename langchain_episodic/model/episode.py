@@ -387,14 +387,10 @@ class EpisodeSource:
         """One line for people: ``agent coder, run r-1, thread t1 turn 2, namespace alice``."""
         turn = None if self.turn is None else f"turn {self.turn}"
         thread = " ".join(part for part in (self.thread_id, turn) if part is not None) or None
-        parts = (
-            ("agent", self.agent),
-            ("run", self.run_id),
-            ("thread", thread),
-            ("namespace", self.namespace),
-            ("principal", self.principal),
-        )
-        return ", ".join(f"{label} {value}" for label, value in parts if value is not None)
+        labels = ("agent", "run", "thread", "namespace", "principal")
+        values = (self.agent, self.run_id, thread, self.namespace, self.principal)
+        pairs = zip(labels, values, strict=True)
+        return ", ".join(f"{label} {value}" for label, value in pairs if value is not None)
 
 
 def _looks_stored(episode: Episode, task: TaskDescription, feedback: Feedback) -> bool:

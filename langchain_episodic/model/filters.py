@@ -202,9 +202,10 @@ def _native_values(field: str, value: object) -> tuple[Any, ...] | None:
             raise EpisodicValueError(msg)
         return tuple(dict.fromkeys(strings))
     by_value = {member.value: member for member in enum_type}
-    # Only a string names a member (a member is one too): anything else (a nested
+    # Only a string names a member (a member by its value): anything else (a nested
     # list, say) is refused here, unhashable or not.
-    members = [by_value.get(item) if isinstance(item, str) else None for item in items]
+    named = (item.value if isinstance(item, enum_type) else item for item in items)
+    members = [by_value.get(name) if isinstance(name, str) else None for name in named]
     if None in members:
         allowed = ", ".join(map(repr, by_value))
         msg = f"EpisodeFilter.{field}={describe(value)} is invalid: values must be among {allowed}"

@@ -333,11 +333,8 @@ def plan_consolidation(
     groups: dict[int, list[Lesson]] = {}
     for index, lesson in enumerate(lessons):
         groups.setdefault(root(index), []).append(lesson)
-    return [
-        sorted(group, key=lambda lesson: (lesson.created_at, lesson.lesson_id))
-        for group in groups.values()
-        if len(group) > 1
-    ]
+    kept = [group for group in groups.values() if len(group) > 1]
+    return [sorted(group, key=lambda one: (one.created_at, one.lesson_id)) for group in kept]
 
 
 def merge_lessons(
@@ -352,9 +349,7 @@ def merge_lessons(
     (``credit[lesson_id] = (helped, hurt)``, plus what each carried over), and
     supersedes every member.
     """
-    keeper = max(
-        group, key=lambda lesson: (len(lesson.sources), lesson.created_at, lesson.lesson_id)
-    )
+    keeper = max(group, key=lambda one: (len(one.sources), one.created_at, one.lesson_id))
     sources: dict[str, LessonSource] = {}
     for lesson in group:
         for source in lesson.sources:
