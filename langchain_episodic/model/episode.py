@@ -103,10 +103,12 @@ def _as_enum(owner: str, field: str, value: object, enum_type: type[_E]) -> _E:
         raise _fail(owner, field, value, f"must be one of {allowed}") from None
 
 
-def _as_finite_float(owner: str, field: str, value: object) -> float:
+def _as_finite_float(owner: str, field: str, value: object, *, unit: bool = False) -> float:
     number = finite_float(value)
     if number is None:
         raise _fail(owner, field, value, "must be a finite number")
+    if unit and not 0.0 <= number <= 1.0:
+        raise _fail(owner, field, value, "must be between 0 and 1")
     return number
 
 
@@ -147,13 +149,6 @@ def _timestamp_rule_broken(seconds: float) -> str | None:
         f"must be <= {MAX_TIMESTAMP!r} (2200-01-01 UTC) but is {_year_of(seconds)}; "
         "pass seconds since 1970-01-01 UTC, e.g. time.time()"
     )
-
-
-def _as_unit_float(owner: str, field: str, value: object) -> float:
-    number = _as_finite_float(owner, field, value)
-    if not 0.0 <= number <= 1.0:
-        raise _fail(owner, field, value, "must be between 0 and 1")
-    return number
 
 
 def _as_int(owner: str, field: str, value: object, minimum: int) -> int:
@@ -229,7 +224,7 @@ class TaskDescription:
         owner = "TaskDescription"
         _as_text(owner, "description", self.description, allow_empty=False)
         _set(self, "category", _as_enum(owner, "category", self.category, TaskCategory))
-        _set(self, "complexity", _as_unit_float(owner, "complexity", self.complexity))
+        _set(self, "complexity", _as_finite_float(owner, "complexity", self.complexity, unit=True))
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dict that `from_dict` turns back into an equal task."""
@@ -294,7 +289,7 @@ class Feedback:
 
     def __post_init__(self) -> None:
         owner = "Feedback"
-        _set(self, "reward", _as_unit_float(owner, "reward", self.reward))
+        _set(self, "reward", _as_finite_float(owner, "reward", self.reward, unit=True))
         _as_text(owner, "message", self.message, allow_empty=True)
         _set(self, "tests_passed", _as_int(owner, "tests_passed", self.tests_passed, 0))
         _set(self, "tests_total", _as_int(owner, "tests_total", self.tests_total, 0))
