@@ -542,21 +542,14 @@ class Eraser:
             dry_run=dry_run,
             episode_ids=tuple(erased_ids),
         )
-        nothing = not (stored or plan.remove or removed_lessons or quarantine or pins)
-        if dry_run or nothing:
+        if dry_run or not (stored or plan.remove or removed_lessons or quarantine or pins):
             return receipt  # an id forgotten before is a no-op its tombstone explains
         # Intent first, then tombstones, then removals: see the module docstring. The
         # record leads the tombstones in one write, and the redacted entries the receipt
         # in another (a journal write costs about what recording an episode does).
         stones = self.forgotten(erased_ids) if stoned is None else stoned
-        opening = [
-            JournalEntry(*encode_erasure(plan, at)),
-            *(
-                JournalEntry(*encode_tombstone(i, erasure_id, at))
-                for i in erased_ids
-                if i not in stones
-            ),
-        ]
+        tombstones = [encode_tombstone(i, erasure_id, at) for i in erased_ids if i not in stones]
+        opening = [JournalEntry(*e) for e in (encode_erasure(plan, at), *tombstones)]
         # The journal's head (where the store keeps one) says "writing" from the
         # record to the receipt: renewed once, not after each of the three writes.
         self._journal.erasures_unchecked = True  # until its receipt is written

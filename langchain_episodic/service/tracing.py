@@ -180,16 +180,14 @@ def _inside(run: Any) -> Iterator[None]:
         config_module.var_child_runnable_config.reset(token)
 
 
-@contextmanager
-def _span(tracer: Any, operation: str, namespace: str) -> Iterator[Any]:
+def _span(tracer: Any, operation: str, namespace: str) -> AbstractContextManager[Any]:
     """The operation's OpenTelemetry span, current while it runs; ``None`` without a tracer."""
     if tracer is None:
-        yield None
-        return
-    with tracer.start_as_current_span(
+        return nullcontext()
+    span: AbstractContextManager[Any] = tracer.start_as_current_span(
         f"episodic.{operation}",
         attributes={"episodic.namespace": namespace, "episodic.operation": operation},
         record_exception=False,
         set_status_on_exception=False,
-    ) as span:
-        yield span
+    )
+    return span
