@@ -520,8 +520,7 @@ def _from_stored_dict(data: Mapping[str, Any]) -> Episode:
     dates before 1970): such a record still loads, as it was written; every other
     field is validated as usual.
     """
-    stamp = data.get("timestamp") if isinstance(data, Mapping) else None
-    number = finite_float(stamp)
+    number = finite_float(data.get("timestamp") if isinstance(data, Mapping) else None)
     if number is None or _timestamp_rule_broken(number) is None:
         return Episode.from_dict(data)
     episode = Episode.from_dict({**data, "timestamp": 0.0})

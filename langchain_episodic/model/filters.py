@@ -109,8 +109,7 @@ def _error(path: str, rule: str) -> EpisodicValueError:
 
 
 def _operand(path: str, field: str, operator: str, value: object) -> float | str:
-    kind = WHERE_FIELDS[field]
-    if kind == "number":
+    if WHERE_FIELDS[field] == "number":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _error(path, f"{field} compares with a number, not {describe(value)}")
         if not math.isfinite(value):
@@ -122,10 +121,9 @@ def _operand(path: str, field: str, operator: str, value: object) -> float | str
         value = value.value
     if not isinstance(value, str) or not value:
         raise _error(path, f"{field} takes a non-empty string, not {describe(value)}")
-    if kind in ("category", "outcome"):
-        allowed = [m.value for m in (TaskCategory if kind == "category" else OutcomeStatus)]
-        if value not in allowed:
-            raise _error(path, f"{field} {value!r} is none of {allowed}")
+    allowed = [member.value for member in _NATIVE.get(field) or ()]
+    if allowed and value not in allowed:
+        raise _error(path, f"{field} {value!r} is none of {allowed}")
     return value
 
 
