@@ -150,7 +150,6 @@ def query_hits(
         for record_id, hit, similarity in zip(ids, cached, similarities, strict=True)
         if hit is None or not isfinite(similarity)
     ]
-    wanted = set(missing)
     read: dict[str, StoredHit] = {}
     if missing:
         got = collection.get(ids=missing, include=["metadatas"])
@@ -161,7 +160,7 @@ def query_hits(
         rows = (
             (record_id, raw[record_id], similarity)
             for record_id, similarity in zip(ids, similarities, strict=True)
-            if record_id in raw and record_id in wanted
+            if record_id in raw
         )
         read = {hit.record_id: hit for hit in decode_hits(rows)}
         cache.keep(key, read.values(), generation)

@@ -36,6 +36,7 @@ import os
 import re
 import threading
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 
 from langchain_episodic.stores.chroma.scrub import write_synced
@@ -48,7 +49,7 @@ _NONCE = re.compile(r"[0-9a-f]{32}")
 
 # Writes in flight in this process, per head file (any store, any folder), and the lock
 # every read and write of a head file takes (no other process writes the folder).
-_in_flight: dict[str, int] = {}
+_in_flight: Counter[str] = Counter()
 _lock = threading.Lock()
 
 
@@ -72,9 +73,9 @@ class JournalHeads:
             return
         path = self._head_path(journal)
         with _lock:
-            if not _in_flight.get(path):
+            if not _in_flight[path]:
                 _write_synced(path, _WRITING)
-            _in_flight[path] = _in_flight.get(path, 0) + 1
+            _in_flight[path] += 1
         try:
             yield
         finally:  # the entries may be there even if the write failed: a new nonce
@@ -95,7 +96,7 @@ class JournalHeads:
             return None
         path = self._head_path(journal)
         with _lock:
-            if _in_flight.get(path):
+            if _in_flight[path]:
                 return None  # a write in flight here: the journal may be changing
             try:
                 with open(path, encoding="ascii") as handle:

@@ -26,6 +26,7 @@ import ctypes
 import ctypes.util
 import gc
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 
 from langchain_episodic._validation import check_int
@@ -106,7 +107,7 @@ class OpenNamespaces:
         self._reopens = 0
         # Reentrant: an operation may call another on its own thread.
         self._lock = threading.RLock()
-        self._running: dict[int, int] = {}
+        self._running: Counter[int] = Counter()
 
     @property
     def names(self) -> frozenset[str]:
@@ -123,15 +124,13 @@ class OpenNamespaces:
         """Mark an operation running on this thread (nested ones count once)."""
         me = threading.get_ident()
         with self._lock:  # waits while a reopen runs
-            self._running[me] = self._running.get(me, 0) + 1
+            self._running[me] += 1
         try:
             yield
         finally:
             with self._lock:
-                left = self._running[me] - 1
-                if left:
-                    self._running[me] = left
-                else:
+                self._running[me] -= 1
+                if not self._running[me]:
                     del self._running[me]
 
     def admit(self, namespace: str) -> None:
