@@ -132,9 +132,7 @@ class LessonLog:
             return book.vectors[lesson.lesson_id].shape != (dimension,) or other_model
 
         again = [
-            lesson
-            for lesson in lessons
-            if foreign(lesson) and lesson.lesson_id not in self._embedded_here
+            one for one in lessons if foreign(one) and one.lesson_id not in self._embedded_here
         ]
         if again:
             fresh = np.asarray(embed([lesson.embedding_text for lesson in again]), np.float32)
