@@ -281,9 +281,8 @@ class Runs:
                 any memory or process). Nothing is written.
         """
         reward = check_credit(run_id, reward, by)
-        with traced(
-            "credit", self._context.namespace, {"run_id": run_id, "reward": reward}
-        ) as trace:
+        inputs = {"run_id": run_id, "reward": reward}
+        with traced("credit", self._context.namespace, inputs) as trace:
             event = self._credit(run_id, reward, by)
             if trace.active:
                 trace.done(*_credit_trace(event, "credited"))
@@ -312,9 +311,8 @@ class Runs:
             EpisodicValueError: ``reward`` or ``by`` is invalid (a caller's bug).
         """
         reward = check_credit(run_id, reward, by)
-        with traced(
-            "credit", self._context.namespace, {"run_id": run_id, "reward": reward}
-        ) as trace:
+        inputs = {"run_id": run_id, "reward": reward}
+        with traced("credit", self._context.namespace, inputs) as trace:
             event, what = self._close(run_id, reward, by)
             if trace.active:
                 trace.done(*_credit_trace(event, what))

@@ -396,12 +396,10 @@ class Eraser:
         A receipt written while its scrub was pending says so until the store has no
         scrub pending; then it says what the store guarantees now.
         """
-        found = [
-            decode_receipt(entry.entry_id, entry.payload)
-            for entry in self._context.store.read_journal(self._context.namespace, ERASURE_RUN)
-        ]
-        receipts = sorted((r for r in found if r is not None), key=lambda r: (r.at, r.erasure_id))
         store = self._context.store
+        entries = store.read_journal(self._context.namespace, ERASURE_RUN)
+        found = [decode_receipt(entry.entry_id, entry.payload) for entry in entries]
+        receipts = sorted((r for r in found if r is not None), key=lambda r: (r.at, r.erasure_id))
         if any(r.scrub_pending for r in receipts) and isinstance(store, BatchesPurge):
             pending, storage = store.purge_status()
             if not pending:

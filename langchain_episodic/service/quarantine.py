@@ -96,9 +96,8 @@ class QuarantineLog:
         events = [QuarantineEvent(i, action, reason, now, by) for i in dict.fromkeys(episode_ids)]
         looked_up = [event.episode_id for event in events if event.episode_id not in known]
         require_stored(self._store, self._namespace, looked_up, "nothing was changed")
-        changed = [
-            event for event in events if (event.episode_id in self.active) != (action == self._on)
-        ]
+        activates = action == self._on
+        changed = [event for event in events if (event.episode_id in self.active) != activates]
         if changed:
             self._save((*self.events, *changed))
         return len(changed)

@@ -240,10 +240,8 @@ class Recall:
         """
         if task.category is not TaskCategory.UNKNOWN:
             return task
-        text = task.description
-        row = features(
-            self._context.embed_query(text), self._context.embed_query(head(text) or text)
-        )
+        text, embed = task.description, self._context.embed_query
+        row = features(embed(text), embed(head(text) or text))
         label = self.category_probe().classify(row[0])
         if label is None:
             return task
