@@ -138,8 +138,7 @@ def prepare_folder(folder: str, lock: PathLock) -> None:
         share.on_last_release.append(lambda: settle_erasures(folder, share.chroma_path))
         share.on_last_release.append(lambda: remember_sound_files(folder))
         return
-    copy = make_readable_copy(folder)
-    share.chroma_path = copy
+    share.chroma_path = copy = make_readable_copy(folder)
     share.on_last_release.append(lambda: remove_copy(copy))
 
 
@@ -158,9 +157,8 @@ def read_only_when_full(folder: str, lock: PathLock) -> bool:
     free = free_bytes(folder)
     if not lock.first or lock.share.read_only is not None or free >= LOW_SPACE:
         return False
-    copy = make_readable_copy(folder)
+    lock.share.chroma_path = copy = make_readable_copy(folder)
     lock.share.read_only = f"no space left on device, {free} bytes free"
-    lock.share.chroma_path = copy
     lock.share.on_last_release.append(lambda: remove_copy(copy))
     return True
 

@@ -64,9 +64,9 @@ ERASED_ID = "erased"
 """The id left in the log's last row once its delete is settled (the row stays for
 Chroma's numbering; nothing reads it)."""
 SCRUB_PENDING = ".langchain-episodic-scrub-pending"
+"""The marker file of a folder whose deleted records' bytes are not scrubbed yet."""
 SETTLING = ".langchain-episodic-settling"
 """The ``sync_threshold`` of each collection a settle changed, while it runs (JSON)."""
-"""The marker file of a folder whose deleted records' bytes are not scrubbed yet."""
 
 
 def scrub_pending(folder: str) -> bool:
@@ -443,12 +443,9 @@ def scrub_hnsw(folder: str) -> int:
             if header is None or header.version != 1:
                 continue
             lengths = 0 if os.path.basename(segment) in unnormalized else header.count * 4
-            used = (
-                ("data_level0.bin", header.count * header.per_element),
-                ("length.bin", lengths),
-            )
-            for name, offset in used:
-                changed += zero_from(os.path.join(segment, name), offset)
+            slots = header.count * header.per_element
+            changed += zero_from(os.path.join(segment, "data_level0.bin"), slots)
+            changed += zero_from(os.path.join(segment, "length.bin"), lengths)
         except OSError:
             continue  # a segment Chroma is replacing: the next scrub sees the new one
     return changed

@@ -298,15 +298,9 @@ class ChromaEpisodeStore:
             raise
         # Folders erased from (shared by the stores on one folder): scrubbed again on close.
         self._erased_in: list[str] = lock.share.erased_in if lock is not None else []
-        if (
-            folder is not None
-            and lock is not None
-            and lock.share.read_only is None
-            and scrub_pending(folder)
-            and folder not in self._erased_in
-        ):
+        if folder and lock and lock.share.read_only is None and scrub_pending(folder):
             # A process stopped between an erasure and its scrub: this close finishes it.
-            self._erased_in.append(folder)
+            self._scrub_on_close(folder)
         # The client in use: a store on a path replaces it to close idle namespaces.
         self._clients = [client]
         self._release_lock = (
@@ -824,8 +818,11 @@ class ChromaEpisodeStore:
         folder = sqlite_folder(self._path, self._client)
         if folder is not None and count:
             note_deleting(folder, count)
-            if folder not in self._erased_in:
-                self._erased_in.append(folder)
+            self._scrub_on_close(folder)
+
+    def _scrub_on_close(self, folder: str) -> None:
+        if folder not in self._erased_in:
+            self._erased_in.append(folder)
 
     @_operation
     @refused_when_read_only("purge deleted records")
@@ -845,8 +842,7 @@ class ChromaEpisodeStore:
         if folder is None:
             return unreachable_files(self._path, self._client)
         scrub_folder(folder)
-        if folder not in self._erased_in:
-            self._erased_in.append(folder)
+        self._scrub_on_close(folder)
         return scrubbed_sentence(folder)
 
     @_operation
