@@ -372,15 +372,9 @@ class Lessons:
         if unknown:
             msg = f"revise_lesson got unknown fields {unknown}; allowed: {sorted(_REVISABLE)}"
             raise TypeError(msg)
-        fields = {name: getattr(old, name) for name in _REVISABLE} | changes
-        new = Lesson.create(
-            **fields,
-            sources=old.sources,
-            created_at=self._context.now(),
-            supersedes=(old.lesson_id,),
-            helped=old.helped,
-            hurt=old.hurt,
-        )
+        kept = (*_REVISABLE, "sources", "helped", "hurt")  # its lineage and evidence stay
+        fields = {name: getattr(old, name) for name in kept} | changes
+        new = Lesson.create(**fields, created_at=self._context.now(), supersedes=(old.lesson_id,))
         self.add([new])
         return new
 
