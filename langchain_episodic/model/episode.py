@@ -179,7 +179,7 @@ def _set(instance: object, field: str, value: object) -> None:
 
 def _fields_of(cls: type[Any], data: object) -> dict[str, Any]:
     """``data`` as ``cls``'s keyword arguments: a mapping of its fields, the required ones given."""
-    owner, fields = cls.__name__, dataclasses.fields(cls)
+    owner, fields = cls.__name__, cls.__dataclass_fields__.values()
     if not isinstance(data, Mapping):
         raise EpisodeValidationError(f"{owner} data={data!r} is invalid: must be a mapping")
     required = {f.name for f in fields if f.default is MISSING and f.default_factory is MISSING}
