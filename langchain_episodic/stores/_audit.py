@@ -44,34 +44,27 @@ class RecordAudit:
         if episode is not None and episode.episode_id != record_id:
             reason = f"holds episode_id={episode.episode_id!r}, not its record id"
         if episode is None or episode.episode_id != record_id:
-            self.findings.append(MalformedRecordWarning(record_id, reason))
+            self._found(record_id, reason)
         seq = metadata.get("seq")
         if isinstance(seq, bool) or not isinstance(seq, int):
-            self.findings.append(
-                MalformedRecordWarning(
-                    record_id, f"seq={seq!r} is not an integer: ordered reads never see it"
-                )
-            )
+            self._found(record_id, f"seq={seq!r} is not an integer: ordered reads never see it")
         elif seq in self._seq_owner:
-            self.findings.append(
-                MalformedRecordWarning(
-                    record_id,
-                    f"seq={seq} repeats the seq of record id={self._seq_owner[seq]!r}",
-                )
-            )
+            owner = self._seq_owner[seq]
+            self._found(record_id, f"seq={seq} repeats the seq of record id={owner!r}")
         else:
             self._seq_owner[seq] = record_id
+
+    def _found(self, record_id: str, reason: str) -> None:
+        self.findings.append(MalformedRecordWarning(record_id, reason))
 
     def finish(self) -> list[MalformedRecordWarning]:
         """All findings, including a ``seq`` outside ``0 .. checked + deleted - 1`` (known now)."""
         limit = self.checked + self.deleted
         for seq, record_id in sorted(self._seq_owner.items()):
             if not 0 <= seq < limit:
-                self.findings.append(
-                    MalformedRecordWarning(
-                        record_id,
-                        f"seq={seq} is outside 0..{limit - 1}: "
-                        "ordered reads of the latest episodes may miss it",
-                    )
+                self._found(
+                    record_id,
+                    f"seq={seq} is outside 0..{limit - 1}: "
+                    "ordered reads of the latest episodes may miss it",
                 )
         return self.findings

@@ -309,14 +309,8 @@ class InMemoryEpisodeStore:
         check_int("page_size", page_size, 1)
         while True:
             with self._lock:
-                space = self._space(namespace)
-                raw = list(
-                    zip(
-                        space.ids[start : start + page_size],
-                        space.records[start : start + page_size],
-                        strict=True,
-                    )
-                )
+                space, stop = self._space(namespace), start + page_size
+                raw = list(zip(space.ids[start:stop], space.records[start:stop], strict=True))
             if not raw:
                 return
             for _, episode in decode_episodes(raw):

@@ -52,12 +52,10 @@ class PageScan:
     Attributes:
         rows: Every row of every table-leaf page not on the freelist.
         bad_cells: Cells that did not decode (garbled bytes, a broken overflow chain).
-        pages: Pages in the file.
     """
 
     rows: tuple[PageRow, ...]
     bad_cells: int
-    pages: int
 
 
 def page_size_of(data: bytes) -> int:
@@ -238,4 +236,4 @@ def scan_pages(data: bytes) -> PageScan:
                 bad += 1
             else:
                 rows.append(row)
-    return PageScan(tuple(rows), bad, pages)
+    return PageScan(tuple(rows), bad)

@@ -389,15 +389,14 @@ def server_failure(client: object, error: BaseException) -> Exception | None:
     if _SERVER_OUT_OF_DESCRIPTORS not in str(error):
         return None
     where, holder = "a Chroma server", "the Chroma server"
-    try:
+    # A client that cannot say: the generic name stands.
+    with contextlib.suppress(Exception):
         found = client.get_settings()  # type: ignore[attr-defined]
         if "fastapi" not in str(found.chroma_api_impl).lower():  # a client of this process
             folder = found.persist_directory if found.is_persistent else None
             where, holder = str(folder or "in memory"), "this process"
         elif found.chroma_server_host:
             where = f"chroma server {found.chroma_server_host}:{found.chroma_server_http_port}"
-    except Exception:  # a client that cannot say: the generic name stands
-        pass
     return StoreResourceError(
         where,
         "file descriptors (most likely: about five for each namespace it has loaded)",

@@ -203,9 +203,8 @@ def sync_folder(folder: str) -> None:
     except OSError:  # a platform without directory handles: the file itself is synced
         return
     try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
+        with contextlib.suppress(OSError):
+            os.fsync(descriptor)
     finally:
         os.close(descriptor)
 
