@@ -10,7 +10,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from langchain_episodic._async import in_executor
+from langchain_episodic._async import async_twin
 from langchain_episodic._run import agent_run, run_from_config
 from langchain_episodic.integrations._scope import (
     NamespaceScope,
@@ -196,24 +196,13 @@ def create_recall_tool(
             return replay.text
         return withheld_line(replay.withheld) if replay.withheld else NO_MATCH
 
-    async def arecall(
-        query: str,
-        config: RunnableConfig,
-        category: TaskCategory | None = None,
-        outcome: OutcomeStatus | None = None,
-        k: int = 3,
-        runtime: Any = None,
-    ) -> str:
-        return await in_executor(recall, query, config, category, outcome, k, runtime)
-
     if ToolRuntime is not None:
         # LangChain injects the agent run's ToolRuntime into a parameter annotated so.
         recall.__annotations__["runtime"] = ToolRuntime
-        arecall.__annotations__["runtime"] = ToolRuntime
 
     return StructuredTool.from_function(
         func=recall,
-        coroutine=arecall,
+        coroutine=async_twin(recall),
         name=name,
         description=description,
         args_schema=RecallInput,
