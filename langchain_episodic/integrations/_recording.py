@@ -144,36 +144,12 @@ class RunRecorder:
                 episode = replace(episode, source=source)
         _credit(state, episode, memory)
         memory.record(episode, infer_category=self.infer_category)
-        if self.reflect_with is not None and self.reflect_in_background:
-            self._queue_reflection(memory, episode)
-        elif self.reflect_with is not None:
-            self._reflect(memory, episode)
-
-    def _reflect(self, memory: EpisodicMemory, episode: Episode) -> None:
-        """Reflect on a recorded episode and store its lessons; never raises."""
-        writer = self.reflect_with
-        if writer is None:
+        if (writer := self.reflect_with) is None:
             return
-        try:
-            result = reflect(memory, writer, episode.episode_id)
-        except Exception:  # reflection must never break the run it follows
-            _log.warning(
-                "reflection on episode_id=%r in namespace=%r failed; no lesson was stored",
-                episode.episode_id,
-                memory.namespace,
-                exc_info=True,
-            )
-            return
-        if result.stored:
-            _log.info(
-                "reflection on episode_id=%r stored lessons %s",
-                episode.episode_id,
-                [lesson.lesson_id for lesson in result.stored],
-            )
-
-    def _queue_reflection(self, memory: EpisodicMemory, episode: Episode) -> None:
-        """Queue a background reflection; when the queue is full, drop it (logged)."""
-        if not self.reflections.submit(lambda: self._reflect(memory, episode)):
+        if not self.reflect_in_background:
+            _reflect(memory, writer, episode)
+        elif not self.reflections.submit(lambda: _reflect(memory, writer, episode)):
+            # The queue is full (or the middleware closed): the reflection is dropped.
             _log.warning(
                 "reflection on episode_id=%r dropped: %s",
                 episode.episode_id,
@@ -181,6 +157,26 @@ class RunRecorder:
                 if self.reflections.closed
                 else f"{self.reflection_queue} reflections are already pending",
             )
+
+
+def _reflect(memory: EpisodicMemory, writer: LessonWriter, episode: Episode) -> None:
+    """Reflect on a recorded episode and store its lessons; never raises."""
+    try:
+        result = reflect(memory, writer, episode.episode_id)
+    except Exception:  # reflection must never break the run it follows
+        _log.warning(
+            "reflection on episode_id=%r in namespace=%r failed; no lesson was stored",
+            episode.episode_id,
+            memory.namespace,
+            exc_info=True,
+        )
+        return
+    if result.stored:
+        _log.info(
+            "reflection on episode_id=%r stored lessons %s",
+            episode.episode_id,
+            [lesson.lesson_id for lesson in result.stored],
+        )
 
 
 def _credit(state: Mapping[str, Any], episode: Episode, memory: EpisodicMemory) -> None:

@@ -494,12 +494,9 @@ class EpisodicMemoryMiddleware(
             The model's response, unchanged.
         """
         if STATE_KEY in request.state:
-            replay = replay_of(request.state)
-        else:
-            replay = self.build_replay(
-                {**request.state, "messages": request.messages}, runtime=request.runtime
-            )
-        return handler(_inject(request, replay))
+            return handler(_inject(request, replay_of(request.state)))
+        state = {**request.state, "messages": request.messages}
+        return handler(_inject(request, self.build_replay(state, runtime=request.runtime)))
 
     async def awrap_model_call(
         self,
@@ -508,11 +505,9 @@ class EpisodicMemoryMiddleware(
     ) -> ModelResponse[ResponseT] | AIMessage:
         """Async twin of `wrap_model_call`."""
         if STATE_KEY in request.state:
-            replay = replay_of(request.state)
-        else:
-            replay = await self.abuild_replay(
-                {**request.state, "messages": request.messages}, runtime=request.runtime
-            )
+            return await handler(_inject(request, replay_of(request.state)))
+        state = {**request.state, "messages": request.messages}
+        replay = await self.abuild_replay(state, runtime=request.runtime)
         return await handler(_inject(request, replay))
 
     # ------------------------------------------------------------------ record

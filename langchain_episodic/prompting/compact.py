@@ -277,12 +277,9 @@ class CompactRenderer:
             return RenderedReplay("", ())
         # Failed attempts shown with their code follow the solutions that passed; the
         # others become notes after every block with code.
-        coded = [r for r in others if self.raw_attempts or self.near_miss(r)]
-        noted = [
-            (r, by)
-            for r, by in zip(others, fixed_by, strict=True)
-            if not (self.raw_attempts or self.near_miss(r))
-        ]
+        code = [self.raw_attempts or self.near_miss(r) for r in others]
+        coded = [r for r, shows in zip(others, code, strict=True) if shows]
+        noted = [(r, by) for r, by, shows in zip(others, fixed_by, code, strict=True) if not shows]
         order = [r.episode.episode_id for r in (*worked, *coded)]
         with_code = [
             self._block(r.episode, i, self.near_miss(r))
