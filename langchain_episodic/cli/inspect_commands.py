@@ -8,7 +8,6 @@ import math
 import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from langchain_episodic.cli._shared import (
     PLOT_HINT,
@@ -35,10 +34,6 @@ from langchain_episodic.scoring.skills import (
     compute_learning_curve,
     identify_weak_skills,
 )
-
-# numpy, Chroma and the memory load when a command runs, not for --help (see cli/app.py).
-if TYPE_CHECKING:
-    from langchain_episodic.memory import EpisodicMemory
 
 
 def _configure_stats(parser: argparse.ArgumentParser) -> None:
@@ -67,6 +62,13 @@ def _run_stats(args: argparse.Namespace) -> int:
     )
     window = memory.short_term
     recent = f"{', '.join(e.episode_id for e in window)} (last {len(window)}, oldest first)"
+    # The credit loop in one line: credited and holdout runs, open ones, probation, pins.
+    credited = [event for event in memory.runs.log() if event.reward is not None]
+    runs = (
+        f"{len(credited)} credited ({sum(e.holdout for e in credited)} holdout: shown no memory), "
+        f"{len(memory.runs.pending())} open; {len(memory.runs.demoted())} on probation, "
+        f"{len(memory.quarantine.pinned())} pinned"
+    )
     rows = [
         ("store", target.describe()),
         ("namespace", memory.namespace),
@@ -76,24 +78,12 @@ def _run_stats(args: argparse.Namespace) -> int:
         ("outcomes", shares),
         ("avg reward", f"{reward_sum / counted:.3f}" if counted else "-"),
         ("short-term", recent if window else "-"),
-        ("runs", _runs_line(memory)),
+        ("runs", runs),
     ]
     width = max(len(key) for key, _ in rows)
     for key, value in rows:
         print(f"{key.ljust(width)}  {value}")
     return 0
-
-
-def _runs_line(memory: EpisodicMemory) -> str:
-    """The credit loop in one line: credited and holdout runs, open ones, probation, pins."""
-    outcomes = memory.runs.log()
-    credited = [event for event in outcomes if event.reward is not None]
-    holdout = sum(event.holdout for event in credited)
-    return (
-        f"{len(credited)} credited ({holdout} holdout: shown no memory), "
-        f"{len(memory.runs.pending())} open; {len(memory.runs.demoted())} on probation, "
-        f"{len(memory.quarantine.pinned())} pinned"
-    )
 
 
 def _configure_harmful(parser: argparse.ArgumentParser) -> None:

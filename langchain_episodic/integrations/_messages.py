@@ -44,12 +44,8 @@ def latest_human_text(messages: Sequence[AnyMessage]) -> str | None:
         ...                    HumanMessage([{"type": "text", "text": "new task"}])])
         'new task'
     """
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage):
-            text = _message_text(message)
-            if text:
-                return text
-    return None
+    texts = human_texts(messages)
+    return texts[-1] if texts else None
 
 
 def append_to_system(system: SystemMessage | None, text: str) -> SystemMessage:
