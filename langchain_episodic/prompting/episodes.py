@@ -521,8 +521,6 @@ def format_replay_prompt(
     summary = _fit(render, longest, max_tokens, token_counter)
     if summary is None:
         return ""
-    if not shown:
-        return summary
     return summary + fit_blocks(shown, max_tokens - token_counter(summary), token_counter)
 
 
