@@ -138,20 +138,16 @@ class _Recall:
         value = episode_value(
             episode.timestamp, reward, episode.outcome, self.now, self.weights, self.half_life
         )
+        # The utility the recall ranked with (0.5, the prior, when never credited):
+        # near-duplicates share their evidence, so it may differ from the episode's own.
+        utility = self.report.estimates.get(episode.episode_id)
+        if utility is None:
+            utility = self.memory.runs.utility(episode.episode_id).estimate(self.now)
         return (
             *(result.similarity, RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * decay, reward),
-            *(outcome_score(episode.outcome), value, self.utility_estimate(result)),
+            *(outcome_score(episode.outcome), value, utility),
             result.priority,
         )
-
-    def utility_estimate(self, result: PrioritizedResult) -> float:
-        """The utility the recall ranked a result with (0.5, the prior, when never credited).
-
-        Near-duplicates share their evidence, so it may differ from the episode's own.
-        """
-        episode_id = result.episode.episode_id
-        ranked = self.report.estimates.get(episode_id)
-        return self.memory.runs.utility(episode_id).estimate(self.now) if ranked is None else ranked
 
 
 def _run_recall(args: argparse.Namespace) -> int:
