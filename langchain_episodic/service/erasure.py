@@ -33,6 +33,7 @@ opened on the folder. ``verify`` reports a pending scrub.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import uuid
 import warnings
@@ -151,8 +152,6 @@ class Eraser:
     def forgotten(self, episode_ids: str | Iterable[str]) -> dict[str, tuple[str, float]]:
         """The ids among ``episode_ids`` an erasure removed, each with ``(erasure_id, at)``."""
         wanted = {tombstone_entry_id(i): i for i in dict.fromkeys(as_ids(episode_ids))}
-        if not wanted:
-            return {}
         context = self._context
         found = read_journal_entries(context.store, context.namespace, list(wanted), TOMBSTONE_RUN)
         return {
@@ -752,22 +751,13 @@ def erased_but_stored(store: EpisodeStore, namespace: str, page_size: int = 1000
     Reads every episode id once, and the tombstones of a page of them at a time.
     """
     found: list[str] = []
-    page: list[str] = []
-
-    def check() -> None:
-        wanted = {tombstone_entry_id(i): i for i in page}
-        stones = read_journal_entries(store, namespace, list(wanted), TOMBSTONE_RUN)
-        found.extend(sorted(wanted[entry.entry_id] for entry in stones))
-        page.clear()
-
     with warnings.catch_warnings():  # verify lists unreadable records itself
         warnings.simplefilter("ignore", MalformedRecordWarning)
-        for episode in store.iter_episodes(namespace, page_size):
-            page.append(episode.episode_id)
-            if len(page) >= page_size:
-                check()
-    if page:
-        check()
+        ids = (episode.episode_id for episode in store.iter_episodes(namespace, page_size))
+        while page := list(itertools.islice(ids, page_size)):
+            wanted = {tombstone_entry_id(i): i for i in page}
+            stones = read_journal_entries(store, namespace, list(wanted), TOMBSTONE_RUN)
+            found.extend(sorted(wanted[entry.entry_id] for entry in stones))
     return found
 
 

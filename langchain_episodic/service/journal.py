@@ -77,21 +77,7 @@ class Journal:
             store if self._ordered is not None and isinstance(store, JournalHead) else None
         )
         self.position = JournalPosition(ordered=self._ordered is not None)
-        # Called back by the logs through a weak reference: no cycle keeps the store
-        # (and an embedded store's folder lock) alive once the memory is dropped.
-        me = weakref.ref(self)
-
-        def due() -> None:
-            journal = me()
-            if journal is not None:
-                journal.checkpoint()
-
-        def sync() -> None:
-            journal = me()
-            if journal is not None:
-                journal.sync()
-
-        self.position.due = due
+        self.position.due = _weakly(self.checkpoint)
         # The checkpoint this memory last wrote or resumed from, as stored, and how many
         # entries it covers: whether the stored one is still it is a string comparison.
         self._saved: tuple[str, int] | None = None
@@ -104,7 +90,7 @@ class Journal:
             context.namespace,
             half_life,
             self.position,
-            sync,
+            _weakly(self.sync),
             turn=context.turn,
             principal_runs=principal_runs,
         )
@@ -369,6 +355,19 @@ class Journal:
             lesson_ids=tuple(self.lessons.entry_ids),
             head=head,
         )
+
+
+def _weakly(method: Callable[[], None]) -> Callable[[], None]:
+    # Called back by the logs through a weak reference: no cycle keeps the store
+    # (and an embedded store's folder lock) alive once the memory is dropped.
+    ref = weakref.WeakMethod(method)
+
+    def call() -> None:
+        bound = ref()
+        if bound is not None:
+            bound()
+
+    return call
 
 
 def replayed_checkpoint(store: EpisodeStore, namespace: str) -> list[str]:

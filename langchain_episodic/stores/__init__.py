@@ -23,6 +23,7 @@ This package is the only part of langchain-episodic that talks to a database.
 * `codec`: an episode as a stored record, and back.
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from langchain_episodic.stores.base import (
@@ -56,21 +57,14 @@ if TYPE_CHECKING:
     from langchain_episodic.stores.vectorstore import VectorStoreEpisodeStore
 
 
+# Imported on use: LangGraphEpisodeStore needs langgraph, an optional dependency, and
+# VectorStoreEpisodeStore LangChain's vector stores (and retrievers): ~0.5 s of imports
+# a process on the default store (the command line) never uses.
+_LAZY = {"LangGraphEpisodeStore": "langgraph_store", "VectorStoreEpisodeStore": "vectorstore"}
+
+
 def __getattr__(name: str) -> Any:
-    # LangGraphEpisodeStore needs langgraph, an optional dependency: import it on use.
-    if name == "LangGraphEpisodeStore":
-        from langchain_episodic.stores.langgraph_store import (  # noqa: PLC0415
-            LangGraphEpisodeStore,
-        )
-
-        return LangGraphEpisodeStore
-    # VectorStoreEpisodeStore needs LangChain's vector stores (and retrievers): ~0.5 s
-    # of imports a process on the default store (the command line) never uses.
-    if name == "VectorStoreEpisodeStore":
-        from langchain_episodic.stores.vectorstore import (  # noqa: PLC0415
-            VectorStoreEpisodeStore,
-        )
-
-        return VectorStoreEpisodeStore
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     msg = f"module {__name__!r} has no attribute {name!r}"
     raise AttributeError(msg)

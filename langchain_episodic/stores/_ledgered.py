@@ -15,7 +15,7 @@ import threading
 import uuid
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from langchain_episodic._validation import check_int
@@ -23,10 +23,10 @@ from langchain_episodic.errors import MalformedRecordWarning
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.filters import EpisodeFilter
 from langchain_episodic.stores.base import JournalEntry
-from langchain_episodic.stores.codec import decode_episodes
+from langchain_episodic.stores.codec import decode_episodes, encode_episode
 from langchain_episodic.stores.ledger import Ledger
 
-__all__ = ["RECORD_ID_NAMESPACE", "LedgeredStore", "passes", "record_id"]
+__all__ = ["RECORD_ID_NAMESPACE", "LedgeredStore", "passes", "record_fields", "record_id"]
 
 RECORD_ID_NAMESPACE = uuid.UUID("6f1d3c52-8a4e-5b7f-9c2d-1e0a4b6c8d9e")
 """The UUID namespace of `record_id` (fixed forever: ids depend on it)."""
@@ -43,6 +43,18 @@ def passes(fields: Mapping[str, Any], filters: EpisodeFilter | None) -> bool:
         return True
     category, outcome = str(fields.get("category")), str(fields.get("outcome"))
     return filters.matches(category, outcome, str(fields.get("strategy_used")))
+
+
+def record_fields(namespace: str, episode: Episode, seq: int) -> dict[str, Any]:
+    """A record's stored fields: the episode as JSON, its place and what filters read."""
+    return {
+        "episode": encode_episode(episode),
+        "namespace": namespace,
+        "seq": seq,
+        "category": episode.task.category.value,
+        "outcome": episode.outcome.value,
+        "strategy_used": episode.strategy_used,
+    }
 
 
 class LedgeredStore:
@@ -87,13 +99,17 @@ class LedgeredStore:
         """
         return nullcontext() if self._concurrent_reads else self._lock
 
-    def _open(self, namespace: str) -> None:
-        # Any use opens the namespace, as Chroma's store does; adding it is idempotent,
-        # so two readers that race here both add it, under the writer's lock.
-        if namespace not in self._opened:
-            with self._exclusive():
-                self._ledger.add_namespace(namespace)
-            self._opened.add(namespace)
+    @contextmanager
+    def _using(self, namespace: str, *, write: bool = False) -> Iterator[None]:
+        """`_exclusive` (``write``) or `_reading`, with ``namespace`` opened."""
+        with self._exclusive() if write else self._reading():
+            # Any use opens the namespace, as Chroma's store does; adding it is
+            # idempotent, so two readers that race here both add it, under the writer's lock.
+            if namespace not in self._opened:
+                with self._exclusive():
+                    self._ledger.add_namespace(namespace)
+                self._opened.add(namespace)
+            yield
 
     def _records(self, namespace: str, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
         """The stored fields (holding ``"episode"``) of the namespace's records among ``ids``."""
@@ -112,15 +128,13 @@ class LedgeredStore:
 
     def count(self, namespace: str) -> int:
         """Number of episodes the ledger has committed in ``namespace``, less those deleted."""
-        with self._reading():
-            self._open(namespace)
+        with self._using(namespace):
             return self._ledger.count(namespace) - self._ledger.deleted(namespace)
 
     def get(self, namespace: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
         """The stored episodes among ``episode_ids``, by id; missing ids are left out."""
         wanted = {record_id(namespace, episode_id): episode_id for episode_id in episode_ids}
-        with self._reading():
-            self._open(namespace)
+        with self._using(namespace):
             if self._commits_checked:
                 records, count = self._records_and_count(namespace, list(wanted))
                 records = self._committed(namespace, records, count)
@@ -157,8 +171,7 @@ class LedgeredStore:
         """The last ``n`` of the first ``total`` committed records, oldest first."""
         if n <= 0 or total <= 0:
             return []
-        with self._reading():
-            self._open(namespace)
+        with self._using(namespace):
             stop = min(total, self._ledger.count(namespace))
         # Deleted records leave blanks in the ledger: widen until n are found.
         window = n
@@ -173,8 +186,7 @@ class LedgeredStore:
     ) -> Iterator[Episode]:
         """Committed episodes in recording order from the ``start``-th on, in pages."""
         check_int("page_size", page_size, 1)
-        with self._reading():
-            self._open(namespace)
+        with self._using(namespace):
             total = self._ledger.count(namespace)
         for page in range(start, total, page_size):
             yield from self._read_range(namespace, page, min(page + page_size, total))
@@ -208,34 +220,29 @@ class LedgeredStore:
 
     def read_state(self, namespace: str, key: str) -> str | None:
         """A string saved with `write_state`, from the ledger, or ``None``."""
-        with self._reading():
-            self._open(namespace)
+        with self._using(namespace):
             return self._ledger.read_state(namespace, key)
 
     def write_state(self, namespace: str, key: str, value: str) -> None:
         """Save a string for ``namespace`` under ``key`` in the ledger."""
-        with self._exclusive():
-            self._open(namespace)
+        with self._using(namespace, write=True):
             self._ledger.write_state(namespace, key, value)
 
     def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
         """Add journal entries to the ledger; an id already stored keeps its first entry."""
-        with self._exclusive():
-            self._open(namespace)
+        with self._using(namespace, write=True):
             self._ledger.append_journal(namespace, entries)
 
     def read_journal(self, namespace: str, run_id: str | None = None) -> list[JournalEntry]:
         """The namespace's journal entries from the ledger, of one run when ``run_id`` is given."""
-        with self._reading():
-            self._open(namespace)
+        with self._using(namespace):
             return self._ledger.read_journal(namespace, run_id)
 
     def read_journal_keys(
         self, namespace: str, run_id: str, entry_ids: Sequence[str]
     ) -> list[JournalEntry]:
         """The stored entries of run ``run_id`` under ``entry_ids``: one read by key."""
-        with self._reading():
-            self._open(namespace)
+        with self._using(namespace):
             return self._ledger.read_journal_keys(namespace, run_id, entry_ids)
 
     def delete(self, namespace: str, episode_ids: Sequence[str]) -> int:
@@ -246,8 +253,7 @@ class LedgeredStore:
         leaves records no reader lists, which deleting again removes.
         """
         wanted = [record_id(namespace, episode_id) for episode_id in dict.fromkeys(episode_ids)]
-        with self._exclusive():
-            self._open(namespace)
+        with self._using(namespace, write=True):
             records = self._records(namespace, wanted)
             seqs = [
                 seq
@@ -267,6 +273,5 @@ class LedgeredStore:
 
     def delete_journal(self, namespace: str, entry_ids: Sequence[str]) -> int:
         """Remove the journal entries under ``entry_ids`` from the ledger; how many were there."""
-        with self._exclusive():
-            self._open(namespace)
+        with self._using(namespace, write=True):
             return self._ledger.delete_journal(namespace, entry_ids)

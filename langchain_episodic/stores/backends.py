@@ -118,10 +118,6 @@ def is_faiss(vectorstore: VectorStore) -> bool:
     return _instance_of(vectorstore, "langchain_community.vectorstores.faiss", "FAISS")
 
 
-def _is_chroma(vectorstore: VectorStore) -> bool:
-    return _instance_of(vectorstore, "langchain_chroma.vectorstores", "Chroma")
-
-
 def _chroma_space(vectorstore: VectorStore) -> str:
     # langchain-chroma exposes no public accessor for its collection; ``_collection``
     # is the property its own _select_relevance_score_fn reads.
@@ -145,7 +141,7 @@ def _detect_score(vectorstore: VectorStore) -> tuple[ScoreKind | None, str]:
             _FAISS_METRIC_INNER_PRODUCT: "inner_product",
         }
         return kinds.get(metric), f"{name} with index metric_type={metric!r}"
-    if _is_chroma(vectorstore):
+    if _instance_of(vectorstore, "langchain_chroma.vectorstores", "Chroma"):
         space = _chroma_space(vectorstore)
         return _CHROMA_SPACES.get(space), f"{name} with collection space={space!r}"
     if isinstance(vectorstore, InMemoryVectorStore):

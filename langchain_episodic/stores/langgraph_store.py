@@ -119,11 +119,11 @@ from langchain_episodic.errors import (
 )
 from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.filters import EpisodeFilter
-from langchain_episodic.stores._ledgered import LedgeredStore, passes, record_id
+from langchain_episodic.stores._ledgered import LedgeredStore, passes, record_fields, record_id
 from langchain_episodic.stores.backends import embeds_like
 from langchain_episodic.stores.base import StoredHit, unit_rows
-from langchain_episodic.stores.codec import decode_hits, encode_episode
-from langchain_episodic.stores.ledger import Ledger
+from langchain_episodic.stores.codec import decode_hits
+from langchain_episodic.stores.ledger import Ledger, _digest
 
 __all__ = ["DEFAULT_PREFIX", "LangGraphEpisodeStore", "LangGraphScore"]
 
@@ -151,10 +151,6 @@ _UNIT_TOLERANCE = 1e-4
 _SCORE_TOLERANCE = 1e-3  # the backend's score against the cosine of our own vectors
 _PAGE = 1000
 _TEXT_FIELD = "text"
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
 def _check_prefix(prefix: object) -> tuple[str, ...]:
@@ -495,8 +491,7 @@ class LangGraphEpisodeStore(LedgeredStore):
         raw = np.asarray(embeddings, dtype=np.float64)
         vectors = unit_rows(raw).astype(np.float32)
         ids = [record_id(namespace, episode.episode_id) for episode in episodes]
-        with self._exclusive():
-            self._open(namespace)
+        with self._using(namespace, write=True):
             # Memories sharing this store (or, on PostgreSQL, the database) may each
             # have found an id missing before either wrote it. The first record is kept;
             # one a killed writer wrote but never committed is written again.
@@ -566,13 +561,8 @@ class LangGraphEpisodeStore(LedgeredStore):
     ) -> dict[str, Any]:
         return {
             _TEXT_FIELD: episode.task.description,
-            "episode": encode_episode(episode),
+            **record_fields(namespace, episode, seq),
             "vector": base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii"),
-            "namespace": namespace,
-            "seq": seq,
-            "category": episode.task.category.value,
-            "outcome": episode.outcome.value,
-            "strategy_used": episode.strategy_used,
         }
 
     def _check_embeddings(self, namespace: str, text: str, vectors: NDArray[np.float64]) -> None:
@@ -648,8 +638,7 @@ class LangGraphEpisodeStore(LedgeredStore):
         query: str | None = None,
     ) -> list[SearchItem]:
         op = SearchOp(self._space(namespace), native, limit, offset, query)
-        with self._reading():
-            self._open(namespace)
+        with self._using(namespace):
             return _search(self._store, op)
 
     def _scored(

@@ -118,6 +118,7 @@ from langchain_episodic.stores._ledgered import (
     RECORD_ID_NAMESPACE,
     LedgeredStore,
     passes,
+    record_fields,
     record_id,
 )
 from langchain_episodic.stores.backends import (
@@ -131,7 +132,7 @@ from langchain_episodic.stores.backends import (
     search_method,
 )
 from langchain_episodic.stores.base import StoredHit, unit_rows
-from langchain_episodic.stores.codec import decode_hits, encode_episode
+from langchain_episodic.stores.codec import decode_hits
 from langchain_episodic.stores.ledger import LEDGER_BLOCK, Ledger
 
 __all__ = [
@@ -301,8 +302,7 @@ class VectorStoreEpisodeStore(LedgeredStore):
         """
         vectors = np.asarray(embeddings, dtype=np.float64)
         ids = [record_id(namespace, episode.episode_id) for episode in episodes]
-        with self._lock:
-            self._open(namespace)
+        with self._using(namespace, write=True):
             # Not validation but the one concurrency guard: memories sharing this store
             # (threads) may each have found an id missing before either wrote it. The
             # first record is kept, as Chroma keeps it; writing again would list the id
@@ -361,16 +361,9 @@ class VectorStoreEpisodeStore(LedgeredStore):
     ) -> None:
         texts = [episode.task.description for episode in episodes]
         ids = [record_id(namespace, episode.episode_id) for episode in episodes]
-        metadatas: list[dict[str, Any]] = [
-            {
-                "episode": encode_episode(episode),
-                "namespace": namespace,
-                "seq": first_seq + offset,
-                "category": episode.task.category.value,
-                "outcome": episode.outcome.value,
-                "strategy_used": episode.strategy_used,
-            }
-            for offset, episode in enumerate(episodes)
+        metadatas = [
+            record_fields(namespace, episode, seq)
+            for seq, episode in enumerate(episodes, first_seq)
         ]
         if self._write_vectors is not None:
             self._write_vectors(texts, unit_rows(vectors).tolist(), metadatas, ids)
@@ -447,8 +440,7 @@ class VectorStoreEpisodeStore(LedgeredStore):
 
         The flag is ``True`` when the backend has no more records to give.
         """
-        with self._lock:
-            self._open(namespace)
+        with self._using(namespace):
             if is_faiss(self._vectorstore):
                 # FAISS filters *after* taking fetch_k neighbours of the whole index, so
                 # it has given all it has only once n covers the index.
