@@ -36,7 +36,6 @@ from langchain_episodic.stores.chroma.precheck import (
     remember_sound_files,
 )
 from langchain_episodic.stores.chroma.scrub import (
-    SETTLING,
     close_client,
     restore_thresholds,
     scrub_folder,
@@ -243,11 +242,9 @@ def mark_as_holding_a_memory(folder: str) -> None:
     marker = os.path.join(folder, HOLDS_A_MEMORY)
     database = os.path.join(folder, "chroma.sqlite3")
     if not os.path.exists(marker) and os.path.isfile(database) and os.path.getsize(database):
-        try:
-            with open(marker, "w", encoding="utf-8") as handle:
-                handle.write("langchain-episodic: this folder holds an episodic memory\n")
-        except OSError:  # best effort: without it, only this one check is lost
-            return
+        # Best effort: without it, only this one check is lost.
+        with contextlib.suppress(OSError), open(marker, "w", encoding="utf-8") as handle:
+            handle.write("langchain-episodic: this folder holds an episodic memory\n")
 
 
 def close_embedded(
@@ -289,10 +286,8 @@ def settle_erasures(folder: str, chroma_path: str) -> None:
     scrub pending for the next close.
     """
     try:
-        database = os.path.join(folder, "chroma.sqlite3")
-        if os.path.exists(os.path.join(folder, SETTLING)):
-            restore_thresholds(folder, chroma_path)  # a settle cut short
-        if scrub_pending(folder) and unsettled_collections(database):
+        restore_thresholds(folder, chroma_path)  # a settle cut short (none: nothing to do)
+        if scrub_pending(folder) and unsettled_collections(os.path.join(folder, "chroma.sqlite3")):
             settle_indexes(folder, chroma_path)
             scrub_folder(folder)
     except Exception:  # the close must still release the lock

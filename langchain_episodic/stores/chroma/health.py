@@ -49,6 +49,7 @@ __all__ = [
     "free_bytes",
     "index_segments",
     "interrupted_write",
+    "listed_segments",
     "open_read_only",
     "read_index_header",
     "saved_segments",
@@ -112,22 +113,6 @@ def open_read_only(database: str, timeout: float = 5.0) -> contextlib.closing[sq
     """A read-only connection to ``database``, for a ``with`` block that closes it."""
     uri = f"file:{database}?mode=ro"
     return contextlib.closing(sqlite3.connect(uri, uri=True, timeout=timeout))
-
-
-def _sqlite_problems(database: str) -> list[str]:
-    problems = sqlite_header_problems(database)
-    if problems:
-        return problems
-    try:
-        with open_read_only(database) as connection:
-            rows = connection.execute("PRAGMA integrity_check").fetchall()
-    except sqlite3.DatabaseError as error:
-        return [f"chroma.sqlite3 is damaged: {error}"]
-    found = [str(row[0]) for row in rows if row and row[0] != "ok"]
-    if found:
-        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        return [f"chroma.sqlite3 is damaged: {found[0]}{more}"]
-    return []
 
 
 @dataclass(frozen=True)
@@ -232,22 +217,11 @@ def read_index_header(segment: str) -> IndexHeader | None:
         raw = handle.read()
     if len(raw) != _HNSW_HEADER.size:
         return None
-    fields = _HNSW_HEADER.unpack(raw)
-    entry_point = fields[8] if fields[8] != 0xFFFF_FFFF else -1
-    return IndexHeader(
-        fields[0],
-        fields[2],
-        fields[3],
-        fields[4],
-        offset_level0=fields[1],
-        label_offset=fields[5],
-        offset_data=fields[6],
-        max_level=fields[7],
-        entry_point=entry_point,
-        max_m=fields[9],
-        max_m0=fields[10],
-        m=fields[11],
-    )
+    fields = list(_HNSW_HEADER.unpack(raw))
+    if fields[8] == 0xFFFF_FFFF:
+        fields[8] = -1  # no entry point
+    # Into IndexHeader's order: version, the three sizes, then the rest as in the file.
+    return IndexHeader(*(fields[i] for i in (0, 2, 3, 4, 1, 5, 6, 7, 8, 9, 10, 11)))
 
 
 def _level0_links_sound(path: str, header: IndexHeader) -> bool:
@@ -390,17 +364,27 @@ def structural_problems(folder: str) -> list[str]:
     vector index segment (`segment_problems`): no integrity check of the database,
     nothing loaded, no child process. What Chroma would choke or crash on.
     """
-    database = os.path.join(folder, "chroma.sqlite3")
-    problems = sqlite_header_problems(database)
+    problems, segments = listed_segments(folder)
+    for segment, saved in segments.items():
+        problems += segment_problems(segment, saved=saved)
+    return problems
+
+
+def listed_segments(folder: str) -> tuple[list[str], dict[str, bool]]:
+    """``chroma.sqlite3``'s header or segment-list problems, or none and every segment.
+
+    Each vector index segment, sorted, with whether the database says it was saved.
+    """
+    problems = sqlite_header_problems(os.path.join(folder, "chroma.sqlite3"))
     if problems:
-        return problems
+        return problems, {}
     try:
         saved = set(saved_segments(folder))
     except sqlite3.DatabaseError as error:
-        return [f"chroma.sqlite3 is damaged: {error}"]
-    for segment in sorted(saved | set(index_segments(folder))):
-        problems += segment_problems(segment, saved=segment in saved)
-    return problems
+        return [f"chroma.sqlite3 is damaged: {error}"], {}
+    return [], {
+        segment: segment in saved for segment in sorted(saved | set(index_segments(folder)))
+    }
 
 
 def free_bytes(folder: str) -> int:
@@ -448,9 +432,19 @@ def file_problems(folder: str) -> list[str]:
     ``chroma.sqlite3`` checked by sqlite (``PRAGMA integrity_check``), then the
     structural checks (`structural_problems`).
     """
-    problems = _sqlite_problems(os.path.join(folder, "chroma.sqlite3"))
+    database = os.path.join(folder, "chroma.sqlite3")
+    problems = sqlite_header_problems(database)
     if problems:
         return problems  # Chroma cannot be asked anything about a database it cannot read
+    try:
+        with open_read_only(database) as connection:
+            rows = connection.execute("PRAGMA integrity_check").fetchall()
+    except sqlite3.DatabaseError as error:
+        return [f"chroma.sqlite3 is damaged: {error}"]
+    found = [str(row[0]) for row in rows if row and row[0] != "ok"]
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        return [f"chroma.sqlite3 is damaged: {found[0]}{more}"]
     return structural_problems(folder)
 
 

@@ -22,6 +22,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import replace
 from math import isfinite
 from typing import TYPE_CHECKING, Any
 
@@ -169,7 +170,5 @@ def query_hits(
         if record_id in read:
             hits.append(read[record_id])
         elif hit is not None and isfinite(similarity):
-            hits.append(
-                StoredHit(similarity, hit.timestamp, hit.reward, hit.outcome, hit.data, record_id)
-            )
+            hits.append(replace(hit, similarity=similarity))
     return hits

@@ -27,16 +27,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sqlite3
 from typing import Any
 
 from langchain_episodic.errors import StoreDamagedError
 from langchain_episodic.stores.chroma.health import (
     file_problems,
-    index_segments,
-    saved_segments,
+    listed_segments,
     segment_problems,
-    sqlite_header_problems,
 )
 
 __all__ = ["CHECKED_FILE", "check_before_open", "damage_from_chroma", "remember_sound_files"]
@@ -97,29 +94,26 @@ def _write_record(folder: str, segments: dict[str, _Stamp]) -> None:
             os.remove(partial)
 
 
-def _checked(folder: str) -> tuple[dict[str, _Stamp], list[str], bool]:
-    """The sound segments' stamps, the problems found, and whether the record changed."""
-    problems = sqlite_header_problems(os.path.join(folder, "chroma.sqlite3"))
-    if problems:
-        return {}, problems, False
-    try:
-        saved = set(saved_segments(folder))
-    except sqlite3.DatabaseError as error:
-        return {}, [f"chroma.sqlite3 is damaged: {error}"], False
+def _check(folder: str, *, damage_raises: bool) -> None:
+    """Check each segment not found sound as it is now before; record those sound now."""
+    if not checks_on_open or not os.path.isfile(os.path.join(folder, "chroma.sqlite3")):
+        return  # a new folder: Chroma creates its database
+    problems, segments = listed_segments(folder)
+    if problems and not damage_raises:
+        return  # the database's header or segment list: no segment to record
     record = _read_record(folder)
     sound: dict[str, _Stamp] = {}
-    for segment in sorted(saved | set(index_segments(folder))):
+    for segment, saved in segments.items():
         name = os.path.basename(segment)
         stamp = _stamp(segment)
-        if record.get(name) == stamp:
+        found = [] if record.get(name) == stamp else segment_problems(segment, saved=saved)
+        problems += found
+        if not found:
             sound[name] = stamp
-            continue
-        found = segment_problems(segment, saved=segment in saved)
-        if found:
-            problems += found
-        else:
-            sound[name] = stamp
-    return sound, problems, sound != record
+    if problems and damage_raises:
+        raise StoreDamagedError(folder, problems)
+    if sound != record:
+        _write_record(folder, sound)
 
 
 def check_before_open(folder: str) -> None:
@@ -128,22 +122,12 @@ def check_before_open(folder: str) -> None:
     Raises:
         StoreDamagedError: Naming each damaged file and what to do.
     """
-    if not checks_on_open or not os.path.isfile(os.path.join(folder, "chroma.sqlite3")):
-        return  # a new folder: Chroma creates its database
-    sound, problems, changed = _checked(folder)
-    if problems:
-        raise StoreDamagedError(folder, problems)
-    if changed:
-        _write_record(folder, sound)
+    _check(folder, damage_raises=True)
 
 
 def remember_sound_files(folder: str) -> None:
     """Record the segments of ``folder`` that are sound now (as Chroma left them)."""
-    if not checks_on_open or not os.path.isfile(os.path.join(folder, "chroma.sqlite3")):
-        return
-    sound, _, changed = _checked(folder)
-    if changed:
-        _write_record(folder, sound)
+    _check(folder, damage_raises=False)
 
 
 def damage_from_chroma(folder: str, error: BaseException) -> StoreDamagedError:

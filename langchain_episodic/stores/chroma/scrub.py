@@ -190,10 +190,8 @@ def scrub_folder(folder: str) -> None:
     unsettled = scrub_sqlite(database) if os.path.isfile(database) else 0
     scrub_hnsw(folder)
     if unsettled == 0 and before is not None and deleted_since_scrub(folder) == before:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.remove(os.path.join(folder, SCRUB_PENDING))
-        except FileNotFoundError:
-            return
 
 
 def sync_folder(folder: str) -> None:
@@ -478,9 +476,7 @@ def _unnormalized_segments(folder: str) -> set[str]:
         return set()
     found = set()
     for segment, collection, *documents in rows:
-        spaces = set(stated.get(str(collection), set()))
-        for document in documents:
-            spaces |= _spaces_in(document)
+        spaces = stated.get(str(collection), set()).union(*map(_spaces_in, documents))
         if spaces and "cosine" not in spaces:
             found.add(str(segment))
     return found
@@ -489,29 +485,24 @@ def _unnormalized_segments(folder: str) -> set[str]:
 def _spaces_in(document: object) -> set[str]:
     """Every value of a ``space`` key anywhere in a JSON document (none if unreadable)."""
     try:
-        parsed = json.loads(document) if isinstance(document, str) else None
+        return _spaces(json.loads(document) if isinstance(document, str) else None)
     except ValueError:
         return set()
-    spaces: set[str] = set()
-    pending = [parsed]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, dict):
-            for key, value in item.items():
-                if key == "space" and isinstance(value, str):
-                    spaces.add(value)
-                else:
-                    pending.append(value)
-        elif isinstance(item, list):
-            pending.extend(item)
-    return spaces
+
+
+def _spaces(item: object) -> set[str]:
+    if isinstance(item, list):
+        return set().union(*map(_spaces, item))
+    if not isinstance(item, dict):
+        return set()
+    found = {value for key, value in item.items() if key == "space" and isinstance(value, str)}
+    return found.union(*map(_spaces, item.values()))
 
 
 def zero_from(path: str, offset: int) -> int:
     """Zero ``path`` from ``offset`` to its end, synced; 1 if it changed, else 0."""
-    if not os.path.isfile(path) or os.path.getsize(path) <= offset:
+    if not os.path.isfile(path) or (size := os.path.getsize(path)) <= offset:
         return 0
-    size = os.path.getsize(path)
     with open(path, "r+b") as handle:
         handle.seek(offset)
         handle.write(bytes(size - offset))

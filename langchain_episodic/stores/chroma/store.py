@@ -132,6 +132,7 @@ _COLLECTION_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
+_T = TypeVar("_T")
 
 
 def _operation(method: _Method) -> _Method:
@@ -313,11 +314,10 @@ class ChromaEpisodeStore:
         self._lock = lock
         self._client = client
         # Weak: the store must stay free of reference cycles (dropping it releases the lock).
-        this = weakref.ref(self)
         self._open = OpenNamespaces(
             cap,
-            reopen=lambda: _reopen_client(this),
-            may_reopen=lambda: _may_reopen(this),
+            reopen=_weakly(self._reopen_client, None),
+            may_reopen=_weakly(self._may_reopen, False),
         )
         self._path = folder
         # Why the folder cannot be written (then every write is refused), or None.
@@ -663,13 +663,11 @@ class ChromaEpisodeStore:
         metadata[_STATE_PREFIX + key] = value
         self.collection(namespace).modify(metadata=metadata)
 
-    @_operation
     def _fresh_metadata(self, namespace: str) -> dict[str, Any]:
         # The cached Collection holds its metadata as it was when it was fetched.
         name = self.collection(namespace).name
         return dict(self._client.get_collection(name, embedding_function=None).metadata or {})
 
-    @_operation
     def _journal(self, namespace: str, *, create: bool) -> Collection | None:
         cached = self._journals.get(namespace)
         if cached is not None:
@@ -924,15 +922,10 @@ def _own_client(folder: str | None, lock: PathLock | None) -> ClientAPI:
         return chromadb.PersistentClient(path=lock.share.chroma_path)
 
 
-def _reopen_client(store: weakref.ref[ChromaEpisodeStore]) -> None:
-    alive = store()
-    if alive is not None:
-        alive._reopen_client()
-
-
-def _may_reopen(store: weakref.ref[ChromaEpisodeStore]) -> bool:
-    alive = store()
-    return alive is not None and alive._may_reopen()
+def _weakly(method: Callable[[], _T], dead: _T) -> Callable[[], _T]:
+    """``method``, called through a weak reference to its store (``dead`` once gone)."""
+    bound = weakref.WeakMethod(method)
+    return lambda: dead if (alive := bound()) is None else alive()
 
 
 def _delete_ids(collection: Collection, ids: Sequence[str], batch_size: int) -> int:
