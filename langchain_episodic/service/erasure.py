@@ -250,32 +250,29 @@ class Eraser:
         check_reason(reason)
         _check_by(by)
         ids = _checked_ids(episode_ids)
-        inputs = {"count": len(ids), "dry_run": dry_run}
-        return self._erasing(inputs, lambda store: self._forget(store, ids, reason, by, dry_run))
-
-    def _forget(
-        self, store: ForgetsRecords, ids: list[str], reason: str, by: str | None, dry_run: bool
-    ) -> ForgetReceipt:
-        """`forget`, its arguments checked, untraced, under the lock."""
         context = self._context
-        lessons = self._journal.lessons.book.lessons
-        asked_lessons = [i for i in ids if i in lessons]
-        asked_episodes = [i for i in ids if i not in lessons]
-        stored = context.store.get(context.namespace, asked_episodes)
-        stoned = self.forgotten(asked_episodes)  # an erasure cut short: stored too
-        stones = {i: stone for i, stone in stoned.items() if i not in stored}
-        unknown = [i for i in asked_episodes if i not in stored and i not in stones]
-        if unknown:
-            msg = (
-                f"episode_ids={unknown!r} were never stored in namespace="
-                f"{context.namespace!r} (nor forgotten: no tombstone names them); "
-                "nothing was removed"
+
+        def erase(store: ForgetsRecords) -> ForgetReceipt:
+            lessons = self._journal.lessons.book.lessons
+            asked_lessons = [i for i in ids if i in lessons]
+            asked_episodes = [i for i in ids if i not in lessons]
+            stored = context.store.get(context.namespace, asked_episodes)
+            stoned = self.forgotten(asked_episodes)  # an erasure cut short: stored too
+            stones = {i: stone for i, stone in stoned.items() if i not in stored}
+            unknown = [i for i in asked_episodes if i not in stored and i not in stones]
+            if unknown:
+                msg = (
+                    f"episode_ids={unknown!r} were never stored in namespace="
+                    f"{context.namespace!r} (nor forgotten: no tombstone names them); "
+                    "nothing was removed"
+                )
+                raise EpisodicValueError(msg)
+            erased = [*stored, *stones]
+            return self._erase(
+                store, stored, erased, asked_lessons, reason, by, dry_run=dry_run, stoned=stoned
             )
-            raise EpisodicValueError(msg)
-        erased = [*stored, *stones]
-        return self._erase(
-            store, stored, erased, asked_lessons, reason, by, dry_run=dry_run, stoned=stoned
-        )
+
+        return self._erasing({"count": len(ids), "dry_run": dry_run}, erase)
 
     def forget_all(
         self, *, reason: str, by: str | None = None, dry_run: bool = False
@@ -292,25 +289,22 @@ class Eraser:
         """
         check_reason(reason)
         _check_by(by)
-        inputs = {"all": True, "dry_run": dry_run}
-        return self._erasing(inputs, lambda store: self._forget_all(store, reason, by, dry_run))
-
-    def _forget_all(
-        self, store: ForgetsRecords, reason: str, by: str | None, dry_run: bool
-    ) -> ForgetReceipt:
-        """`forget_all`, its arguments checked, untraced, under the lock."""
         context = self._context
-        stored = {e.episode_id: e for e in context.store.iter_episodes(context.namespace)}
-        if not stored and not self._journal.entries() and not self._quarantine.events:
-            msg = (
-                f"namespace={context.namespace!r} holds nothing to erase: no episode, "
-                "lesson, journal entry or log event (a mistyped namespace?)"
+
+        def erase(store: ForgetsRecords) -> ForgetReceipt:
+            stored = {e.episode_id: e for e in context.store.iter_episodes(context.namespace)}
+            if not stored and not self._journal.entries() and not self._quarantine.events:
+                msg = (
+                    f"namespace={context.namespace!r} holds nothing to erase: no episode, "
+                    "lesson, journal entry or log event (a mistyped namespace?)"
+                )
+                raise EpisodicValueError(msg)
+            lessons = list(self._journal.lessons.book.lessons)
+            return self._erase(
+                store, stored, list(stored), lessons, reason, by, everything=True, dry_run=dry_run
             )
-            raise EpisodicValueError(msg)
-        lessons = list(self._journal.lessons.book.lessons)
-        return self._erase(
-            store, stored, list(stored), lessons, reason, by, everything=True, dry_run=dry_run
-        )
+
+        return self._erasing({"all": True, "dry_run": dry_run}, erase)
 
     def _erasing(
         self, inputs: Mapping[str, object], erase: Callable[[ForgetsRecords], ForgetReceipt]
