@@ -226,14 +226,11 @@ def scan_pages(data: bytes) -> PageScan:
         free = _free_pages(data, size, pages)
     except struct.error:
         free = set()
-    rows: list[PageRow] = []
-    bad = 0
-    for page in range(1, pages + 1):
-        if page in free:
-            continue
-        for row in _leaf_rows(data, size, usable, page, pages):
-            if row is None:
-                bad += 1
-            else:
-                rows.append(row)
-    return PageScan(tuple(rows), bad)
+    cells = [
+        row
+        for page in range(1, pages + 1)
+        if page not in free
+        for row in _leaf_rows(data, size, usable, page, pages)
+    ]
+    rows = tuple(row for row in cells if row is not None)
+    return PageScan(rows, len(cells) - len(rows))

@@ -129,9 +129,7 @@ class OpenNamespaces:
             yield
         finally:
             with self._lock:
-                self._running[me] -= 1
-                if not self._running[me]:
-                    del self._running[me]
+                self._running -= Counter([me])  # in place, dropping a count that reaches 0
 
     def admit(self, namespace: str) -> None:
         """Note that ``namespace`` is about to be opened; reopen the client first if due."""

@@ -25,6 +25,7 @@ Pure of the folder: nothing in it is written; the copy is removed afterwards.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -44,6 +45,7 @@ from langchain_episodic.stores.chroma._sqlite_pages import (
     repaired_header,
     scan_pages,
 )
+from langchain_episodic.stores.chroma.scrub import _collection_of
 from langchain_episodic.stores.chroma.store import _namespace_suffix as namespace_suffix
 from langchain_episodic.stores.codec import read_record
 
@@ -184,17 +186,13 @@ class _Reader:
     database: sqlite3.Connection | None
     data: bytes
     problems: list[str] = field(default_factory=list)
-    _scan: tuple[PageRow, ...] | None = None
 
+    @functools.cached_property
     def _raw(self) -> tuple[PageRow, ...]:
-        if self._scan is None:
-            scanned = scan_pages(self.data)
-            self._scan = scanned.rows
-            if scanned.bad_cells:
-                self.problems.append(
-                    f"{scanned.bad_cells} cells of the database's pages do not decode"
-                )
-        return self._scan
+        scanned = scan_pages(self.data)
+        if scanned.bad_cells:
+            self.problems.append(f"{scanned.bad_cells} cells of the database's pages do not decode")
+        return scanned.rows
 
     def _sql(self, table: _Table) -> tuple[dict[int, tuple[Any, ...]], int | None]:
         """The rows SQL reads, and how many rowids it could not (``None``: none known)."""
@@ -232,7 +230,7 @@ class _Reader:
         if lost == 0:
             return [rows[key] for key in sorted(rows)]
         before = len(rows)
-        for row in self._raw():
+        for row in self._raw:
             if row.rowid not in rows and table.shape(row.values):
                 rows[row.rowid] = _RAW_COLUMNS[table.name](row)
         from_pages = len(rows) - before
@@ -272,10 +270,6 @@ def _value(string: Any, integer: Any) -> Any:
     return string if string is not None else integer
 
 
-def _collection_of_topic(topic: str) -> str:
-    return topic.rsplit("/", 1)[-1]
-
-
 @dataclass
 class _Collection:
     name: str
@@ -311,8 +305,8 @@ def _group(reader: _Reader) -> tuple[dict[str, _Collection], int]:
     orphans = _adopt_orphans(collections, fields)
     for row in reader.table(tables["embeddings_queue"]):
         _, seq, operation, topic, record_id, metadata = row
-        collection = collections.get(_collection_of_topic(topic))
-        segment = next((s for s, c in owner.items() if c == _collection_of_topic(topic)), None)
+        collection = collections.get(_collection_of(topic))
+        segment = next((s for s, c in owner.items() if c == _collection_of(topic)), None)
         if collection is None or (segment in applied and seq <= applied[segment]):
             continue
         _apply(collection, operation, record_id, metadata)

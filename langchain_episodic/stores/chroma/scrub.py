@@ -299,12 +299,11 @@ def unsettled_collections(database: str) -> list[tuple[str, str]]:
             names = dict(connection.execute("SELECT id, name FROM collections").fetchall())
     except sqlite3.Error:
         return []
-    found = []
-    for topic, seq in topics:
-        collection = _collection_of(topic)
-        if not _settled(saved, topic, seq) and collection in names:
-            found.append((collection, str(names[collection])))
-    return found
+    return [
+        (collection, str(names[collection]))
+        for topic, seq in topics
+        if (collection := _collection_of(topic)) in names and not _settled(saved, topic, seq)
+    ]
 
 
 def settle_indexes(folder: str, chroma_path: str | None = None) -> int:

@@ -648,7 +648,7 @@ class ChromaEpisodeStore:
     @_operation
     def read_state(self, namespace: str, key: str) -> str | None:
         """A string the memory saved with `write_state`, read afresh from Chroma."""
-        value = self._fresh_metadata(namespace).get(_STATE_PREFIX + key)
+        value = self._fresh_metadata(self.collection(namespace).name).get(_STATE_PREFIX + key)
         return value if isinstance(value, str) else None
 
     @_operation
@@ -659,13 +659,13 @@ class ChromaEpisodeStore:
         Chroma replaces a collection's metadata as a whole, so the other keys are read
         afresh first: a store opened earlier must not undo what another wrote since.
         """
-        metadata = self._fresh_metadata(namespace)
+        collection = self.collection(namespace)
+        metadata = self._fresh_metadata(collection.name)
         metadata[_STATE_PREFIX + key] = value
-        self.collection(namespace).modify(metadata=metadata)
+        collection.modify(metadata=metadata)
 
-    def _fresh_metadata(self, namespace: str) -> dict[str, Any]:
+    def _fresh_metadata(self, name: str) -> dict[str, Any]:
         # The cached Collection holds its metadata as it was when it was fetched.
-        name = self.collection(namespace).name
         return dict(self._client.get_collection(name, embedding_function=None).metadata or {})
 
     def _journal(self, namespace: str, *, create: bool) -> Collection | None:
@@ -770,8 +770,7 @@ class ChromaEpisodeStore:
         journal = self._journal(namespace, create=False)
         if journal is None:
             return None
-        fresh = self._client.get_collection(journal.name, embedding_function=None)
-        value = (fresh.metadata or {}).get(_CHECKPOINT_KEY)
+        value = self._fresh_metadata(journal.name).get(_CHECKPOINT_KEY)
         return value if isinstance(value, str) else None
 
     @_operation
