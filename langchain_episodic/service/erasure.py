@@ -378,10 +378,13 @@ class Eraser:
             if not plan.episode_ids:
                 return plan, None
             policy = retention if retention is not None else self.retention
-            receipt = self.forget(
-                plan.episode_ids, _prune_reason(policy, plan), by or "retention", dry_run=dry_run
-            )
-            return plan, receipt
+            parts = []
+            if policy is not None and policy.max_age is not None:
+                parts.append(f"{len(plan.expired)} older than max_age={policy.max_age:g}s")
+            if policy is not None and policy.max_episodes is not None:
+                parts.append(f"{len(plan.over_cap)} beyond max_episodes={policy.max_episodes}")
+            reason = "retention policy: " + ", ".join(parts)
+            return plan, self.forget(plan.episode_ids, reason, by or "retention", dry_run=dry_run)
 
     def receipts(self) -> tuple[ForgetReceipt, ...]:
         """The receipt of every finished erasure in this namespace, oldest first.
@@ -701,15 +704,6 @@ def _plan(
             rewrite.append(encode_credit(redact_credit(item, subjects)))
     plan = ErasurePlan(erasure_id, tuple(remove), tuple(rewrite), everything)
     return plan, injections, outcomes
-
-
-def _prune_reason(policy: Retention | None, plan: PrunePlan) -> str:
-    parts = []
-    if policy is not None and policy.max_age is not None:
-        parts.append(f"{len(plan.expired)} older than max_age={policy.max_age:g}s")
-    if policy is not None and policy.max_episodes is not None:
-        parts.append(f"{len(plan.over_cap)} beyond max_episodes={policy.max_episodes}")
-    return "retention policy: " + ", ".join(parts)
 
 
 def _pending(store: EpisodeStore, namespace: str) -> list[ErasurePlan]:

@@ -318,14 +318,23 @@ class Journal:
     def _write_checkpoint(self, head: str | None) -> None:
         """Save what the journal adds up to, with the ``head`` read before it was read."""
         assert self._ordered is not None
-        state = self._state(head)
-        raw = state.encode()
+        credit, position = self.credit, self.position.position
+        raw = Checkpoint(
+            position=position,
+            last_id=self.position.last_id,
+            book=credit.book.to_state(),
+            open_runs=tuple(i for _, shown in credit.open_runs() for i in shown),
+            latest=credit.latest,
+            closed=credit.closed,
+            lesson_ids=tuple(self.lessons.entry_ids),
+            head=head,
+        ).encode()
         try:
             self._ordered.write_checkpoint(self._context.namespace, raw)
         except Exception:  # a cache that could not be saved: the next open replays more
             _log.warning("could not save the journal checkpoint", exc_info=True)
             return
-        self._saved = (raw, state.position)
+        self._saved = (raw, position)
         self.position.pending = 0
 
     def checkpoint_precedes(self, index: int) -> bool:
@@ -342,19 +351,6 @@ class Journal:
         if not raw:
             return True
         return self._saved is not None and raw == self._saved[0] and self._saved[1] <= index
-
-    def _state(self, head: str | None) -> Checkpoint:
-        credit = self.credit
-        return Checkpoint(
-            position=self.position.position,
-            last_id=self.position.last_id,
-            book=credit.book.to_state(),
-            open_runs=tuple(i for _, shown in credit.open_runs() for i in shown),
-            latest=credit.latest,
-            closed=credit.closed,
-            lesson_ids=tuple(self.lessons.entry_ids),
-            head=head,
-        )
 
 
 def _weakly(method: Callable[[], None]) -> Callable[[], None]:

@@ -90,11 +90,6 @@ def namespace_metadata_filter(namespace: str) -> dict[str, str]:
     return {"namespace": namespace}
 
 
-def _namespace_predicate(namespace: str) -> Callable[[Document], bool]:
-    # LangChain's InMemoryVectorStore filters with a predicate on the document.
-    return lambda document: document.metadata.get("namespace") == namespace
-
-
 def namespace_filter_for(
     vectorstore: VectorStore, namespace_filter: Callable[[str], Any] | None
 ) -> Callable[[str], Any] | None:
@@ -102,7 +97,8 @@ def namespace_filter_for(
     if namespace_filter is namespace_metadata_filter and isinstance(
         vectorstore, InMemoryVectorStore
     ):
-        return _namespace_predicate
+        # LangChain's InMemoryVectorStore filters with a predicate on the document.
+        return lambda namespace: lambda document: document.metadata.get("namespace") == namespace
     return namespace_filter
 
 
