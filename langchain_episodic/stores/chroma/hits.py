@@ -68,15 +68,11 @@ class HitCache:
 
     def take(self, collection: Hashable, record_ids: Sequence[str]) -> list[StoredHit | None]:
         """The cached hit of each record id (``None`` where not cached), marked as used."""
-        found: list[StoredHit | None] = []
         with self._lock:
-            entries = self._entries
-            for record_id in record_ids:
-                key = (collection, record_id)
-                hit = entries.get(key)
-                if hit is not None:
-                    entries.move_to_end(key)
-                found.append(hit)
+            found = [self._entries.get((collection, record_id)) for record_id in record_ids]
+            for hit in found:
+                if hit is not None:  # kept under its own id (see `keep`)
+                    self._entries.move_to_end((collection, hit.record_id))
         return found
 
     def keep(self, collection: Hashable, hits: Iterable[StoredHit], generation: int) -> None:
