@@ -114,19 +114,6 @@ def is_faiss(vectorstore: VectorStore) -> bool:
     return _instance_of(vectorstore, "langchain_community.vectorstores.faiss", "FAISS")
 
 
-def _chroma_space(vectorstore: VectorStore) -> str:
-    # langchain-chroma exposes no public accessor for its collection; ``_collection``
-    # is the property its own _select_relevance_score_fn reads.
-    collection = vectorstore._collection  # type: ignore[attr-defined]
-    configuration = collection.configuration or {}
-    for index in ("hnsw", "spann"):
-        space = (configuration.get(index) or {}).get("space")
-        if space:
-            return str(space)
-    legacy = (collection.metadata or {}).get("hnsw:space")
-    return str(legacy) if legacy else "l2"  # Chroma's default space
-
-
 def _detect_score(vectorstore: VectorStore) -> tuple[ScoreKind | None, str]:
     """The score kind of a backend this module knows, and what it was read from."""
     name = type(vectorstore).__name__
@@ -138,7 +125,16 @@ def _detect_score(vectorstore: VectorStore) -> tuple[ScoreKind | None, str]:
         }
         return kinds.get(metric), f"{name} with index metric_type={metric!r}"
     if _instance_of(vectorstore, "langchain_chroma.vectorstores", "Chroma"):
-        space = _chroma_space(vectorstore)
+        # langchain-chroma exposes no public accessor for its collection; ``_collection``
+        # is the property its own _select_relevance_score_fn reads.
+        collection = vectorstore._collection  # type: ignore[attr-defined]
+        configuration = collection.configuration or {}
+        spaces = ((configuration.get(index) or {}).get("space") for index in ("hnsw", "spann"))
+        space = str(
+            next(filter(None, spaces), None)
+            or (collection.metadata or {}).get("hnsw:space")
+            or "l2"  # Chroma's default space
+        )
         return _CHROMA_SPACES.get(space), f"{name} with collection space={space!r}"
     if isinstance(vectorstore, InMemoryVectorStore):
         return "cosine_similarity", name
