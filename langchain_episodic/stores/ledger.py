@@ -130,9 +130,7 @@ class Ledger:
             return []
         first, last = start // LEDGER_BLOCK, (stop - 1) // LEDGER_BLOCK
         blocks = self.store.mget([self._block_key(namespace, b) for b in range(first, last + 1)])
-        ids: list[str] = []
-        for raw in blocks:
-            ids.extend(json.loads(raw) if raw else [])
+        ids: list[str] = [i for raw in blocks for i in (json.loads(raw) if raw else [])]
         offset = start - first * LEDGER_BLOCK
         return ids[offset : offset + stop - start]
 
