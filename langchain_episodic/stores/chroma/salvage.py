@@ -197,32 +197,29 @@ class _Reader:
     def _sql(self, table: _Table) -> tuple[dict[int, tuple[Any, ...]], int | None]:
         """The rows SQL reads, and how many rowids it could not (``None``: none known)."""
         rows: dict[int, tuple[Any, ...]] = {}
-        if self.database is None:
+        database = self.database
+        if database is None:
             return rows, None
         query = f"SELECT rowid, {table.columns} FROM {table.name} WHERE rowid BETWEEN ? AND ?"
         try:
-            top = self.database.execute(f"SELECT max(rowid) FROM {table.name}").fetchone()[0]
+            top = database.execute(f"SELECT max(rowid) FROM {table.name}").fetchone()[0]
         except sqlite3.DatabaseError:
             return rows, None
-        lost = 0
 
-        def read(low: int, high: int) -> None:
-            nonlocal lost
+        def read(low: int, high: int) -> int:
+            """Read rowids ``low`` to ``high``, halving a range SQLite fails on; how many lost."""
             try:
-                found = self.database.execute(query, (low, high)).fetchall()  # type: ignore[union-attr]
+                found = database.execute(query, (low, high)).fetchall()
             except sqlite3.DatabaseError:
                 if low == high:
-                    lost += 1
-                    return
+                    return 1
                 middle = (low + high) // 2
-                read(low, middle)
-                read(middle + 1, high)
-                return
+                return read(low, middle) + read(middle + 1, high)
             rows.update((row[0], row) for row in found)
+            return 0
 
-        for low in range(1, (top or 0) + 1, _CHUNK):
-            read(low, min(low + _CHUNK - 1, top))
-        return rows, lost
+        chunks = range(1, (top or 0) + 1, _CHUNK)
+        return rows, sum(read(low, min(low + _CHUNK - 1, top)) for low in chunks)
 
     def table(self, table: _Table) -> list[tuple[Any, ...]]:
         """Every row of ``table`` that can be read, by rowid."""
