@@ -345,9 +345,7 @@ def descriptor_limit() -> int | None:
         limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     except (ImportError, OSError, ValueError):
         return None
-    if limit == resource.RLIM_INFINITY or limit <= 0:
-        return None
-    return int(limit)
+    return None if limit == resource.RLIM_INFINITY or limit <= 0 else int(limit)
 
 
 def descriptors_nearly_exhausted() -> tuple[int, int] | None:
