@@ -30,6 +30,7 @@ __all__ = [
     "Injection",
     "check_credit",
     "check_reward",
+    "check_text",
     "decode_entry",
     "encode_credit",
     "encode_injection",
@@ -42,7 +43,12 @@ _INJECTION_PREFIX = "injection:"
 _OUTCOME_PREFIX = "outcome:"
 
 
-def _text(owner: str, name: str, value: object, *, optional: bool = False) -> None:
+def check_text(owner: str, name: str, value: object, *, optional: bool = False) -> None:
+    """Refuse ``value`` unless it is a non-empty string (or ``None`` when ``optional``).
+
+    Raises:
+        EpisodicValueError: Naming ``owner.name`` and the value.
+    """
     if optional and value is None:
         return
     if not isinstance(value, str) or not value.strip():
@@ -73,8 +79,8 @@ def check_credit(run_id: object, reward: object, by: object) -> float:
         EpisodicValueError: ``run_id`` or ``by`` is empty (``by`` may be ``None``),
             or ``reward`` is not a number in [0, 1].
     """
-    _text("CreditEvent", "run_id", run_id)
-    _text("CreditEvent", "by", by, optional=True)
+    check_text("CreditEvent", "run_id", run_id)
+    check_text("CreditEvent", "by", by, optional=True)
     return check_reward(reward)
 
 
@@ -84,7 +90,7 @@ def _check(
     """The checks an injection and a credit event share, in order; ids deduplicated."""
     owner = type(item).__name__
     for name in texts + optional:
-        _text(owner, name, getattr(item, name), optional=name in optional)
+        check_text(owner, name, getattr(item, name), optional=name in optional)
     ids = item.episode_ids
     if not isinstance(ids, (tuple, list)):
         msg = f"{owner}.episode_ids={ids!r} is invalid: must be a sequence of episode ids"

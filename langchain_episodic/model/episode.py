@@ -64,6 +64,7 @@ __all__ = [
     "as_task",
     "episode_from_stored",
     "pass_rate_of",
+    "plain_dict",
 ]
 
 
@@ -192,7 +193,7 @@ def _fields_of(cls: type[Any], data: object) -> dict[str, Any]:
     return dict(data)
 
 
-def _plain(instance: Any) -> dict[str, Any]:
+def plain_dict(instance: Any) -> dict[str, Any]:
     """The ``to_dict`` of them all: set fields in order, enums by value, parts as dicts."""
     data = {}
     for name in instance.__dataclass_fields__:
@@ -200,7 +201,7 @@ def _plain(instance: Any) -> dict[str, Any]:
         if isinstance(value, Enum):
             data[name] = value.value
         elif hasattr(value, "__dataclass_fields__"):
-            data[name] = _plain(value)
+            data[name] = plain_dict(value)
         elif value is not None:
             data[name] = value
     return data
@@ -228,7 +229,7 @@ class TaskDescription:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dict that `from_dict` turns back into an equal task."""
-        return _plain(self)
+        return plain_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TaskDescription:
@@ -304,7 +305,7 @@ class Feedback:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dict that `from_dict` turns back into equal feedback."""
-        return _plain(self)
+        return plain_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Feedback:
@@ -361,7 +362,7 @@ class EpisodeSource:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dict of the fields that are set."""
-        return _plain(self)
+        return plain_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EpisodeSource:
@@ -466,7 +467,7 @@ class Episode:
         ``source`` appears only when set, so episodes without provenance keep the
         form they were stored in before provenance existed.
         """
-        return _plain(self)
+        return plain_dict(self)
 
     def differences(self, other: Episode) -> list[tuple[str, str, str]]:
         """Where ``other`` differs from this episode: ``(field, this value, other value)``.

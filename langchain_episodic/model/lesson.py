@@ -45,8 +45,8 @@ from numpy.typing import NDArray
 
 from langchain_episodic._validation import finite_float
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.model.credit import _text
-from langchain_episodic.model.episode import LESSON_ID_PREFIX, _plain
+from langchain_episodic.model.credit import check_text
+from langchain_episodic.model.episode import LESSON_ID_PREFIX, plain_dict
 
 __all__ = [
     "LESSON_PREFIX",
@@ -99,13 +99,13 @@ class LessonSource:
     run_id: str | None = None
 
     def __post_init__(self) -> None:
-        _text("LessonSource", "episode_id", self.episode_id)
+        check_text("LessonSource", "episode_id", self.episode_id)
 
 
 def _field(name: str, value: object, *, optional: bool = False) -> str:
     if optional and isinstance(value, str) and not value.strip():
         return ""
-    _text("Lesson", name, value)
+    check_text("Lesson", name, value)
     assert isinstance(value, str)
     if len(value) > _MAX_FIELD:
         msg = f"Lesson.{name} is invalid: {len(value)} characters, at most {_MAX_FIELD}"
@@ -228,7 +228,7 @@ def encode_lesson(
     """
     data: dict[str, Any] = {"kind": "lesson"}
     data.update((name, getattr(lesson, name)) for name in lesson.__dataclass_fields__)
-    data["sources"] = [_plain(source) for source in lesson.sources]  # None left out
+    data["sources"] = [plain_dict(source) for source in lesson.sources]  # None left out
     packed = np.asarray(vector, dtype=np.float32).tobytes()
     data["vector"] = base64.b64encode(packed).decode("ascii")
     if model is not None:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from langchain_episodic._validation import finite_float
 from langchain_episodic.errors import EpisodicValueError
-from langchain_episodic.model.credit import _text
+from langchain_episodic.model.credit import check_text
 
 __all__ = [
     "PIN_STATE_KEY",
@@ -70,14 +70,14 @@ class QuarantineEvent:
 
     def __post_init__(self) -> None:
         for name in ("episode_id", "reason"):
-            _text("QuarantineEvent", name, getattr(self, name))
+            check_text("QuarantineEvent", name, getattr(self, name))
         if self.action not in _ACTIONS:
             msg = f"QuarantineEvent.action={self.action!r} is invalid: must be one of {_ACTIONS}"
             raise EpisodicValueError(msg)
         if finite_float(self.at) is None:
             msg = f"QuarantineEvent.at={self.at!r} is invalid: must be a finite number"
             raise EpisodicValueError(msg)
-        _text("QuarantineEvent", "by", self.by, optional=True)
+        check_text("QuarantineEvent", "by", self.by, optional=True)
 
 
 def active_quarantine(

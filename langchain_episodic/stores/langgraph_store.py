@@ -123,7 +123,7 @@ from langchain_episodic.stores._ledgered import LedgeredStore, passes, record_fi
 from langchain_episodic.stores.backends import embeds_like
 from langchain_episodic.stores.base import StoredHit, unit_rows
 from langchain_episodic.stores.codec import decode_hits
-from langchain_episodic.stores.ledger import Ledger, _digest
+from langchain_episodic.stores.ledger import Ledger, key_digest
 
 __all__ = ["DEFAULT_PREFIX", "LangGraphEpisodeStore", "LangGraphScore"]
 
@@ -443,7 +443,7 @@ class LangGraphEpisodeStore(LedgeredStore):
         return self._prefix
 
     def _space(self, namespace: str) -> tuple[str, ...]:
-        return (*self._prefix, "episodes", _digest(namespace))
+        return (*self._prefix, "episodes", key_digest(namespace))
 
     def _records(self, namespace: str, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
         space = self._space(namespace)

@@ -26,7 +26,7 @@ from langchain_core.stores import BaseStore
 
 from langchain_episodic.stores.base import JournalEntry
 
-__all__ = ["LEDGER_BLOCK", "Ledger"]
+__all__ = ["LEDGER_BLOCK", "Ledger", "key_digest"]
 
 LEDGER_BLOCK = 1024
 """Record ids per ledger value (fixed forever: ledgers written before depend on it)."""
@@ -34,7 +34,8 @@ LEDGER_BLOCK = 1024
 _LEDGER_ROOT = "langchain_episodic"
 
 
-def _digest(text: str) -> str:
+def key_digest(text: str) -> str:
+    """``text`` as a fixed-length key part: 32 hex digits of its SHA-256."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
@@ -46,7 +47,7 @@ class Ledger:
 
     @staticmethod
     def _prefix(namespace: str) -> str:
-        return f"{_LEDGER_ROOT}/ns/{_digest(namespace)}"
+        return f"{_LEDGER_ROOT}/ns/{key_digest(namespace)}"
 
     def _get(self, key: str) -> bytes | None:
         return self.store.mget([key])[0]
@@ -174,12 +175,12 @@ class Ledger:
 
     def _journal_prefix(self, namespace: str, run_id: str | None = None) -> str:
         prefix = f"{self._prefix(namespace)}/journal/"
-        return prefix if run_id is None else prefix + _digest(run_id) + "/"
+        return prefix if run_id is None else prefix + key_digest(run_id) + "/"
 
     def append_journal(self, namespace: str, entries: Sequence[JournalEntry]) -> None:
         """Write journal entries; an id already stored keeps its first entry."""
         keys = [
-            self._journal_prefix(namespace, entry.run_id) + _digest(entry.entry_id)
+            self._journal_prefix(namespace, entry.run_id) + key_digest(entry.entry_id)
             for entry in entries
         ]
         stored = self.store.mget(keys)
@@ -201,7 +202,7 @@ class Ledger:
     ) -> list[JournalEntry]:
         """The entries of run ``run_id`` under ``entry_ids`` that are stored: one ``mget``."""
         prefix = self._journal_prefix(namespace, run_id)
-        stored = self.store.mget([prefix + _digest(entry_id) for entry_id in entry_ids])
+        stored = self.store.mget([prefix + key_digest(entry_id) for entry_id in entry_ids])
         entries = [JournalEntry(*json.loads(raw)) for raw in stored if raw is not None]
         wanted = set(entry_ids)
         # A digest's prefix is no proof of the id.

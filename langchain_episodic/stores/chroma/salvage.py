@@ -45,7 +45,7 @@ from langchain_episodic.stores.chroma._sqlite_pages import (
     repaired_header,
     scan_pages,
 )
-from langchain_episodic.stores.chroma.scrub import _collection_of
+from langchain_episodic.stores.chroma.scrub import collection_of_topic
 from langchain_episodic.stores.chroma.store import _namespace_suffix as namespace_suffix
 from langchain_episodic.stores.codec import read_record
 
@@ -302,8 +302,8 @@ def _group(reader: _Reader) -> tuple[dict[str, _Collection], int]:
     orphans = _adopt_orphans(collections, fields)
     for row in reader.table(tables["embeddings_queue"]):
         _, seq, operation, topic, record_id, metadata = row
-        collection = collections.get(_collection_of(topic))
-        segment = next((s for s, c in owner.items() if c == _collection_of(topic)), None)
+        collection = collections.get(collection_of_topic(topic))
+        segment = next((s for s, c in owner.items() if c == collection_of_topic(topic)), None)
         if collection is None or (segment in applied and seq <= applied[segment]):
             continue
         _apply(collection, operation, record_id, metadata)

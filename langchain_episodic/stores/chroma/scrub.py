@@ -41,6 +41,7 @@ __all__ = [
     "SCRUB_PENDING",
     "SETTLING",
     "close_client",
+    "collection_of_topic",
     "deleted_since_scrub",
     "note_deleting",
     "pending_status",
@@ -274,11 +275,14 @@ def _saved_through(connection: sqlite3.Connection) -> dict[str, list[int]]:
 
 def _settled(saved: dict[str, list[int]], topic: str, seq: int) -> bool:
     """Whether every saved segment of ``topic``'s collection has passed log row ``seq``."""
-    return all(through >= seq for through in saved.get(_collection_of(topic), []))
+    return all(through >= seq for through in saved.get(collection_of_topic(topic), []))
 
 
-def _collection_of(topic: str) -> str:
-    # Chroma's topic is "persistent://<tenant>/<database>/<collection id>".
+def collection_of_topic(topic: str) -> str:
+    """The collection id that Chroma's log topic names.
+
+    A topic is ``persistent://<tenant>/<database>/<collection id>``.
+    """
     return topic.rsplit("/", 1)[-1]
 
 
@@ -302,7 +306,7 @@ def unsettled_collections(database: str) -> list[tuple[str, str]]:
     return [
         (collection, str(names[collection]))
         for topic, seq in topics
-        if (collection := _collection_of(topic)) in names and not _settled(saved, topic, seq)
+        if (collection := collection_of_topic(topic)) in names and not _settled(saved, topic, seq)
     ]
 
 
