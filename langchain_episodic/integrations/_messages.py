@@ -24,11 +24,13 @@ def _message_text(message: HumanMessage) -> str:
     content = message.content
     if isinstance(content, str):
         return content.strip()
-    texts = (
-        b if isinstance(b, str) else b.get("text") if b.get("type") == "text" else None
-        for b in content
-    )
-    return "\n".join(text.strip() for text in texts if isinstance(text, str) and text.strip())
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+    return "\n".join(part.strip() for part in parts if part.strip())
 
 
 def latest_human_text(messages: Sequence[AnyMessage]) -> str | None:
@@ -44,8 +46,11 @@ def latest_human_text(messages: Sequence[AnyMessage]) -> str | None:
         ...                    HumanMessage([{"type": "text", "text": "new task"}])])
         'new task'
     """
-    texts = human_texts(messages)
-    return texts[-1] if texts else None
+    # Read from the newest back: a long thread's older messages are not extracted.
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage) and (text := _message_text(message)):
+            return text
+    return None
 
 
 def append_to_system(system: SystemMessage | None, text: str) -> SystemMessage:
