@@ -494,9 +494,11 @@ class EpisodicMemoryMiddleware(
             The model's response, unchanged.
         """
         if STATE_KEY in request.state:
-            return handler(_inject(request, replay_of(request.state)))
-        state = {**request.state, "messages": request.messages}
-        return handler(_inject(request, self.build_replay(state, runtime=request.runtime)))
+            replay = replay_of(request.state)
+        else:
+            state = {**request.state, "messages": request.messages}
+            replay = self.build_replay(state, runtime=request.runtime)
+        return handler(_inject(request, replay))
 
     async def awrap_model_call(
         self,
@@ -505,9 +507,10 @@ class EpisodicMemoryMiddleware(
     ) -> ModelResponse[ResponseT] | AIMessage:
         """Async twin of `wrap_model_call`."""
         if STATE_KEY in request.state:
-            return await handler(_inject(request, replay_of(request.state)))
-        state = {**request.state, "messages": request.messages}
-        replay = await self.abuild_replay(state, runtime=request.runtime)
+            replay = replay_of(request.state)
+        else:
+            state = {**request.state, "messages": request.messages}
+            replay = await self.abuild_replay(state, runtime=request.runtime)
         return await handler(_inject(request, replay))
 
     # ------------------------------------------------------------------ record

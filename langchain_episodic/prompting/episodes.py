@@ -521,6 +521,8 @@ def format_replay_prompt(
     summary = _fit(render, longest, max_tokens, token_counter)
     if summary is None:
         return ""
+    if not shown:  # no blocks to fit: spare the token count of the summary
+        return summary
     return summary + fit_blocks(shown, max_tokens - token_counter(summary), token_counter)
 
 

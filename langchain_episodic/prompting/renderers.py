@@ -105,9 +105,11 @@ def presentations_differ(
         chosen = _POLICY_RENDERERS[name].select(results, top_k)
         return frozenset(r.episode.episode_id for r in chosen)
 
-    others = [name for name in _POLICY_RENDERERS if name != policy]
     mine = picked(policy)
-    return any(picked(name) != mine for name in others if DEFAULT_PRESENTATION in (policy, name))
+    others = [name for name in _POLICY_RENDERERS if name != policy]
+    if policy != DEFAULT_PRESENTATION:  # another policy is compared with the default only
+        others = [DEFAULT_PRESENTATION]
+    return any(picked(name) != mine for name in others)
 
 
 def presentation_of(renderer: object) -> Presentation | None:
