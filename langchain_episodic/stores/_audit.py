@@ -41,10 +41,10 @@ class RecordAudit:
         metadata = metadata or {}
         # Why the readers would skip this record, or why it does not belong.
         episode, reason = read_record(record_id, metadata.get(episode_key))
-        if episode is not None and episode.episode_id != record_id:
-            reason = f"holds episode_id={episode.episode_id!r}, not its record id"
-        if episode is None or episode.episode_id != record_id:
+        if episode is None:
             self._found(record_id, reason)
+        elif episode.episode_id != record_id:
+            self._found(record_id, f"holds episode_id={episode.episode_id!r}, not its record id")
         seq = metadata.get("seq")
         if isinstance(seq, bool) or not isinstance(seq, int):
             self._found(record_id, f"seq={seq!r} is not an integer: ordered reads never see it")

@@ -187,9 +187,8 @@ def _detect_score(store: BaseStore) -> tuple[str | None, str]:
             "l2": "negative_l2",
             "inner_product": "inner_product",
         }
-        return kinds.get(
-            distance
-        ), f"{name} with distance_type={distance!r}: use 'cosine', or pass score="
+        kind = kinds.get(distance)
+        return kind, f"{name} with distance_type={distance!r}: use 'cosine', or pass score="
     if _from_module(store, "langgraph.store.sqlite"):
         if distance == "cosine":
             return "cosine_similarity", ""

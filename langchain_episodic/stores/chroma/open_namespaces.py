@@ -129,7 +129,9 @@ class OpenNamespaces:
             yield
         finally:
             with self._lock:
-                self._running -= Counter([me])  # in place, dropping a count that reaches 0
+                self._running[me] -= 1
+                if not self._running[me]:  # only threads still running stay listed
+                    del self._running[me]
 
     def admit(self, namespace: str) -> None:
         """Note that ``namespace`` is about to be opened; reopen the client first if due."""

@@ -302,8 +302,9 @@ def _group(reader: _Reader) -> tuple[dict[str, _Collection], int]:
     orphans = _adopt_orphans(collections, fields)
     for row in reader.table(tables["embeddings_queue"]):
         _, seq, operation, topic, record_id, metadata = row
-        collection = collections.get(collection_of_topic(topic))
-        segment = next((s for s, c in owner.items() if c == collection_of_topic(topic)), None)
+        collection_id = collection_of_topic(topic)
+        collection = collections.get(collection_id)
+        segment = next((s for s, c in owner.items() if c == collection_id), None)
         if collection is None or (segment in applied and seq <= applied[segment]):
             continue
         _apply(collection, operation, record_id, metadata)
