@@ -594,9 +594,13 @@ class Eraser:
         return receipt
 
     def _forget_times(self, erased: Iterable[str], *, everything: bool) -> None:
-        if self._times is not None:
-            for episode_id in list(self._times) if everything else erased:
-                self._times.pop(episode_id, None)
+        if self._times is None:
+            return
+        if everything:
+            self._times.clear()
+            return
+        for episode_id in erased:
+            self._times.pop(episode_id, None)
 
     def _drop_checkpoint(self) -> None:
         # Positions count stored entries: once one is removed, a checkpoint's position

@@ -332,8 +332,9 @@ class Recall:
             "category": task.category.value,
             "top_k": getattr(options, "top_k", None),
             "ranking": getattr(options, "ranking", None),
-            **({"task": task.description} if self._context.trace_content else {}),
         }
+        if self._context.trace_content:
+            inputs["task"] = task.description
         with traced("recall", self._context.namespace, inputs) as trace:
             report = self._report(task, options, evidence_k, lesson_k, keep)
             if trace.active:

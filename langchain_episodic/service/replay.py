@@ -40,7 +40,7 @@ from langchain_episodic.scoring.options import RELEVANCE_FETCH_FACTOR, RecallOpt
 from langchain_episodic.scoring.presentation import DEFAULT_PRESENTATION, PresentationChoice
 from langchain_episodic.scoring.priority import PrioritizedResult
 from langchain_episodic.scoring.ranking import RecallReport
-from langchain_episodic.scoring.skills import profiles_from_tallies
+from langchain_episodic.scoring.skills import SkillProfile, profiles_from_tallies
 from langchain_episodic.scoring.strategy import (
     DEFAULT_EVIDENCE_K,
     StrategyChoice,
@@ -109,6 +109,11 @@ class Replay:
             return self.prompt
         line = self.strategy.prompt_line
         return f"{self.prompt}\n\n{line}" if self.prompt.strip() else line
+
+
+def _evidence_k(options: RecallOptions) -> int:
+    # The article's hierarchy reads the prompt's own results; the default counts more.
+    return 0 if options.ranking == "article" else DEFAULT_EVIDENCE_K
 
 
 def replay_renderer(renderer: RendererArg, options: RecallOptions) -> ReplayRenderer:
@@ -183,6 +188,10 @@ class Replays:
             as_task(task, "query"), options, evidence_k=evidence_k, lesson_k=lesson_k, keep=keep
         )
 
+    def _skill_profiles(self) -> tuple[SkillProfile, ...]:
+        """The namespace's per-category skill profiles, from its kept tallies."""
+        return profiles_from_tallies(self._summary.tallies)
+
     def build(
         self,
         /,
@@ -211,108 +220,128 @@ class Replays:
         if self._recall.trace_content:
             inputs["task"] = task.description
         with traced("replay", self._recall.namespace, inputs) as trace:
-            options = RecallOptions.from_mapping(options, option_fields)
-            check_int("lesson_k", lesson_k, 0)
-            chosen = replay_renderer(renderer, options)
-            if near_misses is not None and not isinstance(chosen, CompactRenderer):
-                msg = (
-                    f"near_misses={near_misses!r} needs the compact renderer's policies, "
-                    f"not {chosen!r}"
-                )
-                raise EpisodicValueError(msg)
-            if run_id is not None and self._runs.is_holdout(run_id):
-                return self._holdout(task, run_id, thread_id, include_strategy, trace)
-            choice = self._presentation(task, renderer, chosen, run_id)
-            if choice is not None and choice.reason != "pinned":
-                chosen = presentation_renderer(choice.policy)
-            if near_misses is not None and isinstance(chosen, CompactRenderer):
-                chosen = dataclasses.replace(chosen, near_misses=near_misses)
-            select = getattr(chosen, "select", None)
-            if select is not None and options.fetch_k is None and options.ranking == "relevance":
-                # A renderer that selects chooses among every relevant candidate of the wider
-                # pool (what worked may rank below more similar failures): fetch that pool.
-                options = options.replace(fetch_k=RELEVANCE_FETCH_FACTOR * options.top_k)
-            report = self._recall.report(
+            return self._build(
                 task,
                 options,
-                # The article's hierarchy reads the prompt's own results; the default, more.
-                evidence_k=DEFAULT_EVIDENCE_K
-                if include_strategy and options.ranking != "article"
-                else 0,
-                lesson_k=lesson_k,
-                # A renderer that selects sees every relevant candidate (what worked can come
-                # first even where more similar failures outrank it); the others, the top_k.
-                keep=None if select is None else options.candidate_count(learning=True),
-            )
-            results = (
-                report.results if select is None else tuple(select(report.results, options.top_k))
-            )
-            token_counter = checked_token_counter(token_counter)
-            lessons, section = _fit_lessons(report.lessons, max_tokens, token_counter)
-            budget = max_tokens
-            if section and max_tokens is not None:
-                budget = max(1, max_tokens - token_counter(section + "\n\n"))
-            rendered = render(chosen, results, task, max_tokens=budget, token_counter=token_counter)
-            prompt = rendered.text
-            if section:
-                prompt = f"{section}\n\n{prompt}" if prompt else section
-            strategy = (
-                strategy_for_report(task, report, profiles_from_tallies(self._summary.tallies))
-                if include_strategy
-                else None
-            )
-            if run_id is not None:
-                shown = [lesson.lesson_id for lesson in lessons] + list(rendered.shown)
-                try:
-                    recalled = {result.episode.episode_id for result in results}
-                    # Evidence for the policy only where the policies would have shown
-                    # different episodes: elsewhere the run says nothing about the choice.
-                    # Nor for a choice nothing drew by chance (the prior, before outcomes).
-                    policy = None
-                    if (
-                        choice is not None
-                        and choice.reason != "prior"
-                        and presentations_differ(report.results, options.top_k, choice.policy)
-                    ):
-                        policy = choice.policy
-                    self._runs.note(
-                        run_id,
-                        shown,
-                        task,
-                        thread_id=thread_id,
-                        known_stored=recalled,
-                        policy=policy,
-                    )
-                except Exception:  # credit must never break the run it observes
-                    _log.warning("could not note the injection of run_id=%r", run_id, exc_info=True)
-            shown_set = set(rendered.shown)
-            replay = Replay(
-                task=task,
-                results=results,
-                prompt=prompt,
-                strategy=strategy,
+                trace,
+                max_tokens=max_tokens,
+                token_counter=token_counter,
+                include_strategy=include_strategy,
                 run_id=run_id,
-                lessons=lessons,
-                shown=rendered.shown,
-                withheld=tuple(
-                    r
-                    for r in report.results
-                    if r.relevant and r.episode.episode_id not in shown_set
-                ),
-                report=report,
-                presentation=choice,
+                thread_id=thread_id,
+                lesson_k=lesson_k,
+                renderer=renderer,
+                near_misses=near_misses,
+                option_fields=option_fields,
             )
+
+    def _build(
+        self,
+        task: TaskDescription,
+        options: RecallOptions | None,
+        trace: Trace,
+        *,
+        max_tokens: int | None,
+        token_counter: Callable[[str], int],
+        include_strategy: bool,
+        run_id: str | None,
+        thread_id: str | None,
+        lesson_k: int,
+        renderer: RendererArg,
+        near_misses: float | None,
+        option_fields: dict[str, Any],
+    ) -> Replay:
+        options = RecallOptions.from_mapping(options, option_fields)
+        check_int("lesson_k", lesson_k, 0)
+        chosen = replay_renderer(renderer, options)
+        if near_misses is not None and not isinstance(chosen, CompactRenderer):
+            msg = (
+                f"near_misses={near_misses!r} needs the compact renderer's policies, not {chosen!r}"
+            )
+            raise EpisodicValueError(msg)
+        if run_id is not None and self._runs.is_holdout(run_id):
+            replay = self._holdout(task, run_id, thread_id, include_strategy)
             if trace.active:
-                # Withheld by the budget: what the same renderer shows with no budget.
-                unbudgeted = set(
-                    render(
-                        chosen, results, task, max_tokens=None, token_counter=token_counter
-                    ).shown
-                    if replay.withheld and budget is not None
-                    else rendered.shown
+                trace.done(
+                    {"run_id": run_id, "holdout": True, "shown": [], "withheld": []},
+                    {"episodic.run_id": run_id, "episodic.holdout": True},
                 )
-                trace.done(*_replay_trace(replay, unbudgeted, content=self._recall.trace_content))
             return replay
+        choice = self._presentation(task, renderer, chosen, run_id)
+        if choice is not None and choice.reason != "pinned":
+            chosen = presentation_renderer(choice.policy)
+        if near_misses is not None and isinstance(chosen, CompactRenderer):
+            chosen = dataclasses.replace(chosen, near_misses=near_misses)
+        select = getattr(chosen, "select", None)
+        if select is not None and options.fetch_k is None and options.ranking == "relevance":
+            # A renderer that selects chooses among every relevant candidate of the wider
+            # pool (what worked may rank below more similar failures): fetch that pool.
+            options = options.replace(fetch_k=RELEVANCE_FETCH_FACTOR * options.top_k)
+        report = self._recall.report(
+            task,
+            options,
+            evidence_k=_evidence_k(options) if include_strategy else 0,
+            lesson_k=lesson_k,
+            # A renderer that selects sees every relevant candidate (what worked can come
+            # first even where more similar failures outrank it); the others, the top_k.
+            keep=None if select is None else options.candidate_count(learning=True),
+        )
+        results = report.results if select is None else tuple(select(report.results, options.top_k))
+        token_counter = checked_token_counter(token_counter)
+        lessons, section = _fit_lessons(report.lessons, max_tokens, token_counter)
+        budget = max_tokens
+        if section and max_tokens is not None:
+            budget = max(1, max_tokens - token_counter(section + "\n\n"))
+        rendered = render(chosen, results, task, max_tokens=budget, token_counter=token_counter)
+        prompt = rendered.text
+        if section:
+            prompt = f"{section}\n\n{prompt}" if prompt else section
+        strategy = (
+            strategy_for_report(task, report, self._skill_profiles()) if include_strategy else None
+        )
+        if run_id is not None:
+            shown = [lesson.lesson_id for lesson in lessons] + list(rendered.shown)
+            try:
+                recalled = {result.episode.episode_id for result in results}
+                # Evidence for the policy only where the policies would have shown
+                # different episodes: elsewhere the run says nothing about the choice.
+                # Nor for a choice nothing drew by chance (the prior, before outcomes).
+                policy = None
+                if (
+                    choice is not None
+                    and choice.reason != "prior"
+                    and presentations_differ(report.results, options.top_k, choice.policy)
+                ):
+                    policy = choice.policy
+                self._runs.note(
+                    run_id, shown, task, thread_id=thread_id, known_stored=recalled, policy=policy
+                )
+            except Exception:  # credit must never break the run it observes
+                _log.warning("could not note the injection of run_id=%r", run_id, exc_info=True)
+        shown_set = set(rendered.shown)
+        replay = Replay(
+            task=task,
+            results=results,
+            prompt=prompt,
+            strategy=strategy,
+            run_id=run_id,
+            lessons=lessons,
+            shown=rendered.shown,
+            withheld=tuple(
+                r for r in report.results if r.relevant and r.episode.episode_id not in shown_set
+            ),
+            report=report,
+            presentation=choice,
+        )
+        if trace.active:
+            # Withheld by the budget: what the same renderer shows with no budget.
+            unbudgeted = set(
+                render(chosen, results, task, max_tokens=None, token_counter=token_counter).shown
+                if replay.withheld and budget is not None
+                else rendered.shown
+            )
+            trace.done(*_replay_trace(replay, unbudgeted, content=self._recall.trace_content))
+        return replay
 
     abuild = async_twin(build)
 
@@ -341,18 +370,12 @@ class Replays:
         run_id: str,
         thread_id: str | None,
         include_strategy: bool,
-        trace: Trace,
     ) -> Replay:
         """What a holdout run gets: no recall, no prompt, the memory-free strategy."""
         try:
             self._runs.note(run_id, [], task, thread_id=thread_id, holdout=True)
         except Exception:  # credit must never break the run it observes
             _log.warning("could not note the holdout run_id=%r", run_id, exc_info=True)
-        if trace.active:
-            trace.done(
-                {"run_id": run_id, "holdout": True, "shown": [], "withheld": []},
-                {"episodic.run_id": run_id, "episodic.holdout": True},
-            )
         strategy = (
             StrategyChoice(complexity_strategy(task), "holdout") if include_strategy else None
         )
