@@ -334,8 +334,10 @@ def compute_priority(
         >>> round(compute_priority(SearchResult(ep, 1.0), current_time=0.0).priority, 6)
         1.0
     """
-    priority, _ = rank_by_priority([result], current_time, weights, half_life)[0]
-    return PrioritizedResult(result.episode, result.similarity, priority)
+    episode = result.episode
+    stored = (episode.timestamp, episode.feedback.reward, episode.outcome)
+    priority = priority_score(result.similarity, *stored, current_time, weights, half_life)
+    return PrioritizedResult(episode, result.similarity, priority)
 
 
 def priority_score(
