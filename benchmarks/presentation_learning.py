@@ -12,7 +12,10 @@ chooser was tuned. On the same tasks and luck per seed:
 * ``learned``: credit on, ``renderer="auto"``: the memory chooses the policy from its
   credited runs (``langchain_episodic.scoring.presentation``), the same code in both worlds;
 * ``relevance_oracle`` (diagnostic): the 3 relevant candidates with the truly largest
-  hidden effect.
+  hidden effect;
+* ``ideal_learner`` (diagnostic, ``simulation.ideal_learner``): Bayes over each episode's
+  hidden kind from the outcomes alone, knowing every other rule of the world: what
+  outcomes can tell at best, the ceiling of any credit rule.
 
 Reported per world: mean success probability of the attempts (base plus the hidden
 effects of what was shown; the reward's expectation, less noisy) and reward, with 95%
@@ -61,6 +64,7 @@ from simulation.credit_world import (  # noqa: E402
     t_interval,
 )
 from simulation.environment import START_TIME, TASK_INTERVAL  # noqa: E402
+from simulation.ideal_learner import IDEAL_LEARNER, run_ideal_learner  # noqa: E402
 
 PINNED = ("policy_compact", "policy_feedback", "policy_ranked")
 VARIANTS = (
@@ -69,6 +73,7 @@ VARIANTS = (
     *PINNED,
     "learned",
     NOISELESS_VARIANT,
+    IDEAL_LEARNER,
     KIND_ORACLE_VARIANT,
     ORACLE_VARIANT,
 )
@@ -79,7 +84,10 @@ DEFAULT_OUT = Path(__file__).parent / "results" / "presentation_learning.md"
 def _run(job: tuple[str, str, int, int]) -> CreditRun:
     variant, world_name, seed, tasks = job
     world = next(w for w in PRESENTATION_WORLDS if w.name == world_name)
-    run = run_credit_variant(variant, world, tasks, seed)
+    if variant == IDEAL_LEARNER:
+        run = run_ideal_learner(world, tasks, seed)
+    else:
+        run = run_credit_variant(variant, world, tasks, seed)
     return dataclasses.replace(run, shown=dict(run.shown))  # a plain dict crosses processes
 
 
@@ -127,10 +135,10 @@ def convergence(runs: Sequence[CreditRun], policy: str, tasks: int) -> list[floa
 
 
 def window_gap(
-    found: dict[tuple[str, str], list[CreditRun]], world: str, tasks: int
+    found: dict[tuple[str, str], list[CreditRun]], world: str, tasks: int, agent: str = "learned"
 ) -> list[float]:
     """Per window of tasks, the share of the gap between ``plain_top3`` and the oracle
-    that ``learned`` closes (success probability, mean over seeds; NaN where the gap is
+    that ``agent`` closes (success probability, mean over seeds; NaN where the gap is
     under 0.02)."""
 
     def mean(variant: str, start: int) -> float:
@@ -145,7 +153,7 @@ def window_gap(
         plain, oracle = mean("plain_top3", start), mean(ORACLE_VARIANT, start)
         gap = oracle - plain
         # A window where the oracle barely beats plain recall says nothing as a share.
-        shares.append((mean("learned", start) - plain) / gap if gap >= 0.02 else float("nan"))
+        shares.append((mean(agent, start) - plain) / gap if gap >= 0.02 else float("nan"))
     return shares
 
 
@@ -352,17 +360,23 @@ def report(
         if world.name == "reader":
             plain = np.mean([mean_probability(r) for r in found[world.name, "plain_top3"]])
             oracle = np.mean([mean_probability(r) for r in found[world.name, ORACLE_VARIANT]])
-            lines.append(
-                f"Gap closed by `learned` per {WINDOW} tasks: "
-                + ", ".join(
-                    "-" if np.isnan(v) else f"{v:.0%}" for v in window_gap(found, world.name, tasks)
+            for agent in ("learned", IDEAL_LEARNER):
+                lines.append(
+                    f"Gap closed by `{agent}` per {WINDOW} tasks: "
+                    + ", ".join(
+                        "-" if np.isnan(v) else f"{v:.0%}"
+                        for v in window_gap(found, world.name, tasks, agent)
+                    )
+                    + "."
                 )
-                + "."
-            )
-            for agent in ("learned", NOISELESS_VARIANT):
+            notes = {
+                "learned": " (goal: >= 50%)",
+                NOISELESS_VARIANT: " (outcomes without luck)",
+                IDEAL_LEARNER: " (what outcomes can tell at best: the ceiling of any credit rule)",
+            }
+            for agent, goal in notes.items():
                 mine = np.mean([mean_probability(r) for r in found[world.name, agent]])
                 closed = (mine - plain) / (oracle - plain) if oracle != plain else float("nan")
-                goal = " (goal: >= 50%)" if agent == "learned" else " (outcomes without luck)"
                 lines.append(
                     f"Gap closed between `plain_top3` ({plain:.3f}) and the oracle ({oracle:.3f})"
                     f" by `{agent}` ({mine:.3f}): **{closed:.0%}**{goal}."
@@ -409,6 +423,11 @@ def report(
         "whose hidden kind helps on average (a fix, a warning where warnings help)",
         ORACLE_VARIANT: "diagnostic, not an agent: of the relevant candidates, the 3 with the "
         "largest hidden effect on this task (it also knows the hidden variant)",
+        IDEAL_LEARNER: "diagnostic, not an agent: Bayes over each episode's hidden kind from "
+        "the outcomes of the runs that showed it, knowing everything else about the world "
+        "(sub-topics, base rates, the kind mix, each kind's effect, the outcome model); of "
+        "the same relevant candidates of its sub-topic, up to 3 with the largest positive "
+        "expected effect (`benchmarks/simulation/ideal_learner.py`)",
     }
     lines += [f"- `{v}`: {oracles.get(v) or CREDIT_VARIANT_DESCRIPTIONS[v]}" for v in VARIANTS]
     lines.append("")

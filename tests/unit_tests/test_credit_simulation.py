@@ -257,3 +257,47 @@ def test_the_noiseless_diagnostic_differs_from_learned_only_in_what_it_credits()
     assert noiseless.probabilities != learned.probabilities
     again = run_credit_variant(NOISELESS_VARIANT, READER_WORLD, 60, 1)
     assert (again.probabilities, again.policies) == (noiseless.probabilities, noiseless.policies)
+
+
+# ----------------------------------------------------- the ceiling of any credit rule
+
+
+def test_the_ideal_learner_reads_a_kind_from_outcomes() -> None:
+    from langchain_episodic.model.feedback import feedback_from_tests  # noqa: PLC0415
+    from simulation.credit_world import READER_WORLD, CreditAttempt  # noqa: PLC0415
+    from simulation.ideal_learner import IdealLearner  # noqa: PLC0415
+
+    learner = IdealLearner(READER_WORLD)
+    learner.add("fix", OutcomeStatus.SUCCESS)
+    learner.add("lucky", OutcomeStatus.SUCCESS)
+    prior = learner.kind_probabilities("fix")
+    assert prior == pytest.approx(dict(READER_WORLD.success_kinds))
+    passed = CreditAttempt(*feedback_from_tests(10, 10, "all pass"), probability=0.8)
+    failed = CreditAttempt(*feedback_from_tests(1, 10, "9 fail"), probability=0.2)
+    for _ in range(4):  # from a low base: a pass says "this helped", a failure "it did not"
+        learner.update(["fix"], 0.3, passed)
+        learner.update(["lucky"], 0.3, failed)
+    fix, lucky = learner.kind_probabilities("fix"), learner.kind_probabilities("lucky")
+    assert fix["transferable_fix"] > 0.9 > prior["transferable_fix"]
+    assert lucky["transferable_fix"] < 0.05
+    assert learner.expected_effect("fix") > 0.25 > learner.expected_effect("lucky")
+    assert learner.choose(["lucky", "fix"], 3) == ["fix"]  # nothing expected to hurt or idle
+
+
+def test_the_ideal_learner_runs_the_worlds_tasks_and_beats_no_memory() -> None:
+    from simulation.credit_world import READER_WORLD  # noqa: PLC0415
+    from simulation.ideal_learner import IDEAL_LEARNER, run_ideal_learner  # noqa: PLC0415
+
+    ideal = run_ideal_learner(READER_WORLD, 120, 0)
+    none = run_credit_variant("no_memory", READER_WORLD, 120, 0)
+    assert (ideal.variant, ideal.recorded, len(ideal.probabilities)) == (IDEAL_LEARNER, 120, 120)
+    assert ideal.probabilities[0] == none.probabilities[0]  # nothing to show yet: same task
+    assert sum(ideal.probabilities) > sum(none.probabilities) + 5
+    assert set(ideal.shown) <= {
+        "transferable_fix",
+        "warning",
+        "misleading",
+        "lucky_success",
+        "plain_failure",
+    }
+    assert run_ideal_learner(READER_WORLD, 120, 0).probabilities == ideal.probabilities
