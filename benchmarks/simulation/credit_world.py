@@ -414,6 +414,28 @@ class CreditWorldEnvironment:
             )
         return CreditAttempt(feedback, outcome, p)
 
+    def record(
+        self,
+        memory: EpisodicMemory,
+        episode_id: str,
+        task: SimulatedTask,
+        attempt: CreditAttempt,
+        timestamp: float,
+    ) -> HiddenEpisode:
+        """Record ``attempt`` at ``task`` in ``memory`` as ``episode_id``; its hidden side."""
+        memory.record(
+            Episode(
+                episode_id=episode_id,
+                task=task.task,
+                solution=f"# solution for: {task.task.description}",
+                feedback=attempt.feedback,
+                outcome=attempt.outcome,
+                timestamp=timestamp,
+                strategy_used=complexity_strategy(task.task),
+            )
+        )
+        return self.hidden_episode(episode_id, task, attempt.outcome)
+
     def hidden_episode(
         self, episode_id: str, task: SimulatedTask, outcome: OutcomeStatus
     ) -> HiddenEpisode:
@@ -781,18 +803,7 @@ def run_credit_variant(
         if options is None:
             continue
         episode_id = f"{env.world.name}-{variant}-{seed}-{index:05d}"
-        memory.record(
-            Episode(
-                episode_id=episode_id,
-                task=task.task,
-                solution=f"# solution for: {task.task.description}",
-                feedback=attempt.feedback,
-                outcome=attempt.outcome,
-                timestamp=now[0],
-                strategy_used=complexity_strategy(task.task),
-            )
-        )
-        hidden[episode_id] = env.hidden_episode(episode_id, task, attempt.outcome)
+        hidden[episode_id] = env.record(memory, episode_id, task, attempt, now[0])
         # The noiseless diagnostic credits what the attempt's chance was, not its luck.
         noiseless = variant == NOISELESS_VARIANT
         memory.runs.credit(run_id, attempt.probability if noiseless else attempt.feedback.reward)

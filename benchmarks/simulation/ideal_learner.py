@@ -40,9 +40,8 @@ from collections import Counter
 from collections.abc import Sequence
 from types import MappingProxyType
 
-from langchain_episodic import Episode, EpisodicMemory, HashingEmbeddings, OutcomeStatus
+from langchain_episodic import EpisodicMemory, HashingEmbeddings, OutcomeStatus
 from langchain_episodic.scoring.options import RecallOptions
-from langchain_episodic.scoring.strategy import complexity_strategy
 from langchain_episodic.stores import InMemoryEpisodeStore
 from simulation.credit_world import (
     EPISODE_KINDS,
@@ -167,18 +166,7 @@ def run_ideal_learner(
         ever_shown.update(shown)
         learner.update(shown, env.base_probability(task), attempt)
         episode_id = f"ideal-{seed}-{index:05d}"
-        memory.record(
-            Episode(
-                episode_id=episode_id,
-                task=task.task,
-                solution=f"# solution for: {task.task.description}",
-                feedback=attempt.feedback,
-                outcome=attempt.outcome,
-                timestamp=now[0],
-                strategy_used=complexity_strategy(task.task),
-            )
-        )
-        hidden[episode_id] = env.hidden_episode(episode_id, task, attempt.outcome)
+        hidden[episode_id] = env.record(memory, episode_id, task, attempt, now[0])
         learner.add(episode_id, attempt.outcome)
     return CreditRun(
         variant=IDEAL_LEARNER,
