@@ -19,8 +19,10 @@ expected effect, and only those whose expected effect is positive.
 
 The memory has none of that knowledge: it must learn the baseline from its own runs and
 cannot tell a sub-topic from a look-alike. What this learner closes of the gap between
-plain top-3 recall and the oracle is therefore more than any credit rule can close in
-the same world. Every figure it gives is simulated.
+plain top-3 recall and the oracle is therefore about the most any credit rule could
+close in the same world: a ceiling up to its approximations (mean field, a greedy
+choice; drawing kinds from the posterior instead, Thompson sampling, did worse). Every
+figure it gives is simulated.
 
 Example:
     .. code-block:: python
