@@ -72,7 +72,6 @@ from langchain_episodic._validation import check_int, check_number
 from langchain_episodic.embeddings import HashingEmbeddings
 from langchain_episodic.errors import EpisodicValueError
 from langchain_episodic.memory import EpisodicMemory
-from langchain_episodic.model.episode import Episode
 from langchain_episodic.model.lesson import MERGE_SIMILARITY, Lesson
 from langchain_episodic.pipeline import build_replay
 from langchain_episodic.reflection import (
@@ -83,7 +82,6 @@ from langchain_episodic.reflection import (
     reflect,
 )
 from langchain_episodic.scoring.options import RecallOptions
-from langchain_episodic.scoring.strategy import complexity_strategy
 from langchain_episodic.stores.in_memory import InMemoryEpisodeStore
 from simulation.credit_world import (
     DIFFERENTIATED_WORLD,
@@ -533,18 +531,7 @@ def run_lesson_variant(
         rewards.append(attempt.feedback.reward)
         probabilities.append(attempt.probability)
         episode_id = f"ep-{seed}-{index:05d}"
-        memory.record(
-            Episode(
-                episode_id=episode_id,
-                task=task.task,
-                solution=f"# solution for: {task.task.description}",
-                feedback=attempt.feedback,
-                outcome=attempt.outcome,
-                timestamp=now[0],
-                strategy_used=complexity_strategy(task.task),
-            )
-        )
-        known[episode_id] = _Known(env.hidden_episode(episode_id, task, attempt.outcome), task)
+        known[episode_id] = _Known(env.record(memory, episode_id, task, attempt, now[0]), task)
         memory.runs.credit(run_id, attempt.feedback.reward)
         if not variant.reflects:
             continue
